@@ -1,0 +1,130 @@
+/**
+ * The Engine API: generation and training are separate roles (as in SGLang/vLLM vs FSDP).
+ * `@arc/engine` implements these; `@arc/rl` codes against them with engines injected.
+ *
+ * Aligned token fields, named once:
+ * - `promptTokens`: token ids of the prompt.
+ * - `outputTokens`: token ids the model produced.
+ * - `outputLogprobs`: log-probability of each output token under the policy that sampled it.
+ * - `outputVersions`: the weight version that produced each output token.
+ * - `lossMask`: 1 where a token counts in the loss, 0 where it does not (prompt, tool observations).
+ */
+
+/** One generation request: a prompt (as tokens or chat messages) and how to sample from it. */
+export interface GenRequest {
+  /** Caller's id for matching results to requests. */
+  id?: string;
+  /** Prompt token ids; give this or `messages`. */
+  promptTokens?: number[];
+  /** Chat messages rendered with the model's chat template; give this or `promptTokens`. */
+  messages?: { role: string; content: string | null }[];
+  /** How many samples to draw for this prompt (default 1). */
+  n?: number;
+  /** Upper bound on generated tokens per sample (default 64). */
+  maxTokens?: number;
+  /** 0 means greedy (default 1). */
+  temperature?: number;
+  /** Nucleus sampling mass (default 1). */
+  topP?: number;
+  /** Keep only the k most likely tokens; 0 disables (default 0). */
+  topK?: number;
+  /** Generation stops before any of these strings; the stop string is not returned. */
+  stop?: string[];
+  /** Makes sampling reproducible: the same seed and weights give the same tokens. */
+  seed?: number;
+}
+
+/** Why a sample ended: `stop` (end-of-turn token or a stop string), `length` (maxTokens), `abort` (cancelled). */
+export type FinishReason = "stop" | "length" | "abort";
+
+/** One sample drawn for a request. A request with `n` samples yields `n` results with the same `requestId`. */
+export interface GenResult {
+  requestId?: string;
+  /** Which of the request's n samples this is. */
+  sampleIndex: number;
+  text: string;
+  promptTokens: number[];
+  outputTokens: number[];
+  outputLogprobs: number[];
+  outputVersions: number[];
+  finishReason: FinishReason;
+}
+
+/** Where new weights come from: a checkpoint directory, or tensors handed over in memory. */
+export type WeightSource =
+  | { kind: "checkpoint"; dir: string }
+  | { kind: "tensors"; tensors: Map<string, { shape: number[]; data: Float32Array }> };
+
+export interface InferenceEngine {
+  /** Batched generation. Aborting the signal ends every unfinished sample with finishReason `abort`. */
+  generate(requests: GenRequest[], options?: { signal?: AbortSignal }): Promise<GenResult[]>;
+  /** The weight version that new tokens are sampled with. */
+  getVersion(): number;
+  /** Swaps in new weights; generation in flight pauses and resumes on the new version. */
+  setWeights(version: number, weights: WeightSource): Promise<void>;
+}
+
+/** Sequences for log-prob computation: prompt followed by output, loss over the output. */
+export interface TokenBatch {
+  promptTokens: number[][];
+  outputTokens: number[][];
+  /** Per output token; defaults to all ones. */
+  lossMask?: number[][];
+}
+
+export type Objective =
+  | { kind: "sft" }
+  | {
+      kind: "dpo";
+      /** Strength of the implicit KL constraint (default 0.1). */
+      beta: number;
+      /** `sigmoid` is DPO (Rafailov et al. 2023, eq. 7); `ipo` is IPO (Azar et al. 2023, eq. 17). */
+      loss: "sigmoid" | "ipo";
+    }
+  | {
+      kind: "grpo";
+      /** PPO clip range epsilon (default 0.2). */
+      clipEpsilon: number;
+      /** Weight of the KL(policy || reference) penalty; 0 disables it. */
+      klCoef: number;
+      /** Weight of the entropy bonus; 0 disables it. */
+      entropyCoef: number;
+      /** `token`: mean over all tokens of the batch; `sequence`: mean per sequence, then over sequences; `dr-grpo`: sum / constant. */
+      aggregation: "token" | "sequence" | "dr-grpo";
+    };
+
+/**
+ * A training batch. For DPO, rows come in (chosen, rejected) pairs: row 2i is chosen, row 2i+1 is rejected.
+ * For GRPO, `advantages` are given per row by the caller (already group-normalized).
+ */
+export interface TrainBatch extends TokenBatch {
+  /** Per row (GRPO). */
+  advantages?: number[];
+  /** Behaviour-policy log-probs per output token (GRPO ratio; from GenResult.outputLogprobs). */
+  oldLogprobs?: number[][];
+  /** Reference-model log-probs per output token (DPO; GRPO KL). Computed by the engine when absent and needed. */
+  refLogprobs?: number[][];
+}
+
+/** What one optimizer step did. */
+export interface StepMetrics {
+  step: number;
+  loss: number;
+  gradNorm: number;
+  learningRate: number;
+  tokens: number;
+  /** Objective-specific figures (e.g. `rewardAccuracy`, `margin` for DPO; `clipFraction`, `kl`, `entropy` for GRPO). */
+  extra: Record<string, number>;
+}
+
+export interface TrainEngine {
+  /** Log-prob of each output token under the current policy. */
+  logprobs(batch: TokenBatch): Promise<Float32Array[]>;
+  /** One optimizer step (AdamW, warm-up, gradient clipping as configured). */
+  step(batch: TrainBatch, objective: Objective): Promise<StepMetrics>;
+  /** The current policy weights, for `InferenceEngine.setWeights`. */
+  weights(): WeightSource;
+  /** Writes a checkpoint in the Hugging Face layout, optimizer state beside it. */
+  save(dir: string): Promise<void>;
+  load(dir: string): Promise<void>;
+}

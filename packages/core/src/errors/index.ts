@@ -1,0 +1,1 @@
+export { ArcError, InvalidInputError, NotFoundError } from "./arc-error.ts";

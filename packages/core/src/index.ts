@@ -1,0 +1,4 @@
+export * from "./engine-api/index.ts";
+export * from "./errors/index.ts";
+export * from "./rollout/index.ts";
+export * from "./trace/index.ts";

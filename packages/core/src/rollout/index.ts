@@ -1,0 +1,1 @@
+export type { Agent, Environment, Observation, RolloutWorkflow, Task, Trajectory } from "./types.ts";

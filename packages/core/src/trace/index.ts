@@ -1,0 +1,15 @@
+export { toInvalidInputError } from "./format-zod-error.ts";
+export {
+  ChatMessage,
+  Feedback,
+  LlmCall,
+  RecordId,
+  Step,
+  StepError,
+  StepKind,
+  ToolCall,
+  Trace,
+  TraceBatch,
+  type TraceInput,
+  Usage,
+} from "./schema.ts";

@@ -1,0 +1,158 @@
+import { z } from "zod";
+
+/** An id chosen by the sender (uuid, ulid, OTel span id...). Re-sending the same id never duplicates. */
+export const RecordId = z
+  .string()
+  .min(1, "must not be empty")
+  .max(128, "must be at most 128 characters")
+  .regex(/^[A-Za-z0-9._:-]+$/, "may contain only letters, digits and . _ : -");
+
+const Timestamp = z
+  .string()
+  .datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z" });
+
+/**
+ * One chat message exactly as the OpenAI Chat Completions API takes it (snake_case fields such as
+ * `tool_calls`, `tool_call_id`, content parts `{type:"text"}` / `{type:"image_url"}`). Kept verbatim:
+ * it is what gateways forward and what fine-tune exports need.
+ */
+export const ChatMessage = z
+  .object({
+    role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
+    content: z
+      .union([
+        z.string(),
+        z.null(),
+        z.array(
+          z
+            .object({ type: z.string() })
+            .passthrough()
+            .describe("a content part: {type:'text',text} or {type:'image_url',image_url:{url}}"),
+        ),
+      ])
+      .optional(),
+  })
+  .passthrough();
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+/** A tool call the model made: OpenAI's `{id, type:"function", function:{name, arguments}}`. */
+export const ToolCall = z
+  .object({
+    id: z.string().optional(),
+    type: z.string().default("function"),
+    function: z.object({ name: z.string(), arguments: z.string() }),
+  })
+  .passthrough();
+export type ToolCall = z.infer<typeof ToolCall>;
+
+/** Token counts of one LLM call. */
+export const Usage = z.object({
+  promptTokens: z.number().int().nonnegative().optional(),
+  completionTokens: z.number().int().nonnegative().optional(),
+  totalTokens: z.number().int().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+/** What went wrong in a step: the error the caller saw. */
+export const StepError = z.object({
+  message: z.string(),
+  type: z.string().optional(),
+  code: z.union([z.string(), z.number()]).optional(),
+  status: z.number().int().optional(),
+});
+export type StepError = z.infer<typeof StepError>;
+
+/** The LLM-specific part of a step of kind `llm`. */
+export const LlmCall = z.object({
+  /** The model the caller asked for. */
+  modelRequested: z.string().optional(),
+  /** The model that answered (the response's `model`). */
+  modelServed: z.string().optional(),
+  /** The version of the model that answered, e.g. an Arc ModelVersion id or a provider fingerprint. */
+  modelVersion: z.string().optional(),
+  messages: z.array(ChatMessage).default([]),
+  /** Tools offered, in OpenAI's `{type:"function", function:{name, description, parameters}}` form. */
+  tools: z.array(z.object({}).passthrough()).optional(),
+  /** Sampling parameters as sent (temperature, top_p, max_tokens, seed, stop, n, ...). */
+  params: z.record(z.unknown()).optional(),
+  output: z
+    .object({
+      content: z.string().nullable().optional(),
+      toolCalls: z.array(ToolCall).optional(),
+    })
+    .optional(),
+  finishReason: z.string().optional(),
+  usage: Usage.optional(),
+});
+export type LlmCall = z.infer<typeof LlmCall>;
+
+export const StepKind = z.enum(["llm", "tool", "retrieval", "custom"]);
+export type StepKind = z.infer<typeof StepKind>;
+
+/** One step of an agent episode. */
+export const Step = z.object({
+  id: RecordId,
+  kind: StepKind,
+  name: z.string().max(512).optional(),
+  /** The step this one ran inside, if any (e.g. an LLM call inside a tool). */
+  parentId: RecordId.optional(),
+  startedAt: Timestamp,
+  endedAt: Timestamp.optional(),
+  latencyMs: z.number().nonnegative().optional(),
+  llm: LlmCall.optional(),
+  /** Input of a non-LLM step (tool arguments, retrieval query...). */
+  input: z.unknown().optional(),
+  /** Output of a non-LLM step (tool result, retrieved documents...). */
+  output: z.unknown().optional(),
+  error: StepError.optional(),
+  metadata: z.record(z.unknown()).optional(),
+});
+export type Step = z.infer<typeof Step>;
+
+/** One agent episode: the unit failures are judged on. */
+export const Trace = z.object({
+  id: RecordId,
+  name: z.string().max(512).optional(),
+  startedAt: Timestamp,
+  endedAt: Timestamp.optional(),
+  /** Who the episode served; canary routing and feedback key on it. */
+  userId: z.string().max(256).optional(),
+  /** Groups the episodes of one conversation. */
+  sessionId: z.string().max(256).optional(),
+  /** The task environment this episode belongs to (e.g. `toolcall`), which selects its verifier. */
+  env: z.string().max(128).optional(),
+  status: z.enum(["ok", "error", "unknown"]).default("unknown"),
+  input: z.unknown().optional(),
+  output: z.unknown().optional(),
+  tags: z.array(z.string().max(128)).max(64).optional(),
+  metadata: z.record(z.unknown()).optional(),
+  steps: z.array(Step).default([]),
+});
+export type Trace = z.infer<typeof Trace>;
+export type TraceInput = z.input<typeof Trace>;
+
+/** The body of `POST /v1/traces`. */
+export const TraceBatch = z.object({
+  traces: z.array(Trace).min(1, "must hold at least one trace").max(10_000),
+});
+export type TraceBatch = z.infer<typeof TraceBatch>;
+
+/** A person's (or a program's) judgement of a trace or one of its steps. */
+export const Feedback = z
+  .object({
+    id: RecordId,
+    traceId: RecordId,
+    stepId: RecordId.optional(),
+    /** A number the tenant defines, e.g. 0..1 or -1/+1. */
+    score: z.number().finite().optional(),
+    /** A short label, e.g. `wrong_tool` or `thumbs_down`. */
+    label: z.string().max(256).optional(),
+    /** What the output should have been; becomes a `chosen` response in preference data. */
+    correction: z.string().max(100_000).optional(),
+    comment: z.string().max(10_000).optional(),
+    createdAt: Timestamp.optional(),
+  })
+  .refine((f) => f.score !== undefined || f.label !== undefined || f.correction !== undefined, {
+    message: "feedback needs at least one of score, label or correction",
+  });
+export type Feedback = z.infer<typeof Feedback>;
