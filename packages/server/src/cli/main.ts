@@ -1,0 +1,46 @@
+import { ArcError } from "@arc/core";
+import type { Command } from "./command.ts";
+import { commands } from "./commands/index.ts";
+
+function overview(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  return [
+    "arc — make LLM agents learn from their own production failures",
+    "",
+    "Usage: arc <command> [options]      arc <command> --help for details",
+    "",
+    "Commands:",
+    ...lines,
+    "",
+    "Environment: ARC_HOME (default ./.arc), DATABASE_URL (a PostgreSQL server instead of the embedded one),",
+    "ARC_URL and ARC_API_KEY (the server and key that client commands talk to).",
+  ].join("\n");
+}
+
+/** Entry point of the `arc` command; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    console.log(overview());
+    return name ? 0 : 1;
+  }
+  const command: Command | undefined = commands.find((c) => c.name === name);
+  if (!command) {
+    console.error(`arc: unknown command "${name}"\n\n${overview()}`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (ArcError.isInstance(error)) {
+      console.error(`arc ${name}: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+}
