@@ -1,4 +1,5 @@
 export * from "./engine-api/index.ts";
 export * from "./errors/index.ts";
 export * from "./rollout/index.ts";
+export * from "./teach/index.ts";
 export * from "./trace/index.ts";
