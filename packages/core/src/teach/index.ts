@@ -1,1 +1,2 @@
+export * from "./parse/index.ts";
 export * from "./templates/index.ts";
