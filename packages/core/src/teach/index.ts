@@ -1,2 +1,3 @@
 export * from "./parse/index.ts";
+export * from "./reward/index.ts";
 export * from "./templates/index.ts";

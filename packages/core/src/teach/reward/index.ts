@@ -1,0 +1,8 @@
+export {
+  AdaptiveTeachingRewardConfig,
+  type AdaptiveTeachingRewardConfigInput,
+  adaptiveTeachingReward,
+  adaptiveTeachingRewardConfig,
+  solutionEfficiency,
+  type TeachingComparison,
+} from "./adaptive-teaching-reward.ts";
