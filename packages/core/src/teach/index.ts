@@ -1,3 +1,4 @@
+export * from "./metrics/index.ts";
 export * from "./parse/index.ts";
 export * from "./reward/index.ts";
 export * from "./templates/index.ts";
