@@ -1,0 +1,103 @@
+import type { Task } from "../rollout/index.ts";
+import { createRng, deriveSeed, type Rng } from "./rng.ts";
+import { type GenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
+import { formatToolCall } from "./tool-spec.ts";
+
+/** What an `arith` task expects: the number, and one expression that computes it (the reference call). */
+export interface ArithSolution {
+  answer: number;
+  expr: string;
+}
+
+const NAMES = ["Ann", "Bob", "Mia", "Leo", "Zoe", "Sam", "Ivy", "Max"];
+const ITEMS = ["apple", "pen", "card", "book", "egg", "shell", "coin", "sticker"];
+
+type Op = "add" | "sub" | "mul" | "div" | "mix";
+
+function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string; answer: number } {
+  const hi = prod ? 400 : 20;
+  const name = rng.pick(NAMES);
+  const item = rng.pick(ITEMS);
+  const a = rng.int(2, hi);
+  const b = rng.int(2, prod ? 60 : 12);
+  const v = prod ? rng.int(0, 1) : 0;
+  switch (op) {
+    case "add":
+      return {
+        question: [
+          `${name} has ${a} ${item}s and gets ${b} more. How many ${item}s now?`,
+          `What is the total of ${a} ${item}s plus ${b} ${item}s?`,
+        ][v],
+        expr: `${a}+${b}`,
+        answer: a + b,
+      };
+    case "sub": {
+      const big = a + b;
+      return {
+        question: [
+          `${name} had ${big} ${item}s and gave away ${b}. How many are left?`,
+          `${big} ${item}s, ${b} lost. How many remain?`,
+        ][v],
+        expr: `${big}-${b}`,
+        answer: a,
+      };
+    }
+    case "mul":
+      return {
+        question: [
+          `${a} boxes hold ${b} ${item}s each. How many ${item}s in all?`,
+          `${name} buys ${a} packs of ${b} ${item}s. Total ${item}s?`,
+        ][v],
+        expr: `${a}*${b}`,
+        answer: a * b,
+      };
+    case "div":
+      return {
+        question: [
+          `${a * b} ${item}s are shared equally by ${b} kids. How many each?`,
+          `Split ${a * b} ${item}s into ${b} equal groups. Size of each?`,
+        ][v],
+        expr: `${a * b}/${b}`,
+        answer: a,
+      };
+    case "mix": {
+      const c = rng.int(1, prod ? 99 : 9);
+      return {
+        question: [
+          `${name} buys ${a} packs of ${b} ${item}s and ${c} loose ones. How many ${item}s?`,
+          `${a} rows of ${b} ${item}s plus ${c} extra. How many ${item}s?`,
+        ][v],
+        expr: `${a}*${b}+${c}`,
+        answer: a * b + c,
+      };
+    }
+  }
+}
+
+/** Generates `arith` tasks: a word problem → a calculator call (`{"tool":"calc","args":{"expr":"3*4+2"}}`). Production has bigger numbers, new phrasings and more two-step problems. */
+export function generateArithTasks(options: GenerateOptions): Task[] {
+  const rng = createRng(deriveSeed(options.seed, `arith:${options.split}`));
+  const prod = options.split === "production";
+  const ops: Op[] = prod ? ["add", "sub", "mul", "div", "mix", "mix"] : ["add", "sub", "mul", "div", "mix"];
+  return Array.from({ length: options.count }, (_, i) => {
+    const op = rng.pick(ops);
+    const { question, expr, answer } = draw(op, prod, rng);
+    return {
+      id: taskId("arith", options.split, options.seed, i),
+      env: "arith",
+      question,
+      solution: { answer, expr } satisfies ArithSolution,
+      meta: { split: options.split, op },
+    };
+  });
+}
+
+/** The `arith` family: word problem → a `calc` tool call whose result is the answer. */
+export const arithFamily: TaskFamily = {
+  env: "arith",
+  generate: generateArithTasks,
+  prompt: (task) => [{ role: "user", content: task.question }],
+  reference: (task) => [
+    formatToolCall({ tool: "calc", args: { expr: (task.solution as ArithSolution).expr } }),
+  ],
+};

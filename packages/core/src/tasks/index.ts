@@ -1,0 +1,50 @@
+export { type ArithSolution, arithFamily, generateArithTasks } from "./arith.ts";
+export { calculator, evaluateExpression } from "./calculator.ts";
+export {
+  type DatasetRow,
+  DatasetRowSchema,
+  readDatasetJsonl,
+  rowToTask,
+  taskToRow,
+  writeDatasetJsonl,
+} from "./dataset-row.ts";
+export { DEFAULT_YEAR, formatDateLong, formatTime12, parseDate, parseTime } from "./dates.ts";
+export { type JsonSchema, type SchemaIssue, validateJsonSchema } from "./json-schema.ts";
+export {
+  allowedAction,
+  applyAction,
+  generateOrderdeskTasks,
+  type Order,
+  type OrderdeskSolution,
+  type OrderRequest,
+  type OrderStatus,
+  orderdeskFamily,
+} from "./orderdesk.ts";
+export {
+  ORDERDESK_MAX_TURNS,
+  OrderdeskSession,
+  type SessionStep,
+  type TurnOutcome,
+} from "./orderdesk-session.ts";
+export { ORDERDESK_ACTIONS, ORDERDESK_TOOL_SCHEMAS } from "./orderdesk-tools.ts";
+export { type ParsedToolCall, parseToolCall } from "./parse-tool-call.ts";
+export { createRng, deriveSeed, fnv1a, type Rng } from "./rng.ts";
+export { SPLITS, type Split } from "./split.ts";
+export { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
+export { type ChatTurn, type GenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
+export {
+  formatToolCall,
+  type ToolCallJson,
+  type ToolResult,
+  type ToolSpec,
+  toOpenAiTools,
+} from "./tool-spec.ts";
+export { generateToolcallTasks, type ToolcallSolution, toolcallFamily } from "./toolcall.ts";
+export {
+  addEvent,
+  bookTable,
+  CURRENCY_RATES,
+  convertCurrency,
+  getWeather,
+  TOOLCALL_TOOLS,
+} from "./toolcall-tools.ts";

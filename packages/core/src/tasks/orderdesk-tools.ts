@@ -1,0 +1,29 @@
+import type { JsonSchema } from "./json-schema.ts";
+
+const orderId: JsonSchema = { type: "string", pattern: "^[A-Z]\\d{3,4}$", description: "e.g. A123" };
+
+function params(extra: Record<string, JsonSchema> = {}): JsonSchema {
+  return {
+    type: "object",
+    properties: { order_id: orderId, ...extra },
+    required: ["order_id", ...Object.keys(extra)],
+    additionalProperties: false,
+  };
+}
+
+/** The schemas of the order desk's tools, by name. `lookup_order` reads; the others end the episode. */
+export const ORDERDESK_TOOL_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
+  lookup_order: params(),
+  refund_order: params({ amount: { type: "number", minimum: 0 } }),
+  cancel_order: params(),
+  change_address: params({ address: { type: "string", minLength: 1 } }),
+  decline: params(),
+};
+
+/** The tools that act on an order and so end the episode. */
+export const ORDERDESK_ACTIONS: readonly string[] = [
+  "refund_order",
+  "cancel_order",
+  "change_address",
+  "decline",
+];

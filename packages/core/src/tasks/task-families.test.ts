@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { BUILTIN_VERIFIERS } from "../verify/index.ts";
+import { SPLITS } from "./split.ts";
+import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
+import type { ToolcallSolution } from "./toolcall.ts";
+
+describe("built-in task families", () => {
+  for (const family of Object.values(TASK_FAMILIES)) {
+    it(`${family.env}: gives the same tasks for the same seed and different ones for another seed`, () => {
+      const a = family.generate({ split: "train", seed: 7, count: 50 });
+      const b = family.generate({ split: "train", seed: 7, count: 50 });
+      const c = family.generate({ split: "train", seed: 8, count: 50 });
+      assert.deepEqual(a, b);
+      assert.notDeepEqual(
+        a.map((t) => t.question),
+        c.map((t) => t.question),
+      );
+    });
+
+    it(`${family.env}: keeps questions under 120 characters and reference outputs under 85`, () => {
+      for (const split of SPLITS) {
+        for (const task of family.generate({ split, seed: 1, count: 300 })) {
+          assert.ok(task.question.length < 120, task.question);
+          for (const out of family.reference(task)) assert.ok(out.length < 85, out);
+        }
+      }
+    });
+
+    it(`${family.env}: every reference output passes the family's verifier on every split`, () => {
+      const verify = BUILTIN_VERIFIERS[family.env];
+      for (const split of SPLITS) {
+        for (const task of family.generate({ split, seed: 3, count: 300 })) {
+          const result = verify({ outputs: family.reference(task), solution: task.solution });
+          assert.equal(result.status, "pass", `${task.question} → ${JSON.stringify(result.failure)}`);
+        }
+      }
+    });
+  }
+
+  it("toolcall: shifts production toward booking and toward cities train never shows", () => {
+    const train = getTaskFamily("toolcall").generate({ split: "train", seed: 1, count: 2000 });
+    const prod = getTaskFamily("toolcall").generate({ split: "production", seed: 1, count: 2000 });
+    const share = (tasks: typeof train, tool: string) =>
+      tasks.filter((t) => (t.solution as ToolcallSolution).tool === tool).length / tasks.length;
+    assert.ok(share(prod, "book_table") > 2 * share(train, "book_table"));
+    const trainCities = new Set(
+      train.flatMap((t) =>
+        (t.solution as ToolcallSolution).tool === "get_weather"
+          ? [(t.solution as ToolcallSolution).args.city]
+          : [],
+      ),
+    );
+    assert.ok(!trainCities.has("Reykjavik"));
+    assert.ok(prod.some((t) => (t.solution as ToolcallSolution).args.city === "Reykjavik"));
+    assert.ok(
+      prod.some((t) => /How many \w+ is/.test(t.question)),
+      "production names currencies instead of codes",
+    );
+    assert.ok(!train.some((t) => /How many \w+ is/.test(t.question)));
+  });
+
+  it("names the known env ids when asked for an unknown one", () => {
+    assert.throws(
+      () => getTaskFamily("chess"),
+      /env: expected one of toolcall, arith, orderdesk, got "chess"/,
+    );
+  });
+});

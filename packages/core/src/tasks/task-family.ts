@@ -1,0 +1,44 @@
+import type { Task } from "../rollout/index.ts";
+import type { Split } from "./split.ts";
+
+/** One chat message of a prompt, as the engine's chat template renders it. */
+export interface ChatTurn {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+}
+
+/** What to draw from a family: a split, a seed and how many tasks. */
+export interface GenerateOptions {
+  split: Split;
+  seed: number;
+  count: number;
+}
+
+/** A built-in task family: a seeded generator of tasks plus how to prompt for them and what a right answer is. */
+export interface TaskFamily {
+  /** The environment id the family's tasks carry (`Task.env`), which also selects its verifier. */
+  env: string;
+  /** The same options always give the same tasks, in the same order. */
+  generate(options: GenerateOptions): Task[];
+  /** The messages a model sees for a task (the first turn for multi-turn families). */
+  prompt(task: Task): ChatTurn[];
+  /** The canonical correct output of each model turn: SFT targets and a fallback `chosen` response. */
+  reference(task: Task): string[];
+}
+
+/** A task id that is stable for (env, split, seed, index) and valid as a RecordId. */
+export function taskId(env: string, split: string, seed: number, index: number): string {
+  return `${env}-${split}-${seed >>> 0}-${index}`;
+}
+
+/** Picks a key of `weights` with probability proportional to its weight. */
+export function pickWeighted<K extends string>(weights: Record<K, number>, u: number): K {
+  const entries = Object.entries(weights) as [K, number][];
+  const total = entries.reduce((sum, [, w]) => sum + w, 0);
+  let left = u * total;
+  for (const [k, w] of entries) {
+    left -= w;
+    if (left < 0) return k;
+  }
+  return entries[entries.length - 1][0];
+}

@@ -1,0 +1,32 @@
+import type { JsonSchema } from "./json-schema.ts";
+
+/** What running a tool gave: a value, or an error message the agent would see. */
+export type ToolResult = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
+
+/** A tool an agent may call: its JSON schema (OpenAI `parameters`) and a deterministic implementation. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  /** Pure and deterministic: the same arguments always give the same result, so results can be verified. */
+  execute(args: Record<string, unknown>): ToolResult;
+}
+
+/** A tool call as the models in Arc's built-in families write it: `{"tool":"name","args":{...}}`. */
+export interface ToolCallJson {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+/** Renders a tool call in the exact compact form the models are trained to emit. */
+export function formatToolCall(call: ToolCallJson): string {
+  return JSON.stringify({ tool: call.tool, args: call.args });
+}
+
+/** The tools in OpenAI's `{type:"function", function:{name, description, parameters}}` form, for traces. */
+export function toOpenAiTools(tools: readonly ToolSpec[]): Record<string, unknown>[] {
+  return tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
+}

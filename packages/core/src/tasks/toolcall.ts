@@ -1,0 +1,134 @@
+import type { Task } from "../rollout/index.ts";
+import { formatDateLong, formatTime12 } from "./dates.ts";
+import { createRng, deriveSeed, type Rng } from "./rng.ts";
+import type { Split } from "./split.ts";
+import { type GenerateOptions, pickWeighted, type TaskFamily, taskId } from "./task-family.ts";
+import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
+
+/** What a `toolcall` task expects: exactly this call (arguments compared after normalization). */
+export type ToolcallSolution = ToolCallJson;
+
+type Intent = "get_weather" | "add_event" | "book_table" | "convert_currency";
+
+const TRAIN_CITIES = [
+  "Paris",
+  "London",
+  "Berlin",
+  "Madrid",
+  "Rome",
+  "Tokyo",
+  "Oslo",
+  "Lima",
+  "Cairo",
+  "Boston",
+];
+const PROD_CITIES = ["Reykjavik", "Nairobi", "Hanoi", "Quito", "Perth", "Zagreb", "São Paulo", "New Delhi"];
+const TRAIN_TITLES = ["Sync", "Dentist", "Gym", "Lunch", "Standup", "Yoga"];
+const PROD_TITLES = ["Budget", "Call", "Flight", "Vet"];
+const TRAIN_PLACES = ["Nobu", "Chez Marie", "Blue Fin", "Golden Wok", "Olive Tree"];
+const PROD_PLACES = ["The Ivy", "Sakura House", "El Toro", "Casa Luna"];
+const CODES = ["USD", "EUR", "GBP", "JPY", "CHF", "CAD"];
+const CURRENCY_NAMES: Record<string, string> = {
+  USD: "dollars",
+  EUR: "euros",
+  GBP: "pounds",
+  JPY: "yen",
+  CHF: "francs",
+  CAD: "Canadian dollars",
+};
+
+/** Tool mix per split: production leans on booking, which train under-covers. */
+const MIX: Record<Split, Record<Intent, number>> = {
+  train: { get_weather: 0.35, add_event: 0.3, book_table: 0.1, convert_currency: 0.25 },
+  eval: { get_weather: 0.35, add_event: 0.3, book_table: 0.1, convert_currency: 0.25 },
+  production: { get_weather: 0.2, add_event: 0.25, book_table: 0.3, convert_currency: 0.25 },
+};
+
+interface Drawn {
+  question: string;
+  call: ToolCallJson;
+  template: string;
+}
+
+function isoDate(rng: Rng): string {
+  return `2026-${String(rng.int(1, 12)).padStart(2, "0")}-${String(rng.int(1, 28)).padStart(2, "0")}`;
+}
+
+function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
+  const variant = prod ? rng.int(0, 2) : rng.int(0, 1);
+  switch (intent) {
+    case "get_weather": {
+      const city = rng.pick(prod && rng.chance(0.7) ? PROD_CITIES : TRAIN_CITIES);
+      const unit = rng.pick(["c", "f"] as const);
+      const word = unit === "c" ? "celsius" : "fahrenheit";
+      const question = [
+        `What's the weather in ${city} in ${word}?`,
+        `Weather in ${city}, ${word} please.`,
+        `Is it hot in ${city} today? Answer in °${unit.toUpperCase()}.`,
+      ][variant];
+      return { question, call: { tool: intent, args: { city, unit } }, template: `weather${variant}` };
+    }
+    case "add_event": {
+      const title = rng.pick(prod && rng.chance(0.7) ? PROD_TITLES : TRAIN_TITLES);
+      const date = isoDate(rng);
+      const time = `${String(rng.int(7, 20)).padStart(2, "0")}:${rng.pick(["00", "30"])}`;
+      const question = [
+        `Add ${title} to my calendar on ${date} at ${time}.`,
+        `Schedule ${title} on ${date} at ${time}.`,
+        `Put ${title} in my calendar for ${formatDateLong(date)} at ${formatTime12(time)}.`,
+      ][variant];
+      return { question, call: { tool: intent, args: { title, date, time } }, template: `event${variant}` };
+    }
+    case "book_table": {
+      const restaurant = rng.pick(prod && rng.chance(0.7) ? PROD_PLACES : TRAIN_PLACES);
+      const date = isoDate(rng);
+      const people = rng.int(1, 8);
+      const question = [
+        `Book a table for ${people} at ${restaurant} on ${date}.`,
+        `Reserve ${restaurant} for ${people} on ${date}.`,
+        `Table for ${people} at ${restaurant}, ${formatDateLong(date)} please.`,
+      ][variant];
+      return {
+        question,
+        call: { tool: intent, args: { place: restaurant, date, people } },
+        template: `book${variant}`,
+      };
+    }
+    case "convert_currency": {
+      const from = rng.pick(CODES);
+      const to = rng.pick(CODES.filter((c) => c !== from));
+      const amount = rng.int(1, prod ? 2000 : 500);
+      const question = [
+        `Convert ${amount} ${from} to ${to}.`,
+        `How much is ${amount} ${from} in ${to}?`,
+        `How many ${CURRENCY_NAMES[to]} is ${amount} ${CURRENCY_NAMES[from]}?`,
+      ][variant];
+      return { question, call: { tool: intent, args: { amount, from, to } }, template: `fx${variant}` };
+    }
+  }
+}
+
+/** Generates `toolcall` tasks: a short request in natural language → one JSON tool call. */
+export function generateToolcallTasks(options: GenerateOptions): Task[] {
+  const rng = createRng(deriveSeed(options.seed, `toolcall:${options.split}`));
+  const prod = options.split === "production";
+  return Array.from({ length: options.count }, (_, i) => {
+    const intent = pickWeighted(MIX[options.split], rng.next());
+    const drawn = draw(intent, prod, rng);
+    return {
+      id: taskId("toolcall", options.split, options.seed, i),
+      env: "toolcall",
+      question: drawn.question,
+      solution: drawn.call satisfies ToolcallSolution,
+      meta: { split: options.split, tool: intent, template: drawn.template },
+    };
+  });
+}
+
+/** The `toolcall` family: request → `{"tool":"get_weather","args":{"city":"Paris","unit":"c"}}`. */
+export const toolcallFamily: TaskFamily = {
+  env: "toolcall",
+  generate: generateToolcallTasks,
+  prompt: (task) => [{ role: "user", content: task.question }],
+  reference: (task) => [formatToolCall(task.solution as ToolcallSolution)],
+};
