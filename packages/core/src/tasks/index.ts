@@ -31,7 +31,7 @@ export { type ParsedToolCall, parseToolCall } from "./parse-tool-call.ts";
 export { createRng, deriveSeed, fnv1a, type Rng } from "./rng.ts";
 export { SPLITS, type Split } from "./split.ts";
 export { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
-export { type ChatTurn, type GenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
+export { type ChatTurn, type TaskGenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
 export {
   formatToolCall,
   type ToolCallJson,

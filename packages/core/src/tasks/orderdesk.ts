@@ -1,6 +1,6 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { type GenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
+import { type TaskGenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
 
 /** Where an order is in its life; the rules of what may be done depend on it. */
@@ -104,7 +104,7 @@ function phrase(request: OrderRequest, id: string, prod: boolean, rng: Rng): str
 }
 
 /** Generates `orderdesk` tasks: look an order up, then act on it by the desk's policy. */
-export function generateOrderdeskTasks(options: GenerateOptions): Task[] {
+export function generateOrderdeskTasks(options: TaskGenerateOptions): Task[] {
   const rng = createRng(deriveSeed(options.seed, `orderdesk:${options.split}`));
   const prod = options.split === "production";
   return Array.from({ length: options.count }, (_, i) => {

@@ -8,7 +8,7 @@ export interface ChatTurn {
 }
 
 /** What to draw from a family: a split, a seed and how many tasks. */
-export interface GenerateOptions {
+export interface TaskGenerateOptions {
   split: Split;
   seed: number;
   count: number;
@@ -19,7 +19,7 @@ export interface TaskFamily {
   /** The environment id the family's tasks carry (`Task.env`), which also selects its verifier. */
   env: string;
   /** The same options always give the same tasks, in the same order. */
-  generate(options: GenerateOptions): Task[];
+  generate(options: TaskGenerateOptions): Task[];
   /** The messages a model sees for a task (the first turn for multi-turn families). */
   prompt(task: Task): ChatTurn[];
   /** The canonical correct output of each model turn: SFT targets and a fallback `chosen` response. */

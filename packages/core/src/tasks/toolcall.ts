@@ -2,7 +2,7 @@ import type { Task } from "../rollout/index.ts";
 import { formatDateLong, formatTime12 } from "./dates.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import type { Split } from "./split.ts";
-import { type GenerateOptions, pickWeighted, type TaskFamily, taskId } from "./task-family.ts";
+import { type TaskGenerateOptions, pickWeighted, type TaskFamily, taskId } from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
 
 /** What a `toolcall` task expects: exactly this call (arguments compared after normalization). */
@@ -109,7 +109,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
 }
 
 /** Generates `toolcall` tasks: a short request in natural language → one JSON tool call. */
-export function generateToolcallTasks(options: GenerateOptions): Task[] {
+export function generateToolcallTasks(options: TaskGenerateOptions): Task[] {
   const rng = createRng(deriveSeed(options.seed, `toolcall:${options.split}`));
   const prod = options.split === "production";
   return Array.from({ length: options.count }, (_, i) => {
