@@ -1,0 +1,45 @@
+import { approximateTokenCounter } from "../../parse/index.ts";
+import type { ChatCompletion, ChatModel, CompleteOptions, TeachMessage } from "../chat-model.ts";
+
+/** Decides a scripted reply from the prompt (the last message) and the call's options. */
+export type Script = (prompt: string, messages: TeachMessage[], options: CompleteOptions) => string;
+
+/**
+ * Test double of a ChatModel (no model weights can exist on the test machine): replies come from a
+ * script, token counts from the approximate counter, and maxTokens is enforced like a real backend
+ * does unless `ignoreMaxTokens` simulates one that does not. Records every call it receives.
+ */
+export class ScriptedChatModelTestDouble implements ChatModel {
+  readonly calls: { messages: TeachMessage[]; options: CompleteOptions }[] = [];
+  readonly model: string;
+
+  constructor(
+    private readonly script: Script,
+    private readonly settings: { model?: string; ignoreMaxTokens?: boolean; delayMs?: number } = {},
+  ) {
+    this.model = settings.model ?? "scripted";
+  }
+
+  async complete(messages: TeachMessage[], options: CompleteOptions): Promise<ChatCompletion> {
+    this.calls.push({ messages, options });
+    if (this.settings.delayMs)
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, this.settings.delayMs);
+        options.signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(options.signal?.reason);
+        });
+      });
+    options.signal?.throwIfAborted();
+    const full = this.script(messages[messages.length - 1].content, messages, options);
+    const counted = approximateTokenCounter.count(full);
+    const cut = !this.settings.ignoreMaxTokens && counted > options.maxTokens;
+    const text = cut ? approximateTokenCounter.truncate(full, options.maxTokens) : full;
+    return {
+      text,
+      promptTokens: messages.reduce((n, m) => n + approximateTokenCounter.count(m.content), 0),
+      completionTokens: cut ? options.maxTokens : counted,
+      finishReason: cut ? "length" : "stop",
+    };
+  }
+}

@@ -1,0 +1,36 @@
+/** One chat message of the teaching protocol (plain text; the protocol needs no tools or images). */
+export interface TeachMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** Sampling options of one completion. */
+export interface CompleteOptions {
+  /** Upper bound on generated tokens; the probe's is maxProbeTokens. */
+  maxTokens: number;
+  /** 0 means greedy. */
+  temperature: number;
+  /** Aborting it cancels the call; the protocol passes the caller's signal through. */
+  signal?: AbortSignal;
+}
+
+/** What one completion returned. */
+export interface ChatCompletion {
+  text: string;
+  /** Tokens of the rendered prompt, as the backend counted them. */
+  promptTokens: number;
+  /** Tokens generated, as the backend counted them. */
+  completionTokens: number;
+  /** `length` when maxTokens cut the output. */
+  finishReason?: "stop" | "length" | "abort";
+}
+
+/**
+ * The least the protocol needs from a model: one chat completion. The server adapts embedded
+ * engines and OpenAI-compatible endpoints to it, so core stays free of I/O.
+ */
+export interface ChatModel {
+  /** The model's name, recorded on trace steps. */
+  readonly model?: string;
+  complete(messages: TeachMessage[], options: CompleteOptions): Promise<ChatCompletion>;
+}

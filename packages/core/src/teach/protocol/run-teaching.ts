@@ -1,0 +1,324 @@
+import { InvalidInputError } from "../../errors/index.ts";
+import type { TeachingOutcome } from "../metrics/index.ts";
+import {
+  approximateTokenCounter,
+  type LeakPolicy,
+  parseStudentOutput,
+  parseTeacherOutput,
+  type StudentOutput,
+  type TeachingWarning,
+  type TokenCounter,
+  truncateProbe,
+} from "../parse/index.ts";
+import {
+  type AdaptiveTeachingRewardConfigInput,
+  adaptiveTeachingReward,
+  adaptiveTeachingRewardConfig,
+} from "../reward/index.ts";
+import { renderTemplate, type TeachingTemplatesInput, teachingTemplates } from "../templates/index.ts";
+import type { ChatModel, TeachMessage } from "./chat-model.ts";
+import { callPhase, type TeachingPhase, type TeachingPhaseRecord } from "./teaching-phase.ts";
+
+/** `adaptive`: probe, then teach only as needed; `always`: probe, then full teaching; `off`: the student alone. */
+export type TeachingMode = "adaptive" | "always" | "off";
+const MODES: readonly TeachingMode[] = ["adaptive", "always", "off"];
+
+/** How the probe judged the student; `unknown` when there was no probe or no usable diagnosis. */
+export type ProbeJudgement = "strong" | "weak" | "unknown";
+
+/** What the protocol needs of a task (a rollout `Task` fits). */
+export interface TeachingTask {
+  question: string;
+  /** The reference answer; when a string or number it is also what the teaching must not reveal. */
+  solution?: unknown;
+}
+
+/** Judges a student's attempt: true/false or a score in [0, 1]. */
+export type Verify<T extends TeachingTask = TeachingTask> = (
+  attempt: { answer: string | null; text: string },
+  task: T,
+) => boolean | number | Promise<boolean | number>;
+
+/** Options of one teaching interaction. */
+export interface RunTeachingOptions<T extends TeachingTask = TeachingTask> {
+  student: ChatModel;
+  /** Required unless mode is `off`. */
+  teacher?: ChatModel;
+  task: T;
+  mode: TeachingMode;
+  /** Overrides of the default prompt templates (and maxProbeTokens). */
+  templates?: TeachingTemplatesInput;
+  /** Scores the student's attempts; without it the run has no outcome and no reward. */
+  verify?: Verify<T>;
+  /** Also run the student without guidance (default: when `verify` is given); needed for NDR and reward. */
+  baseline?: boolean;
+  /** Reward config (`trainer.reward.adaptiveTeaching`); the reward needs `verify` and a baseline. */
+  reward?: AdaptiveTeachingRewardConfigInput;
+  /** Strings the teaching must not contain; default: the task's solution when it is a string or number. */
+  answers?: string[];
+  /** What to do with teaching that reveals an answer (default `redact`). */
+  leakPolicy?: LeakPolicy;
+  /** Counts teaching tokens and cuts over-long probes; default approximateTokenCounter. */
+  tokenCounter?: TokenCounter;
+  /** Budget of the teacher's output, thinking included (default 1024). */
+  maxTeacherTokens?: number;
+  /** Budget of each student solution (default 1024). */
+  maxSolutionTokens?: number;
+  /** Student sampling temperature for every student phase (default 0). */
+  studentTemperature?: number;
+  /** Teacher sampling temperature (default 0; a trainer samples above 0). */
+  teacherTemperature?: number;
+  signal?: AbortSignal;
+}
+
+/** A warning together with the phase whose output caused it. */
+export type PhaseWarning = TeachingWarning & { phase: TeachingPhase };
+
+/** A student solution: the raw text and what was read from it. */
+export type SolutionAttempt = StudentOutput & { text: string };
+
+/** Everything one teaching interaction did and produced. */
+export interface TeachingRun {
+  mode: TeachingMode;
+  /** Every model call in protocol order (probe, teaching, solution, baseline); store each as a trace step. */
+  phases: TeachingPhaseRecord[];
+  /** The approach the teacher saw (the probe held to its budget); null in mode `off`. */
+  approach: string | null;
+  judgement: ProbeJudgement;
+  /** Where the judgement came from: the teacher's stated diagnosis, an adaptive teacher's empty teaching, or nothing. */
+  judgementSource: "teacher" | "empty-teaching" | "none";
+  /** The teacher's private reasoning; null in mode `off`. */
+  thinking: string | null;
+  /** The guidance the student saw; empty when none was given. */
+  teaching: string;
+  teachingTokens: number;
+  solution: SolutionAttempt;
+  baseline?: SolutionAttempt;
+  /** The interaction as the metrics take it (add tenantId/patternId); present when `verify` was given. */
+  outcome?: TeachingOutcome;
+  /** The adaptive teaching reward; present when `verify` was given, a baseline ran and a teacher took part. */
+  reward?: number;
+  warnings: PhaseWarning[];
+}
+
+function positiveInteger(value: number | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0)
+    throw new InvalidInputError(`${field}: expected a positive integer, got ${value}`, { field });
+  return value;
+}
+
+function temperature(value: number | undefined, field: string): number {
+  if (value === undefined) return 0;
+  if (!Number.isFinite(value) || value < 0)
+    throw new InvalidInputError(`${field}: expected a temperature >= 0, got ${value}`, { field });
+  return value;
+}
+
+async function score<T extends TeachingTask>(
+  verify: Verify<T>,
+  attempt: SolutionAttempt,
+  task: T,
+): Promise<number> {
+  const result = await verify({ answer: attempt.answer, text: attempt.text }, task);
+  if (typeof result === "boolean") return result ? 1 : 0;
+  if (typeof result !== "number" || !(result >= 0 && result <= 1))
+    throw new InvalidInputError(
+      `verify returned ${String(result)}; expected a boolean or a score in [0, 1]`,
+      {
+        field: "verify",
+      },
+    );
+  return result;
+}
+
+function withPhase(phase: TeachingPhase, warnings: TeachingWarning[]): PhaseWarning[] {
+  return warnings.map((w) => ({ ...w, phase }));
+}
+
+/**
+ * Runs one adaptive teaching interaction: the student states its approach in at most
+ * maxProbeTokens, the teacher diagnoses it and teaches (nothing, a hint, or full scaffolding), and
+ * the student solves with the guidance in context. With a baseline the same student also solves
+ * without guidance (concurrently), which `verify` turns into an outcome and a reward.
+ * Model output never throws: malformed output comes back as `warnings`. Bad options and broken
+ * ChatModel results throw InvalidInputError.
+ */
+export async function runTeaching<T extends TeachingTask>(
+  options: RunTeachingOptions<T>,
+): Promise<TeachingRun> {
+  const { student, teacher, task, mode, verify, signal } = options;
+  if (!MODES.includes(mode))
+    throw new InvalidInputError(`mode: expected one of ${MODES.join(", ")}, got ${String(mode)}`, {
+      field: "mode",
+    });
+  if (typeof task?.question !== "string" || task.question.trim() === "")
+    throw new InvalidInputError("task.question: expected a non-empty string", { field: "task.question" });
+  if (mode !== "off" && !teacher)
+    throw new InvalidInputError(
+      `teacher: mode ${mode} needs a teacher model; use mode off to run the student alone`,
+      {
+        field: "teacher",
+      },
+    );
+  const templates = teachingTemplates(options.templates);
+  const rewardConfig = adaptiveTeachingRewardConfig(options.reward);
+  const counter = options.tokenCounter ?? approximateTokenCounter;
+  const maxTeacherTokens = positiveInteger(options.maxTeacherTokens, 1024, "maxTeacherTokens");
+  const maxSolutionTokens = positiveInteger(options.maxSolutionTokens, 1024, "maxSolutionTokens");
+  const studentSampling = {
+    temperature: temperature(options.studentTemperature, "studentTemperature"),
+    signal,
+  };
+  const teacherSampling = {
+    temperature: temperature(options.teacherTemperature, "teacherTemperature"),
+    signal,
+  };
+  const answers =
+    options.answers ??
+    (typeof task.solution === "string" || typeof task.solution === "number" ? [String(task.solution)] : []);
+
+  const asStudent = (content: string): TeachMessage[] => [
+    ...(templates.studentSystem ? [{ role: "system" as const, content: templates.studentSystem }] : []),
+    { role: "user", content },
+  ];
+  const asTeacher = (content: string): TeachMessage[] => [
+    ...(templates.teacherSystem ? [{ role: "system" as const, content: templates.teacherSystem }] : []),
+    { role: "user", content },
+  ];
+  const baselinePrompt = renderTemplate(templates.baseline, { question: task.question });
+  const warnings: PhaseWarning[] = [];
+
+  const runBaseline = options.baseline ?? verify !== undefined;
+  const baselineCall = runBaseline
+    ? callPhase("baseline", "student", student, asStudent(baselinePrompt), {
+        ...studentSampling,
+        maxTokens: maxSolutionTokens,
+      })
+    : undefined;
+
+  const taught = async () => {
+    const phases: TeachingPhaseRecord[] = [];
+    if (mode === "off" || !teacher) {
+      const solution = await callPhase("solution", "student", student, asStudent(baselinePrompt), {
+        ...studentSampling,
+        maxTokens: maxSolutionTokens,
+      });
+      return { phases: [solution], approach: null, thinking: null, teaching: "", diagnosis: null };
+    }
+    const probe = await callPhase(
+      "probe",
+      "student",
+      student,
+      asStudent(renderTemplate(templates.probe, { question: task.question })),
+      { ...studentSampling, maxTokens: templates.maxProbeTokens },
+    );
+    phases.push(probe);
+    const held = truncateProbe(probe.output, templates.maxProbeTokens, {
+      reportedTokens: probe.completionTokens,
+      counter,
+    });
+    warnings.push(...withPhase("probe", held.warnings));
+
+    const teacherPrompt = renderTemplate(
+      mode === "always" ? templates.teacherAlways : templates.teacherAdaptive,
+      {
+        question: task.question,
+        approach: held.approach || "(the student gave no approach)",
+      },
+    );
+    const teaching = await callPhase("teaching", "teacher", teacher, asTeacher(teacherPrompt), {
+      ...teacherSampling,
+      maxTokens: maxTeacherTokens,
+    });
+    phases.push(teaching);
+    const read = parseTeacherOutput(teaching.output, { answers, leakPolicy: options.leakPolicy });
+    warnings.push(...withPhase("teaching", read.warnings));
+
+    const prompt = read.teaching
+      ? renderTemplate(templates.studentWithGuidance, { question: task.question, teaching: read.teaching })
+      : baselinePrompt;
+    phases.push(
+      await callPhase("solution", "student", student, asStudent(prompt), {
+        ...studentSampling,
+        maxTokens: maxSolutionTokens,
+      }),
+    );
+    return {
+      phases,
+      approach: held.approach,
+      thinking: read.thinking,
+      teaching: read.teaching,
+      diagnosis: read.diagnosis,
+    };
+  };
+
+  const [run, baselineRecord] = await Promise.all([taught(), baselineCall]);
+  const phases = baselineRecord ? [...run.phases, baselineRecord] : run.phases;
+  const solutionRecord = run.phases[run.phases.length - 1];
+  const solution = { ...parseStudentOutput(solutionRecord.output), text: solutionRecord.output };
+  warnings.push(...withPhase("solution", solution.warnings));
+  const baseline = baselineRecord && {
+    ...parseStudentOutput(baselineRecord.output),
+    text: baselineRecord.output,
+  };
+  if (baseline) warnings.push(...withPhase("baseline", baseline.warnings));
+
+  let judgement: ProbeJudgement = "unknown";
+  let judgementSource: TeachingRun["judgementSource"] = "none";
+  if (run.diagnosis) {
+    judgement = run.diagnosis;
+    judgementSource = "teacher";
+  } else if (mode !== "off") {
+    if (mode === "adaptive" && run.teaching === "") {
+      judgement = "strong";
+      judgementSource = "empty-teaching";
+    }
+    warnings.push({
+      kind: "missing_diagnosis",
+      phase: "teaching",
+      message: `teacher stated no "Diagnosis: strong|weak"; judgement ${judgement}${judgementSource === "empty-teaching" ? " inferred from its empty teaching" : ""}`,
+    });
+  }
+
+  const teachingTokens = run.teaching ? counter.count(run.teaching) : 0;
+  const result: TeachingRun = {
+    mode,
+    phases,
+    approach: run.approach,
+    judgement,
+    judgementSource,
+    thinking: run.thinking,
+    teaching: run.teaching,
+    teachingTokens,
+    solution,
+    ...(baseline ? { baseline } : {}),
+    warnings,
+  };
+  if (!verify) return result;
+
+  const taughtScore = await score(verify, solution, task);
+  const baselineScore = baseline ? await score(verify, baseline, task) : undefined;
+  result.outcome = {
+    judgement,
+    taughtScore,
+    teachingTokens,
+    taughtTokens: solutionRecord.completionTokens,
+    completed: solution.completed,
+    ...(baselineScore === undefined || !baselineRecord
+      ? {}
+      : { baselineScore, baselineTokens: baselineRecord.completionTokens }),
+  };
+  if (baselineScore !== undefined && baselineRecord && mode !== "off")
+    result.reward = adaptiveTeachingReward(
+      {
+        taughtScore,
+        baselineScore,
+        teachingTokens,
+        taughtTokens: solutionRecord.completionTokens,
+        baselineTokens: baselineRecord.completionTokens,
+      },
+      rewardConfig,
+    );
+  return result;
+}

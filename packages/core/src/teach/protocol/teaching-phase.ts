@@ -1,0 +1,71 @@
+import { InvalidInputError } from "../../errors/index.ts";
+import type { ChatCompletion, ChatModel, TeachMessage } from "./chat-model.ts";
+
+/** The protocol's phases: the baseline is the same student without guidance, for evaluation and reward. */
+export type TeachingPhase = "probe" | "teaching" | "solution" | "baseline";
+
+/** One model call of the protocol, as a caller stores it (one trace step per record). */
+export interface TeachingPhaseRecord {
+  phase: TeachingPhase;
+  /** Which model answered. */
+  role: "student" | "teacher";
+  /** The model's name, when the ChatModel gives one. */
+  model?: string;
+  messages: TeachMessage[];
+  /** The raw output, before any parsing or truncation. */
+  output: string;
+  promptTokens: number;
+  completionTokens: number;
+  finishReason?: ChatCompletion["finishReason"];
+  /** ISO 8601 time the call started. */
+  startedAt: string;
+  /** Wall time of the call in milliseconds. */
+  latencyMs: number;
+  maxTokens: number;
+  temperature: number;
+}
+
+function checkCompletion(result: ChatCompletion, role: string): void {
+  const where = `${role}.complete()`;
+  if (typeof result?.text !== "string")
+    throw new InvalidInputError(`${where} returned text ${typeof result?.text}; expected a string`, {
+      field: `${where}.text`,
+    });
+  for (const key of ["promptTokens", "completionTokens"] as const)
+    if (!Number.isInteger(result[key]) || result[key] < 0)
+      throw new InvalidInputError(
+        `${where} returned ${key} ${result[key]}; expected a non-negative integer`,
+        {
+          field: `${where}.${key}`,
+        },
+      );
+}
+
+/** Calls a model for one phase, times it, checks the result's shape and returns the record. */
+export async function callPhase(
+  phase: TeachingPhase,
+  role: "student" | "teacher",
+  model: ChatModel,
+  messages: TeachMessage[],
+  options: { maxTokens: number; temperature: number; signal?: AbortSignal },
+): Promise<TeachingPhaseRecord> {
+  const startedAt = new Date().toISOString();
+  const start = performance.now();
+  const result = await model.complete(messages, options);
+  const latencyMs = performance.now() - start;
+  checkCompletion(result, role);
+  return {
+    phase,
+    role,
+    ...(model.model === undefined ? {} : { model: model.model }),
+    messages,
+    output: result.text,
+    promptTokens: result.promptTokens,
+    completionTokens: result.completionTokens,
+    ...(result.finishReason === undefined ? {} : { finishReason: result.finishReason }),
+    startedAt,
+    latencyMs,
+    maxTokens: options.maxTokens,
+    temperature: options.temperature,
+  };
+}
