@@ -1,4 +1,5 @@
 export * from "./metrics/index.ts";
+export * from "./ndr-monitor/index.ts";
 export * from "./parse/index.ts";
 export * from "./protocol/index.ts";
 export * from "./reward/index.ts";

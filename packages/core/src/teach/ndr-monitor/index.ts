@@ -1,0 +1,2 @@
+export { type NdrDecision, NdrMonitor, NdrMonitorConfig, type NdrMonitorConfigInput } from "./ndr-monitor.ts";
+export { wilsonInterval } from "./wilson-interval.ts";
