@@ -1,1 +1,2 @@
-export {};
+export * from "./env/index.ts";
+export * from "./workflow/index.ts";

@@ -35,6 +35,11 @@ export interface Trajectory {
   /** Every model turn of the episode, in order (one for single-turn tasks). */
   turns: GenResult[];
   reward: number;
+  /**
+   * One reward per turn when the turns are independent samples of the same prompt (a single-turn group,
+   * as GRPO and semi-online DPO need); `reward` is then their mean. Absent for multi-turn episodes.
+   */
+  rewards?: number[];
   /** Weight versions that produced the episode's tokens: min and max over all turns. */
   versionRange: [number, number];
   info: Record<string, unknown>;

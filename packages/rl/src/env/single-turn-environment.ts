@@ -1,0 +1,37 @@
+import type { Environment, Observation, Task, TaskFamily, Verifier, VerifyResult } from "@arc/core";
+import { InvalidInputError } from "@arc/core";
+
+/**
+ * A one-step environment: `reset` shows the family's prompt; `step` takes the model's one answer, verifies it
+ * and ends the episode with the verifier's reward. `info.verdict` carries the verifier's full result.
+ */
+export class SingleTurnEnvironment implements Environment {
+  private task: Task | undefined;
+
+  constructor(
+    private readonly family: TaskFamily,
+    private readonly verifier: Verifier,
+  ) {}
+
+  async reset(task: Task, _seed: number): Promise<Observation> {
+    if (task.env !== this.family.env) {
+      throw new InvalidInputError(
+        `task.env: expected ${JSON.stringify(this.family.env)}, got ${JSON.stringify(task.env)}`,
+        {
+          field: "task.env",
+        },
+      );
+    }
+    this.task = task;
+    return { messages: this.family.prompt(task) };
+  }
+
+  async step(action: string) {
+    const task = this.task;
+    if (!task) throw new Error("step() before reset(): call reset(task, seed) first");
+    this.task = undefined;
+    const verdict: VerifyResult = this.verifier({ outputs: [action], solution: task.solution });
+    const messages = [...this.family.prompt(task), { role: "assistant" as const, content: action }];
+    return { observation: { messages }, reward: verdict.reward, done: true, info: { verdict } };
+  }
+}
