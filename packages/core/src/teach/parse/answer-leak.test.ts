@@ -23,6 +23,9 @@ describe("findAnswerLeaks", () => {
     assert.deepEqual(findAnswerLeaks("Step 7: divide both sides.", ["7"]), []);
     assert.equal(findAnswerLeaks("so the answer is 7.", ["7"]).length, 1);
     assert.equal(findAnswerLeaks("x = 7", ["7"]).length, 1);
+    assert.equal(findAnswerLeaks("each kid gets 7", ["7"]).length, 1);
+    assert.equal(findAnswerLeaks("So 7 is the final answer.", ["7"]).length, 1);
+    assert.deepEqual(findAnswerLeaks("Use 7 groups, then count.", ["7"]), []);
   });
 
   it("ignores empty answers", () => {

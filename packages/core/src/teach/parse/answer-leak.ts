@@ -9,8 +9,12 @@ export interface AnswerLeak {
 export const REDACTION = "[answer withheld]";
 
 const NUMBER_IN_TEXT = /-?\d[\d,]*(?:\.\d+)?/g;
-// Words right before a value that present it as the result ("the answer is 7", "= 7", "total: 7").
-const REVEALING_PREFIX = /(?:answer|result|solution|equals?|total|is|=|:)\s*\**\s*$/i;
+// Words right before a value that present it as the result ("the answer is 7", "= 7", "you get 7").
+const REVEALING_PREFIX =
+  /(?:answer|result|solution|equals?|equal to|total|is|be|gets?|got|obtains?|comes to|makes|=|:|→)\s*\**\s*$/i;
+// Words right after a value that present it as the result ("7 is the answer").
+const REVEALING_SUFFIX =
+  /^\s*\**\s*(?:is|would be|will be|should be)\s+(?:the\s+)?(?:final\s+)?(?:answer|result|solution)/i;
 
 function asNumber(text: string): number | null {
   const cleaned = text.trim().replace(/^\$/, "").replace(/,/g, "");
@@ -45,7 +49,11 @@ function occurrences(text: string, answer: string): [number, number][] {
     for (const match of text.matchAll(pattern)) found.push([match.index, match.index + match[0].length]);
   }
   if (isSpecific(answer.trim(), value)) return found;
-  return found.filter(([start]) => REVEALING_PREFIX.test(text.slice(Math.max(0, start - 40), start)));
+  return found.filter(
+    ([start, end]) =>
+      REVEALING_PREFIX.test(text.slice(Math.max(0, start - 40), start)) ||
+      REVEALING_SUFFIX.test(text.slice(end, end + 40)),
+  );
 }
 
 /**

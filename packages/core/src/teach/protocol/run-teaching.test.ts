@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidInputError } from "../../errors/index.ts";
+import { type ArithSolution, generateArithTasks } from "../../tasks/index.ts";
 import { approximateTokenCounter, REDACTION } from "../parse/index.ts";
 import { renderTemplate, teachingTemplates } from "../templates/index.ts";
 import { ScriptedChatModelTestDouble } from "./__fixtures__/scripted-chat-model.ts";
@@ -183,6 +184,20 @@ describe("runTeaching with malformed teacher output", () => {
     assert.ok(!run.phases[2].messages[0].content.includes("51"));
     const leak = run.warnings.find((w) => w.kind === "answer_leaked");
     assert.equal(leak?.phase, "teaching");
+  });
+
+  it("withholds the answer field of a built-in arith task's solution", async () => {
+    const [arith] = generateArithTasks({ split: "eval", seed: 7, count: 1 });
+    const { answer } = arith.solution as ArithSolution;
+    const run = await runTeaching({
+      student: student("weak"),
+      teacher: adaptiveTeacher(
+        () => `<thinking>Diagnosis: weak</thinking><teaching>You should get ${answer}.</teaching>`,
+      ),
+      task: arith,
+      mode: "adaptive",
+    });
+    assert.equal(run.teaching, `You should get ${REDACTION}.`);
   });
 
   it("drops a leaking teaching entirely under the refuse policy and solves unguided", async () => {

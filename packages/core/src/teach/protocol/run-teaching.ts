@@ -29,7 +29,7 @@ export type ProbeJudgement = "strong" | "weak" | "unknown";
 /** What the protocol needs of a task (a rollout `Task` fits). */
 export interface TeachingTask {
   question: string;
-  /** The reference answer; when a string or number it is also what the teaching must not reveal. */
+  /** The reference answer; when a string or number, or an object with such an `answer` field, the teaching must not reveal it. */
   solution?: unknown;
 }
 
@@ -54,7 +54,7 @@ export interface RunTeachingOptions<T extends TeachingTask = TeachingTask> {
   baseline?: boolean;
   /** Reward config (`trainer.reward.adaptiveTeaching`); the reward needs `verify` and a baseline. */
   reward?: AdaptiveTeachingRewardConfigInput;
-  /** Strings the teaching must not contain; default: the task's solution when it is a string or number. */
+  /** Strings the teaching must not contain; default: the task's solution (or its `answer` field) when a string or number. */
   answers?: string[];
   /** What to do with teaching that reveals an answer (default `redact`). */
   leakPolicy?: LeakPolicy;
@@ -132,6 +132,16 @@ async function score<T extends TeachingTask>(
   return result;
 }
 
+const isAnswer = (value: unknown): value is string | number =>
+  typeof value === "string" || typeof value === "number";
+
+/** The default answers the teaching must not reveal: a primitive solution, or a solution object's `answer` field. */
+function answersOf(solution: unknown): string[] {
+  if (isAnswer(solution)) return [String(solution)];
+  const answer = (solution as { answer?: unknown } | null)?.answer;
+  return isAnswer(answer) ? [String(answer)] : [];
+}
+
 function withPhase(phase: TeachingPhase, warnings: TeachingWarning[]): PhaseWarning[] {
   return warnings.map((w) => ({ ...w, phase }));
 }
@@ -174,9 +184,7 @@ export async function runTeaching<T extends TeachingTask>(
     temperature: temperature(options.teacherTemperature, "teacherTemperature"),
     signal,
   };
-  const answers =
-    options.answers ??
-    (typeof task.solution === "string" || typeof task.solution === "number" ? [String(task.solution)] : []);
+  const answers = options.answers ?? answersOf(task.solution);
 
   const asStudent = (content: string): TeachMessage[] => [
     ...(templates.studentSystem ? [{ role: "system" as const, content: templates.studentSystem }] : []),
