@@ -1,1 +1,42 @@
-export {};
+/** @arc/engine: the embedded Llama engine (inference, training, HF checkpoints, OpenAI-compatible server). */
+export { type BackendName, initBackend } from "./backend/tf-backend.ts";
+export {
+  readHfCheckpoint,
+  type WriteCheckpointOptions,
+  writeHfCheckpoint,
+} from "./checkpoint/hf-checkpoint.ts";
+export {
+  decodeSafetensors,
+  encodeSafetensors,
+  type NamedTensor,
+  readSafetensors,
+  type SafetensorsDtype,
+  writeSafetensors,
+} from "./checkpoint/safetensors.ts";
+export {
+  EmbeddedInferenceEngine,
+  type InferenceEngineOptions,
+} from "./inference/embedded-inference-engine.ts";
+export { initWeights } from "./model/llama.ts";
+export {
+  configForSize,
+  type LlamaConfig,
+  MODEL_SIZES,
+  type ModelSize,
+  parameterCount,
+} from "./model/llama-config.ts";
+export {
+  decodeTokens,
+  encodeText,
+  SPECIAL_TOKENS,
+  STOP_IDS,
+  specialId,
+  VOCAB_SIZE,
+} from "./tokenizer/byte-tokenizer.ts";
+export {
+  CHAT_TEMPLATE_JINJA,
+  type ChatMessage,
+  renderChat,
+  renderChatExample,
+} from "./tokenizer/chat-template.ts";
+export { EmbeddedTrainEngine, type TrainEngineOptions } from "./train/embedded-train-engine.ts";

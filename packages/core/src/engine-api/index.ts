@@ -1,11 +1,13 @@
 export type {
   FinishReason,
+  GenerateOptions,
   GenRequest,
   GenResult,
   InferenceEngine,
   Objective,
   StepMetrics,
   TokenBatch,
+  TokenEvent,
   TrainBatch,
   TrainEngine,
   WeightSource,

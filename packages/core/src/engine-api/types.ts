@@ -32,6 +32,8 @@ export interface GenRequest {
   stop?: string[];
   /** Makes sampling reproducible: the same seed and weights give the same tokens. */
   seed?: number;
+  /** Also return the this-many most likely tokens at each position, with their log-probs (default 0). */
+  topLogprobs?: number;
 }
 
 /** Why a sample ended: `stop` (end-of-turn token or a stop string), `length` (maxTokens), `abort` (cancelled). */
@@ -48,6 +50,32 @@ export interface GenResult {
   outputLogprobs: number[];
   outputVersions: number[];
   finishReason: FinishReason;
+  /** Per output token, the most likely alternatives (only when the request asked for `topLogprobs`). */
+  topLogprobs?: { token: number; logprob: number }[][];
+}
+
+/** One token as it is produced, for streaming; `textDelta` is text that can no longer change. */
+export interface TokenEvent {
+  /** Index of the request in the `generate` call. */
+  requestIndex: number;
+  sampleIndex: number;
+  token: number;
+  logprob: number;
+  version: number;
+  /** New final text (held back while it could still be the start of a stop string or an unfinished character). */
+  textDelta: string;
+  /** Set on the last event of a sample. */
+  finishReason?: FinishReason;
+  /** Alternatives for this token when the request asked for `topLogprobs`. */
+  topLogprobs?: { token: number; logprob: number }[];
+}
+
+/** Options of one `generate` call. */
+export interface GenerateOptions {
+  /** Aborting ends every unfinished sample of this call with finishReason `abort`. */
+  signal?: AbortSignal;
+  /** Called for every token as it is sampled (streaming). */
+  onToken?: (event: TokenEvent) => void;
 }
 
 /** Where new weights come from: a checkpoint directory, or tensors handed over in memory. */
@@ -56,8 +84,8 @@ export type WeightSource =
   | { kind: "tensors"; tensors: Map<string, { shape: number[]; data: Float32Array }> };
 
 export interface InferenceEngine {
-  /** Batched generation. Aborting the signal ends every unfinished sample with finishReason `abort`. */
-  generate(requests: GenRequest[], options?: { signal?: AbortSignal }): Promise<GenResult[]>;
+  /** Batched generation: one result per sample, in request order then sample order. */
+  generate(requests: GenRequest[], options?: GenerateOptions): Promise<GenResult[]>;
   /** The weight version that new tokens are sampled with. */
   getVersion(): number;
   /** Swaps in new weights; generation in flight pauses and resumes on the new version. */
@@ -126,5 +154,8 @@ export interface TrainEngine {
   weights(): WeightSource;
   /** Writes a checkpoint in the Hugging Face layout, optimizer state beside it. */
   save(dir: string): Promise<void>;
+  /** Restores weights, optimizer state and step counter from `save`'s directory. */
   load(dir: string): Promise<void>;
+  /** Makes the current policy the reference model (used for DPO and the GRPO KL when refLogprobs are absent). */
+  syncReference(): Promise<void>;
 }

@@ -1,0 +1,217 @@
+/**
+ * Checkpoints in the Hugging Face layout: `config.json`, `model.safetensors` (or shards with
+ * `model.safetensors.index.json`), `tokenizer.json`, `tokenizer_config.json`, `generation_config.json`.
+ * What this writes loads in HF transformers as LlamaForCausalLM; HF Llama/Qwen2 checkpoints load here.
+ */
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type LlamaConfig, parameterShapes, validateConfig } from "../model/llama-config.ts";
+import { specialId } from "../tokenizer/byte-tokenizer.ts";
+import { readTokenizerFiles, writeTokenizerFiles } from "../tokenizer/tokenizer-files.ts";
+import { type NamedTensor, readSafetensors, type SafetensorsDtype, writeSafetensors } from "./safetensors.ts";
+
+/** Options for writing a checkpoint. */
+export interface WriteCheckpointOptions {
+  /** Storage dtype of the weights (default F32, which round-trips bit-exactly). */
+  dtype?: SafetensorsDtype;
+  /** Split weights into shards of at most this many bytes, with an index file (default: one file). */
+  maxShardBytes?: number;
+  /** Extra `generation_config.json` fields (temperature, top_p...). */
+  generation?: Record<string, unknown>;
+}
+
+/** `config.json` contents for a config, with the fields HF's LlamaConfig / Qwen2Config read. */
+export function configJson(config: LlamaConfig, dtype: SafetensorsDtype = "F32"): Record<string, unknown> {
+  const qwen = config.architecture === "Qwen2ForCausalLM";
+  return {
+    architectures: [config.architecture],
+    model_type: qwen ? "qwen2" : "llama",
+    vocab_size: config.vocab_size,
+    hidden_size: config.hidden_size,
+    intermediate_size: config.intermediate_size,
+    num_hidden_layers: config.num_hidden_layers,
+    num_attention_heads: config.num_attention_heads,
+    num_key_value_heads: config.num_key_value_heads,
+    head_dim: config.hidden_size / config.num_attention_heads,
+    max_position_embeddings: config.max_position_embeddings,
+    rms_norm_eps: config.rms_norm_eps,
+    rope_theta: config.rope_theta,
+    rope_scaling: null,
+    tie_word_embeddings: config.tie_word_embeddings,
+    ...(qwen ? { use_sliding_window: false } : { attention_bias: config.attention_bias, mlp_bias: false }),
+    attention_dropout: 0,
+    hidden_act: "silu",
+    initializer_range: 0.02,
+    bos_token_id: specialId("<|bos|>"),
+    eos_token_id: specialId("<|end|>"),
+    pad_token_id: specialId("<|pad|>"),
+    torch_dtype: { F32: "float32", F16: "float16", BF16: "bfloat16" }[dtype],
+    use_cache: true,
+  };
+}
+
+/** Parses `config.json`; throws naming the file for an unsupported architecture or a bad field. */
+export function parseConfigJson(raw: Record<string, unknown>, file = "config.json"): LlamaConfig {
+  const archs = raw.architectures;
+  const arch = Array.isArray(archs) ? archs[0] : undefined;
+  if (arch !== "LlamaForCausalLM" && arch !== "Qwen2ForCausalLM") {
+    throw new Error(
+      `${file}: unsupported architecture ${JSON.stringify(archs ?? raw.model_type)}; expected LlamaForCausalLM or Qwen2ForCausalLM`,
+    );
+  }
+  if (raw.hidden_act !== undefined && raw.hidden_act !== "silu") {
+    throw new Error(`${file}: hidden_act: expected "silu", got ${JSON.stringify(raw.hidden_act)}`);
+  }
+  if (raw.rope_scaling != null)
+    throw new Error(
+      `${file}: rope_scaling: expected null, got ${JSON.stringify(raw.rope_scaling)} (not supported)`,
+    );
+  const heads = raw.num_attention_heads as number;
+  const config: LlamaConfig = {
+    architecture: arch,
+    vocab_size: raw.vocab_size as number,
+    hidden_size: raw.hidden_size as number,
+    intermediate_size: raw.intermediate_size as number,
+    num_hidden_layers: raw.num_hidden_layers as number,
+    num_attention_heads: heads,
+    num_key_value_heads: (raw.num_key_value_heads as number | undefined) ?? heads,
+    max_position_embeddings: (raw.max_position_embeddings as number | undefined) ?? 2048,
+    rms_norm_eps: (raw.rms_norm_eps as number | undefined) ?? 1e-6,
+    rope_theta: (raw.rope_theta as number | undefined) ?? 10000,
+    tie_word_embeddings: (raw.tie_word_embeddings as boolean | undefined) ?? arch === "Qwen2ForCausalLM",
+    attention_bias:
+      arch === "Qwen2ForCausalLM" ? true : ((raw.attention_bias as boolean | undefined) ?? false),
+  };
+  validateConfig(config, file);
+  if (raw.head_dim !== undefined && raw.head_dim !== config.hidden_size / heads) {
+    throw new Error(
+      `${file}: head_dim: expected hidden_size / num_attention_heads = ${config.hidden_size / heads}, got ${raw.head_dim}`,
+    );
+  }
+  return config;
+}
+
+/** Writes a complete checkpoint directory. */
+export async function writeHfCheckpoint(
+  dir: string,
+  config: LlamaConfig,
+  tensors: Map<string, NamedTensor>,
+  options: WriteCheckpointOptions = {},
+): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const dtype = options.dtype ?? "F32";
+  const ordered = new Map<string, NamedTensor>();
+  for (const name of parameterShapes(config).keys()) {
+    const t = tensors.get(name);
+    if (!t) throw new Error(`cannot write checkpoint: tensor ${name} is missing`);
+    ordered.set(name, t);
+  }
+  await writeFile(join(dir, "config.json"), JSON.stringify(configJson(config, dtype), null, 2));
+  const bytesPer = dtype === "F32" ? 4 : 2;
+  const shards: Map<string, NamedTensor>[] = [new Map()];
+  let shardBytes = 0;
+  for (const [name, t] of ordered) {
+    const size = t.data.length * bytesPer;
+    if (options.maxShardBytes && shardBytes > 0 && shardBytes + size > options.maxShardBytes) {
+      shards.push(new Map());
+      shardBytes = 0;
+    }
+    shards[shards.length - 1].set(name, t);
+    shardBytes += size;
+  }
+  if (shards.length === 1) {
+    await writeSafetensors(join(dir, "model.safetensors"), ordered, { dtype });
+  } else {
+    const weightMap: Record<string, string> = {};
+    let total = 0;
+    for (const [i, shard] of shards.entries()) {
+      const file = `model-${String(i + 1).padStart(5, "0")}-of-${String(shards.length).padStart(5, "0")}.safetensors`;
+      await writeSafetensors(join(dir, file), shard, { dtype });
+      for (const [name, t] of shard) {
+        weightMap[name] = file;
+        total += t.data.length * bytesPer;
+      }
+    }
+    await writeFile(
+      join(dir, "model.safetensors.index.json"),
+      JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2),
+    );
+  }
+  await writeTokenizerFiles(dir);
+  await writeFile(
+    join(dir, "generation_config.json"),
+    JSON.stringify(
+      {
+        bos_token_id: specialId("<|bos|>"),
+        eos_token_id: [specialId("<|end|>"), specialId("<|eos|>")],
+        pad_token_id: specialId("<|pad|>"),
+        do_sample: true,
+        temperature: 1.0,
+        top_p: 1.0,
+        ...options.generation,
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+async function readJson(path: string): Promise<Record<string, unknown>> {
+  let raw: string;
+  try {
+    raw = await readFile(path, "utf8");
+  } catch {
+    throw new Error(`${path}: file not found`);
+  }
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`${path}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/** Reads a checkpoint directory; every expected tensor must be present with its expected shape. */
+export async function readHfCheckpoint(
+  dir: string,
+): Promise<{ config: LlamaConfig; tensors: Map<string, NamedTensor> }> {
+  const config = parseConfigJson(await readJson(join(dir, "config.json")), join(dir, "config.json"));
+  await readTokenizerFiles(dir);
+  const all = new Map<string, NamedTensor>();
+  const whereFrom = new Map<string, string>();
+  let index: Record<string, unknown> | undefined;
+  try {
+    await readFile(join(dir, "model.safetensors.index.json"));
+    index = await readJson(join(dir, "model.safetensors.index.json"));
+  } catch (error) {
+    if (!(error as Error).message.endsWith("file not found")) throw error;
+  }
+  const files = index
+    ? [...new Set(Object.values((index.weight_map ?? {}) as Record<string, string>))]
+    : ["model.safetensors"];
+  for (const file of files) {
+    const path = join(dir, file);
+    let tensors: Map<string, NamedTensor>;
+    try {
+      tensors = await readSafetensors(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${path}: file not found`);
+      throw error;
+    }
+    for (const [name, t] of tensors) {
+      all.set(name, t);
+      whereFrom.set(name, path);
+    }
+  }
+  const tensors = new Map<string, NamedTensor>();
+  for (const [name, shape] of parameterShapes(config)) {
+    const t = all.get(name);
+    if (!t) throw new Error(`${dir}: missing tensor ${name} (expected shape [${shape.join(", ")}])`);
+    if (t.shape.length !== shape.length || t.shape.some((s, i) => s !== shape[i])) {
+      throw new Error(
+        `${whereFrom.get(name)}: tensor ${name} has shape [${t.shape.join(", ")}], expected [${shape.join(", ")}]`,
+      );
+    }
+    tensors.set(name, t);
+  }
+  return { config, tensors };
+}

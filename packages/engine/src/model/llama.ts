@@ -1,0 +1,233 @@
+/**
+ * A decoder-only Llama transformer, bottom-up in one file: RMSNorm, rotary position embeddings (RoPE,
+ * HF's rotate-half convention), SwiGLU MLP, causal multi-head attention with optional grouped KV heads,
+ * tied or untied output embeddings, and an optional KV cache for incremental decoding.
+ *
+ * Weights are kept by their HF names; projections are held as [in, out] (HF's transpose, see
+ * weight-layout.ts), so `y = x W`. Matrix products go through `matmul`, whose gradient uses only
+ * untransposed products (the wasm backend's transposed matmul is ~10x slower).
+ * Shapes: B batch, T new positions, S attended positions (past + new), H query heads, K kv heads,
+ * D head width, d model width, F MLP width, V vocabulary.
+ */
+import { tf } from "../backend/tf-backend.ts";
+import { headDim, type LlamaConfig, parameterShapes } from "./llama-config.ts";
+
+/** Model weights by HF tensor name, projections as [in, out] (tensors or trainable variables). */
+export type Weights = Record<string, tf.Tensor>;
+
+/** Keys and values of past positions per layer, each [B, K, S, D]. */
+export interface KvCache {
+  keys: tf.Tensor4D[];
+  values: tf.Tensor4D[];
+}
+
+/** RoPE tables for every position, and the signed permutation that computes rotate_half(x) as x @ rot. */
+export interface RopeTables {
+  cos: tf.Tensor2D; // [maxPos, D]
+  sin: tf.Tensor2D; // [maxPos, D]
+  rot: tf.Tensor2D; // [D, D]
+}
+
+/** One forward call: tokens at given positions, attending to the cache (if any) under an additive mask. */
+export interface ForwardInputs {
+  tokens: tf.Tensor2D; // [B, T] int32
+  positions: tf.Tensor2D; // [B, T] int32, RoPE position of each token
+  mask: tf.Tensor4D; // [B, 1, T, S] additive: 0 where attention is allowed, -1e9 where not
+  cache?: KvCache;
+  /** `onehot` is differentiable on every backend (wasm lacks gather's gradient); `gather` is cheaper for inference. */
+  embedding: "onehot" | "gather";
+  /** Compute logits only for the last position (decoding), not all T. */
+  lastOnly?: boolean;
+}
+
+/** Deterministic PRNG (mulberry32); the same seed gives the same weights on every machine. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Fresh weights as HF initialises Llama: normal(0, 0.02) matrices, ones for norms, zeros for biases. */
+export function initWeights(
+  config: LlamaConfig,
+  seed = 0,
+): Map<string, { shape: number[]; data: Float32Array }> {
+  const rand = mulberry32(seed);
+  const normal = () => Math.sqrt(-2 * Math.log(rand() || 1e-12)) * Math.cos(2 * Math.PI * rand());
+  const out = new Map<string, { shape: number[]; data: Float32Array }>();
+  for (const [name, shape] of parameterShapes(config)) {
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    if (name.endsWith("norm.weight")) data.fill(1);
+    else if (!name.endsWith(".bias")) for (let i = 0; i < data.length; i++) data[i] = 0.02 * normal();
+    out.set(name, { shape, data });
+  }
+  return out;
+}
+
+/** Precomputes RoPE cos/sin for positions 0..max_position_embeddings-1 (theta^(-2i/D), halves duplicated as in HF). */
+export function ropeTables(config: LlamaConfig): RopeTables {
+  const D = headDim(config);
+  const P = config.max_position_embeddings;
+  const cos = new Float32Array(P * D);
+  const sin = new Float32Array(P * D);
+  for (let p = 0; p < P; p++) {
+    for (let i = 0; i < D / 2; i++) {
+      const angle = p * config.rope_theta ** (-(2 * i) / D);
+      cos[p * D + i] = cos[p * D + i + D / 2] = Math.cos(angle);
+      sin[p * D + i] = sin[p * D + i + D / 2] = Math.sin(angle);
+    }
+  }
+  // rotate_half([x1, x2]) = [-x2, x1]: column j < D/2 takes -x[j + D/2], column j >= D/2 takes x[j - D/2].
+  const rot = new Float32Array(D * D);
+  for (let j = 0; j < D / 2; j++) {
+    rot[(j + D / 2) * D + j] = -1;
+    rot[j * D + j + D / 2] = 1;
+  }
+  return { cos: tf.tensor2d(cos, [P, D]), sin: tf.tensor2d(sin, [P, D]), rot: tf.tensor2d(rot, [D, D]) };
+}
+
+/** Last-two-axes transpose: [..., m, n] -> [..., n, m]. */
+function transposeLast(x: tf.Tensor): tf.Tensor {
+  const perm = x.shape.map((_, i) => i);
+  perm[perm.length - 2] = perm.length - 1;
+  perm[perm.length - 1] = perm.length - 2;
+  return tf.transpose(x, perm);
+}
+
+/** a @ b (batched over leading axes) with a gradient built from explicit transposes and plain products. */
+export const matmul = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([a, b]);
+  return {
+    value: tf.matMul(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
+      tf.matMul(dy, transposeLast(saved[1])), // dA = dY @ B^T
+      tf.matMul(transposeLast(saved[0]), dy), // dB = A^T @ dY
+    ],
+  };
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
+
+function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor {
+  const variance = tf.mean(tf.square(x), -1, true); // [..., 1]
+  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(variance, eps))), weight); // [..., d]
+}
+
+/** x @ W (+ b): an HF Linear layer with W held as [in, out]. */
+function linear(x: tf.Tensor2D, weight: tf.Tensor, bias?: tf.Tensor): tf.Tensor2D {
+  const y = matmul(x, weight) as tf.Tensor2D; // [N, out]
+  return bias ? tf.add(y, bias) : y;
+}
+
+function applyRope(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor, rot: tf.Tensor2D): tf.Tensor4D {
+  const [B, T, H, D] = x.shape;
+  const rotated = tf.reshape(matmul(tf.reshape(x, [B * T * H, D]), rot), [B, T, H, D]); // rotate_half(x)
+  return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D; // [B, T, H, D]
+}
+
+/** Runs the transformer; returns logits ([B, T, V], or [B, 1, V] with `lastOnly`) and the extended KV cache. */
+export function forward(
+  config: LlamaConfig,
+  w: Weights,
+  rope: RopeTables,
+  inputs: ForwardInputs,
+): { logits: tf.Tensor3D; cache: KvCache } {
+  const [B, T] = inputs.tokens.shape;
+  const d = config.hidden_size;
+  const H = config.num_attention_heads;
+  const K = config.num_key_value_heads;
+  const D = headDim(config);
+  const group = H / K;
+  const V = config.vocab_size;
+  const embed = w["model.embed_tokens.weight"] as tf.Tensor2D; // [V, d]
+
+  const flatTokens = tf.reshape(inputs.tokens, [B * T]); // [B*T]
+  let h: tf.Tensor2D =
+    inputs.embedding === "onehot"
+      ? (matmul(tf.cast(tf.oneHot(flatTokens, V), "float32"), embed) as tf.Tensor2D) // [B*T, d]
+      : tf.gather(embed, flatTokens); // [B*T, d]
+
+  const cos = tf.reshape(tf.gather(rope.cos, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
+  const sin = tf.reshape(tf.gather(rope.sin, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
+  const scale = 1 / Math.sqrt(D);
+  const cache: KvCache = { keys: [], values: [] };
+
+  for (let i = 0; i < config.num_hidden_layers; i++) {
+    const p = `model.layers.${i}.`;
+    // --- attention block ---
+    const x = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
+    const q4 = tf.reshape(linear(x, w[`${p}self_attn.q_proj.weight`], w[`${p}self_attn.q_proj.bias`]), [
+      B,
+      T,
+      H,
+      D,
+    ]);
+    const k4 = tf.reshape(linear(x, w[`${p}self_attn.k_proj.weight`], w[`${p}self_attn.k_proj.bias`]), [
+      B,
+      T,
+      K,
+      D,
+    ]);
+    const v4 = tf.reshape(linear(x, w[`${p}self_attn.v_proj.weight`], w[`${p}self_attn.v_proj.bias`]), [
+      B,
+      T,
+      K,
+      D,
+    ]);
+    const q = tf.transpose(tf.mul(applyRope(q4 as tf.Tensor4D, cos, sin, rope.rot), scale), [0, 2, 1, 3]); // [B, H, T, D]
+    let k: tf.Tensor4D = tf.transpose(applyRope(k4 as tf.Tensor4D, cos, sin, rope.rot), [0, 2, 1, 3]); // [B, K, T, D]
+    let v: tf.Tensor4D = tf.transpose(v4 as tf.Tensor4D, [0, 2, 1, 3]); // [B, K, T, D]
+    if (inputs.cache) {
+      k = tf.concat([inputs.cache.keys[i], k], 2); // [B, K, S, D]
+      v = tf.concat([inputs.cache.values[i], v], 2); // [B, K, S, D]
+    }
+    cache.keys.push(k);
+    cache.values.push(v);
+    const S = k.shape[2];
+    // Grouped-query attention without copying K/V: the `group` query heads sharing a kv head are stacked along T.
+    const qGrouped = tf.reshape(q, [B, K, group * T, D]); // [B, K, group*T, D]
+    const scores = tf.reshape(matmul(qGrouped, transposeLast(k)), [B, H, T, S]); // [B, H, T, S]
+    const probs = tf.softmax(tf.add(scores, inputs.mask)); // [B, H, T, S]
+    const attended = matmul(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
+    const merged: tf.Tensor2D = tf.reshape(tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]), [B * T, d]); // [B*T, d]
+    h = tf.add(h, linear(merged, w[`${p}self_attn.o_proj.weight`])); // [B*T, d]
+    // --- SwiGLU MLP block ---
+    const y = rmsNorm(h, w[`${p}post_attention_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
+    const gate = linear(y, w[`${p}mlp.gate_proj.weight`]); // [B*T, F]
+    const up = linear(y, w[`${p}mlp.up_proj.weight`]); // [B*T, F]
+    const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
+    h = tf.add(h, linear(act, w[`${p}mlp.down_proj.weight`])); // [B*T, d]
+  }
+
+  let last = h;
+  let outT = T;
+  if (inputs.lastOnly && T > 1) {
+    last = tf.reshape(tf.slice(tf.reshape(h, [B, T, d]), [0, T - 1, 0], [B, 1, d]), [B, d]); // [B, d]
+    outT = 1;
+  }
+  const normed = rmsNorm(last, w["model.norm.weight"], config.rms_norm_eps) as tf.Tensor2D; // [B*outT, d]
+  const head = w["lm_head.weight"] ?? tf.transpose(embed); // [d, V]
+  const logits = tf.reshape(linear(normed, head), [B, outT, V]) as tf.Tensor3D; // [B, outT, V]
+  return { logits, cache };
+}
+
+/**
+ * Additive attention mask [B, 1, T, S] for `T` new tokens after `past` cached positions: position t of row b
+ * may see key s when s is not padding and s <= past + t.
+ */
+export function attentionMask(keyIsPad: Uint8Array[], past: number, T: number): tf.Tensor4D {
+  const B = keyIsPad.length;
+  const S = past + T;
+  const data = new Float32Array(B * T * S);
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < T; t++) {
+      for (let s = 0; s < S; s++) {
+        if (s > past + t || keyIsPad[b][s]) data[(b * T + t) * S + s] = -1e9;
+      }
+    }
+  }
+  return tf.tensor4d(data, [B, 1, T, S]);
+}

@@ -1,0 +1,67 @@
+import { tf } from "../backend/tf-backend.ts";
+
+/** AdamW hyper-parameters. */
+export interface AdamWOptions {
+  /** Peak learning rate, reached after `warmupSteps`. */
+  learningRate: number;
+  /** Linear warm-up from lr/warmupSteps to lr over this many steps (0: none). */
+  warmupSteps: number;
+  beta1: number;
+  beta2: number;
+  epsilon: number;
+  /** Decoupled weight decay (Loshchilov & Hutter 2019), applied to matrices only, not norms or biases. */
+  weightDecay: number;
+}
+
+/**
+ * AdamW with bias correction and decoupled weight decay; its moments are plain tensors so that
+ * `save`/`load` can write and restore them exactly.
+ */
+export class AdamW {
+  readonly options: AdamWOptions;
+  /** Number of updates applied so far. */
+  step = 0;
+  readonly exp_avg = new Map<string, tf.Tensor>();
+  readonly exp_avg_sq = new Map<string, tf.Tensor>();
+
+  constructor(options: AdamWOptions) {
+    this.options = options;
+  }
+
+  /** Learning rate of the next update (warm-up, then constant). */
+  learningRate(): number {
+    const { learningRate, warmupSteps } = this.options;
+    if (warmupSteps <= 0) return learningRate;
+    return (learningRate * Math.min(this.step + 1, warmupSteps)) / warmupSteps;
+  }
+
+  /** Applies one update to `params` with `grads` (same names); returns the learning rate used. */
+  apply(params: Map<string, tf.Variable>, grads: Map<string, tf.Tensor>): number {
+    const { beta1, beta2, epsilon, weightDecay } = this.options;
+    const lr = this.learningRate();
+    this.step++;
+    const c1 = 1 - beta1 ** this.step;
+    const c2 = 1 - beta2 ** this.step;
+    for (const [name, p] of params) {
+      const g = grads.get(name);
+      if (!g) continue;
+      const m0 = this.exp_avg.get(name);
+      const v0 = this.exp_avg_sq.get(name);
+      const [m, v] = tf.tidy(() => [
+        m0 ? tf.add(tf.mul(m0, beta1), tf.mul(g, 1 - beta1)) : tf.mul(g, 1 - beta1),
+        v0 ? tf.add(tf.mul(v0, beta2), tf.mul(tf.square(g), 1 - beta2)) : tf.mul(tf.square(g), 1 - beta2),
+      ]);
+      m0?.dispose();
+      v0?.dispose();
+      this.exp_avg.set(name, m);
+      this.exp_avg_sq.set(name, v);
+      const decay = p.shape.length >= 2 ? weightDecay : 0;
+      tf.tidy(() => {
+        const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon));
+        const decayed = decay > 0 ? tf.mul(p, 1 - lr * decay) : p;
+        p.assign(tf.sub(decayed, tf.mul(update, lr)));
+      });
+    }
+    return lr;
+  }
+}
