@@ -1,0 +1,149 @@
+import { toStepError } from "../trace/step-error.ts";
+import type { StepScope, Tracer } from "../trace/tracer.ts";
+import { llmRequestStep, recordCompletion } from "./llm-step.ts";
+import type { ChatCompletionChunkLike, ChatCompletionLike, ChatRequestLike } from "./openai-shapes.ts";
+import { StreamAccumulator } from "./stream-accumulator.ts";
+
+type IteratorFactory = (this: unknown, ...args: unknown[]) => AsyncIterator<unknown>;
+
+/**
+ * One traced `chat.completions.create` call: begins its `llm` step when the call is made and ends it once,
+ * with the completion (non-streamed, or assembled from the stream as the caller reads it) or with the error the
+ * caller got. Every method swallows its own failures (reported to the tracer): tracing never breaks a call.
+ */
+export class LlmCall {
+  /** Set when the openai client starts parsing the response (so `asResponse` knows it need not). */
+  parseStarted = false;
+  private readonly scope: StepScope;
+  private readonly started = performance.now();
+  private readonly streaming: boolean;
+
+  constructor(
+    private readonly tracer: Tracer,
+    body: ChatRequestLike | undefined,
+  ) {
+    this.scope = tracer.beginStep(llmRequestStep(body));
+    this.streaming = body?.stream === true;
+  }
+
+  /** The call produced `data`: a completion, or (when streaming) a stream to observe as it is read. */
+  succeed(data: unknown): void {
+    this.safely(() => {
+      if (this.streaming && typeof data === "object" && data !== null) this.observeStream(data);
+      else this.end(data as ChatCompletionLike);
+    });
+  }
+
+  /** The call failed with `error` (re-thrown to the caller unchanged by the wrapper). */
+  fail(error: unknown, partial?: ChatCompletionLike): void {
+    this.safely(() => {
+      if (partial) recordCompletion(this.scope.step, partial);
+      this.scope.end({ ...this.timing(), error: toStepError(error) });
+    });
+  }
+
+  /**
+   * The caller took the raw `Response` (`asResponse()`), so the client never parses it. A non-streamed JSON body
+   * is read from a clone; a stream's output is not captured (reading a copy would keep the request open after
+   * the caller stops reading).
+   */
+  rawResponse(response: { status?: number; clone?: () => { json(): Promise<unknown> } }): void {
+    this.safely(() => {
+      const metadata = { rawResponse: true, httpStatus: response.status };
+      if (this.streaming || typeof response.clone !== "function") {
+        this.scope.end({
+          ...this.timing(),
+          metadata: { ...metadata, outputNotCaptured: "streamed raw response" },
+        });
+        return;
+      }
+      response
+        .clone()
+        .json()
+        .then(
+          (json) => this.end(json as ChatCompletionLike, metadata),
+          () =>
+            this.scope.end({
+              ...this.timing(),
+              metadata: { ...metadata, outputNotCaptured: "unreadable body" },
+            }),
+        );
+    });
+  }
+
+  private end(completion: ChatCompletionLike | undefined, metadata?: Record<string, unknown>): void {
+    this.safely(() => {
+      const step = this.scope.step;
+      if (metadata) step.metadata = { ...step.metadata, ...metadata };
+      if (completion && typeof completion === "object") recordCompletion(step, completion);
+      this.scope.end(this.timing());
+    });
+  }
+
+  /**
+   * Reads the chunks as the caller iterates the very same stream object: its iterator factory (`iterator` on
+   * the openai `Stream`, which `for await`, `tee()` and `toReadableStream()` all use, else
+   * `Symbol.asyncIterator`) is replaced on the instance by one that forwards every call and result unchanged.
+   */
+  private observeStream(stream: object): void {
+    const s = stream as Record<PropertyKey, unknown>;
+    const key = typeof s.iterator === "function" ? "iterator" : Symbol.asyncIterator;
+    const factory = s[key] as IteratorFactory | undefined;
+    if (typeof factory !== "function") {
+      this.end(undefined);
+      return;
+    }
+    const call = this;
+    const acc = new StreamAccumulator();
+    let firstChunkMs: number | undefined;
+    const finish = (metadata: Record<string, unknown>) => {
+      if (firstChunkMs !== undefined) metadata.timeToFirstChunkMs = firstChunkMs;
+      call.end(acc.result(), metadata);
+    };
+    Object.defineProperty(stream, key, {
+      configurable: true,
+      writable: true,
+      value: function (this: unknown, ...args: unknown[]): AsyncIterator<unknown> {
+        const inner = factory.apply(this, args);
+        const observed: AsyncIterator<unknown> & AsyncIterable<unknown> = {
+          next: (...nextArgs: [] | [unknown]) =>
+            inner.next(...nextArgs).then(
+              (result) => {
+                call.safely(() => {
+                  if (result.done) return finish({});
+                  firstChunkMs ??= performance.now() - call.started;
+                  acc.add(result.value as ChatCompletionChunkLike);
+                });
+                return result;
+              },
+              (error) => {
+                call.fail(error, acc.result());
+                throw error;
+              },
+            ),
+          return: (value?: unknown) => {
+            call.safely(() => finish({ streamClosedEarly: true }));
+            return inner.return ? inner.return(value) : Promise.resolve({ done: true, value });
+          },
+          [Symbol.asyncIterator]() {
+            return observed;
+          },
+        };
+        if (inner.throw) observed.throw = (error?: unknown) => inner.throw!(error);
+        return observed;
+      },
+    });
+  }
+
+  private timing(): { endedAt: string; latencyMs: number } {
+    return { endedAt: new Date().toISOString(), latencyMs: performance.now() - this.started };
+  }
+
+  private safely(body: () => void): void {
+    try {
+      body();
+    } catch (error) {
+      this.tracer.report(error);
+    }
+  }
+}

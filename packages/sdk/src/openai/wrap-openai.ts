@@ -1,0 +1,54 @@
+import { ArcInputError } from "../errors/arc-sdk-error.ts";
+import type { Tracer } from "../trace/tracer.ts";
+import type { OpenAILike } from "./openai-shapes.ts";
+import { tracedCreate } from "./traced-create.ts";
+
+const WRAPPED = Symbol.for("@arc/sdk.wrapped");
+
+/**
+ * The client with `chat.completions.create` traced; the original is left untouched (use both side by side).
+ *
+ * A `Proxy` over the client answers `chat` with an object that inherits from the real `chat`, whose
+ * `completions` inherits from the real one but has its own traced `create`. Everything else is the client's
+ * own, with methods bound to the real client (it keeps private fields a proxy cannot reach). The wrapped
+ * `completions` points its `_client` at the proxy, so the client's helpers (`.stream()`, `.parse()`,
+ * `.runTools()`) go through the traced `create` too. Wrapping twice returns the same wrapper.
+ */
+export function wrapOpenAI<T extends OpenAILike>(client: T, tracer: Tracer): T {
+  const completions = (client as { chat?: { completions?: { create?: unknown } } } | null)?.chat?.completions;
+  if (typeof completions?.create !== "function") {
+    throw new ArcInputError(
+      "client",
+      `expected an OpenAI client with chat.completions.create (e.g. new OpenAI()), got ${client === null ? "null" : typeof client}`,
+    );
+  }
+  if ((client as unknown as Record<symbol, unknown>)[WRAPPED]) return client;
+  let proxy: T | undefined;
+  const wrappedCompletions = Object.create(completions, {
+    create: {
+      value: tracedCreate(completions.create as (...args: unknown[]) => unknown, completions, tracer),
+      writable: true,
+      configurable: true,
+    },
+  });
+  if ("_client" in completions) Object.defineProperty(wrappedCompletions, "_client", { get: () => proxy });
+  const wrappedChat = Object.create(client.chat, {
+    completions: { value: wrappedCompletions, writable: true, configurable: true },
+  });
+  const bound = new WeakMap<object, unknown>();
+  proxy = new Proxy(client, {
+    get(target, property) {
+      if (property === WRAPPED) return true;
+      if (property === "chat") return wrappedChat;
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== "function" || property === "constructor") return value;
+      let fn = bound.get(value);
+      if (!fn) {
+        fn = value.bind(target);
+        bound.set(value, fn);
+      }
+      return fn;
+    },
+  });
+  return proxy;
+}
