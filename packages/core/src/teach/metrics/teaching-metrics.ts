@@ -4,6 +4,7 @@ import { TeachingOutcome } from "./teaching-outcome.ts";
 
 /** The learning metrics of a set of teaching interactions; null where the data cannot define a figure. */
 export interface TeachingMetrics {
+  /** How many outcomes the figures cover. */
   interactions: number;
   /** Mean taught score. */
   taughtAccuracy: number | null;

@@ -51,6 +51,7 @@ export type NdrMonitorConfigInput = z.input<typeof NdrMonitorConfig>;
 
 /** The monitor's current view of one pattern. */
 export interface NdrDecision {
+  /** The pattern the decision is about. */
   patternId: string;
   /** Outcomes in the window. */
   samples: number;
@@ -59,7 +60,9 @@ export interface NdrDecision {
   /** Raw NDR of the window; null without samples. */
   ndr: number | null;
   /** Wilson interval of the window's NDR. */
+  /** Lower Wilson bound of the window's NDR. */
   lower: number;
+  /** Upper Wilson bound of the window's NDR. */
   upper: number;
   /** Whether the pattern may still be taught. */
   teaching: boolean;
@@ -85,6 +88,7 @@ interface PatternState {
  * ids are not global.
  */
 export class NdrMonitor {
+  /** The validated config, defaults filled in. */
   readonly config: NdrMonitorConfig;
   private readonly patterns = new Map<string, PatternState>();
 

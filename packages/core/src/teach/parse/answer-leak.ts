@@ -1,5 +1,6 @@
 /** Where a known answer occurs in a text. */
 export interface AnswerLeak {
+  /** The known answer that was found. */
   answer: string;
   /** [start, end) offsets of each occurrence. */
   ranges: [number, number][];

@@ -7,6 +7,7 @@ export interface StudentOutput {
   answer: string | null;
   /** True when a non-empty <solution> block was closed: the completion rate counts these. */
   completed: boolean;
+  /** What had to be repaired to read the output. */
   warnings: TeachingWarning[];
 }
 

@@ -16,6 +16,7 @@ export interface TeacherOutput {
   teaching: string;
   /** The stated diagnosis, or null when the teacher did not state one. */
   diagnosis: Diagnosis | null;
+  /** What had to be repaired to read the output. */
   warnings: TeachingWarning[];
 }
 

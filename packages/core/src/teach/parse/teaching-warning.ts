@@ -4,6 +4,7 @@ export type TeachingTag = "thinking" | "teaching" | "solution";
 /**
  * Something recoverable that went wrong in a model's output. Parsing never throws on model output:
  * it makes the best reading it can and reports what it had to repair as one of these values.
+ * Every variant carries `message`, one sentence for logs and the API.
  */
 export type TeachingWarning =
   | {

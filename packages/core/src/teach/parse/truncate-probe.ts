@@ -5,6 +5,7 @@ import { approximateTokenCounter, type TokenCounter } from "./token-counter.ts";
 export interface ProbeText {
   /** The approach the teacher will see: trimmed, at most maxProbeTokens long. */
   approach: string;
+  /** probe_truncated or empty_probe when the probe needed repair. */
   warnings: TeachingWarning[];
 }
 

@@ -1,6 +1,8 @@
 /** One chat message of the teaching protocol (plain text; the protocol needs no tools or images). */
 export interface TeachMessage {
+  /** Who speaks: the protocol sends system and user messages. */
   role: "system" | "user" | "assistant";
+  /** The message text. */
   content: string;
 }
 
@@ -16,6 +18,7 @@ export interface CompleteOptions {
 
 /** What one completion returned. */
 export interface ChatCompletion {
+  /** The generated text, without the prompt. */
   text: string;
   /** Tokens of the rendered prompt, as the backend counted them. */
   promptTokens: number;
@@ -32,5 +35,6 @@ export interface ChatCompletion {
 export interface ChatModel {
   /** The model's name, recorded on trace steps. */
   readonly model?: string;
+  /** Completes the chat; rejects when `signal` aborts. */
   complete(messages: TeachMessage[], options: CompleteOptions): Promise<ChatCompletion>;
 }

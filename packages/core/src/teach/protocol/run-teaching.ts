@@ -2,6 +2,7 @@ import { InvalidInputError } from "../../errors/index.ts";
 import type { TeachingOutcome } from "../metrics/index.ts";
 import {
   approximateTokenCounter,
+  type Diagnosis,
   type LeakPolicy,
   parseStudentOutput,
   parseTeacherOutput,
@@ -28,6 +29,7 @@ export type ProbeJudgement = "strong" | "weak" | "unknown";
 
 /** What the protocol needs of a task (a rollout `Task` fits). */
 export interface TeachingTask {
+  /** What the student is asked; every prompt template receives it as {question}. */
   question: string;
   /** The reference answer; when a string or number, or an object with such an `answer` field, the teaching must not reveal it. */
   solution?: unknown;
@@ -41,10 +43,13 @@ export type Verify<T extends TeachingTask = TeachingTask> = (
 
 /** Options of one teaching interaction. */
 export interface RunTeachingOptions<T extends TeachingTask = TeachingTask> {
+  /** The model being helped; it answers the probe, the solution and the baseline. */
   student: ChatModel;
   /** Required unless mode is `off`. */
   teacher?: ChatModel;
+  /** The task to solve. */
   task: T;
+  /** How much the teacher may intervene. */
   mode: TeachingMode;
   /** Overrides of the default prompt templates (and maxProbeTokens). */
   templates?: TeachingTemplatesInput;
@@ -68,6 +73,7 @@ export interface RunTeachingOptions<T extends TeachingTask = TeachingTask> {
   studentTemperature?: number;
   /** Teacher sampling temperature (default 0; a trainer samples above 0). */
   teacherTemperature?: number;
+  /** Cancels every model call of the run. */
   signal?: AbortSignal;
 }
 
@@ -79,11 +85,13 @@ export type SolutionAttempt = StudentOutput & { text: string };
 
 /** Everything one teaching interaction did and produced. */
 export interface TeachingRun {
+  /** The mode the run used. */
   mode: TeachingMode;
   /** Every model call in protocol order (probe, teaching, solution, baseline); store each as a trace step. */
   phases: TeachingPhaseRecord[];
   /** The approach the teacher saw (the probe held to its budget); null in mode `off`. */
   approach: string | null;
+  /** Whether the probe showed a student that can solve the task alone (strong) or not (weak). */
   judgement: ProbeJudgement;
   /** Where the judgement came from: the teacher's stated diagnosis, an adaptive teacher's empty teaching, or nothing. */
   judgementSource: "teacher" | "empty-teaching" | "none";
@@ -91,13 +99,17 @@ export interface TeachingRun {
   thinking: string | null;
   /** The guidance the student saw; empty when none was given. */
   teaching: string;
+  /** Length of `teaching` by the run's token counter; 0 for none. */
   teachingTokens: number;
+  /** The student's attempt in the solution phase (with guidance when there was any). */
   solution: SolutionAttempt;
+  /** The student's attempt without guidance, when a baseline ran. */
   baseline?: SolutionAttempt;
   /** The interaction as the metrics take it (add tenantId/patternId); present when `verify` was given. */
   outcome?: TeachingOutcome;
   /** The adaptive teaching reward; present when `verify` was given, a baseline ran and a teacher took part. */
   reward?: number;
+  /** Every repair made to model output, in the order it was made. */
   warnings: PhaseWarning[];
 }
 
@@ -142,6 +154,30 @@ function answersOf(solution: unknown): string[] {
   return isAnswer(answer) ? [String(answer)] : [];
 }
 
+/**
+ * The probe's verdict: the teacher's stated diagnosis; failing that, an adaptive teacher's empty
+ * teaching means it found nothing to fix (strong); otherwise unknown.
+ */
+function judge(
+  mode: TeachingMode,
+  diagnosis: Diagnosis | null,
+  teaching: string,
+): { judgement: ProbeJudgement; judgementSource: TeachingRun["judgementSource"]; warning?: PhaseWarning } {
+  if (diagnosis) return { judgement: diagnosis, judgementSource: "teacher" };
+  if (mode === "off") return { judgement: "unknown", judgementSource: "none" };
+  const inferred = mode === "adaptive" && teaching === "";
+  const judgement = inferred ? "strong" : "unknown";
+  return {
+    judgement,
+    judgementSource: inferred ? "empty-teaching" : "none",
+    warning: {
+      kind: "missing_diagnosis",
+      phase: "teaching",
+      message: `teacher stated no "Diagnosis: strong|weak"; judgement ${judgement}${inferred ? " inferred from its empty teaching" : ""}`,
+    },
+  };
+}
+
 function withPhase(phase: TeachingPhase, warnings: TeachingWarning[]): PhaseWarning[] {
   return warnings.map((w) => ({ ...w, phase }));
 }
@@ -166,7 +202,7 @@ export async function runTeaching<T extends TeachingTask>(
     throw new InvalidInputError("task.question: expected a non-empty string", { field: "task.question" });
   if (mode !== "off" && !teacher)
     throw new InvalidInputError(
-      `teacher: mode ${mode} needs a teacher model; use mode off to run the student alone`,
+      `teacher: mode ${mode} needs a teacher model; use mode off for the student alone`,
       {
         field: "teacher",
       },
@@ -272,22 +308,8 @@ export async function runTeaching<T extends TeachingTask>(
   };
   if (baseline) warnings.push(...withPhase("baseline", baseline.warnings));
 
-  let judgement: ProbeJudgement = "unknown";
-  let judgementSource: TeachingRun["judgementSource"] = "none";
-  if (run.diagnosis) {
-    judgement = run.diagnosis;
-    judgementSource = "teacher";
-  } else if (mode !== "off") {
-    if (mode === "adaptive" && run.teaching === "") {
-      judgement = "strong";
-      judgementSource = "empty-teaching";
-    }
-    warnings.push({
-      kind: "missing_diagnosis",
-      phase: "teaching",
-      message: `teacher stated no "Diagnosis: strong|weak"; judgement ${judgement}${judgementSource === "empty-teaching" ? " inferred from its empty teaching" : ""}`,
-    });
-  }
+  const { judgement, judgementSource, warning } = judge(mode, run.diagnosis, run.teaching);
+  if (warning) warnings.push(warning);
 
   const teachingTokens = run.teaching ? counter.count(run.teaching) : 0;
   const result: TeachingRun = {

@@ -6,22 +6,29 @@ export type TeachingPhase = "probe" | "teaching" | "solution" | "baseline";
 
 /** One model call of the protocol, as a caller stores it (one trace step per record). */
 export interface TeachingPhaseRecord {
+  /** Which step of the protocol this call was. */
   phase: TeachingPhase;
   /** Which model answered. */
   role: "student" | "teacher";
   /** The model's name, when the ChatModel gives one. */
   model?: string;
+  /** Exactly what the model was sent. */
   messages: TeachMessage[];
   /** The raw output, before any parsing or truncation. */
   output: string;
+  /** Prompt tokens as the backend counted them. */
   promptTokens: number;
+  /** Generated tokens as the backend counted them. */
   completionTokens: number;
+  /** Why generation ended, when the backend says. */
   finishReason?: ChatCompletion["finishReason"];
   /** ISO 8601 time the call started. */
   startedAt: string;
   /** Wall time of the call in milliseconds. */
   latencyMs: number;
+  /** The token budget the call was given. */
   maxTokens: number;
+  /** The sampling temperature the call was given. */
   temperature: number;
 }
 

@@ -10,7 +10,9 @@ export type Script = (prompt: string, messages: TeachMessage[], options: Complet
  * does unless `ignoreMaxTokens` simulates one that does not. Records every call it receives.
  */
 export class ScriptedChatModelTestDouble implements ChatModel {
+  /** Every call received, in order, for assertions on prompts and options. */
   readonly calls: { messages: TeachMessage[]; options: CompleteOptions }[] = [];
+  /** The name recorded on trace steps. */
   readonly model: string;
 
   constructor(
