@@ -21,6 +21,15 @@ describe("extractTag", () => {
     });
   });
 
+  it("reads a self-closing tag as a closed empty block", () => {
+    assert.deepEqual(extractTag("a <teaching/> b", "teaching"), {
+      state: "closed",
+      content: "",
+      start: 2,
+      end: 13,
+    });
+  });
+
   it("reports a missing tag with empty content", () => {
     assert.equal(extractTag("no tags", "thinking").state, "missing");
   });

@@ -14,10 +14,10 @@ export interface TagMatch {
 
 /**
  * Finds the first or last `<tag>…</tag>` block (case-insensitive, whitespace inside the brackets
- * allowed). `last` suits answers (a model that revises itself ends with its final answer).
+ * allowed; `<tag/>` is an empty block). `last` suits answers (a model that revises itself ends with its final answer).
  */
 export function extractTag(text: string, tag: TeachingTag, which: "first" | "last" = "first"): TagMatch {
-  const open = new RegExp(`<\\s*${tag}\\s*>`, "gi");
+  const open = new RegExp(`<\\s*${tag}\\s*(/)?\\s*>`, "gi");
   const close = new RegExp(`<\\s*/\\s*${tag}\\s*>`, "gi");
   const blocks: TagMatch[] = [];
   let from = 0;
@@ -25,6 +25,17 @@ export function extractTag(text: string, tag: TeachingTag, which: "first" | "las
     open.lastIndex = from;
     const opened = open.exec(text);
     if (!opened) break;
+    if (opened[1]) {
+      // <tag/>: a deliberately empty block.
+      blocks.push({
+        state: "closed",
+        content: "",
+        start: opened.index,
+        end: opened.index + opened[0].length,
+      });
+      from = opened.index + opened[0].length;
+      continue;
+    }
     close.lastIndex = opened.index + opened[0].length;
     const closed = close.exec(text);
     if (!closed) {
@@ -50,5 +61,5 @@ export function extractTag(text: string, tag: TeachingTag, which: "first" | "las
 
 /** Removes every opening or closing tag of the protocol, keeping the text between them. */
 export function stripTags(text: string): string {
-  return text.replace(/<\s*\/?\s*(thinking|teaching|solution)\s*>/gi, "").trim();
+  return text.replace(/<\s*\/?\s*(thinking|teaching|solution)\s*\/?\s*>/gi, "").trim();
 }

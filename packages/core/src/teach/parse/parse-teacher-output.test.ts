@@ -25,6 +25,12 @@ describe("parseTeacherOutput", () => {
     assert.deepEqual(kinds(out), ["empty_teaching"]);
   });
 
+  it("reads a self-closing <teaching/> as an empty teaching, not a missing one", () => {
+    const out = parseTeacherOutput("<thinking>Diagnosis: strong</thinking><teaching/>");
+    assert.equal(out.teaching, "");
+    assert.deepEqual(kinds(out), ["empty_teaching"]);
+  });
+
   it("uses the whole text as teaching when the teacher used no tags at all", () => {
     const out = parseTeacherOutput("Remember to convert hours to minutes first.");
     assert.equal(out.teaching, "Remember to convert hours to minutes first.");
