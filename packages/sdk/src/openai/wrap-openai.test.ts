@@ -240,7 +240,7 @@ describe("wrapOpenAI with the official openai client", () => {
     assert.ok(tracedError instanceof OpenAI.BadRequestError);
     assert.equal(Object.getPrototypeOf(tracedError), Object.getPrototypeOf(plainError));
     const shape = (e: unknown) => {
-      const { status, message, code, type, param, error } = e as OpenAI.APIError;
+      const { status, message, code, type, param, error } = e as InstanceType<typeof OpenAI.APIError>;
       return { status, message, code, type, param, error };
     };
     assert.deepStrictEqual(shape(tracedError), shape(plainError));
