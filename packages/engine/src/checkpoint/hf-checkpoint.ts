@@ -3,6 +3,8 @@
  * `model.safetensors.index.json`), `tokenizer.json`, `tokenizer_config.json`, `generation_config.json`.
  * What this writes loads in HF transformers as LlamaForCausalLM; HF Llama/Qwen2 checkpoints load here.
  */
+
+import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type LlamaConfig, parameterShapes, validateConfig } from "../model/llama-config.ts";
@@ -178,13 +180,8 @@ export async function readHfCheckpoint(
   await readTokenizerFiles(dir);
   const all = new Map<string, NamedTensor>();
   const whereFrom = new Map<string, string>();
-  let index: Record<string, unknown> | undefined;
-  try {
-    await readFile(join(dir, "model.safetensors.index.json"));
-    index = await readJson(join(dir, "model.safetensors.index.json"));
-  } catch (error) {
-    if (!(error as Error).message.endsWith("file not found")) throw error;
-  }
+  const indexPath = join(dir, "model.safetensors.index.json");
+  const index = existsSync(indexPath) ? await readJson(indexPath) : undefined;
   const files = index
     ? [...new Set(Object.values((index.weight_map ?? {}) as Record<string, string>))]
     : ["model.safetensors"];

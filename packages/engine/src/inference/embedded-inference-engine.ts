@@ -320,7 +320,7 @@ function finishRow(row: Row, token: number): boolean {
   let cut = -1;
   for (const s of stops) {
     if (s.length === 0) continue;
-    const at = text.indexOf(s, Math.max(0, row.text.length - s.length));
+    const at = text.indexOf(s);
     if (at >= 0 && (cut < 0 || at < cut)) cut = at;
   }
   row.text = text;

@@ -192,7 +192,10 @@ export function forward(
     const scores = tf.reshape(matmul(qGrouped, transposeLast(k)), [B, H, T, S]); // [B, H, T, S]
     const probs = tf.softmax(tf.add(scores, inputs.mask)); // [B, H, T, S]
     const attended = matmul(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
-    const merged: tf.Tensor2D = tf.reshape(tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]), [B * T, d]); // [B*T, d]
+    const merged: tf.Tensor2D = tf.reshape(tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]), [
+      B * T,
+      d,
+    ]); // [B*T, d]
     h = tf.add(h, linear(merged, w[`${p}self_attn.o_proj.weight`])); // [B*T, d]
     // --- SwiGLU MLP block ---
     const y = rmsNorm(h, w[`${p}post_attention_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { TokenEvent } from "@arc/core";
+import { initWeights } from "../model/llama.ts";
+import { configForSize } from "../model/llama-config.ts";
+import { EmbeddedInferenceEngine } from "./embedded-inference-engine.ts";
+
+const tiny = configForSize("tiny");
+const messages = [{ role: "user", content: "hello" }];
+
+describe("EmbeddedInferenceEngine", () => {
+  it("is deterministic under a seed and gives n different samples", async () => {
+    const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1));
+    const req = { messages, n: 3, seed: 42, maxTokens: 10, topP: 0.9, topK: 50 };
+    const a = await engine.generate([req]);
+    const b = await engine.generate([req, { messages, maxTokens: 5 }]);
+    assert.equal(a.length, 3);
+    assert.deepEqual(
+      a.map((r) => r.outputTokens),
+      b.slice(0, 3).map((r) => r.outputTokens),
+    );
+    assert.ok(new Set(a.map((r) => r.outputTokens.join())).size > 1);
+    assert.ok(
+      a.every(
+        (r) => r.outputLogprobs.length === r.outputTokens.length && r.outputLogprobs.every((x) => x <= 0),
+      ),
+    );
+  });
+
+  it("stops before a stop string and streams text that never includes it", async () => {
+    const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1));
+    const [free] = await engine.generate([{ messages, seed: 3, maxTokens: 24, temperature: 1 }]);
+    const stop = [...free.text].slice(2).find((c) => c >= " " && c <= "~");
+    assert.ok(stop, `expected a printable character in ${JSON.stringify(free.text)}`);
+    const events: TokenEvent[] = [];
+    const [cut] = await engine.generate(
+      [{ messages, seed: 3, maxTokens: 24, temperature: 1, stop: [stop] }],
+      {
+        onToken: (e) => events.push(e),
+      },
+    );
+    assert.equal(cut.finishReason, "stop");
+    assert.equal(cut.text, free.text.slice(0, free.text.indexOf(stop)));
+    assert.equal(events.map((e) => e.textDelta).join(""), cut.text);
+    assert.equal(events.at(-1)?.finishReason, "stop");
+  });
+
+  it("ends unfinished samples with finishReason abort when the signal fires", async () => {
+    const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1));
+    const controller = new AbortController();
+    let seen = 0;
+    const out = await engine.generate([{ messages, maxTokens: 200, temperature: 1, seed: 1 }], {
+      signal: controller.signal,
+      onToken: () => {
+        if (++seen === 1) controller.abort();
+      },
+    });
+    assert.equal(out[0].finishReason, "abort");
+    assert.ok(out[0].outputTokens.length < 200);
+  });
+
+  it("tags tokens with the weight version that produced them when weights change mid-generation", async () => {
+    const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1), { version: 7 });
+    const other = initWeights(tiny, 2);
+    let swapped: Promise<void> | undefined;
+    const out = await engine.generate([{ messages, maxTokens: 30, temperature: 1, seed: 5, stop: [] }], {
+      onToken: (e) => {
+        if (e.token >= 0 && !swapped) swapped = engine.setWeights(8, { kind: "tensors", tensors: other });
+      },
+    });
+    await swapped;
+    const versions = out[0].outputVersions;
+    assert.equal(versions[0], 7);
+    assert.equal(versions.at(-1), 8);
+    assert.equal(engine.getVersion(), 8);
+  });
+
+  it("rejects a request without a prompt, naming the field", async () => {
+    const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1));
+    await assert.rejects(
+      engine.generate([{ maxTokens: 3 }]),
+      /requests\[0\]: expected promptTokens or messages/,
+    );
+    await assert.rejects(engine.generate([{ messages, temperature: -1 }]), /requests\[0\]\.temperature/);
+  });
+});

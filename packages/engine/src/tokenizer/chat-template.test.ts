@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { decodeTokens, encodeText, specialId, VOCAB_SIZE } from "./byte-tokenizer.ts";
+import { renderChat, renderChatExample } from "./chat-template.ts";
+import { byteToUnicode, readTokenizerFiles, writeTokenizerFiles } from "./tokenizer-files.ts";
+
+describe("byte tokenizer and chat template", () => {
+  it("round-trips any UTF-8 text through byte ids", () => {
+    const text = "héllo, 世界 🙂 <|end|>";
+    const ids = encodeText(text);
+    assert.ok(
+      ids.every((id) => id < 256),
+      "special-token strings in text stay plain bytes",
+    );
+    assert.equal(decodeTokens(ids), text);
+    assert.equal(VOCAB_SIZE, 264);
+  });
+
+  it("renders system/user/assistant/tool turns with role markers and a generation prompt", () => {
+    const ids = renderChat([
+      { role: "system", content: "be brief" },
+      { role: "user", content: "hi" },
+      { role: "assistant", content: null },
+      { role: "tool", content: "42" },
+    ]);
+    const s = (t: Parameters<typeof specialId>[0]) => specialId(t);
+    assert.deepEqual(ids, [
+      s("<|bos|>"),
+      s("<|system|>"),
+      ...encodeText("be brief"),
+      s("<|end|>"),
+      s("<|user|>"),
+      ...encodeText("hi"),
+      s("<|end|>"),
+      s("<|assistant|>"),
+      s("<|end|>"),
+      s("<|tool|>"),
+      ...encodeText("42"),
+      s("<|end|>"),
+      s("<|assistant|>"),
+    ]);
+    const ex = renderChatExample([{ role: "user", content: "q" }], "a");
+    assert.deepEqual(ex.outputTokens, [97, s("<|end|>")]);
+  });
+
+  it("rejects an unknown role, naming the message", () => {
+    assert.throws(
+      () =>
+        renderChat([
+          { role: "user", content: "a" },
+          { role: "robot", content: "b" },
+        ]),
+      /messages\[1\]\.role: expected one of system, user, assistant, tool, got "robot"/,
+    );
+  });
+
+  it("writes HF tokenizer files that read back, with the chat template", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "arc-tok-"));
+    await writeTokenizerFiles(dir);
+    const tok = JSON.parse(await readFile(join(dir, "tokenizer.json"), "utf8"));
+    assert.equal(Object.keys(tok.model.vocab).length, 256);
+    assert.equal(tok.model.vocab[byteToUnicode()[32]], 32);
+    assert.equal(
+      tok.added_tokens.find((t: { content: string }) => t.content === "<|end|>").id,
+      specialId("<|end|>"),
+    );
+    const { chatTemplate } = await readTokenizerFiles(dir);
+    assert.match(chatTemplate, /<\|' \+ message\['role'\] \+ '\|>/);
+  });
+});

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
+import { initWeights } from "../model/llama.ts";
+import { configForSize } from "../model/llama-config.ts";
+import { renderChatExample } from "../tokenizer/chat-template.ts";
+import { EmbeddedTrainEngine } from "./embedded-train-engine.ts";
+
+const tiny = configForSize("tiny");
+const chats = [
+  ["hi", "hello!"],
+  ["what is 2+2?", "4"],
+  ["color of the sky?", "blue"],
+  ["your name?", "arc"],
+  ["say yes", "yes"],
+  ["capital of france?", "paris"],
+];
+const examples = chats.map(([q, a]) => renderChatExample([{ role: "user", content: q }], a));
+const batch = {
+  promptTokens: examples.map((e) => e.promptTokens),
+  outputTokens: examples.map((e) => e.outputTokens),
+};
+
+describe("EmbeddedTrainEngine", () => {
+  it("memorizes a small chat set with a few hundred SFT steps", async () => {
+    const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 1), {
+      learningRate: 3e-3,
+      warmupSteps: 10,
+    });
+    let last = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 200; i++) last = (await trainer.step(batch, { kind: "sft" })).loss;
+    assert.ok(last < 0.05, `final loss ${last}`);
+    const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 99), { version: 0 });
+    await engine.setWeights(1, trainer.weights());
+    const out = await engine.generate(
+      chats.map(([q]) => ({ messages: [{ role: "user", content: q }], temperature: 0, maxTokens: 16 })),
+    );
+    assert.deepEqual(
+      out.map((r) => r.text),
+      chats.map(([, a]) => a),
+    );
+    assert.ok(out.every((r) => r.finishReason === "stop" && r.outputVersions.every((v) => v === 1)));
+    // what the trainer scores is what the sampler reports
+    const lp = await trainer.logprobs({
+      promptTokens: [out[0].promptTokens],
+      outputTokens: [out[0].outputTokens],
+    });
+    lp[0].forEach((x, i) => assert.ok(Math.abs(x - out[0].outputLogprobs[i]) < 1e-3));
+  });
+
+  it("saves and loads weights and optimizer state bit-exactly, so training continues identically", async () => {
+    const a = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 2), {
+      learningRate: 1e-3,
+      warmupSteps: 5,
+      weightDecay: 0.01,
+    });
+    for (let i = 0; i < 3; i++) await a.step(batch, { kind: "sft" });
+    const dir = await mkdtemp(join(tmpdir(), "arc-train-"));
+    await a.save(dir);
+    const b = await EmbeddedTrainEngine.fromCheckpoint(dir);
+    assert.equal(b.getStep(), 3);
+    const wa = a.exportTensors();
+    for (const [name, t] of b.exportTensors()) assert.deepEqual(t.data, wa.get(name)!.data, name);
+    const ma = await a.step(batch, { kind: "dpo", beta: 0.1, loss: "sigmoid" });
+    const mb = await b.step(batch, { kind: "dpo", beta: 0.1, loss: "sigmoid" });
+    assert.equal(mb.loss, ma.loss);
+    assert.equal(mb.learningRate, ma.learningRate);
+    const after = a.exportTensors();
+    for (const [name, t] of b.exportTensors()) assert.deepEqual(t.data, after.get(name)!.data, name);
+  });
+
+  it("raises DPO reward accuracy and keeps GRPO ratios at 1 on-policy", async () => {
+    const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 4), { learningRate: 2e-3 });
+    const first = await trainer.step(batch, { kind: "dpo", beta: 0.5, loss: "ipo" });
+    let m = first;
+    for (let i = 0; i < 20; i++) m = await trainer.step(batch, { kind: "dpo", beta: 0.5, loss: "ipo" });
+    assert.ok(m.loss < first.loss, `${m.loss} !< ${first.loss}`);
+    assert.equal(m.extra.rewardAccuracy, 1);
+    const g = await trainer.step(
+      { ...batch, advantages: [1, -1, 1, -1, 1, -1] },
+      { kind: "grpo", clipEpsilon: 0.2, klCoef: 0.05, entropyCoef: 0, aggregation: "sequence" },
+    );
+    assert.ok(Math.abs(g.extra.ratio - 1) < 1e-5);
+    assert.ok(g.extra.kl > 0);
+    await assert.rejects(
+      trainer.step(batch, {
+        kind: "grpo",
+        clipEpsilon: 0.2,
+        klCoef: 0,
+        entropyCoef: 0,
+        aggregation: "token",
+      }),
+      /batch\.advantages/,
+    );
+  });
+});
