@@ -35,11 +35,9 @@ describe("safetensors", () => {
     assert.equal(fromBf16Bits(toBf16Bits(Math.PI)), 3.140625);
     for (const dtype of ["F16", "BF16"] as const) {
       const back = decodeSafetensors(encodeSafetensors(sample, { dtype })).get("a.weight")!.data;
-      sample
-        .get("a.weight")!
-        .data.forEach((x, i) =>
-          assert.ok(Math.abs(back[i] - x) <= Math.abs(x) * 2 ** -7 + 1e-6, `${dtype} ${x} -> ${back[i]}`),
-        );
+      for (const [i, x] of sample.get("a.weight")!.data.entries()) {
+        assert.ok(Math.abs(back[i] - x) <= Math.abs(x) * 2 ** -7 + 1e-6, `${dtype} ${x} -> ${back[i]}`);
+      }
     }
   });
 

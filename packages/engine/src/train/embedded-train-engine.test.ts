@@ -48,7 +48,7 @@ describe("EmbeddedTrainEngine", () => {
       promptTokens: [out[0].promptTokens],
       outputTokens: [out[0].outputTokens],
     });
-    lp[0].forEach((x, i) => assert.ok(Math.abs(x - out[0].outputLogprobs[i]) < 1e-3));
+    for (const [i, x] of lp[0].entries()) assert.ok(Math.abs(x - out[0].outputLogprobs[i]) < 1e-3);
   });
 
   it("saves and loads weights and optimizer state bit-exactly, so training continues identically", async () => {
