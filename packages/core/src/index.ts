@@ -5,3 +5,4 @@ export * from "./tasks/index.ts";
 export * from "./teach/index.ts";
 export * from "./trace/index.ts";
 export * from "./verify/index.ts";
+export * from "./detect/index.ts";

@@ -1,6 +1,6 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { type TaskGenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
+import { type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
 import { formatToolCall } from "./tool-spec.ts";
 
 /** What an `arith` task expects: the number, and one expression that computes it (the reference call). */

@@ -9,6 +9,7 @@ export {
   writeDatasetJsonl,
 } from "./dataset-row.ts";
 export { DEFAULT_YEAR, formatDateLong, formatTime12, parseDate, parseTime } from "./dates.ts";
+export { INJECTED_MODES, type InjectedMode, type SimulatedTurn } from "./injected-modes.ts";
 export { type JsonSchema, type SchemaIssue, validateJsonSchema } from "./json-schema.ts";
 export {
   allowedAction,
@@ -28,10 +29,11 @@ export {
 } from "./orderdesk-session.ts";
 export { ORDERDESK_ACTIONS, ORDERDESK_TOOL_SCHEMAS } from "./orderdesk-tools.ts";
 export { type ParsedToolCall, parseToolCall } from "./parse-tool-call.ts";
+export { type SimulatedTrace, simulateProductionTraffic, type TrafficOptions } from "./production-traffic.ts";
 export { createRng, deriveSeed, fnv1a, type Rng } from "./rng.ts";
 export { SPLITS, type Split } from "./split.ts";
 export { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
-export { type ChatTurn, type TaskGenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
+export { type ChatTurn, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
 export {
   formatToolCall,
   type ToolCallJson,

@@ -1,6 +1,6 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { type TaskGenerateOptions, type TaskFamily, taskId } from "./task-family.ts";
+import { type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
 
 /** Where an order is in its life; the rules of what may be done depend on it. */

@@ -2,7 +2,7 @@ import type { Task } from "../rollout/index.ts";
 import { formatDateLong, formatTime12 } from "./dates.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import type { Split } from "./split.ts";
-import { type TaskGenerateOptions, pickWeighted, type TaskFamily, taskId } from "./task-family.ts";
+import { pickWeighted, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
 
 /** What a `toolcall` task expects: exactly this call (arguments compared after normalization). */

@@ -1,0 +1,27 @@
+import { z } from "zod";
+
+/** A tenant's detection settings. Every field has a default, so `{}` is a valid config. */
+export const DetectionConfig = z.object({
+  disabled: z.array(z.string()).default([]).describe("ids of detectors switched off for this tenant"),
+  latencyBudgetMs: z
+    .number()
+    .positive()
+    .default(10_000)
+    .describe("a trace (or one LLM step) slower than this fails `latency_over_budget`"),
+  loopThreshold: z
+    .number()
+    .int()
+    .min(2)
+    .default(3)
+    .describe("the same tool call this many times in one trace is a `tool_loop`"),
+  negativeScoreBelow: z
+    .number()
+    .default(0)
+    .describe("feedback with a score below this is negative (the tenant defines its scale)"),
+  negativeLabels: z
+    .array(z.string())
+    .default(["thumbs_down", "bad", "wrong", "incorrect", "unhelpful"])
+    .describe("feedback labels that count as negative (case-insensitive); a correction always does"),
+});
+export type DetectionConfig = z.infer<typeof DetectionConfig>;
+export type DetectionConfigInput = z.input<typeof DetectionConfig>;

@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { NotFoundError } from "../errors/index.ts";
+import { Trace } from "../trace/index.ts";
+import { fail, PASS } from "../verify/index.ts";
+import { DetectorRegistry } from "./detector-registry.ts";
+
+const fixtures: { name: string; trace: unknown }[] = JSON.parse(
+  readFileSync(new URL("../__fixtures__/detect-traces.json", import.meta.url), "utf8"),
+);
+const trace = (name: string) => Trace.parse(fixtures.find((f) => f.name === name)?.trace);
+
+describe("detector registry", () => {
+  it("stops reporting a failure class once its detector is disabled, and again when re-enabled", () => {
+    const registry = new DetectorRegistry();
+    assert.equal(registry.judge(trace("a correct but slow answer")).status, "failed");
+    registry.disable("latency");
+    assert.equal(registry.judge(trace("a correct but slow answer")).status, "passed");
+    assert.deepEqual(registry.getConfig().disabled, ["latency"]);
+    registry.enable("latency");
+    assert.equal(registry.judge(trace("a correct but slow answer")).status, "failed");
+  });
+
+  it("restores a tenant's settings from the JSON it saved", () => {
+    const saved = new DetectorRegistry()
+      .disable("refusal")
+      .configure({ latencyBudgetMs: 20_000 })
+      .getConfig();
+    const restored = new DetectorRegistry(JSON.parse(JSON.stringify(saved)));
+    assert.equal(restored.judge(trace("a correct but slow answer")).status, "passed");
+    assert.equal(restored.list().find((d) => d.id === "refusal")?.enabled, false);
+  });
+
+  it("judges a tenant's own env with the verifier it registered", () => {
+    const registry = new DetectorRegistry().registerVerifier("support", ({ outputs }) =>
+      outputs.at(-1) === "Done!"
+        ? fail({ class: "wrong_answer", path: "support.reply", message: "claims success without acting" })
+        : PASS,
+    );
+    const judgement = registry.judge(trace("an answer the user corrected"));
+    assert.equal(judgement.primary?.class, "wrong_answer");
+    assert.equal(judgement.primary?.path, "support.reply");
+  });
+
+  it("judges a trace with missing fields as unknown, naming them, instead of dropping it", () => {
+    const judgement = new DetectorRegistry().judgeInput({
+      id: "half",
+      env: "toolcall",
+      steps: [{ kind: "llm" }],
+    });
+    assert.equal(judgement.status, "unknown");
+    assert.equal(judgement.traceId, "half");
+    assert.match(judgement.verdicts[0].evidence.message, /startedAt: Required/);
+    assert.equal(new DetectorRegistry().judgeInput(null).traceId, "(no id)");
+  });
+
+  it("turns a detector that throws into an unknown verdict and keeps the others' verdicts", () => {
+    const registry = new DetectorRegistry().register({
+      id: "flaky",
+      description: "always throws",
+      detect: () => {
+        throw new Error("boom");
+      },
+    });
+    const judgement = registry.judge(trace("a wrong argument"));
+    assert.equal(judgement.status, "failed");
+    assert.ok(
+      judgement.verdicts.some(
+        (v) => v.detectorId === "flaky" && v.status === "unknown" && /boom/.test(v.evidence.message),
+      ),
+    );
+  });
+
+  it("refuses to disable a detector it does not know and to register an id twice", () => {
+    const registry = new DetectorRegistry();
+    assert.throws(
+      () => registry.disable("vibes"),
+      (e: unknown) => NotFoundError.isInstance(e),
+    );
+    assert.throws(
+      () => registry.register({ id: "refusal", description: "", detect: () => [] }),
+      /already registered/,
+    );
+    assert.throws(() => new DetectorRegistry({ latencyBudgetMs: -1 }), /detection config latencyBudgetMs/);
+  });
+});

@@ -1,0 +1,24 @@
+import type { Feedback, Trace } from "../trace/index.ts";
+import type { Verifier } from "../verify/index.ts";
+import type { DetectionConfig } from "./detection-config.ts";
+import type { Verdict } from "./verdict.ts";
+
+/** What a detector may consult besides the trace. */
+export interface DetectContext {
+  config: DetectionConfig;
+  /** Feedback received for this trace so far (may arrive after the trace: detect again then). */
+  feedback: readonly Feedback[];
+  /** The verifier registered for an env id, if any. */
+  verifierFor(env: string): Verifier | undefined;
+}
+
+/**
+ * A small, explainable detector: looks at one trace and says what it sees. It returns no verdict when it
+ * has nothing to say (a heuristic that did not fire), and never throws on odd input.
+ */
+export interface Detector {
+  id: string;
+  /** One line a tenant reads when choosing which detectors to enable. */
+  description: string;
+  detect(trace: Trace, context: DetectContext): Verdict[];
+}

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { type Feedback, Trace } from "../trace/index.ts";
+import { DetectorRegistry } from "./detector-registry.ts";
+
+interface Fixture {
+  name: string;
+  expect: { status: string; class?: string; path?: string };
+  feedback?: Feedback[];
+  trace: unknown;
+}
+
+const fixtures: Fixture[] = JSON.parse(
+  readFileSync(new URL("../__fixtures__/detect-traces.json", import.meta.url), "utf8"),
+);
+
+describe("detectors on real traces", () => {
+  const registry = new DetectorRegistry();
+  for (const fixture of fixtures) {
+    it(`judges ${fixture.name} as ${fixture.expect.status}${fixture.expect.class ? ` (${fixture.expect.class})` : ""}`, () => {
+      const judgement = registry.judge(Trace.parse(fixture.trace), fixture.feedback);
+      assert.equal(judgement.status, fixture.expect.status, JSON.stringify(judgement.verdicts, null, 1));
+      if (fixture.expect.class) assert.equal(judgement.primary?.class, fixture.expect.class);
+      if (fixture.expect.path) assert.equal(judgement.primary?.path, fixture.expect.path);
+      for (const v of judgement.verdicts) assert.equal(v.traceId, judgement.traceId);
+      if (judgement.primary) {
+        assert.ok(judgement.primary.evidence.message.length > 0);
+        assert.ok(
+          judgement.primary.stepId ||
+            judgement.primary.class === "latency_over_budget" ||
+            judgement.primary.class === "user_feedback",
+        );
+      }
+    });
+  }
+
+  it("points a multi-turn failure at the step that went wrong", () => {
+    const loop = fixtures.find((f) => f.name === "a lookup loop")!;
+    const judgement = registry.judge(Trace.parse(loop.trace));
+    assert.equal(judgement.primary?.stepId, "s2");
+    assert.match(judgement.primary?.evidence.message ?? "", /lookup_order called 4 times/);
+  });
+
+  it("keeps the evidence a person needs: expected and actual values of a wrong argument", () => {
+    const arg = fixtures.find((f) => f.name === "a wrong argument")!;
+    const { primary } = registry.judge(Trace.parse(arg.trace));
+    assert.deepEqual(
+      [primary?.evidence.expected, primary?.evidence.actual, primary?.severity],
+      ["c", "f", "medium"],
+    );
+  });
+});

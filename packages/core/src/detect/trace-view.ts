@@ -1,0 +1,72 @@
+import type { Step, Trace } from "../trace/index.ts";
+
+/** One model turn of a trace: the LLM step and its output as text (tool calls rendered as `{"tool","args"}` JSON). */
+export interface ModelTurn {
+  step: Step;
+  text: string;
+  hasOutput: boolean;
+}
+
+/** The LLM steps of a trace, in order. */
+export function llmSteps(trace: Trace): Step[] {
+  return trace.steps.filter((s) => s.kind === "llm" && s.llm);
+}
+
+/**
+ * The model's output of each LLM step as the verifiers read it: the text content, or the first tool call
+ * as `{"tool":name,"args":...}` (raw `arguments` kept as they are, so malformed ones fail to parse).
+ */
+export function modelTurns(trace: Trace): ModelTurn[] {
+  return llmSteps(trace).map((step) => {
+    const output = step.llm?.output;
+    const call = output?.toolCalls?.[0];
+    if (call) {
+      const args = call.function.arguments.trim() || "{}";
+      return { step, text: `{"tool":${JSON.stringify(call.function.name)},"args":${args}}`, hasOutput: true };
+    }
+    const text = output?.content ?? "";
+    return {
+      step,
+      text,
+      hasOutput: output !== undefined && output.content !== undefined && output.content !== null,
+    };
+  });
+}
+
+/** The reference solution the sender attached (`trace.metadata.solution`), if any. */
+export function traceSolution(trace: Trace): unknown {
+  return trace.metadata?.solution;
+}
+
+/** The user's request: `trace.input` (a string or `{question}`), else the first user message of the first LLM step. */
+export function traceQuestion(trace: Trace): string {
+  const input = trace.input as { question?: unknown } | string | undefined;
+  if (typeof input === "string") return input;
+  if (typeof input?.question === "string") return input.question;
+  for (const step of llmSteps(trace)) {
+    const user = step.llm?.messages.find((m) => m.role === "user");
+    if (typeof user?.content === "string") return user.content;
+  }
+  return "";
+}
+
+/** The model version that answered: the first LLM step that says. */
+export function traceModelVersion(trace: Trace): string | undefined {
+  for (const step of llmSteps(trace)) {
+    const version = step.llm?.modelVersion ?? step.llm?.modelServed;
+    if (version) return version;
+  }
+  return undefined;
+}
+
+/** Wall time of the trace in ms: endedAt − startedAt, else the sum of step latencies, else undefined. */
+export function traceLatencyMs(trace: Trace): number | undefined {
+  if (trace.endedAt) return Date.parse(trace.endedAt) - Date.parse(trace.startedAt);
+  const latencies = trace.steps.map((s) => s.latencyMs).filter((l): l is number => l !== undefined);
+  return latencies.length ? latencies.reduce((a, b) => a + b, 0) : undefined;
+}
+
+/** The tool name in a (possibly cut-off) tool-call output, e.g. `get_weather` from `{"tool":"get_weather","ar`. */
+export function toolNameIn(text: string): string | undefined {
+  return /"tool"\s*:\s*"([^"]{1,64})"/.exec(text)?.[1];
+}
