@@ -215,4 +215,15 @@ describe("Exporter", () => {
     assert.ok(e.stats().retried >= 1);
     assert.equal(e.stats().pending, 1);
   });
+
+  it("gives up on a request that hangs past requestTimeoutMs, even with a fetch that ignores its signal", async () => {
+    const e = exporter("http://127.0.0.1:1", {
+      fetch: () => new Promise(() => {}),
+      requestTimeoutMs: 50,
+      maxRetries: 0,
+    });
+    e.enqueueTrace(trace("a"));
+    assert.equal(await e.flush(2000), true);
+    assert.deepEqual(e.stats(), { sent: 0, dropped: 0, failed: 1, retried: 1, pending: 0 });
+  });
 });

@@ -255,12 +255,19 @@ export class Exporter {
     let retryAfter: number | undefined;
     let detail: string;
     try {
-      const response = await this.options.fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${this.options.apiKey}` },
-        body,
-        signal: AbortSignal.timeout(this.options.requestTimeoutMs),
-      });
+      const signal = AbortSignal.timeout(this.options.requestTimeoutMs);
+      // The race also bounds an injected fetch that ignores its signal: one stuck request must not stall export.
+      const response = await Promise.race([
+        this.options.fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${this.options.apiKey}` },
+          body,
+          signal,
+        }),
+        new Promise<never>((_, reject) =>
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
+        ),
+      ]);
       detail = await response.text().catch(() => "");
       if (response.ok) {
         this.counts.sent += batch.length;
