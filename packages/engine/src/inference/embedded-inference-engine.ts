@@ -26,14 +26,23 @@ import { type SampledToken, sampleToken } from "./sampler.ts";
 
 /** Options of the embedded inference engine. */
 export interface InferenceEngineOptions {
-  /** Most samples decoded together in one batch; more wait for the next batch (default 16). */
+  /** Most samples decoded together; more wait in a queue and join as running ones finish (default 16). */
   maxBatchSize?: number;
   /** Version of the initial weights (default 0). */
   version?: number;
 }
 
-/** One sample being decoded. */
+/** One `generate` call: its options and how many of its samples are still unfinished. */
+interface Call {
+  options: GenerateOptions;
+  remaining: number;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** One sample: its request, sampling state and what it has produced so far. */
 interface Row {
+  call: Call;
   request: GenRequest;
   requestIndex: number;
   sampleIndex: number;
@@ -50,11 +59,21 @@ interface Row {
   emitted: number;
 }
 
+/** A row in the running batch: 1 per cached position that is left padding, and where it goes next. */
+interface Slot {
+  row: Row;
+  pad: number[];
+  nextPosition: number;
+}
+
 const PAD = specialId("<|pad|>");
 
 /**
- * The embedded InferenceEngine: the Llama model on tensorflow.js, left-padded batches, a KV cache,
- * per-row seeded sampling. Calls to `generate` run one batch at a time; others wait their turn (a queue).
+ * The embedded InferenceEngine: the Llama model on tensorflow.js with a KV cache and continuous batching.
+ * Samples from every concurrent `generate` call share one running batch of up to `maxBatchSize` rows;
+ * queued samples are prefilled and join it between two decoding steps, and finished ones leave it.
+ * Each sample draws from its own seeded PRNG, so its tokens do not depend on the others it shares a batch with
+ * (up to float rounding of the batched math).
  */
 export class EmbeddedInferenceEngine implements InferenceEngine {
   readonly config: LlamaConfig;
@@ -62,7 +81,8 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private readonly rope: RopeTables;
   private version: number;
   private readonly maxBatchSize: number;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly pending: Row[] = [];
+  private running = false;
 
   private constructor(config: LlamaConfig, weights: Weights, options: InferenceEngineOptions) {
     this.config = config;
@@ -72,7 +92,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     this.maxBatchSize = options.maxBatchSize ?? 16;
   }
 
-  /** An engine over in-memory weights (HF names, float32). */
+  /** An engine over in-memory weights (HF names and layout, float32). */
   static async create(
     config: LlamaConfig,
     tensors: Map<string, NamedTensor>,
@@ -93,7 +113,12 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     return this.version;
   }
 
-  /** Swaps weights between two decoding steps: tokens after the swap carry the new version. */
+  /** Samples waiting to join the running batch (the queue beyond capacity). */
+  queuedSamples(): number {
+    return this.pending.length;
+  }
+
+  /** Swaps weights between two decoding steps: tokens sampled after the swap carry the new version. */
   async setWeights(version: number, source: WeightSource): Promise<void> {
     const next = await weightsFromSource(this.config, source);
     const old = this.weights;
@@ -103,14 +128,19 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   }
 
   async generate(requests: GenRequest[], options: GenerateOptions = {}): Promise<GenResult[]> {
-    const rows = requests.flatMap((request, requestIndex) => this.rowsOf(request, requestIndex));
-    const run = this.queue.then(async () => {
-      for (let i = 0; i < rows.length; i += this.maxBatchSize) {
-        await this.decode(rows.slice(i, i + this.maxBatchSize), options);
-      }
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
-    this.queue = run.catch(() => undefined);
-    await run;
+    const call: Call = { options, remaining: 0, resolve, reject };
+    const rows = requests.flatMap((request, requestIndex) => this.rowsOf(call, request, requestIndex));
+    call.remaining = rows.length;
+    if (rows.length === 0) return [];
+    this.pending.push(...rows);
+    void this.loop();
+    await done;
     return rows.map((row) => ({
       requestId: row.request.id,
       sampleIndex: row.sampleIndex,
@@ -124,7 +154,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     }));
   }
 
-  private rowsOf(request: GenRequest, requestIndex: number): Row[] {
+  private rowsOf(call: Call, request: GenRequest, requestIndex: number): Row[] {
     const field = `requests[${requestIndex}]`;
     let prompt: number[];
     if (request.promptTokens) prompt = request.promptTokens;
@@ -133,32 +163,41 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     if (prompt.length === 0)
       throw new TypeError(`${field}.promptTokens: expected at least one token, got none`);
     const bad = prompt.find((t) => !Number.isInteger(t) || t < 0 || t >= this.config.vocab_size);
-    if (bad !== undefined)
+    if (bad !== undefined) {
       throw new TypeError(
         `${field}.promptTokens: expected ids in [0, ${this.config.vocab_size}), got ${bad}`,
       );
+    }
     const n = request.n ?? 1;
     if (!Number.isInteger(n) || n < 1)
       throw new TypeError(`${field}.n: expected a positive integer, got ${n}`);
     const room = this.config.max_position_embeddings - prompt.length;
-    if (room < 1)
+    if (room < 1) {
       throw new TypeError(
-        `${field}: prompt of ${prompt.length} tokens leaves no room in the context of ${this.config.max_position_embeddings}`,
+        `${field}: a prompt of ${prompt.length} tokens leaves no room in the context of ${this.config.max_position_embeddings}`,
       );
-    const maxTokens = Math.min(request.maxTokens ?? 64, room);
+    }
+    const maxTokens = request.maxTokens ?? 64;
+    if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+      throw new TypeError(`${field}.maxTokens: expected a positive integer, got ${maxTokens}`);
+    }
     const temperature = request.temperature ?? 1;
     if (!(temperature >= 0))
       throw new TypeError(`${field}.temperature: expected a number >= 0, got ${temperature}`);
     const topP = request.topP ?? 1;
     if (!(topP > 0 && topP <= 1))
       throw new TypeError(`${field}.topP: expected a number in (0, 1], got ${topP}`);
+    const topK = request.topK ?? 0;
+    if (!Number.isInteger(topK) || topK < 0)
+      throw new TypeError(`${field}.topK: expected an integer >= 0, got ${topK}`);
     const seed = request.seed ?? Math.floor(Math.random() * 2 ** 31);
     return Array.from({ length: n }, (_, sampleIndex) => ({
+      call,
       request,
       requestIndex,
       sampleIndex,
       prompt,
-      maxTokens,
+      maxTokens: Math.min(maxTokens, room),
       rand: mulberry32((seed * 1_000_003 + sampleIndex * 7919) >>> 0),
       tokens: [],
       logprobs: [],
@@ -169,112 +208,214 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     }));
   }
 
-  /** Prefills one batch, then decodes token by token with the KV cache until every row is done. */
-  private async decode(rows: Row[], { signal, onToken }: GenerateOptions): Promise<void> {
+  /**
+   * The decoding loop, one at a time per engine: admit queued rows (prefill, merge into the cache),
+   * otherwise take one decoding step for the running batch; drop finished rows; yield to the event loop.
+   */
+  private async loop(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    let slots: Slot[] = [];
+    let cache: KvCache | undefined;
+    try {
+      while (slots.length > 0 || this.pending.length > 0) {
+        for (const row of this.pending) if (isAborted(row)) finish(row, "abort");
+        this.pending.splice(0, this.pending.length, ...this.pending.filter((r) => !r.finish));
+        for (const slot of slots) if (isAborted(slot.row)) finish(slot.row, "abort");
+
+        const room = this.maxBatchSize - slots.filter((s) => !s.row.finish).length;
+        if (this.pending.length > 0 && room > 0) {
+          const admitted = this.pending.splice(0, room);
+          const fresh = this.prefill(admitted);
+          const merged = mergeBatches(slots, cache, fresh.slots, fresh.cache);
+          slots = merged.slots;
+          cache = merged.cache;
+        } else if (slots.some((s) => !s.row.finish) && cache) {
+          const next = this.step(slots, cache);
+          disposeCache(cache);
+          cache = next;
+        }
+        const keep = slots.map((s, i) => (s.row.finish ? -1 : i)).filter((i) => i >= 0);
+        if (keep.length < slots.length && cache) {
+          const kept = keep.length > 0 ? gatherRows(cache, keep) : undefined;
+          disposeCache(cache);
+          cache = kept;
+          slots = keep.map((i) => slots[i]);
+        }
+        await new Promise((resolve) => setImmediate(resolve)); // lets requests, aborts and weight swaps in
+      }
+    } catch (error) {
+      // a failure of the math fails every call that had a sample in flight or queued
+      for (const row of [...slots.map((s) => s.row), ...this.pending.splice(0)]) row.call.reject(error);
+    } finally {
+      if (cache) disposeCache(cache);
+      this.running = false;
+    }
+  }
+
+  /** Runs the prompts of newly admitted rows (left-padded to a common length) and samples their first token. */
+  private prefill(rows: Row[]): { slots: Slot[]; cache: KvCache } {
     const P = Math.max(...rows.map((r) => r.prompt.length));
-    const maxNew = Math.max(...rows.map((r) => r.maxTokens));
-    let active = rows.map((_, i) => i); // rows still decoding, in batch order
-    let keyIsPad = rows.map((r) => {
-      const pad = new Uint8Array(P + maxNew);
-      pad.fill(1, 0, P - r.prompt.length);
-      return pad;
+    const slots = rows.map((row) => {
+      const padCount = P - row.prompt.length;
+      return {
+        row,
+        pad: Array.from({ length: P }, (_, t) => (t < padCount ? 1 : 0)),
+        nextPosition: row.prompt.length,
+      };
     });
     const tokens = rows.flatMap((r) => [...new Array(P - r.prompt.length).fill(PAD), ...r.prompt]);
     const positions = rows.flatMap((r) =>
       Array.from({ length: P }, (_, t) => Math.max(0, t - (P - r.prompt.length))),
     );
-    let nextPos = rows.map((r) => r.prompt.length);
-    let cache: KvCache | undefined;
-    let past = 0;
-    let input = {
-      tokens: tf.tensor2d(tokens, [rows.length, P], "int32"),
-      positions: tf.tensor2d(positions, [rows.length, P], "int32"),
-    };
-    let T = P;
-    try {
-      while (active.length > 0) {
-        if (signal?.aborted) {
-          for (const i of active) {
-            rows[i].finish = "abort";
-            onToken?.({ ...lastEvent(rows[i]), textDelta: "", finishReason: "abort" });
-          }
-          break;
-        }
-        const mask = attentionMask(keyIsPad, past, T);
-        const weights = this.weights;
-        const version = this.version;
-        const result: { logits: tf.Tensor3D; cache: KvCache } = tf.tidy(
-          () =>
-            forward(this.config, weights, this.rope, {
-              ...input,
-              mask,
-              cache,
-              embedding: "gather",
-              lastOnly: true,
-            }) as unknown as tf.TensorContainer,
-        ) as unknown as { logits: tf.Tensor3D; cache: KvCache };
-        mask.dispose();
-        input.tokens.dispose();
-        input.positions.dispose();
-        if (cache) disposeCache(cache);
-        cache = result.cache;
-        past += T;
-        T = 1;
-        const logits = result.logits.dataSync() as Float32Array; // [B, 1, V]
-        result.logits.dispose();
-        const V = this.config.vocab_size;
-        const next: number[] = [];
-        const stillActive: number[] = [];
-        active.forEach((rowIndex, b) => {
-          const row = rows[rowIndex];
-          const req = row.request;
-          const picked = sampleToken(
-            logits,
-            b * V,
-            V,
-            { temperature: req.temperature ?? 1, topP: req.topP ?? 1, topK: req.topK ?? 0 },
-            row.rand(),
-            req.topLogprobs ?? 0,
-          );
-          row.tokens.push(picked.token);
-          row.logprobs.push(picked.logprob);
-          row.versions.push(version);
-          row.top.push(picked.top);
-          const done = finishRow(row, picked.token);
-          if (onToken) {
-            const safe = done ? row.text.length : stableLength(row.text, req.stop ?? []);
-            const textDelta = row.text.slice(row.emitted, Math.max(row.emitted, safe));
-            row.emitted = Math.max(row.emitted, safe);
-            onToken({ ...lastEvent(row), textDelta, finishReason: row.finish, topLogprobs: picked.top });
-          }
-          if (done) return;
-          stillActive.push(b);
-          next.push(picked.token);
-        });
-        if (stillActive.length < active.length && stillActive.length > 0 && cache) {
-          const keep = tf.tensor1d(stillActive, "int32");
-          const compact = (ts: tf.Tensor4D[]) => ts.map((t) => tf.gather(t, keep, 0) as tf.Tensor4D);
-          const slim = { keys: compact(cache.keys), values: compact(cache.values) };
-          keep.dispose();
-          disposeCache(cache);
-          cache = slim;
-          keyIsPad = stillActive.map((b) => keyIsPad[b]);
-          nextPos = stillActive.map((b) => nextPos[b]);
-        }
-        active = stillActive.map((b) => active[b]);
-        if (active.length === 0) break;
-        input = {
-          tokens: tf.tensor2d(next, [active.length, 1], "int32"),
-          positions: tf.tensor2d(nextPos, [active.length, 1], "int32"),
-        };
-        nextPos = nextPos.map((p) => p + 1);
-        // Let other requests, aborts and weight updates in between two steps.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } finally {
-      if (cache) disposeCache(cache);
-    }
+    const cache = this.forwardAndSample(slots, tokens, positions, P);
+    return { slots, cache };
   }
+
+  /** One decoding step: feeds each running row its last token, samples the next one. */
+  private step(slots: Slot[], cache: KvCache): KvCache {
+    const tokens = slots.map((s) => s.row.tokens.at(-1) ?? PAD);
+    const positions = slots.map((s) => s.nextPosition++);
+    return this.forwardAndSample(slots, tokens, positions, 1, cache);
+  }
+
+  private forwardAndSample(
+    slots: Slot[],
+    tokens: number[],
+    positions: number[],
+    T: number,
+    cache?: KvCache,
+  ): KvCache {
+    const B = slots.length;
+    const past = cache ? cache.keys[0].shape[2] : 0;
+    for (const s of slots) for (let t = 0; t < (cache ? T : 0); t++) s.pad.push(s.row.finish ? 1 : 0);
+    const weights = this.weights;
+    const version = this.version;
+    const out = tf.tidy(() => {
+      const mask = attentionMask(
+        slots.map((s) => s.pad),
+        past,
+        T,
+      );
+      const result = forward(this.config, weights, this.rope, {
+        tokens: tf.tensor2d(tokens, [B, T], "int32"),
+        positions: tf.tensor2d(positions, [B, T], "int32"),
+        mask,
+        cache,
+        embedding: "gather",
+        lastOnly: true,
+      });
+      return { logits: result.logits, keys: result.cache.keys, values: result.cache.values };
+    });
+    const logits = out.logits.dataSync() as Float32Array; // [B, 1, V]
+    out.logits.dispose();
+    const V = this.config.vocab_size;
+    slots.forEach((slot, b) => {
+      if (!slot.row.finish) this.sample(slot.row, logits, b * V, version);
+    });
+    return { keys: out.keys as tf.Tensor4D[], values: out.values as tf.Tensor4D[] };
+  }
+
+  private sample(row: Row, logits: Float32Array, offset: number, version: number): void {
+    const req = row.request;
+    const picked = sampleToken(
+      logits,
+      offset,
+      this.config.vocab_size,
+      { temperature: req.temperature ?? 1, topP: req.topP ?? 1, topK: req.topK ?? 0 },
+      row.rand(),
+      req.topLogprobs ?? 0,
+    );
+    row.tokens.push(picked.token);
+    row.logprobs.push(picked.logprob);
+    row.versions.push(version);
+    row.top.push(picked.top);
+    const reason = finishReasonAfter(row, picked.token);
+    const onToken = row.call.options.onToken;
+    if (onToken) {
+      const safe = reason ? row.text.length : stableLength(row.text, req.stop ?? []);
+      const textDelta = row.text.slice(row.emitted, Math.max(row.emitted, safe));
+      row.emitted = Math.max(row.emitted, safe);
+      onToken({ ...lastEvent(row), textDelta, finishReason: reason, topLogprobs: picked.top });
+    }
+    if (reason) finish(row, reason, false);
+  }
+}
+
+function isAborted(row: Row): boolean {
+  return !row.finish && (row.call.options.signal?.aborted === true || row.request.signal?.aborted === true);
+}
+
+/** Marks a row finished, tells its listener (unless it already heard) and resolves its call when it was the last. */
+function finish(row: Row, reason: FinishReason, notify = true): void {
+  row.finish = reason;
+  if (notify) row.call.options.onToken?.({ ...lastEvent(row), textDelta: "", finishReason: reason });
+  row.call.remaining--;
+  if (row.call.remaining === 0) row.call.resolve();
+}
+
+/** Concatenates two batches along the batch axis, left-padding the shorter cache with masked positions. */
+function mergeBatches(
+  a: Slot[],
+  cacheA: KvCache | undefined,
+  b: Slot[],
+  cacheB: KvCache,
+): { slots: Slot[]; cache: KvCache } {
+  if (!cacheA || a.length === 0) {
+    if (cacheA) disposeCache(cacheA);
+    return { slots: b, cache: cacheB };
+  }
+  const lenA = cacheA.keys[0].shape[2];
+  const lenB = cacheB.keys[0].shape[2];
+  const S = Math.max(lenA, lenB);
+  const leftPad = (cache: KvCache, slots: Slot[], by: number) => {
+    if (by === 0) return cache;
+    for (const s of slots) s.pad.unshift(...new Array(by).fill(1));
+    const padded = {
+      keys: cache.keys.map((t) =>
+        tf.pad(t, [
+          [0, 0],
+          [0, 0],
+          [by, 0],
+          [0, 0],
+        ]),
+      ),
+      values: cache.values.map((t) =>
+        tf.pad(t, [
+          [0, 0],
+          [0, 0],
+          [by, 0],
+          [0, 0],
+        ]),
+      ),
+    };
+    disposeCache(cache);
+    return padded;
+  };
+  const pa = leftPad(cacheA, a, S - lenA);
+  const pb = leftPad(cacheB, b, S - lenB);
+  const cache = {
+    keys: pa.keys.map((t, i) => tf.concat([t, pb.keys[i]], 0)),
+    values: pa.values.map((t, i) => tf.concat([t, pb.values[i]], 0)),
+  };
+  disposeCache(pa);
+  disposeCache(pb);
+  return { slots: [...a, ...b], cache };
+}
+
+function gatherRows(cache: KvCache, rows: number[]): KvCache {
+  return tf.tidy(() => {
+    const index = tf.tensor1d(rows, "int32");
+    return {
+      keys: cache.keys.map((t) => tf.gather(t, index, 0)),
+      values: cache.values.map((t) => tf.gather(t, index, 0)),
+    };
+  });
+}
+
+function disposeCache(cache: KvCache): void {
+  for (const t of cache.keys) t.dispose();
+  for (const t of cache.values) t.dispose();
 }
 
 function lastEvent(row: Row) {
@@ -288,50 +429,36 @@ function lastEvent(row: Row) {
   };
 }
 
+/** Updates the row's text after a token; returns why the row is finished, if it is. */
+function finishReasonAfter(row: Row, token: number): FinishReason | undefined {
+  if (STOP_IDS.has(token)) {
+    row.text = decodeTokens(row.tokens);
+    return "stop";
+  }
+  const text = decodeTokens(row.tokens);
+  let cut = -1;
+  for (const s of row.request.stop ?? []) {
+    if (s.length === 0) continue;
+    const at = text.indexOf(s);
+    if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+  }
+  row.text = cut >= 0 ? text.slice(0, cut) : text;
+  if (cut >= 0) return "stop";
+  if (row.tokens.length >= row.maxTokens) return "length";
+  return undefined;
+}
+
 /** Length of the prefix of `text` that no later token can change: not the start of a stop string, not a cut character. */
 function stableLength(text: string, stops: string[]): number {
   let end = text.length;
   while (end > 0 && text[end - 1] === "\uFFFD") end--;
   for (const s of stops) {
     for (let k = Math.min(s.length - 1, end); k > 0; k--) {
-      if (text.endsWith(s.slice(0, k))) {
-        end = Math.min(end, text.length - k);
+      if (text.slice(0, end).endsWith(s.slice(0, k))) {
+        end -= k;
         break;
       }
     }
   }
   return end;
-}
-
-function disposeCache(cache: KvCache): void {
-  for (const t of cache.keys) t.dispose();
-  for (const t of cache.values) t.dispose();
-}
-
-/** Records a sampled token's effect on the row's text; true when the row is finished. */
-function finishRow(row: Row, token: number): boolean {
-  if (STOP_IDS.has(token)) {
-    row.text = decodeTokens(row.tokens);
-    row.finish = "stop";
-    return true;
-  }
-  const text = decodeTokens(row.tokens);
-  const stops = row.request.stop ?? [];
-  let cut = -1;
-  for (const s of stops) {
-    if (s.length === 0) continue;
-    const at = text.indexOf(s);
-    if (at >= 0 && (cut < 0 || at < cut)) cut = at;
-  }
-  row.text = text;
-  if (cut >= 0) {
-    row.text = text.slice(0, cut);
-    row.finish = "stop";
-    return true;
-  }
-  if (row.tokens.length >= row.maxTokens) {
-    row.finish = "length";
-    return true;
-  }
-  return false;
 }

@@ -221,14 +221,14 @@ export function forward(
  * Additive attention mask [B, 1, T, S] for `T` new tokens after `past` cached positions: position t of row b
  * may see key s when s is not padding and s <= past + t.
  */
-export function attentionMask(keyIsPad: Uint8Array[], past: number, T: number): tf.Tensor4D {
+export function attentionMask(keyIsPad: ArrayLike<number>[], past: number, T: number): tf.Tensor4D {
   const B = keyIsPad.length;
   const S = past + T;
   const data = new Float32Array(B * T * S);
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {
       for (let s = 0; s < S; s++) {
-        if (s > past + t || keyIsPad[b][s]) data[(b * T + t) * S + s] = -1e9;
+        if (s > past + t || keyIsPad[b][s] === 1) data[(b * T + t) * S + s] = -1e9;
       }
     }
   }
