@@ -6,3 +6,4 @@ export * from "./teach/index.ts";
 export * from "./trace/index.ts";
 export * from "./verify/index.ts";
 export * from "./detect/index.ts";
+export * from "./cluster/index.ts";
