@@ -34,6 +34,20 @@ export class LlmCall {
     });
   }
 
+  /**
+   * Notes the request id header of the response the client is about to parse (`props.response` of openai's
+   * parse step); for a stream it is the only place it can be read.
+   */
+  noteResponse(props: unknown): void {
+    this.safely(() => {
+      const headers = (
+        props as { response?: { headers?: { get?: (name: string) => string | null } } } | undefined
+      )?.response?.headers;
+      const requestId = typeof headers?.get === "function" ? headers.get("x-request-id") : null;
+      if (requestId) this.scope.step.metadata = { ...this.scope.step.metadata, requestId };
+    });
+  }
+
   /** The call failed with `error` (re-thrown to the caller unchanged by the wrapper). */
   fail(error: unknown, partial?: ChatCompletionLike): void {
     this.safely(() => {

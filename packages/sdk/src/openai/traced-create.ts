@@ -28,6 +28,7 @@ function instrumentApiPromise(p: ApiPromiseLike, call: LlmCall): void {
   const parse = p.parseResponse;
   p.parseResponse = async function (this: unknown, ...args: unknown[]) {
     call.parseStarted = true;
+    call.noteResponse(args[1]);
     let data: unknown;
     try {
       data = await parse.apply(this, args);

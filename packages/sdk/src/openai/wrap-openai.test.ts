@@ -198,6 +198,7 @@ describe("wrapOpenAI with the official openai client", () => {
     assert.equal(step.llm!.modelServed, "gpt-test-served");
     assert.deepEqual(step.llm!.params, { stream: true, stream_options: { include_usage: true } });
     assert.equal(typeof step.metadata!.timeToFirstChunkMs, "number");
+    assert.match(String(step.metadata!.requestId), /^req-test-\d+$/);
   });
 
   it("records a stream read through tee() once", async () => {
@@ -308,6 +309,22 @@ describe("wrapOpenAI with the official openai client", () => {
       "methods using private fields work",
     );
     assert.equal(arc.wrapOpenAI(client), client, "wrapping twice does not trace twice");
+  });
+
+  it("wraps any client of the same shape whose create returns a plain promise (e.g. another SDK version)", async () => {
+    const completion = {
+      id: "c",
+      model: "served",
+      choices: [{ index: 0, message: { content: "z" }, finish_reason: "stop" }],
+    };
+    const lookalike = {
+      chat: { completions: { create: async (_body: { model: string; messages: unknown[] }) => completion } },
+    };
+    const wrapped = arc.wrapOpenAI(lookalike);
+    assert.equal(await wrapped.chat.completions.create({ model: "m", messages: [] }), completion);
+    const { step } = await onlyStep();
+    assert.equal(step.llm!.output!.content, "z");
+    assert.equal(step.llm!.modelServed, "served");
   });
 
   it("rejects something that is not an OpenAI client, naming what it expected", () => {
