@@ -25,6 +25,10 @@ export {
   type ModelSize,
   parameterCount,
 } from "./model/llama-config.ts";
+export { parseChatRequest } from "./server/chat-request.ts";
+export { createEngineServer, type EngineServerOptions } from "./server/engine-server.ts";
+export { OpenAIError } from "./server/openai-error.ts";
+export { type RunningEngineServer, startEngineServer } from "./server/start-engine-server.ts";
 export {
   decodeTokens,
   encodeText,

@@ -1,0 +1,215 @@
+import { randomUUID } from "node:crypto";
+import type { GenResult, InferenceEngine, TokenEvent } from "@arc/core";
+import { Hono } from "hono";
+import { tokenBytes, tokenString } from "../tokenizer/byte-tokenizer.ts";
+import { type ChatCompletionRequest, parseChatRequest } from "./chat-request.ts";
+import { OpenAIError } from "./openai-error.ts";
+
+/** Options of the OpenAI-compatible server. */
+export interface EngineServerOptions {
+  /** The id clients pass as `model` and `GET /v1/models` lists. */
+  modelId: string;
+  /** `max_tokens` when a request gives none (default 256). */
+  defaultMaxTokens?: number;
+  /** Requests in flight or queued beyond which new ones get 429 (default 256). */
+  maxPendingRequests?: number;
+}
+
+type LogprobEntry = { token: string; logprob: number; bytes: number[] };
+
+function logprobEntry(token: number, logprob: number): LogprobEntry {
+  return { token: tokenString(token), logprob, bytes: tokenBytes(token) };
+}
+
+function contentLogprobs(
+  tokens: number[],
+  logprobs: number[],
+  top: { token: number; logprob: number }[][] | undefined,
+): (LogprobEntry & { top_logprobs: LogprobEntry[] })[] {
+  return tokens.map((t, i) => ({
+    ...logprobEntry(t, logprobs[i]),
+    top_logprobs: (top?.[i] ?? []).map((alt) => logprobEntry(alt.token, alt.logprob)),
+  }));
+}
+
+/**
+ * An OpenAI-compatible HTTP app over any InferenceEngine: `POST /v1/chat/completions` (stream and not,
+ * n, logprobs/top_logprobs, seed, stop, max_tokens/max_completion_tokens, temperature, top_p) and
+ * `GET /v1/models`. Concurrent requests share the engine's batch; a client that disconnects aborts
+ * its generation. The gateway mounts this in-process; `arc engine serve` puts it on a port.
+ */
+export function createEngineServer(engine: InferenceEngine, options: EngineServerOptions): Hono {
+  const app = new Hono();
+  const defaultMaxTokens = options.defaultMaxTokens ?? 256;
+  const maxPending = options.maxPendingRequests ?? 256;
+  const created = Math.floor(Date.now() / 1000);
+  let pending = 0;
+
+  app.onError((error, c) => {
+    const e =
+      error instanceof OpenAIError
+        ? error
+        : error instanceof TypeError
+          ? new OpenAIError(400, error.message)
+          : new OpenAIError(500, `internal error: ${error.message}`);
+    return c.json(e.body(), e.status as 400);
+  });
+  app.notFound((c) =>
+    c.json(
+      new OpenAIError(404, `no route for ${c.req.method} ${c.req.path}`, { code: "not_found" }).body(),
+      404,
+    ),
+  );
+
+  app.get("/v1/models", (c) =>
+    c.json({ object: "list", data: [{ id: options.modelId, object: "model", created, owned_by: "arc" }] }),
+  );
+
+  app.post("/v1/chat/completions", async (c) => {
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      throw new OpenAIError(400, "expected a JSON body, got invalid JSON");
+    }
+    const req = parseChatRequest(body, defaultMaxTokens);
+    if (req.model !== options.modelId) {
+      throw new OpenAIError(
+        404,
+        `model ${JSON.stringify(req.model)} does not exist; this server serves ${JSON.stringify(options.modelId)}`,
+        {
+          param: "model",
+          code: "model_not_found",
+        },
+      );
+    }
+    if (pending >= maxPending) {
+      throw new OpenAIError(429, `too many requests: ${pending} in flight or queued (limit ${maxPending})`, {
+        type: "rate_limit_error",
+        code: "rate_limit_exceeded",
+      });
+    }
+    const id = `chatcmpl-${randomUUID()}`;
+    const abort = new AbortController();
+    c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
+    const generation = { ...req.generation, signal: abort.signal };
+    pending++;
+    if (!req.stream) {
+      try {
+        const results = await engine.generate([generation]);
+        return c.json(completionBody(id, created, req, results), 200, {
+          "x-arc-weight-version": String(results[0]?.outputVersions[0] ?? engine.getVersion()),
+        });
+      } finally {
+        pending--;
+      }
+    }
+    return streamCompletion(engine, id, req, generation, abort, () => {
+      pending--;
+    });
+  });
+
+  return app;
+}
+
+function completionBody(id: string, created: number, req: ChatCompletionRequest, results: GenResult[]) {
+  const completionTokens = results.reduce((n, r) => n + r.outputTokens.length, 0);
+  return {
+    id,
+    object: "chat.completion",
+    created,
+    model: req.model,
+    system_fingerprint: `arc-w${results[0]?.outputVersions[0] ?? 0}`,
+    choices: results.map((r) => ({
+      index: r.sampleIndex,
+      message: { role: "assistant", content: r.text, refusal: null },
+      logprobs: req.logprobs
+        ? { content: contentLogprobs(r.outputTokens, r.outputLogprobs, r.topLogprobs), refusal: null }
+        : null,
+      finish_reason: r.finishReason === "abort" ? "stop" : r.finishReason,
+    })),
+    usage: {
+      prompt_tokens: results[0]?.promptTokens.length ?? 0,
+      completion_tokens: completionTokens,
+      total_tokens: (results[0]?.promptTokens.length ?? 0) + completionTokens,
+    },
+  };
+}
+
+/** Server-sent events: a role chunk per choice, content chunks as tokens come, a finish chunk, `[DONE]`. */
+function streamCompletion(
+  engine: InferenceEngine,
+  id: string,
+  req: ChatCompletionRequest,
+  generation: ChatCompletionRequest["generation"],
+  abort: AbortController,
+  release: () => void,
+): Response {
+  const encoder = new TextEncoder();
+  const created = Math.floor(Date.now() / 1000);
+  const n = generation.n ?? 1;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (data: unknown) => {
+        if (abort.signal.aborted) return;
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(data)}\n\n`));
+      };
+      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+        send({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model: req.model,
+          system_fingerprint: `arc-w${engine.getVersion()}`,
+          choices,
+          ...extra,
+        });
+      for (let i = 0; i < n; i++)
+        chunk([{ index: i, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }]);
+      const onToken = (e: TokenEvent) => {
+        if (e.token < 0 || e.finishReason === "abort") return;
+        const logprobs = req.logprobs
+          ? {
+              content: contentLogprobs([e.token], [e.logprob], e.topLogprobs ? [e.topLogprobs] : undefined),
+              refusal: null,
+            }
+          : null;
+        if (e.textDelta || logprobs) {
+          chunk([{ index: e.sampleIndex, delta: { content: e.textDelta }, logprobs, finish_reason: null }]);
+        }
+        if (e.finishReason)
+          chunk([{ index: e.sampleIndex, delta: {}, logprobs: null, finish_reason: e.finishReason }]);
+      };
+      engine
+        .generate([generation], { onToken })
+        .then((results) => {
+          if (req.includeUsage) {
+            const completion = results.reduce((s, r) => s + r.outputTokens.length, 0);
+            const prompt = results[0]?.promptTokens.length ?? 0;
+            chunk([], {
+              usage: {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                total_tokens: prompt + completion,
+              },
+            });
+          }
+          if (!abort.signal.aborted) {
+            controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+            controller.close();
+          }
+        })
+        .catch((error: Error) => {
+          send({ error: new OpenAIError(500, `generation failed: ${error.message}`).body().error });
+          if (!abort.signal.aborted) controller.close();
+        })
+        .finally(release);
+    },
+    cancel() {
+      abort.abort();
+    },
+  });
+  return new Response(stream, {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
+  });
+}

@@ -1,0 +1,36 @@
+import type { AddressInfo } from "node:net";
+import type { InferenceEngine } from "@arc/core";
+import { serve } from "@hono/node-server";
+import { createEngineServer, type EngineServerOptions } from "./engine-server.ts";
+
+/** A running engine server: its base URL (`http://host:port/v1`) and how to stop it. */
+export interface RunningEngineServer {
+  baseURL: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Serves `createEngineServer` on a TCP port (0 picks a free one) of `host` (default 127.0.0.1). */
+export function startEngineServer(
+  engine: InferenceEngine,
+  options: EngineServerOptions & { port?: number; host?: string },
+): Promise<RunningEngineServer> {
+  const app = createEngineServer(engine, options);
+  const host = options.host ?? "127.0.0.1";
+  return new Promise((resolve) => {
+    const server = serve(
+      { fetch: app.fetch, port: options.port ?? 0, hostname: host },
+      (info: AddressInfo) => {
+        resolve({
+          baseURL: `http://${host}:${info.port}/v1`,
+          port: info.port,
+          close: () =>
+            new Promise<void>((done) => {
+              server.close(() => done());
+              (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+            }),
+        });
+      },
+    );
+  });
+}
