@@ -7,7 +7,10 @@ export class BoundedQueue<T> {
   private head = 0;
   private count = 0;
 
-  constructor(readonly capacity: number) {
+  constructor(
+    /** The most items held at once. */
+    readonly capacity: number,
+  ) {
     this.slots = new Array(capacity);
   }
 

@@ -16,17 +16,28 @@ export type FetchLike = (
 
 /** Settings of the background exporter (see `ArcOptions` for what each one means and its default). */
 export interface ExporterOptions {
+  /** The Arc server, without `/v1` and without a trailing slash. */
   baseUrl: string;
+  /** Tenant API key, sent as a bearer token. */
   apiKey: string;
   fetch: FetchLike;
+  /** Traces per request. */
   maxBatchSize: number;
+  /** About how many characters of JSON one request may carry. */
   maxBatchBytes: number;
+  /** How long an item may wait to be batched. */
   flushIntervalMs: number;
+  /** Items held at most; past it the oldest are dropped. */
   maxQueueSize: number;
+  /** Counted failures an item survives before it is given up. */
   maxRetries: number;
+  /** First retry delay (doubling, jittered). */
   initialBackoffMs: number;
+  /** Longest retry delay. */
   maxBackoffMs: number;
+  /** A request taking longer is abandoned and counts as a failure. */
   requestTimeoutMs: number;
+  /** Receives rate-limited reports of trouble. */
   warn: (message: string) => void;
 }
 

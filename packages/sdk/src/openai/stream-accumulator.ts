@@ -20,6 +20,7 @@ export class StreamAccumulator {
   /** How many chunks arrived. */
   chunks = 0;
 
+  /** Folds one chunk in. */
   add(chunk: ChatCompletionChunkLike): void {
     this.chunks++;
     if (typeof chunk.id === "string") this.completion.id = chunk.id;
