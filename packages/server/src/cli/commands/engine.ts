@@ -1,0 +1,108 @@
+import { basename, resolve } from "node:path";
+import { InvalidInputError } from "@arc/core";
+import {
+  configForSize,
+  EmbeddedInferenceEngine,
+  initWeights,
+  MODEL_SIZES,
+  type ModelSize,
+  parameterCount,
+  type SafetensorsDtype,
+  startEngineServer,
+  writeHfCheckpoint,
+} from "@arc/engine";
+import type { Command } from "../command.ts";
+import { intFlag, parseArgs, stringFlag } from "../parse-args.ts";
+
+const HELP = `arc engine — the embedded model engine
+
+Usage:
+  arc engine init --size tiny|small|base --out <dir> [--seed 0] [--dtype f32|bf16|f16]
+      Writes a freshly initialised Llama model in the Hugging Face layout (config.json,
+      model.safetensors, tokenizer files with the chat template, generation_config.json).
+  arc engine serve --model <dir> [--port 8000] [--host 127.0.0.1] [--model-id <id>] [--max-batch 16]
+      Serves the checkpoint with an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models.
+
+Environment: ARC_ENGINE_BACKEND=wasm|cpu (default wasm).`;
+
+const DTYPES: Record<string, SafetensorsDtype> = { f32: "F32", bf16: "BF16", f16: "F16" };
+
+async function init(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const size = stringFlag(args, "size", "small") as ModelSize;
+  if (!(size in MODEL_SIZES)) {
+    throw new InvalidInputError(
+      `--size: expected one of ${Object.keys(MODEL_SIZES).join(", ")}, got "${size}"`,
+      { field: "size" },
+    );
+  }
+  const out = stringFlag(args, "out");
+  if (!out)
+    throw new InvalidInputError("--out: expected the directory to write the model to", { field: "out" });
+  const dtypeName = stringFlag(args, "dtype", "f32")!;
+  const dtype = DTYPES[dtypeName];
+  if (!dtype)
+    throw new InvalidInputError(`--dtype: expected f32, bf16 or f16, got "${dtypeName}"`, { field: "dtype" });
+  const config = configForSize(size);
+  await writeHfCheckpoint(resolve(out), config, initWeights(config, intFlag(args, "seed", 0)), { dtype });
+  console.log(
+    `wrote a ${size} model (${parameterCount(config).toLocaleString("en-US")} parameters) to ${resolve(out)}`,
+  );
+  return 0;
+}
+
+async function serveModel(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const dir = stringFlag(args, "model");
+  if (!dir)
+    throw new InvalidInputError("--model: expected a checkpoint directory (see arc engine init)", {
+      field: "model",
+    });
+  let engine: EmbeddedInferenceEngine;
+  try {
+    engine = await EmbeddedInferenceEngine.load(resolve(dir), {
+      maxBatchSize: intFlag(args, "max-batch", 16),
+    });
+  } catch (error) {
+    throw new InvalidInputError(`--model: cannot load ${dir}: ${(error as Error).message}`, {
+      field: "model",
+      cause: error,
+    });
+  }
+  const modelId = stringFlag(args, "model-id", basename(resolve(dir)))!;
+  const server = await startEngineServer(engine, {
+    modelId,
+    port: intFlag(args, "port", 8000),
+    host: stringFlag(args, "host", "127.0.0.1"),
+  });
+  console.log(`serving ${modelId} at ${server.baseURL} (POST /chat/completions, GET /models); Ctrl-C stops`);
+  await new Promise<void>((done) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      done();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await server.close();
+  return 0;
+}
+
+/** `arc engine init|serve`: create a model of a zoo size, or serve a checkpoint over the OpenAI API. */
+export const engineCommand: Command = {
+  name: "engine",
+  summary: "create (init) or serve (serve) an embedded model",
+  help: HELP,
+  async run(argv) {
+    const [sub, ...rest] = argv;
+    if (sub === "init") return init(rest);
+    if (sub === "serve") return serveModel(rest);
+    throw new InvalidInputError(
+      `expected a subcommand init or serve, got ${sub ? `"${sub}"` : "none"}\n\n${HELP}`,
+      {
+        field: "subcommand",
+      },
+    );
+  },
+};
