@@ -7,3 +7,4 @@ export * from "./trace/index.ts";
 export * from "./verify/index.ts";
 export * from "./detect/index.ts";
 export * from "./cluster/index.ts";
+export * from "./synth/index.ts";

@@ -1,0 +1,114 @@
+import { InvalidInputError } from "../errors/index.ts";
+import type { DatasetRow } from "../tasks/index.ts";
+import { createDataset, type Dataset, type PromptRow, questionsOf, sha256 } from "./dataset.ts";
+import type { FailureItem } from "./failure-item.ts";
+import { duplicateKey, NearDuplicateIndex } from "./near-duplicate-index.ts";
+import { seededShuffle } from "./seeded-shuffle.ts";
+
+/** Inputs of a PromptPool. */
+export interface PromptPoolOptions {
+  tenantId: string;
+  seed: number;
+  /** Failed production traces; items without a reference solution are skipped (their reward could not be computed). */
+  failures: readonly FailureItem[];
+  /** General rows to replay so the model keeps what it could do (e.g. the `train` split). */
+  replay: readonly DatasetRow[];
+  /** Prompts in the pool. */
+  size: number;
+  /** Share of the pool drawn from failures (default 0.8); the rest is general replay. */
+  failureSamplingRatio?: number;
+  /** The tenant's EvalSets: no prompt within `nearDuplicateThreshold` of their questions enters the pool. */
+  evalSets: readonly Dataset[];
+  /** Default 0.8 (word unigram+bigram Jaccard). */
+  nearDuplicateThreshold?: number;
+}
+
+/**
+ * Builds a PromptPool: `round(size × failureSamplingRatio)` failure prompts, balanced across patterns (each
+ * pattern in turn, its distinct prompts cycled in a seeded order, so rare patterns are not drowned), and the
+ * rest general replay; eval questions and their near-duplicates never enter. Deterministic for a seed.
+ */
+export function buildPromptPool(options: PromptPoolOptions): Dataset<"prompts"> {
+  const ratio = options.failureSamplingRatio ?? 0.8;
+  if (!(ratio >= 0 && ratio <= 1)) {
+    throw new InvalidInputError(`failureSamplingRatio: expected a number in [0, 1], got ${ratio}`, {
+      field: "failureSamplingRatio",
+    });
+  }
+  if (!Number.isInteger(options.size) || options.size < 0) {
+    throw new InvalidInputError(`size: expected a non-negative integer, got ${options.size}`, {
+      field: "size",
+    });
+  }
+  const threshold = options.nearDuplicateThreshold ?? 0.8;
+  const held = NearDuplicateIndex.of(options.evalSets.flatMap(questionsOf), threshold);
+  const stats = { noSolution: 0, overlapsEval: 0, duplicatePrompts: 0 };
+
+  const byPattern = new Map<string, PromptRow[]>();
+  const byKey = new Map<string, PromptRow>();
+  for (const f of options.failures) {
+    if (f.solution === undefined) {
+      stats.noSolution++;
+      continue;
+    }
+    if (held.find(f.question) !== undefined) {
+      stats.overlapsEval++;
+      continue;
+    }
+    const key = `${f.env}|${duplicateKey(f.question)}`;
+    const known = byKey.get(key);
+    if (known) {
+      known.meta.sourceTraceIds.push(f.traceId);
+      stats.duplicatePrompts++;
+      continue;
+    }
+    const row: PromptRow = {
+      id: `pp-${sha256(key).slice(0, 16)}`,
+      question: f.question,
+      solution: f.solution,
+      env: f.env,
+      meta: { source: "failure", patternId: f.patternId, sourceTraceIds: [f.traceId] },
+    };
+    byKey.set(key, row);
+    byPattern.set(f.patternId, [...(byPattern.get(f.patternId) ?? []), row]);
+  }
+  const replay = seededShuffle(
+    options.replay.filter((r) => held.find(r.question) === undefined),
+    options.seed ^ 0x5eed,
+  );
+  stats.overlapsEval += options.replay.length - replay.length;
+
+  const patternIds = [...byPattern.keys()].sort();
+  const nFailure = patternIds.length ? Math.round(options.size * ratio) : 0;
+  const nReplay = replay.length ? options.size - nFailure : 0;
+  const rows: PromptRow[] = [];
+  const queues = patternIds.map((id, i) => seededShuffle(byPattern.get(id) ?? [], options.seed + i));
+  for (let i = 0; i < nFailure; i++) {
+    const queue = queues[i % queues.length];
+    const round = Math.floor(i / queues.length);
+    rows.push(structuredClone(queue[round % queue.length]));
+  }
+  for (let i = 0; i < nReplay; i++) {
+    const r = replay[i % replay.length];
+    const sourceId = typeof r.meta.id === "string" ? r.meta.id : undefined;
+    rows.push({
+      id: `pp-${sha256(`${r.env}|${duplicateKey(r.question)}`).slice(0, 16)}`,
+      question: r.question,
+      solution: r.solution,
+      env: r.env,
+      meta: { source: "replay", sourceTraceIds: [], sourceId },
+    });
+  }
+  for (const row of rows) row.meta.sourceTraceIds.sort();
+  return createDataset(
+    "prompts",
+    options.tenantId,
+    seededShuffle(rows, options.seed),
+    {
+      seed: options.seed,
+      patternIds,
+      params: { size: options.size, failureSamplingRatio: ratio, nearDuplicateThreshold: threshold },
+    },
+    { ...stats, failureRows: nFailure, replayRows: nReplay, distinctFailurePrompts: byKey.size },
+  );
+}
