@@ -8,3 +8,4 @@ export * from "./verify/index.ts";
 export * from "./detect/index.ts";
 export * from "./cluster/index.ts";
 export * from "./synth/index.ts";
+export * from "./export/index.ts";

@@ -1,0 +1,9 @@
+export {
+  assertChatExample,
+  type ChatExample,
+  chatExampleOf,
+  chatExamplesFromPreferences,
+} from "./chat-example.ts";
+export { toChatJsonl } from "./chat-jsonl.ts";
+export { toPreferenceJsonl } from "./preference-jsonl.ts";
+export { toVerlParquet, type VerlExportOptions } from "./verl-parquet.ts";

@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { buildPreferenceSet } from "../synth/index.ts";
+import { generateOrderdeskTasks, generateToolcallTasks, taskToRow } from "../tasks/index.ts";
+import { BUILTIN_VERIFIERS } from "../verify/index.ts";
+import { chatExampleOf, chatExamplesFromPreferences } from "./chat-example.ts";
+import { toChatJsonl } from "./chat-jsonl.ts";
+import { toPreferenceJsonl } from "./preference-jsonl.ts";
+
+const lines = (text: string) =>
+  text
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+
+describe("JSONL exports", () => {
+  it("writes chat fine-tune rows whose assistant turns pass the task's verifier", () => {
+    const rows = generateToolcallTasks({ split: "train", seed: 1, count: 20 }).map(taskToRow);
+    const parsed = lines(toChatJsonl(rows.map(chatExampleOf)));
+    assert.equal(parsed.length, 20);
+    for (const [i, line] of parsed.entries()) {
+      assert.deepEqual(Object.keys(line), ["messages"]);
+      assert.deepEqual(line.messages[0], { role: "user", content: rows[i].question });
+      const outputs = line.messages
+        .filter((m: { role: string }) => m.role === "assistant")
+        .map((m: { content: string }) => m.content);
+      assert.equal(BUILTIN_VERIFIERS.toolcall({ outputs, solution: rows[i].solution }).status, "pass");
+    }
+  });
+
+  it("writes a multi-turn order desk conversation with the tool's observation between the calls", () => {
+    const [row] = generateOrderdeskTasks({ split: "train", seed: 1, count: 1 }).map(taskToRow);
+    const [line] = lines(toChatJsonl([chatExampleOf(row)]));
+    assert.deepEqual(
+      line.messages.map((m: { role: string }) => m.role),
+      ["user", "assistant", "tool", "assistant"],
+    );
+    assert.equal(
+      JSON.parse(line.messages[2].content).id,
+      (row.solution as { order: { id: string } }).order.id,
+    );
+  });
+
+  it("refuses a conversation that does not end with the assistant, naming the example", () => {
+    assert.throws(
+      () => toChatJsonl([{ messages: [{ role: "user", content: "hi" }] }]),
+      /examples.0.messages: expected the last message to be the assistant's/,
+    );
+  });
+
+  it("writes preference rows as prompt/chosen/rejected conversations with lineage", () => {
+    const right = '{"tool":"get_weather","args":{"city":"Oslo","unit":"c"}}';
+    const set = buildPreferenceSet({
+      tenantId: "acme",
+      seed: 1,
+      failures: [
+        {
+          traceId: "t1",
+          patternId: "pat_unit",
+          env: "toolcall",
+          question: "Weather in Oslo, celsius please.",
+          solution: { tool: "get_weather", args: { city: "Oslo", unit: "c" } },
+          output: '{"tool":"get_weather","args":{"city":"Oslo","unit":"f"}}',
+        },
+      ],
+      candidates: { t1: [{ text: right, source: "human" }] },
+      evalSets: [],
+    });
+    const [line] = lines(toPreferenceJsonl(set.rows));
+    assert.deepEqual(line.prompt, [{ role: "user", content: "Weather in Oslo, celsius please." }]);
+    assert.deepEqual(line.chosen, [{ role: "assistant", content: right }]);
+    assert.deepEqual(line.rejected, [
+      { role: "assistant", content: '{"tool":"get_weather","args":{"city":"Oslo","unit":"f"}}' },
+    ]);
+    assert.deepEqual(line.meta.sourceTraceIds, ["t1"]);
+    assert.equal(line.meta.chosenSource, "human");
+    const [sft] = lines(toChatJsonl(chatExamplesFromPreferences(set.rows)));
+    assert.equal(sft.messages.at(-1).content, right);
+  });
+});
