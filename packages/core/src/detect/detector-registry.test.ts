@@ -2,9 +2,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { NotFoundError } from "../errors/index.ts";
+import { generateToolcallTasks } from "../tasks/index.ts";
 import { Trace } from "../trace/index.ts";
 import { fail, PASS } from "../verify/index.ts";
 import { DetectorRegistry } from "./detector-registry.ts";
+import { solutionsByQuestion } from "./solution-resolver.ts";
 
 const fixtures: { name: string; trace: unknown }[] = JSON.parse(
   readFileSync(new URL("../__fixtures__/detect-traces.json", import.meta.url), "utf8"),
@@ -83,5 +85,31 @@ describe("detector registry", () => {
       /already registered/,
     );
     assert.throws(() => new DetectorRegistry({ latencyBudgetMs: -1 }), /detection config latencyBudgetMs/);
+  });
+});
+
+describe("reference solutions for traces that carry none", () => {
+  it("verifies gateway-recorded traffic with the tenant's solution resolver", () => {
+    const [task] = generateToolcallTasks({ split: "production", seed: 3, count: 1 });
+    const bare = Trace.parse({
+      id: "gw-1",
+      startedAt: "2026-01-05T10:00:00Z",
+      env: "toolcall",
+      steps: [
+        {
+          id: "s0",
+          kind: "llm",
+          startedAt: "2026-01-05T10:00:00Z",
+          llm: {
+            messages: [{ role: "user", content: task.question }],
+            output: { content: '{"tool":"get_weather","args":{"city":"Nowhere","unit":"c"}}' },
+          },
+        },
+      ],
+    });
+    const registry = new DetectorRegistry();
+    assert.equal(registry.judge(bare).status, "unknown");
+    registry.resolveSolutionsWith(solutionsByQuestion([task]));
+    assert.equal(registry.judge(bare).status, "failed");
   });
 });

@@ -8,8 +8,10 @@ import { feedbackDetector } from "./feedback-detector.ts";
 import { latencyDetector } from "./latency-detector.ts";
 import { modelErrorDetector } from "./model-error-detector.ts";
 import { refusalDetector } from "./refusal-detector.ts";
+import type { SolutionResolver } from "./solution-resolver.ts";
 import { toolErrorDetector } from "./tool-error-detector.ts";
 import { toolLoopDetector } from "./tool-loop-detector.ts";
+import { traceSolution } from "./trace-view.ts";
 import { truncationDetector } from "./truncation-detector.ts";
 import { type FailureClass, unknownVerdict, type Verdict } from "./verdict.ts";
 import { verifierDetector } from "./verifier-detector.ts";
@@ -84,6 +86,7 @@ export class DetectorRegistry {
   private readonly detectors = new Map<string, Detector>();
   private readonly verifiers = new Map<string, Verifier>();
   private config: DetectionConfig;
+  private resolveSolution: SolutionResolver | undefined;
 
   constructor(config: DetectionConfigInput = {}) {
     this.config = parseConfig(config);
@@ -106,6 +109,15 @@ export class DetectorRegistry {
   registerVerifier(env: string, verifier: Verifier): this {
     if (!env) throw new InvalidInputError("env: expected a non-empty env id", { field: "env" });
     this.verifiers.set(env, verifier);
+    return this;
+  }
+
+  /**
+   * Sets how to find the reference solution of traces that do not carry one in `metadata.solution` (e.g. traffic
+   * recorded by the gateway, where only the tenant knows the ground truth).
+   */
+  resolveSolutionsWith(resolver: SolutionResolver): this {
+    this.resolveSolution = resolver;
     return this;
   }
 
@@ -152,6 +164,7 @@ export class DetectorRegistry {
       config: this.config,
       feedback,
       verifierFor: (env) => this.verifiers.get(env),
+      solutionFor: (t) => traceSolution(t) ?? this.resolveSolution?.(t),
     };
     const verdicts: Verdict[] = [];
     for (const detector of this.detectors.values()) {

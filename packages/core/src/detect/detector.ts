@@ -10,6 +10,8 @@ export interface DetectContext {
   feedback: readonly Feedback[];
   /** The verifier registered for an env id, if any. */
   verifierFor(env: string): Verifier | undefined;
+  /** The reference solution of a trace, if known: `metadata.solution`, else the tenant's solution resolver. */
+  solutionFor(trace: Trace): unknown;
 }
 
 /**

@@ -13,6 +13,7 @@ export { feedbackDetector } from "./feedback-detector.ts";
 export { latencyDetector } from "./latency-detector.ts";
 export { modelErrorDetector } from "./model-error-detector.ts";
 export { refusalDetector } from "./refusal-detector.ts";
+export { type SolutionResolver, solutionsByQuestion } from "./solution-resolver.ts";
 export { toolErrorDetector } from "./tool-error-detector.ts";
 export { toolLoopDetector } from "./tool-loop-detector.ts";
 export {

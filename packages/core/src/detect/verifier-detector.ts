@@ -1,7 +1,7 @@
 import type { VerifierFailureClass } from "../verify/index.ts";
 import type { Detector } from "./detector.ts";
 import { errorSignature } from "./error-signature.ts";
-import { modelTurns, traceSolution } from "./trace-view.ts";
+import { modelTurns } from "./trace-view.ts";
 import { failedVerdict, passedVerdict, type Severity, unknownVerdict } from "./verdict.ts";
 
 const SEVERITY: Record<VerifierFailureClass, Severity> = {
@@ -18,8 +18,8 @@ const SEVERITY: Record<VerifierFailureClass, Severity> = {
 const SIGNED: ReadonlySet<VerifierFailureClass> = new Set(["parse_error", "execution_error"]);
 
 /**
- * Runs the verifier registered for the trace's env on the model's outputs (with `metadata.solution` as the
- * reference when present): parse error, schema violation, wrong tool, wrong argument, wrong answer,
+ * Runs the verifier registered for the trace's env on the model's outputs, with the trace's reference solution
+ * when one is known (`metadata.solution`, or the tenant's solution resolver): parse error, schema violation, wrong tool, wrong argument, wrong answer,
  * execution error. Says `unknown` when the trace has no model output or the verifier cannot decide.
  */
 export const verifierDetector: Detector = {
@@ -32,7 +32,7 @@ export const verifierDetector: Detector = {
     const turns = modelTurns(trace).filter((t) => t.hasOutput);
     if (turns.length === 0)
       return [unknownVerdict(trace.id, this.id, "no model output in the trace to verify")];
-    const result = verifier({ outputs: turns.map((t) => t.text), solution: traceSolution(trace) });
+    const result = verifier({ outputs: turns.map((t) => t.text), solution: context.solutionFor(trace) });
     const at = result.failure?.turn ?? turns.length - 1;
     const turn = turns[Math.min(at, turns.length - 1)];
     if (result.status === "pass")

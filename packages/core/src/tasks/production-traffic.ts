@@ -8,7 +8,12 @@ import { parseToolCall } from "./parse-tool-call.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import { TASK_FAMILIES } from "./task-families.ts";
 import { pickWeighted } from "./task-family.ts";
+import { toOpenAiTools } from "./tool-spec.ts";
 import { generateToolcallTasks } from "./toolcall.ts";
+import { TOOLCALL_TOOLS } from "./toolcall-tools.ts";
+
+/** The toolcall tools as a traced LLM call lists them (what an OpenAI-compatible client sends). */
+const OPENAI_TOOLS = toOpenAiTools(TOOLCALL_TOOLS);
 
 /** One simulated production episode: the trace as an SDK would send it, and the truth about it. */
 export interface SimulatedTrace {
@@ -103,6 +108,7 @@ function buildTrace(
       llm: {
         modelVersion: at.version,
         messages: messages.map((m) => ({ ...m })),
+        ...(task.env === "toolcall" ? { tools: OPENAI_TOOLS } : {}),
         params: { max_tokens: 48, temperature: 0 },
         ...(turn.error
           ? {}

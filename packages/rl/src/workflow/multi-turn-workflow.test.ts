@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { generateOrderdeskTasks, type OrderdeskSolution, orderdeskFamily } from "@arc/core";
+import { ScriptedInferenceEngine } from "./__fixtures__/scripted-inference-engine.ts";
 import { MultiTurnWorkflow } from "./multi-turn-workflow.ts";
-import { ScriptedInferenceEngine } from "./scripted-inference-engine.ts";
 
 const task = generateOrderdeskTasks({ split: "train", seed: 9, count: 20 }).find(
   (t) => t.meta?.action === "refund_order",

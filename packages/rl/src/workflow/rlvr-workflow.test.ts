@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { generateArithTasks, generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { ScriptedInferenceEngine } from "./__fixtures__/scripted-inference-engine.ts";
 import { RlvrWorkflow } from "./rlvr-workflow.ts";
-import { ScriptedInferenceEngine } from "./scripted-inference-engine.ts";
 
 const [task] = generateToolcallTasks({ split: "train", seed: 11, count: 1 });
 const right = toolcallFamily.reference(task)[0];
