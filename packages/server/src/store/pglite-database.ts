@@ -1,0 +1,23 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import type { Database, Queryable, Row } from "./database.ts";
+
+/** Opens (creating on first use) the embedded PostgreSQL in `dataDir`, or in memory for `memory://`. */
+export async function openPgliteDatabase(dataDir: string): Promise<Database> {
+  if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir);
+  const wrap = (target: Pick<PGlite, "query" | "exec">): Queryable => ({
+    async query<T extends Row = Row>(sql: string, params?: unknown[]) {
+      return (await target.query<T>(sql, params)).rows;
+    },
+    async exec(sql: string) {
+      await target.exec(sql);
+    },
+  });
+  return {
+    kind: "pglite",
+    ...wrap(pglite),
+    transaction: (fn) => pglite.transaction((tx) => fn(wrap(tx))),
+    close: () => pglite.close(),
+  };
+}

@@ -1,0 +1,48 @@
+import { randomBytes } from "node:crypto";
+import type { Database } from "./database.ts";
+import { migrate } from "./migrate.ts";
+import { openPgliteDatabase } from "./pglite-database.ts";
+import { openPostgresDatabase } from "./postgres-database.ts";
+
+/** A database engine the store's tests run on; `skip` says why it cannot run here. */
+export interface DatabaseUnderTest {
+  name: "pglite" | "postgres";
+  /** A fresh, migrated, isolated database; closing it removes what the test wrote. */
+  open(): Promise<Database>;
+  skip: string | false;
+}
+
+/** Embedded PGlite always; the PostgreSQL server named by ARC_TEST_DATABASE_URL when set (each open in its own schema). */
+export function databasesUnderTest(): DatabaseUnderTest[] {
+  const url = process.env.ARC_TEST_DATABASE_URL;
+  return [
+    {
+      name: "pglite",
+      skip: false,
+      async open() {
+        const db = await openPgliteDatabase("memory://");
+        await migrate(db);
+        return db;
+      },
+    },
+    {
+      name: "postgres",
+      skip: url ? false : "ARC_TEST_DATABASE_URL is not set: no PostgreSQL server to test against",
+      async open() {
+        const schema = `arc_test_${randomBytes(6).toString("hex")}`;
+        const admin = await openPostgresDatabase(url as string, { maxConnections: 1 });
+        await admin.query(`create schema ${schema}`);
+        const db = await openPostgresDatabase(url as string, { schema });
+        await migrate(db);
+        return {
+          ...db,
+          async close() {
+            await db.close();
+            await admin.query(`drop schema ${schema} cascade`);
+            await admin.close();
+          },
+        };
+      },
+    },
+  ];
+}

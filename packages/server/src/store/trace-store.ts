@@ -1,0 +1,373 @@
+import { type ChatMessage, type Feedback, InvalidInputError, NotFoundError, type Trace } from "@arc/core";
+import type { Database, Queryable, Row } from "./database.ts";
+import { toRows } from "./trace-rows.ts";
+
+/** How many traces and steps a batch wrote anew (re-sent ones are not counted again). */
+export interface InsertResult {
+  traces: number;
+  steps: number;
+}
+
+/** Filters of `GET /v1/traces`. */
+export interface TraceQuery {
+  /** Traces that started at or after this time. */
+  from?: string;
+  /** Traces that started before this time. */
+  to?: string;
+  /** Traces with an LLM step that asked for, or was answered by, this model. */
+  model?: string;
+  status?: "ok" | "error" | "unknown";
+  /** Case-insensitive text in the trace's name, input, output or LLM messages. */
+  text?: string;
+  /** At most this many traces (1-500, default 50). */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A trace in a listing, without its steps. */
+export interface TraceSummary {
+  id: string;
+  name: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  status: string;
+  userId: string | null;
+  sessionId: string | null;
+  env: string | null;
+  models: string[];
+  tags: string[];
+  stepCount: number;
+}
+
+function iso(value: unknown): string | null {
+  return value === null || value === undefined ? null : new Date(value as string).toISOString();
+}
+
+function rejectDuplicateIds(traces: Trace[]): void {
+  const seen = new Set<string>();
+  traces.forEach((trace, i) => {
+    if (seen.has(trace.id)) {
+      throw new InvalidInputError(`traces.${i}.id: trace id "${trace.id}" appears twice in one batch`, {
+        field: `traces.${i}.id`,
+      });
+    }
+    seen.add(trace.id);
+  });
+}
+
+/**
+ * Writes a batch of validated traces in one transaction: all of it or none of it.
+ * Idempotent: a trace id already stored is merged (first values kept, missing ones filled in, models and tags
+ * united), a step id already stored for its trace is left as it was.
+ */
+export async function insertTraces(db: Database, tenantId: string, traces: Trace[]): Promise<InsertResult> {
+  rejectDuplicateIds(traces);
+  const rows = toRows(traces);
+  const t = rows.traces;
+  const s = rows.steps;
+  return db.transaction(async (tx) => {
+    if (rows.blobs.length > 0) {
+      await tx.query(
+        `insert into blobs (tenant_id, hash, body)
+         select $1, h, b::jsonb from unnest($2::text[], $3::text[]) as x(h, b)
+         on conflict do nothing`,
+        [tenantId, rows.blobs.map((b) => b.hash), rows.blobs.map((b) => b.json)],
+      );
+    }
+    const insertedTraces = await tx.query<{ inserted: boolean }>(
+      `insert into traces (tenant_id, id, name, started_at, ended_at, user_id, session_id, env, status,
+                           input, output, tags, metadata, models, search_text)
+       select $1, id, name, started_at, ended_at, user_id, session_id, env, status,
+              input::jsonb, output::jsonb, tags::text[], metadata::jsonb, models::text[], search_text
+       from unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
+                   $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+            as x(id, name, started_at, ended_at, user_id, session_id, env, status, input, output, tags, metadata,
+                 models, search_text)
+       on conflict (tenant_id, id) do update set
+         name = coalesce(traces.name, excluded.name),
+         started_at = least(traces.started_at, excluded.started_at),
+         ended_at = greatest(traces.ended_at, excluded.ended_at),
+         user_id = coalesce(traces.user_id, excluded.user_id),
+         session_id = coalesce(traces.session_id, excluded.session_id),
+         env = coalesce(traces.env, excluded.env),
+         status = case when traces.status = 'unknown' then excluded.status else traces.status end,
+         input = coalesce(traces.input, excluded.input),
+         output = coalesce(traces.output, excluded.output),
+         tags = array(select distinct unnest(traces.tags || excluded.tags) order by 1),
+         metadata = coalesce(traces.metadata, excluded.metadata),
+         models = array(select distinct unnest(traces.models || excluded.models) order by 1),
+         search_text = case when traces.search_text = '' then excluded.search_text
+                            else left(traces.search_text || E'\\n' || excluded.search_text, 2000) end
+       returning (xmax = 0) as inserted`,
+      [
+        tenantId,
+        t.id,
+        t.name,
+        t.startedAt,
+        t.endedAt,
+        t.userId,
+        t.sessionId,
+        t.env,
+        t.status,
+        t.input,
+        t.output,
+        t.tags,
+        t.metadata,
+        t.models,
+        t.searchText,
+      ],
+    );
+    let stepCount = 0;
+    if (s.id.length > 0) {
+      const insertedSteps = await tx.query(
+        `insert into steps (tenant_id, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms,
+                            model_requested, model_served, model_version, finish_reason, prompt_tokens,
+                            completion_tokens, total_tokens, messages_hash, tools_hash, params, input, output,
+                            error, metadata)
+         select $1, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
+                model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
+                messages_hash, tools_hash, params::jsonb, input::jsonb, output::jsonb, error::jsonb, metadata::jsonb
+         from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+                     $8::timestamptz[], $9::float8[], $10::text[], $11::text[], $12::text[], $13::text[],
+                     $14::int[], $15::int[], $16::int[], $17::text[], $18::text[], $19::text[], $20::text[],
+                     $21::text[], $22::text[], $23::text[])
+              as x(trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
+                   model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
+                   messages_hash, tools_hash, params, input, output, error, metadata)
+         on conflict do nothing
+         returning 1`,
+        [
+          tenantId,
+          s.traceId,
+          s.id,
+          s.parentId,
+          s.kind,
+          s.name,
+          s.startedAt,
+          s.endedAt,
+          s.latencyMs,
+          s.modelRequested,
+          s.modelServed,
+          s.modelVersion,
+          s.finishReason,
+          s.promptTokens,
+          s.completionTokens,
+          s.totalTokens,
+          s.messagesHash,
+          s.toolsHash,
+          s.params,
+          s.input,
+          s.output,
+          s.error,
+          s.metadata,
+        ],
+      );
+      stepCount = insertedSteps.length;
+    }
+    return { traces: insertedTraces.filter((r) => r.inserted).length, steps: stepCount };
+  });
+}
+
+function encodeCursor(startedAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([startedAt, id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string")
+      return [value[0], value[1]];
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidInputError(
+    "cursor: not a cursor this server made; pass nextCursor from the previous page",
+    {
+      field: "cursor",
+    },
+  );
+}
+
+/** A page of a tenant's traces, newest first, with a cursor to the next page (null on the last). */
+export async function listTraces(
+  db: Queryable,
+  tenantId: string,
+  query: TraceQuery,
+): Promise<{ data: TraceSummary[]; nextCursor: string | null }> {
+  const limit = query.limit ?? 50;
+  const conditions = ["t.tenant_id = $1"];
+  const params: unknown[] = [tenantId];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    conditions.push(sql.replace("?", `$${params.length}`));
+  };
+  if (query.from) add("t.started_at >= ?", query.from);
+  if (query.to) add("t.started_at < ?", query.to);
+  if (query.model) add("? = any(t.models)", query.model);
+  if (query.status) add("t.status = ?", query.status);
+  if (query.text) add("t.search_text ilike ?", `%${query.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  if (query.cursor) {
+    const [startedAt, id] = decodeCursor(query.cursor);
+    params.push(startedAt, id);
+    conditions.push(`(t.started_at, t.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+  }
+  params.push(limit + 1);
+  const rows = await db.query<Row>(
+    `select t.id, t.name, t.started_at, t.ended_at, t.status, t.user_id, t.session_id, t.env, t.models, t.tags,
+            (select count(*) from steps s where s.tenant_id = t.tenant_id and s.trace_id = t.id)::int as step_count
+     from traces t where ${conditions.join(" and ")}
+     order by t.started_at desc, t.id desc limit $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, limit).map(
+    (r): TraceSummary => ({
+      id: r.id as string,
+      name: (r.name as string | null) ?? null,
+      startedAt: iso(r.started_at) as string,
+      endedAt: iso(r.ended_at),
+      status: r.status as string,
+      userId: (r.user_id as string | null) ?? null,
+      sessionId: (r.session_id as string | null) ?? null,
+      env: (r.env as string | null) ?? null,
+      models: r.models as string[],
+      tags: r.tags as string[],
+      stepCount: r.step_count as number,
+    }),
+  );
+  const last = page.at(-1);
+  return {
+    data: page,
+    nextCursor: rows.length > limit && last ? encodeCursor(last.startedAt, last.id) : null,
+  };
+}
+
+function dropNulls<T extends Record<string, unknown>>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined)) as T;
+}
+
+/** One trace with its steps (in start order, bodies restored) and its feedback, in the shape it was sent. */
+export async function getTrace(
+  db: Queryable,
+  tenantId: string,
+  traceId: string,
+): Promise<Trace & { feedback: Feedback[] }> {
+  const traces = await db.query<Row>("select * from traces where tenant_id = $1 and id = $2", [
+    tenantId,
+    traceId,
+  ]);
+  const t = traces[0];
+  if (!t) throw new NotFoundError(`no trace with id "${traceId}"`);
+  const steps = await db.query<Row>(
+    `select s.*, m.body as messages, tl.body as tools from steps s
+     left join blobs m on m.tenant_id = s.tenant_id and m.hash = s.messages_hash
+     left join blobs tl on tl.tenant_id = s.tenant_id and tl.hash = s.tools_hash
+     where s.tenant_id = $1 and s.trace_id = $2 order by s.started_at, s.id`,
+    [tenantId, traceId],
+  );
+  const feedback = await db.query<Row>(
+    "select * from feedback where tenant_id = $1 and trace_id = $2 order by created_at, id",
+    [tenantId, traceId],
+  );
+  return dropNulls({
+    id: t.id as string,
+    name: t.name as string | undefined,
+    startedAt: iso(t.started_at) as string,
+    endedAt: iso(t.ended_at) ?? undefined,
+    userId: t.user_id as string | undefined,
+    sessionId: t.session_id as string | undefined,
+    env: t.env as string | undefined,
+    status: t.status as Trace["status"],
+    input: t.input ?? undefined,
+    output: t.output ?? undefined,
+    tags: t.tags as string[],
+    metadata: (t.metadata as Record<string, unknown> | null) ?? undefined,
+    steps: steps.map((s) =>
+      dropNulls({
+        id: s.id as string,
+        kind: s.kind as Trace["steps"][number]["kind"],
+        name: s.name as string | undefined,
+        parentId: s.parent_id as string | undefined,
+        startedAt: iso(s.started_at) as string,
+        endedAt: iso(s.ended_at) ?? undefined,
+        latencyMs: s.latency_ms as number | undefined,
+        llm:
+          s.kind === "llm"
+            ? dropNulls({
+                modelRequested: s.model_requested as string | undefined,
+                modelServed: s.model_served as string | undefined,
+                modelVersion: s.model_version as string | undefined,
+                messages: (s.messages as ChatMessage[] | null) ?? [],
+                tools: s.tools as Record<string, unknown>[] | undefined,
+                params: s.params as Record<string, unknown> | undefined,
+                output: s.output as { content?: string | null } | undefined,
+                finishReason: s.finish_reason as string | undefined,
+                usage:
+                  s.prompt_tokens === null && s.completion_tokens === null && s.total_tokens === null
+                    ? undefined
+                    : dropNulls({
+                        promptTokens: s.prompt_tokens as number | undefined,
+                        completionTokens: s.completion_tokens as number | undefined,
+                        totalTokens: s.total_tokens as number | undefined,
+                      }),
+              })
+            : undefined,
+        input: s.input ?? undefined,
+        output: s.kind === "llm" ? undefined : (s.output ?? undefined),
+        error: (s.error as Trace["steps"][number]["error"]) ?? undefined,
+        metadata: (s.metadata as Record<string, unknown> | null) ?? undefined,
+      }),
+    ),
+    feedback: feedback.map((f) =>
+      dropNulls({
+        id: f.id as string,
+        traceId: f.trace_id as string,
+        stepId: f.step_id as string | undefined,
+        score: f.score as number | undefined,
+        label: f.label as string | undefined,
+        correction: f.correction as string | undefined,
+        comment: f.comment as string | undefined,
+        createdAt: iso(f.created_at) as string,
+      }),
+    ),
+  });
+}
+
+/** Attaches feedback to a trace (or one of its steps) of this tenant. Idempotent by feedback id. */
+export async function insertFeedback(
+  db: Queryable,
+  tenantId: string,
+  feedback: Feedback,
+): Promise<{ created: boolean }> {
+  const trace = await db.query("select 1 from traces where tenant_id = $1 and id = $2", [
+    tenantId,
+    feedback.traceId,
+  ]);
+  if (trace.length === 0) throw new NotFoundError(`no trace with id "${feedback.traceId}"`);
+  if (feedback.stepId) {
+    const step = await db.query("select 1 from steps where tenant_id = $1 and trace_id = $2 and id = $3", [
+      tenantId,
+      feedback.traceId,
+      feedback.stepId,
+    ]);
+    if (step.length === 0)
+      throw new NotFoundError(`no step "${feedback.stepId}" in trace "${feedback.traceId}"`);
+  }
+  const rows = await db.query(
+    `insert into feedback (tenant_id, id, trace_id, step_id, score, label, correction, comment, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9::timestamptz, now()))
+     on conflict do nothing returning 1`,
+    [
+      tenantId,
+      feedback.id,
+      feedback.traceId,
+      feedback.stepId ?? null,
+      feedback.score ?? null,
+      feedback.label ?? null,
+      feedback.correction ?? null,
+      feedback.comment ?? null,
+      feedback.createdAt ?? null,
+    ],
+  );
+  return { created: rows.length > 0 };
+}
