@@ -12,4 +12,5 @@ export {
 } from "./verifier.ts";
 export { verifyArith } from "./verify-arith.ts";
 export { verifyOrderdesk } from "./verify-orderdesk.ts";
+export { verifyTask } from "./verify-task.ts";
 export { verifyToolCall, verifyToolcall } from "./verify-toolcall.ts";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { verifyTask } from "./verify-task.ts";
 import { verifyToolcall } from "./verify-toolcall.ts";
 
 const weather = { tool: "get_weather", args: { city: "Paris", unit: "c" } };
@@ -70,5 +71,27 @@ describe("toolcall verifier", () => {
     const r = verifyToolcall({ outputs: ['{"tool":"get_weather","args":{"city":"Oslo","unit":"c"}}'] });
     assert.equal(r.status, "unknown");
     assert.equal(verifyToolcall({ outputs: ["{"] }).status, "fail");
+  });
+});
+
+describe("verifyTask", () => {
+  it("judges a task by its env's verifier and names the known envs for another", () => {
+    assert.equal(
+      verifyTask({ env: "toolcall", solution: weather }, [
+        '{"tool":"get_weather","args":{"city":"Paris","unit":"c"}}',
+      ]).reward,
+      1,
+    );
+    assert.throws(
+      () => verifyTask({ env: "chess", solution: 1 }, ["e4"]),
+      /task.env: expected one of toolcall, arith, orderdesk, got "chess"/,
+    );
+  });
+
+  it("calls a wrong tool wrong_tool even when its arguments also break that tool's schema", () => {
+    const r = verifyTask({ env: "toolcall", solution: weather }, [
+      '{"tool":"book_table","args":{"city":"Paris","unit":"c"}}',
+    ]);
+    assert.deepEqual([r.failure?.class, r.failure?.path], ["wrong_tool", "get_weather→book_table"]);
   });
 });

@@ -6,8 +6,8 @@ import { differingArgs, normalizedEqual } from "./normalize-value.ts";
 import { fail, PASS, unknown, type Verifier, type VerifyResult } from "./verifier.ts";
 
 /**
- * Judges one JSON tool call against a set of tools, in the order a person would: does it parse, does it
- * match the tool's schema, does the tool run, is it the right tool, are the arguments right (normalized),
+ * Judges one JSON tool call against a set of tools, in the order a person would: does it parse, is it the
+ * right tool, do its arguments match the tool's schema, does the tool run, are the arguments right (normalized),
  * and, when arguments differ in form, does running it give the same result as the reference call.
  */
 export function verifyToolCall(
@@ -32,15 +32,6 @@ export function verifyToolCall(
       actual: call.tool,
     });
   }
-  const issue = validateJsonSchema(call.args, tool.parameters)[0];
-  if (issue) {
-    return fail({
-      class: "schema_violation",
-      path: `${tool.name}.${issue.path}`,
-      message: `${issue.path} ${issue.message}`,
-      actual: call.args,
-    });
-  }
   if (expected && expected.tool !== call.tool) {
     return fail({
       class: "wrong_tool",
@@ -48,6 +39,15 @@ export function verifyToolCall(
       message: `expected tool ${expected.tool}, got ${call.tool}`,
       expected: expected.tool,
       actual: call.tool,
+    });
+  }
+  const issue = validateJsonSchema(call.args, tool.parameters)[0];
+  if (issue) {
+    return fail({
+      class: "schema_violation",
+      path: `${tool.name}.${issue.path}`,
+      message: `${issue.path} ${issue.message}`,
+      actual: call.args,
     });
   }
   const result = tool.execute(call.args);
