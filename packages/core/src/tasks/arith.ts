@@ -1,6 +1,6 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
+import { drawInSplit, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
 import { formatToolCall } from "./tool-spec.ts";
 
 /** What an `arith` task expects: the number, and one expression that computes it (the reference call). */
@@ -81,7 +81,7 @@ export function generateArithTasks(options: TaskGenerateOptions): Task[] {
   const ops: Op[] = prod ? ["add", "sub", "mul", "div", "mix", "mix"] : ["add", "sub", "mul", "div", "mix"];
   return Array.from({ length: options.count }, (_, i) => {
     const op = rng.pick(ops);
-    const { question, expr, answer } = draw(op, prod, rng);
+    const { question, expr, answer } = drawInSplit(options.split, () => draw(op, prod, rng));
     return {
       id: taskId("arith", options.split, options.seed, i),
       env: "arith",

@@ -33,7 +33,14 @@ export { type SimulatedTrace, simulateProductionTraffic, type TrafficOptions } f
 export { createRng, deriveSeed, fnv1a, type Rng } from "./rng.ts";
 export { SPLITS, type Split } from "./split.ts";
 export { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
-export { type ChatTurn, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
+export {
+  type ChatTurn,
+  drawInSplit,
+  inSplit,
+  type TaskFamily,
+  type TaskGenerateOptions,
+  taskId,
+} from "./task-family.ts";
 export {
   formatToolCall,
   type ToolCallJson,

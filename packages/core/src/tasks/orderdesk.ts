@@ -1,6 +1,6 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
+import { drawInSplit, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
 
 /** Where an order is in its life; the rules of what may be done depend on it. */
@@ -107,7 +107,7 @@ function phrase(request: OrderRequest, id: string, prod: boolean, rng: Rng): str
 export function generateOrderdeskTasks(options: TaskGenerateOptions): Task[] {
   const rng = createRng(deriveSeed(options.seed, `orderdesk:${options.split}`));
   const prod = options.split === "production";
-  return Array.from({ length: options.count }, (_, i) => {
+  const drawTask = () => {
     const kind = rng.pick(
       prod
         ? (["refund", "cancel", "address", "address"] as const)
@@ -124,11 +124,21 @@ export function generateOrderdeskTasks(options: TaskGenerateOptions): Task[] {
       finalState: applyAction(order, action),
     };
     return {
-      id: taskId("orderdesk", options.split, options.seed, i),
-      env: "orderdesk",
       question: phrase(request, order.id, prod, rng),
       solution,
-      meta: { split: options.split, request: kind, status: order.status, action: action.tool },
+      kind,
+      status: order.status,
+      action: action.tool,
+    };
+  };
+  return Array.from({ length: options.count }, (_, i) => {
+    const { question, solution, kind, status, action } = drawInSplit(options.split, drawTask);
+    return {
+      id: taskId("orderdesk", options.split, options.seed, i),
+      env: "orderdesk",
+      question,
+      solution,
+      meta: { split: options.split, request: kind, status, action },
     };
   });
 }

@@ -1,6 +1,6 @@
 /**
  * Which slice of a task family to draw: `train` for training, `eval` for held-out judging with the
- * train distribution, `production` deliberately shifted (phrasings, slot values and tool mix that
+ * train distribution (never a train question: questions are partitioned by hash), `production` deliberately shifted (phrasings, slot values and tool mix that
  * train under-covers), so that a model trained on `train` fails there in recognizable ways.
  */
 export type Split = "train" | "eval" | "production";

@@ -60,6 +60,17 @@ describe("built-in task families", () => {
     assert.ok(!train.some((t) => /How many \w+ is/.test(t.question)));
   });
 
+  for (const family of Object.values(TASK_FAMILIES)) {
+    it(`${family.env}: never asks an eval question that train asks, however many are drawn`, () => {
+      const train = new Set(family.generate({ split: "train", seed: 1, count: 3000 }).map((t) => t.question));
+      const evalQuestions = family.generate({ split: "eval", seed: 2, count: 500 }).map((t) => t.question);
+      assert.deepEqual(
+        evalQuestions.filter((q) => train.has(q)),
+        [],
+      );
+    });
+  }
+
   it("names the known env ids when asked for an unknown one", () => {
     assert.throws(
       () => getTaskFamily("chess"),

@@ -1,4 +1,5 @@
 import type { Task } from "../rollout/index.ts";
+import { fnv1a } from "./rng.ts";
 import type { Split } from "./split.ts";
 
 /** One chat message of a prompt, as the engine's chat template renders it. */
@@ -41,4 +42,23 @@ export function pickWeighted<K extends string>(weights: Record<K, number>, u: nu
     if (left < 0) return k;
   }
   return entries[entries.length - 1][0];
+}
+
+/**
+ * Whether a question falls on a split's side of the train/eval partition: `eval` owns the questions whose hash
+ * is 0 mod 5, `train` the others, so the two never share a question however many are drawn; `production`
+ * takes any (production traffic does repeat what was trained on).
+ */
+export function inSplit(split: Split, question: string): boolean {
+  if (split === "production") return true;
+  return (fnv1a(question) % 5 === 0) === (split === "eval");
+}
+
+/** Draws until the question falls in the split's partition. */
+export function drawInSplit<T extends { question: string }>(split: Split, draw: () => T): T {
+  for (let i = 0; i < 1000; i++) {
+    const drawn = draw();
+    if (inSplit(split, drawn.question)) return drawn;
+  }
+  throw new Error(`no ${split} question found in 1000 draws: the template space is too small`);
 }

@@ -2,7 +2,13 @@ import type { Task } from "../rollout/index.ts";
 import { formatDateLong, formatTime12 } from "./dates.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import type { Split } from "./split.ts";
-import { pickWeighted, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
+import {
+  drawInSplit,
+  pickWeighted,
+  type TaskFamily,
+  type TaskGenerateOptions,
+  taskId,
+} from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
 
 /** What a `toolcall` task expects: exactly this call (arguments compared after normalization). */
@@ -114,7 +120,7 @@ export function generateToolcallTasks(options: TaskGenerateOptions): Task[] {
   const prod = options.split === "production";
   return Array.from({ length: options.count }, (_, i) => {
     const intent = pickWeighted(MIX[options.split], rng.next());
-    const drawn = draw(intent, prod, rng);
+    const drawn = drawInSplit(options.split, () => draw(intent, prod, rng));
     return {
       id: taskId("toolcall", options.split, options.seed, i),
       env: "toolcall",
