@@ -1,10 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildPreferenceSet } from "../synth/index.ts";
-import { generateOrderdeskTasks, generateToolcallTasks, taskToRow } from "../tasks/index.ts";
-import { BUILTIN_VERIFIERS } from "../verify/index.ts";
+import { buildEvalSet, buildPreferenceSet } from "../synth/index.ts";
+import {
+  generateOrderdeskTasks,
+  generateToolcallTasks,
+  orderdeskFamily,
+  readDatasetJsonl,
+  rowToTask,
+  taskToRow,
+} from "../tasks/index.ts";
+import { BUILTIN_VERIFIERS, verifyTask } from "../verify/index.ts";
 import { chatExampleOf, chatExamplesFromPreferences } from "./chat-example.ts";
 import { toChatJsonl } from "./chat-jsonl.ts";
+import { toDatasetJsonl } from "./dataset-jsonl.ts";
 import { toPreferenceJsonl } from "./preference-jsonl.ts";
 
 const lines = (text: string) =>
@@ -25,6 +33,26 @@ describe("JSONL exports", () => {
         .filter((m: { role: string }) => m.role === "assistant")
         .map((m: { content: string }) => m.content);
       assert.equal(BUILTIN_VERIFIERS.toolcall({ outputs, solution: rows[i].solution }).status, "pass");
+    }
+  });
+
+  it("writes EvalSet rows as question/solution/env/meta JSONL that reads back into verifiable tasks", () => {
+    const general = generateOrderdeskTasks({ split: "eval", seed: 4, count: 10 }).map(taskToRow);
+    const set = buildEvalSet({
+      tenantId: "acme",
+      seed: 1,
+      failures: [],
+      general,
+      trainingQuestions: [],
+      generalSize: 10,
+    });
+    const back = readDatasetJsonl(toDatasetJsonl(set.rows));
+    assert.equal(back.length, 10);
+    for (const [i, row] of back.entries()) {
+      const task = rowToTask(row, "x");
+      assert.equal(task.id, set.rows[i].id);
+      assert.deepEqual(row.meta.sourceTraceIds, []);
+      assert.equal(verifyTask(task, orderdeskFamily.reference(task)).status, "pass");
     }
   });
 
