@@ -34,6 +34,8 @@ export interface GenRequest {
   seed?: number;
   /** Also return the this-many most likely tokens at each position, with their log-probs (default 0). */
   topLogprobs?: number;
+  /** Keep sampling past end-of-turn tokens until maxTokens or a stop string (benchmarks, fixed-length rollouts). */
+  ignoreEos?: boolean;
   /** Cancels this request only (e.g. its HTTP client went away); its samples end with finishReason `abort`. */
   signal?: AbortSignal;
 }

@@ -10,12 +10,16 @@ import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
 export type BackendName = "wasm" | "cpu";
 
 let wasmPathsSet = false;
+let chosen: BackendName | undefined;
 
 /**
- * Selects and initialises a backend once per process. The wasm binaries are read from the installed
- * `@tensorflow/tfjs-backend-wasm` package, so nothing is fetched. `ARC_ENGINE_BACKEND` overrides the default.
+ * Selects and initialises a backend. Without a name it keeps the one chosen before, else takes
+ * `ARC_ENGINE_BACKEND` (wasm by default). The wasm binaries are read from the installed
+ * `@tensorflow/tfjs-backend-wasm` package, so nothing is fetched.
  */
-export async function initBackend(name: BackendName = defaultBackend()): Promise<BackendName> {
+export async function initBackend(requested?: BackendName): Promise<BackendName> {
+  const name = requested ?? chosen ?? defaultBackend();
+  chosen = name;
   if (tf.getBackend() === name) return name;
   if (name === "wasm" && !wasmPathsSet) {
     const require = createRequire(import.meta.url);

@@ -75,6 +75,31 @@ describe("EmbeddedInferenceEngine", () => {
     assert.equal(engine.getVersion(), 8);
   });
 
+  it("gives each request the same greedy tokens whether it runs alone or joins a running batch", async () => {
+    const weights = initWeights(tiny, 21);
+    for (const t of weights.values())
+      for (let i = 0; i < t.data.length; i++) t.data[i] *= t.data.length > 64 ? 20 : 1;
+    const engine = await EmbeddedInferenceEngine.create(tiny, weights, { maxBatchSize: 3 });
+    const prompts = [
+      [256, 1],
+      [256, 9, 8, 7, 6, 5, 4, 3],
+      [256, 40, 41, 42],
+      [256, 100, 101, 102, 103, 104],
+      [256, 7],
+    ];
+    const req = (p: number[]) => ({ promptTokens: p, temperature: 0, maxTokens: 12, ignoreEos: true });
+    const alone: number[][] = [];
+    for (const p of prompts) alone.push((await engine.generate([req(p)]))[0].outputTokens);
+    // staggered arrivals: later calls join (and, beyond 3 rows, queue behind) the running batch
+    const together = await Promise.all(
+      prompts.map(async (p, i) => {
+        await new Promise((r) => setTimeout(r, i * 3));
+        return (await engine.generate([req(p)]))[0].outputTokens;
+      }),
+    );
+    assert.deepEqual(together, alone);
+  });
+
   it("rejects a request without a prompt, naming the field", async () => {
     const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1));
     await assert.rejects(

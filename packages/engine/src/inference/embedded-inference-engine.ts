@@ -12,6 +12,7 @@ import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import {
   attentionMask,
   forward,
+  fuseForInference,
   type KvCache,
   mulberry32,
   type RopeTables,
@@ -99,14 +100,18 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     options: InferenceEngineOptions = {},
   ): Promise<EmbeddedInferenceEngine> {
     await initBackend();
-    return new EmbeddedInferenceEngine(config, toWeights(config, tensors), options);
+    return new EmbeddedInferenceEngine(config, fuseForInference(config, toWeights(config, tensors)), options);
   }
 
   /** An engine over a checkpoint directory in the HF layout. */
   static async load(dir: string, options: InferenceEngineOptions = {}): Promise<EmbeddedInferenceEngine> {
     await initBackend();
     const { config, tensors } = await readHfCheckpoint(dir);
-    return new EmbeddedInferenceEngine(config, toWeights(config, tensors, dir), options);
+    return new EmbeddedInferenceEngine(
+      config,
+      fuseForInference(config, toWeights(config, tensors, dir)),
+      options,
+    );
   }
 
   getVersion(): number {
@@ -120,7 +125,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
 
   /** Swaps weights between two decoding steps: tokens sampled after the swap carry the new version. */
   async setWeights(version: number, source: WeightSource): Promise<void> {
-    const next = await weightsFromSource(this.config, source);
+    const next = fuseForInference(this.config, await weightsFromSource(this.config, source));
     const old = this.weights;
     this.weights = next;
     this.version = version;
@@ -287,7 +292,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     cache?: KvCache,
   ): KvCache {
     const B = slots.length;
-    const past = cache ? cache.keys[0].shape[2] : 0;
+    const past = cache ? cache.values[0].shape[2] : 0;
     for (const s of slots) for (let t = 0; t < (cache ? T : 0); t++) s.pad.push(s.row.finish ? 1 : 0);
     const weights = this.weights;
     const version = this.version;
@@ -302,7 +307,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
         positions: tf.tensor2d(positions, [B, T], "int32"),
         mask,
         cache,
-        embedding: "gather",
+        mode: "infer",
         lastOnly: true,
       });
       return { logits: result.logits, keys: result.cache.keys, values: result.cache.values };
@@ -365,29 +370,16 @@ function mergeBatches(
     if (cacheA) disposeCache(cacheA);
     return { slots: b, cache: cacheB };
   }
-  const lenA = cacheA.keys[0].shape[2];
-  const lenB = cacheB.keys[0].shape[2];
+  const lenA = cacheA.values[0].shape[2];
+  const lenB = cacheB.values[0].shape[2];
   const S = Math.max(lenA, lenB);
   const leftPad = (cache: KvCache, slots: Slot[], by: number) => {
     if (by === 0) return cache;
     for (const s of slots) s.pad.unshift(...new Array(by).fill(1));
+    const before = (axis: number): [number, number][] => [0, 1, 2, 3].map((i) => [i === axis ? by : 0, 0]);
     const padded = {
-      keys: cache.keys.map((t) =>
-        tf.pad(t, [
-          [0, 0],
-          [0, 0],
-          [by, 0],
-          [0, 0],
-        ]),
-      ),
-      values: cache.values.map((t) =>
-        tf.pad(t, [
-          [0, 0],
-          [0, 0],
-          [by, 0],
-          [0, 0],
-        ]),
-      ),
+      keys: cache.keys.map((t) => tf.pad(t, before(3))), // keys are [B, K, D, S]
+      values: cache.values.map((t) => tf.pad(t, before(2))), // values are [B, K, S, D]
     };
     disposeCache(cache);
     return padded;
@@ -431,7 +423,7 @@ function lastEvent(row: Row) {
 
 /** Updates the row's text after a token; returns why the row is finished, if it is. */
 function finishReasonAfter(row: Row, token: number): FinishReason | undefined {
-  if (STOP_IDS.has(token)) {
+  if (STOP_IDS.has(token) && !row.request.ignoreEos) {
     row.text = decodeTokens(row.tokens);
     return "stop";
   }

@@ -118,7 +118,7 @@ describe("Llama model", () => {
               "int32",
             ),
             mask: attentionMask([new Uint8Array(T)], 0, T),
-            embedding: "onehot",
+            mode: "train",
           });
           return tf.argMax(tf.slice(logits, [0, T - 1, 0], [1, 1, micro.vocab_size]), -1);
         });

@@ -4,8 +4,10 @@
  * tied or untied output embeddings, and an optional KV cache for incremental decoding.
  *
  * Weights are kept by their HF names; projections are held as [in, out] (HF's transpose, see
- * weight-layout.ts), so `y = x W`. Matrix products go through `matmul`, whose gradient uses only
- * untransposed products (the wasm backend's transposed matmul is ~10x slower).
+ * weight-layout.ts), so `y = x W`. In training, matrix products go through `matmul`, whose gradient uses
+ * only untransposed products (the wasm backend's transposed matmul is ~10x slower). For inference the
+ * engine may add fused `qkv_proj` / `gate_up_proj` matrices (fewer, larger products; see fuseForInference):
+ * per-op overhead, not arithmetic, bounds decoding at these sizes.
  * Shapes: B batch, T new positions, S attended positions (past + new), H query heads, K kv heads,
  * D head width, d model width, F MLP width, V vocabulary.
  */
@@ -15,10 +17,10 @@ import { headDim, type LlamaConfig, parameterShapes } from "./llama-config.ts";
 /** Model weights by HF tensor name, projections as [in, out] (tensors or trainable variables). */
 export type Weights = Record<string, tf.Tensor>;
 
-/** Keys and values of past positions per layer, each [B, K, S, D]. */
+/** Keys and values of past positions per layer; keys are stored transposed, ready for q @ k^T. */
 export interface KvCache {
-  keys: tf.Tensor4D[];
-  values: tf.Tensor4D[];
+  keys: tf.Tensor4D[]; // per layer [B, K, D, S]
+  values: tf.Tensor4D[]; // per layer [B, K, S, D]
 }
 
 /** RoPE tables for every position, and the signed permutation that computes rotate_half(x) as x @ rot. */
@@ -34,8 +36,11 @@ export interface ForwardInputs {
   positions: tf.Tensor2D; // [B, T] int32, RoPE position of each token
   mask: tf.Tensor4D; // [B, 1, T, S] additive: 0 where attention is allowed, -1e9 where not
   cache?: KvCache;
-  /** `onehot` is differentiable on every backend (wasm lacks gather's gradient); `gather` is cheaper for inference. */
-  embedding: "onehot" | "gather";
+  /**
+   * `train`: differentiable everywhere (one-hot embedding product, since wasm lacks gather's gradient; custom
+   * matmul gradient). `infer`: gather embedding and plain products, fewer ops per step.
+   */
+  mode: "train" | "infer";
   /** Compute logits only for the last position (decoding), not all T. */
   lastOnly?: boolean;
 }
@@ -116,16 +121,86 @@ function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor {
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(variance, eps))), weight); // [..., d]
 }
 
+type Product = (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
+
 /** x @ W (+ b): an HF Linear layer with W held as [in, out]. */
-function linear(x: tf.Tensor2D, weight: tf.Tensor, bias?: tf.Tensor): tf.Tensor2D {
-  const y = matmul(x, weight) as tf.Tensor2D; // [N, out]
+function linear(mm: Product, x: tf.Tensor2D, weight: tf.Tensor, bias?: tf.Tensor): tf.Tensor2D {
+  const y = mm(x, weight) as tf.Tensor2D; // [N, out]
   return bias ? tf.add(y, bias) : y;
 }
 
-function applyRope(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor, rot: tf.Tensor2D): tf.Tensor4D {
+/** x * cos + rotate_half(x) * sin, for x of shape [B, T, heads, D]. */
+function applyRope(
+  mm: Product,
+  x: tf.Tensor4D,
+  cos: tf.Tensor,
+  sin: tf.Tensor,
+  rot: tf.Tensor2D,
+): tf.Tensor4D {
   const [B, T, H, D] = x.shape;
-  const rotated = tf.reshape(matmul(tf.reshape(x, [B * T * H, D]), rot), [B, T, H, D]); // rotate_half(x)
+  const rotated = tf.reshape(mm(tf.reshape(x, [B * T * H, D]), rot), [B, T, H, D]); // rotate_half(x)
   return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D; // [B, T, H, D]
+}
+
+/** Queries, keys and values of one layer, RoPE applied to q and k: [B, T, H, D], [B, T, K, D], [B, T, K, D]. */
+function projectQkv(
+  mm: Product,
+  w: Weights,
+  p: string,
+  x: tf.Tensor2D,
+  dims: { B: number; T: number; H: number; K: number; D: number },
+  cos: tf.Tensor,
+  sin: tf.Tensor,
+  rot: tf.Tensor2D,
+): [tf.Tensor4D, tf.Tensor4D, tf.Tensor4D] {
+  const { B, T, H, K, D } = dims;
+  const fused = w[`${p}self_attn.qkv_proj.weight`];
+  if (fused) {
+    const qkv = linear(mm, x, fused, w[`${p}self_attn.qkv_proj.bias`]); // [B*T, (H+2K)*D]
+    const [qk, v] = tf.split(qkv, [(H + K) * D, K * D], 1); // [B*T, (H+K)*D], [B*T, K*D]
+    const rotated = applyRope(mm, tf.reshape(qk, [B, T, H + K, D]), cos, sin, rot); // [B, T, H+K, D]
+    const [q, k] = tf.split(rotated, [H, K], 2) as tf.Tensor4D[]; // [B, T, H, D], [B, T, K, D]
+    return [q, k, tf.reshape(v, [B, T, K, D])];
+  }
+  const project = (name: string, heads: number): tf.Tensor4D =>
+    tf.reshape(linear(mm, x, w[`${p}self_attn.${name}.weight`], w[`${p}self_attn.${name}.bias`]), [
+      B,
+      T,
+      heads,
+      D,
+    ]);
+  return [
+    applyRope(mm, project("q_proj", H), cos, sin, rot),
+    applyRope(mm, project("k_proj", K), cos, sin, rot),
+    project("v_proj", K),
+  ];
+}
+
+/**
+ * Adds fused inference matrices (q|k|v and gate|up, concatenated along the output axis) and drops the
+ * separate ones: the same math in fewer, larger products. Training keeps the HF-named separate weights.
+ */
+export function fuseForInference(config: LlamaConfig, w: Weights): Weights {
+  const out: Weights = { ...w };
+  for (let i = 0; i < config.num_hidden_layers; i++) {
+    const p = `model.layers.${i}.`;
+    const take = (name: string) => {
+      const t = out[name];
+      delete out[name];
+      return t;
+    };
+    const parts = ["q_proj", "k_proj", "v_proj"].map((n) => take(`${p}self_attn.${n}.weight`));
+    out[`${p}self_attn.qkv_proj.weight`] = tf.concat(parts, 1); // [d, (H+2K)*D]
+    if (config.attention_bias) {
+      const biases = ["q_proj", "k_proj", "v_proj"].map((n) => take(`${p}self_attn.${n}.bias`));
+      out[`${p}self_attn.qkv_proj.bias`] = tf.concat(biases, 0);
+      tf.dispose(biases);
+    }
+    const mlp = [take(`${p}mlp.gate_proj.weight`), take(`${p}mlp.up_proj.weight`)];
+    out[`${p}mlp.gate_up_proj.weight`] = tf.concat(mlp, 1); // [d, 2F]
+    tf.dispose([...parts, ...mlp]);
+  }
+  return out;
 }
 
 /** Runs the transformer; returns logits ([B, T, V], or [B, 1, V] with `lastOnly`) and the extended KV cache. */
@@ -144,11 +219,12 @@ export function forward(
   const V = config.vocab_size;
   const embed = w["model.embed_tokens.weight"] as tf.Tensor2D; // [V, d]
 
+  const train = inputs.mode === "train";
+  const mm: Product = train ? matmul : (x, y) => tf.matMul(x, y);
   const flatTokens = tf.reshape(inputs.tokens, [B * T]); // [B*T]
-  let h: tf.Tensor2D =
-    inputs.embedding === "onehot"
-      ? (matmul(tf.cast(tf.oneHot(flatTokens, V), "float32"), embed) as tf.Tensor2D) // [B*T, d]
-      : tf.gather(embed, flatTokens); // [B*T, d]
+  let h: tf.Tensor2D = train
+    ? (matmul(tf.cast(tf.oneHot(flatTokens, V), "float32"), embed) as tf.Tensor2D) // [B*T, d]
+    : tf.gather(embed, flatTokens); // [B*T, d]
 
   const cos = tf.reshape(tf.gather(rope.cos, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
   const sin = tf.reshape(tf.gather(rope.sin, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
@@ -159,50 +235,33 @@ export function forward(
     const p = `model.layers.${i}.`;
     // --- attention block ---
     const x = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
-    const q4 = tf.reshape(linear(x, w[`${p}self_attn.q_proj.weight`], w[`${p}self_attn.q_proj.bias`]), [
-      B,
-      T,
-      H,
-      D,
-    ]);
-    const k4 = tf.reshape(linear(x, w[`${p}self_attn.k_proj.weight`], w[`${p}self_attn.k_proj.bias`]), [
-      B,
-      T,
-      K,
-      D,
-    ]);
-    const v4 = tf.reshape(linear(x, w[`${p}self_attn.v_proj.weight`], w[`${p}self_attn.v_proj.bias`]), [
-      B,
-      T,
-      K,
-      D,
-    ]);
-    const q = tf.transpose(tf.mul(applyRope(q4 as tf.Tensor4D, cos, sin, rope.rot), scale), [0, 2, 1, 3]); // [B, H, T, D]
-    let k: tf.Tensor4D = tf.transpose(applyRope(k4 as tf.Tensor4D, cos, sin, rope.rot), [0, 2, 1, 3]); // [B, K, T, D]
-    let v: tf.Tensor4D = tf.transpose(v4 as tf.Tensor4D, [0, 2, 1, 3]); // [B, K, T, D]
+    const [q4, k4, v4] = projectQkv(mm, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
+    const q = tf.transpose(tf.mul(q4, scale), [0, 2, 1, 3]); // [B, H, T, D]
+    let kT: tf.Tensor4D = tf.transpose(k4, [0, 2, 3, 1]); // [B, K, D, T]
+    let v: tf.Tensor4D = tf.transpose(v4, [0, 2, 1, 3]); // [B, K, T, D]
     if (inputs.cache) {
-      k = tf.concat([inputs.cache.keys[i], k], 2); // [B, K, S, D]
+      kT = tf.concat([inputs.cache.keys[i], kT], 3); // [B, K, D, S]
       v = tf.concat([inputs.cache.values[i], v], 2); // [B, K, S, D]
     }
-    cache.keys.push(k);
+    cache.keys.push(kT);
     cache.values.push(v);
-    const S = k.shape[2];
+    const S = v.shape[2];
     // Grouped-query attention without copying K/V: the `group` query heads sharing a kv head are stacked along T.
     const qGrouped = tf.reshape(q, [B, K, group * T, D]); // [B, K, group*T, D]
-    const scores = tf.reshape(matmul(qGrouped, transposeLast(k)), [B, H, T, S]); // [B, H, T, S]
+    const scores = tf.reshape(mm(qGrouped, kT), [B, H, T, S]); // [B, H, T, S]
     const probs = tf.softmax(tf.add(scores, inputs.mask)); // [B, H, T, S]
-    const attended = matmul(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
-    const merged: tf.Tensor2D = tf.reshape(tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]), [
-      B * T,
-      d,
-    ]); // [B*T, d]
-    h = tf.add(h, linear(merged, w[`${p}self_attn.o_proj.weight`])); // [B*T, d]
+    const attended = mm(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
+    const heads = T === 1 ? attended : tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]); // [B, T, H, D]
+    const merged: tf.Tensor2D = tf.reshape(heads, [B * T, d]); // [B*T, d]
+    h = tf.add(h, linear(mm, merged, w[`${p}self_attn.o_proj.weight`])); // [B*T, d]
     // --- SwiGLU MLP block ---
     const y = rmsNorm(h, w[`${p}post_attention_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
-    const gate = linear(y, w[`${p}mlp.gate_proj.weight`]); // [B*T, F]
-    const up = linear(y, w[`${p}mlp.up_proj.weight`]); // [B*T, F]
+    const fusedGateUp = w[`${p}mlp.gate_up_proj.weight`];
+    const [gate, up] = fusedGateUp
+      ? tf.split(linear(mm, y, fusedGateUp), 2, 1) // [B*T, F] x 2
+      : [linear(mm, y, w[`${p}mlp.gate_proj.weight`]), linear(mm, y, w[`${p}mlp.up_proj.weight`])];
     const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
-    h = tf.add(h, linear(act, w[`${p}mlp.down_proj.weight`])); // [B*T, d]
+    h = tf.add(h, linear(mm, act, w[`${p}mlp.down_proj.weight`])); // [B*T, d]
   }
 
   let last = h;
@@ -213,7 +272,7 @@ export function forward(
   }
   const normed = rmsNorm(last, w["model.norm.weight"], config.rms_norm_eps) as tf.Tensor2D; // [B*outT, d]
   const head = w["lm_head.weight"] ?? tf.transpose(embed); // [d, V]
-  const logits = tf.reshape(linear(normed, head), [B, outT, V]) as tf.Tensor3D; // [B, outT, V]
+  const logits = tf.reshape(linear(mm, normed, head), [B, outT, V]) as tf.Tensor3D; // [B, outT, V]
   return { logits, cache };
 }
 

@@ -1,0 +1,166 @@
+// Embedded engine benchmark: per zoo size, training tokens/s (SFT, batch 16 x 64 tokens), generation
+// tokens/s at batch 1 and 16 with the KV cache, achieved GFLOP/s, and the cost of sampling in JS.
+// Usage: npm run bench:engine [-- --sizes tiny,small,base] [-- --backend wasm|cpu]
+// Writes bench/results/engine.json (the demo size, "small") and bench/results/engine-sizes.json (all sizes).
+import { mkdir, writeFile } from "node:fs/promises";
+import {
+  type BackendName,
+  configForSize,
+  EmbeddedInferenceEngine,
+  EmbeddedTrainEngine,
+  initBackend,
+  initWeights,
+  type LlamaConfig,
+  type ModelSize,
+  parameterCount,
+} from "@arc/engine";
+import { sampleToken } from "../packages/engine/src/inference/sampler.ts";
+
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string) => {
+  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return fallback;
+  return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
+};
+const sizes = flag("sizes", "tiny,small,base").split(",") as ModelSize[];
+const backend = (await initBackend(flag("backend", "wasm") as BackendName)) as BackendName;
+
+const BATCH = 16;
+const SEQ = 64;
+const PROMPT = 16;
+const GEN = 128;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Forward FLOPs per token at context length T: 2 x (weights used in matmuls) + attention scores and mixing. */
+function forwardFlopsPerToken(c: LlamaConfig, T: number): number {
+  const embedAsMatmul = c.vocab_size * c.hidden_size; // one-hot embedding product (training) or tied lm_head
+  return (
+    2 * (parameterCount(c) + (c.tie_word_embeddings ? embedAsMatmul : 0)) +
+    4 * c.num_hidden_layers * T * c.hidden_size
+  );
+}
+
+function rng(seed: number) {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+}
+
+async function benchTraining(config: LlamaConfig, steps: number) {
+  const trainer = await EmbeddedTrainEngine.create(config, initWeights(config, 1), { learningRate: 1e-3 });
+  const r = rng(3);
+  const row = () => Array.from({ length: SEQ / 2 }, () => Math.floor(r() * 256));
+  const batch = {
+    promptTokens: Array.from({ length: BATCH }, row),
+    outputTokens: Array.from({ length: BATCH }, row),
+    lossMask: Array.from({ length: BATCH }, () => new Array(SEQ / 2).fill(1)),
+  };
+  await trainer.step(batch, { kind: "sft" }); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < steps; i++) {
+    const t0 = performance.now();
+    await trainer.step(batch, { kind: "sft" });
+    times.push((performance.now() - t0) / 1000);
+  }
+  const seconds = median(times);
+  const tokens = BATCH * SEQ; // every position is computed forward and backward
+  return {
+    train_tokens_per_s: tokens / seconds,
+    train_gflops: (3 * forwardFlopsPerToken(config, SEQ) * tokens) / seconds / 1e9,
+    train_step_s: seconds,
+  };
+}
+
+async function benchGeneration(config: LlamaConfig, batch: number, repeats: number) {
+  const engine = await EmbeddedInferenceEngine.create(config, initWeights(config, 1), {
+    maxBatchSize: batch,
+  });
+  const r = rng(5);
+  const requests = Array.from({ length: batch }, (_, i) => ({
+    promptTokens: Array.from({ length: PROMPT }, () => Math.floor(r() * 256)),
+    maxTokens: GEN,
+    temperature: 1,
+    seed: i,
+    ignoreEos: true,
+  }));
+  await engine.generate(requests.map((q) => ({ ...q, maxTokens: 8 })));
+  const rates: number[] = [];
+  for (let k = 0; k < repeats; k++) {
+    const t0 = performance.now();
+    const out = await engine.generate(requests);
+    const seconds = (performance.now() - t0) / 1000;
+    rates.push(out.reduce((n, o) => n + o.outputTokens.length, 0) / seconds);
+  }
+  const tokensPerS = median(rates);
+  return { tokensPerS, gflops: (forwardFlopsPerToken(config, PROMPT + GEN / 2) * tokensPerS) / 1e9 };
+}
+
+/** Microseconds to sample one token from a row of logits in JS, plain and with top-p/top-k (sorts the row). */
+function benchSampling(vocab: number) {
+  const logits = new Float32Array(vocab * 64);
+  const r = rng(9);
+  for (let i = 0; i < logits.length; i++) logits[i] = r() * 10;
+  const run = (params: { temperature: number; topP: number; topK: number }) => {
+    const n = 20000;
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) sampleToken(logits, (i % 64) * vocab, vocab, params, r());
+    return ((performance.now() - t0) * 1000) / n;
+  };
+  run({ temperature: 1, topP: 1, topK: 0 });
+  return {
+    sample_us_plain: run({ temperature: 1, topP: 1, topK: 0 }),
+    sample_us_top_p: run({ temperature: 0.8, topP: 0.9, topK: 40 }),
+  };
+}
+
+const rows: Record<string, Record<string, number>> = {};
+console.log(`backend: ${backend}`);
+const sampling = benchSampling(264);
+console.log(
+  `sampling in JS: ${sampling.sample_us_plain.toFixed(1)} us/token (temperature only), ${sampling.sample_us_top_p.toFixed(1)} us/token (top-p + top-k)`,
+);
+for (const size of sizes) {
+  const config = configForSize(size);
+  const params = parameterCount(config);
+  const slow = backend === "cpu" || size === "base";
+  const train = await benchTraining(config, slow ? 3 : 7);
+  const gen1 = await benchGeneration(config, 1, slow ? 1 : 3);
+  const gen16 = await benchGeneration(config, 16, slow ? 1 : 3);
+  const stepMs16 = (16 / gen16.tokensPerS) * 1000;
+  rows[size] = {
+    params,
+    weights_mb: (params * 4) / 2 ** 20,
+    train_memory_mb: (params * 4 * 4) / 2 ** 20, // weights, gradients, Adam's two moments (+ the reference copy for RL: x1.25)
+    ...train,
+    gen_tokens_per_s_batch1: gen1.tokensPerS,
+    gen_tokens_per_s_batch16: gen16.tokensPerS,
+    gen_gflops_batch16: gen16.gflops,
+    sampling_share_batch16: (16 * sampling.sample_us_plain) / 1000 / stepMs16,
+  };
+  const row = rows[size];
+  console.log(
+    `${size.padEnd(5)} ${params.toLocaleString("en-US").padStart(10)} params | train ${row.train_tokens_per_s.toFixed(0)} tok/s, ${row.train_gflops.toFixed(1)} GFLOP/s | generate b1 ${row.gen_tokens_per_s_batch1.toFixed(0)} tok/s, b16 ${row.gen_tokens_per_s_batch16.toFixed(0)} tok/s (${row.gen_gflops_batch16.toFixed(1)} GFLOP/s, sampling ${(100 * row.sampling_share_batch16).toFixed(1)}% of a step)`,
+  );
+}
+
+await mkdir("bench/results", { recursive: true });
+await writeFile(
+  "bench/results/engine-sizes.json",
+  JSON.stringify({ backend, ...sampling, sizes: rows }, null, 2),
+);
+const demo = rows.small;
+if (demo) {
+  const figures = {
+    demo_size_params: demo.params,
+    train_tokens_per_s: Math.round(demo.train_tokens_per_s),
+    gen_tokens_per_s_batch1: Math.round(demo.gen_tokens_per_s_batch1),
+    gen_tokens_per_s_batch16: Math.round(demo.gen_tokens_per_s_batch16),
+    train_gflops: Number(demo.train_gflops.toFixed(2)),
+    backend,
+  };
+  await writeFile("bench/results/engine.json", JSON.stringify(figures, null, 2));
+  console.log("bench/results/engine.json", figures);
+}
