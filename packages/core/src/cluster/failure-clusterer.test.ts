@@ -32,6 +32,7 @@ const LABELS: Record<string, RegExp> = {
   "execution_error: convert_currency (YEN)":
     /^execution_error: convert_currency \(unsupported currency yen\)$/,
   "refusal: currency requests": /^refusal: .*(usd|eur|dollars|euros|yen|chf|gbp|cad|convert)/,
+  "refusal: booking requests": /^refusal: .*(book|table|reserve)/,
   "truncation: add_event": /^truncation: add_event$/,
   empty_output: /^empty_output$/,
   "wrong_answer: calc": /^wrong_answer: calc$/,
@@ -49,7 +50,7 @@ function failure(text: string, overrides: Partial<FailureRecord> = {}): FailureR
 }
 
 describe("failure clustering", () => {
-  it("recovers 17 injected failure modes from 3,000 production traces with purity and completeness >= 0.9", () => {
+  it("recovers 18 injected failure modes (two of them told apart by request text alone) from 3,000 production traces with purity and completeness >= 0.9", () => {
     const { clusterer, pairs, missed } = run(21, 3000);
     assert.equal(missed, 0, "every injected failure is detected");
     assert.ok(!pairs.some((p) => p.truth === "(none)"), "no correct trace is called a failure");

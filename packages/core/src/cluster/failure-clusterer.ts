@@ -61,6 +61,8 @@ export class FailureClusterer {
   private readonly state: ClusterState;
   private readonly byKey = new Map<string, FailurePattern[]>();
   private readonly byId = new Map<string, FailurePattern>();
+  /** Number of keys in `state.df`, kept so assignment never counts them. */
+  private dfSize = 0;
 
   constructor(tenantId: string, options: Partial<ClustererOptions> = {}) {
     if (!tenantId)
@@ -90,6 +92,7 @@ export class FailureClusterer {
     const clusterer = new FailureClusterer(copy.tenantId, copy.options);
     Object.assign(clusterer.state, copy);
     for (const p of copy.patterns) clusterer.index(p);
+    clusterer.dfSize = Object.keys(copy.df).length;
     return clusterer;
   }
 
@@ -209,9 +212,14 @@ export class FailureClusterer {
   private countDocument(terms: Map<string, number>): void {
     this.state.docs++;
     const df = this.state.df;
-    for (const t of terms.keys()) df[t] = (df[t] ?? 0) + 1;
-    if (Object.keys(df).length > MAX_DF_TERMS) {
+    for (const t of terms.keys()) {
+      const n = df[t];
+      if (n === undefined) this.dfSize++;
+      df[t] = (n ?? 0) + 1;
+    }
+    if (this.dfSize > MAX_DF_TERMS) {
       for (const [t, n] of Object.entries(df)) if (n <= 1) delete df[t];
+      this.dfSize = Object.keys(df).length;
     }
   }
 

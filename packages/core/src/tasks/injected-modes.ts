@@ -43,6 +43,11 @@ const REFUSALS = [
   "I am unable to convert currencies.",
 ];
 
+const BOOKING_REFUSALS = [
+  "I'm sorry, I can't make reservations.",
+  "Sorry, I am unable to book tables for you.",
+];
+
 /** The failure modes the simulated production agent shows, each tied to a realistic cause. */
 export const INJECTED_MODES: readonly InjectedMode[] = [
   {
@@ -101,6 +106,12 @@ export const INJECTED_MODES: readonly InjectedMode[] = [
     envs: ["toolcall"],
     applies: isTool("convert_currency"),
     turns: (_t, _c, rng) => [{ text: rng.pick(REFUSALS) }],
+  },
+  {
+    id: "refusal: booking requests",
+    envs: ["toolcall"],
+    applies: isTool("book_table"),
+    turns: (_t, _c, rng) => [{ text: rng.pick(BOOKING_REFUSALS) }],
   },
   {
     id: "truncation: add_event",
