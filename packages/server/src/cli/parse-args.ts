@@ -30,7 +30,8 @@ export function parseArgs(argv: string[]): ParsedArgs {
 export function stringFlag(args: ParsedArgs, name: string, fallback?: string): string | undefined {
   const value = args.flags[name];
   if (value === undefined) return fallback;
-  if (value === true) throw new InvalidInputError(`--${name} needs a value, e.g. --${name}=...`, { field: name });
+  if (value === true)
+    throw new InvalidInputError(`--${name} needs a value, e.g. --${name}=...`, { field: name });
   return value;
 }
 
@@ -39,6 +40,7 @@ export function intFlag(args: ParsedArgs, name: string, fallback: number): numbe
   const value = stringFlag(args, name);
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed)) throw new InvalidInputError(`--${name} expects a whole number, got "${value}"`, { field: name });
+  if (!Number.isInteger(parsed))
+    throw new InvalidInputError(`--${name} expects a whole number, got "${value}"`, { field: name });
   return parsed;
 }

@@ -59,7 +59,7 @@ function rejectDuplicateIds(traces: Trace[]): void {
 /**
  * Writes a batch of validated traces in one transaction: all of it or none of it.
  * Idempotent: a trace id already stored is merged (first values kept, missing ones filled in, models and tags
- * united), a step id already stored for its trace is left as it was.
+ * united, `error` status wins), a step id already stored for its trace is left as it was.
  */
 export async function insertTraces(db: Database, tenantId: string, traces: Trace[]): Promise<InsertResult> {
   rejectDuplicateIds(traces);
@@ -91,7 +91,8 @@ export async function insertTraces(db: Database, tenantId: string, traces: Trace
          user_id = coalesce(traces.user_id, excluded.user_id),
          session_id = coalesce(traces.session_id, excluded.session_id),
          env = coalesce(traces.env, excluded.env),
-         status = case when traces.status = 'unknown' then excluded.status else traces.status end,
+         status = case when 'error' in (traces.status, excluded.status) then 'error'
+                       when traces.status = 'unknown' then excluded.status else traces.status end,
          input = coalesce(traces.input, excluded.input),
          output = coalesce(traces.output, excluded.output),
          tags = array(select distinct unnest(traces.tags || excluded.tags) order by 1),

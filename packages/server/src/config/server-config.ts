@@ -1,0 +1,66 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+
+/** How `arc serve` runs. Every field has a default; environment variables override them, flags override those. */
+export const ServerConfig = z.object({
+  home: z
+    .string()
+    .default(".arc")
+    .describe("Where Arc keeps its embedded database, artifacts and credentials (ARC_HOME)."),
+  databaseUrl: z
+    .string()
+    .optional()
+    .describe(
+      "A PostgreSQL server to use instead of the embedded PGlite, e.g. postgres://user@host/db (DATABASE_URL).",
+    ),
+  host: z.string().default("127.0.0.1").describe("Interface to listen on (ARC_HOST)."),
+  port: z
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(7300)
+    .describe("TCP port to listen on; 0 picks a free one (ARC_PORT)."),
+  adminKey: z
+    .string()
+    .min(24, "must be at least 24 characters")
+    .optional()
+    .describe("An admin key to accept in addition to the one created on first start (ARC_ADMIN_KEY)."),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024)
+    .describe("Largest request body accepted; larger ones get 413 (ARC_MAX_BODY_BYTES)."),
+});
+export type ServerConfig = z.infer<typeof ServerConfig>;
+
+const envNames: Record<keyof ServerConfig, string> = {
+  home: "ARC_HOME",
+  databaseUrl: "DATABASE_URL",
+  host: "ARC_HOST",
+  port: "ARC_PORT",
+  adminKey: "ARC_ADMIN_KEY",
+  maxBodyBytes: "ARC_MAX_BODY_BYTES",
+};
+
+/** Config from the environment, then `overrides` on top; errors name the variable or flag. */
+export function loadServerConfig(
+  env: NodeJS.ProcessEnv,
+  overrides: Partial<Record<keyof ServerConfig, unknown>> = {},
+) {
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(envNames)) {
+    const value = env[name];
+    if (value !== undefined && value !== "")
+      raw[key] = key === "port" || key === "maxBodyBytes" ? Number(value) : value;
+  }
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = value;
+  const parsed = ServerConfig.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = issue.path[0] as keyof ServerConfig;
+    throw new Error(`config ${key} (${envNames[key]} or --${key}): ${issue.message}`);
+  }
+  return { ...parsed.data, home: resolve(parsed.data.home) };
+}

@@ -1,0 +1,63 @@
+import type { Context } from "hono";
+import { HttpError } from "./http-error.ts";
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads a request body as JSON, refusing with a status that names the problem: 413 past `maxBytes` (checked on the
+ * stream, so a lying Content-Length does not help), 415 for a non-JSON content type, 400 for invalid UTF-8 or JSON.
+ */
+export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
+  const contentType = c.req.header("content-type") ?? "";
+  if (contentType && !/^application\/(.+\+)?json\b/i.test(contentType)) {
+    throw new HttpError(
+      415,
+      "unsupported_media_type",
+      `expected Content-Type application/json, got "${contentType}"`,
+    );
+  }
+  const declared = Number(c.req.header("content-length") ?? "0");
+  if (declared > maxBytes) {
+    throw new HttpError(
+      413,
+      "payload_too_large",
+      `body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`,
+    );
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const body = c.req.raw.body;
+  if (body) {
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        throw new HttpError(413, "payload_too_large", `body exceeds the limit of ${maxBytes} bytes`);
+      }
+      chunks.push(chunk);
+    }
+  }
+  if (size === 0)
+    throw new HttpError(400, "invalid_request", "request body is empty; expected a JSON document");
+  let text: string;
+  try {
+    text = utf8.decode(Buffer.concat(chunks, size));
+  } catch {
+    throw new HttpError(400, "invalid_request", "request body is not valid UTF-8");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(400, "malformed_json", `request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Like `readJson`, but an absent or empty body reads as `{}` (for endpoints whose body is optional). */
+export async function readOptionalJson(c: Context, maxBytes: number): Promise<unknown> {
+  if (!c.req.raw.body || c.req.header("content-length") === "0") return {};
+  try {
+    return await readJson(c, maxBytes);
+  } catch (error) {
+    if (error instanceof HttpError && /body is empty/.test(error.message)) return {};
+    throw error;
+  }
+}

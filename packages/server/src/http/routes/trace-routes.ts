@@ -1,0 +1,64 @@
+import { Feedback, InvalidInputError, TraceBatch, toInvalidInputError } from "@arc/core";
+import { Hono } from "hono";
+import { z } from "zod";
+import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
+import type { Database } from "../../store/database.ts";
+import { getTrace, insertFeedback, insertTraces, listTraces } from "../../store/trace-store.ts";
+import type { AuthVariables } from "../auth-middleware.ts";
+import { readJson } from "../read-json.ts";
+
+const ListQuery = z.object({
+  from: z.string().datetime({ offset: true, message: "must be an ISO 8601 date-time" }).optional(),
+  to: z.string().datetime({ offset: true, message: "must be an ISO 8601 date-time" }).optional(),
+  model: z.string().min(1).optional(),
+  status: z.enum(["ok", "error", "unknown"]).optional(),
+  q: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+  cursor: z.string().optional(),
+});
+
+/** `POST/GET /v1/traces`, `GET /v1/traces/:id`, `POST /v1/feedback` for the caller's tenant. */
+export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBodyBytes: number }) {
+  const app = new Hono<{ Variables: AuthVariables }>();
+
+  app.post("/traces", async (c) => {
+    const body = await readJson(c, deps.maxBodyBytes);
+    const parsed = TraceBatch.safeParse(body);
+    if (!parsed.success) throw toInvalidInputError(parsed.error);
+    const result = await insertTraces(deps.db, c.get("tenantId"), parsed.data.traces);
+    deps.metrics.ingestedTraces.inc({ source: "api" }, result.traces);
+    deps.metrics.ingestedSteps.inc({ source: "api" }, result.steps);
+    const received = parsed.data.traces.reduce((n, t) => n + t.steps.length, 0);
+    return c.json({ received: { traces: parsed.data.traces.length, steps: received }, inserted: result });
+  });
+
+  app.get("/traces", async (c) => {
+    const parsed = ListQuery.safeParse(c.req.query());
+    if (!parsed.success) throw toInvalidInputError(parsed.error);
+    const { q, ...rest } = parsed.data;
+    return c.json(await listTraces(deps.db, c.get("tenantId"), { ...rest, text: q }));
+  });
+
+  app.get("/traces/:id", async (c) => c.json(await getTrace(deps.db, c.get("tenantId"), c.req.param("id"))));
+
+  app.post("/feedback", async (c) => {
+    const body = await readJson(c, deps.maxBodyBytes);
+    const items = Array.isArray(body) ? body : [body];
+    if (items.length === 0)
+      throw new InvalidInputError("expected a feedback object or a non-empty array of them");
+    const parsed = items.map((item, i) => {
+      const result = Feedback.safeParse(item);
+      if (!result.success) throw toInvalidInputError(result.error, Array.isArray(body) ? String(i) : "");
+      return result.data;
+    });
+    const results = await deps.db.transaction(async (tx) => {
+      const created: boolean[] = [];
+      for (const feedback of parsed)
+        created.push((await insertFeedback(tx, c.get("tenantId"), feedback)).created);
+      return created;
+    });
+    return c.json({ created: results.filter(Boolean).length, received: results.length });
+  });
+
+  return app;
+}

@@ -1,0 +1,93 @@
+/** Label values of one series, e.g. `{ route: "/v1/traces", status: "200" }`. */
+export type Labels = Record<string, string>;
+
+const defaultBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+function seriesKey(labels: Labels): string {
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${labels[k].replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
+    .join(",");
+}
+
+/** A monotonically increasing count. */
+export class Counter {
+  private readonly series = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  inc(labels: Labels = {}, by = 1): void {
+    const key = seriesKey(labels);
+    this.series.set(key, (this.series.get(key) ?? 0) + by);
+  }
+  /** The current value of one series (0 when never incremented). */
+  value(labels: Labels = {}): number {
+    return this.series.get(seriesKey(labels)) ?? 0;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [key, value] of this.series) lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
+    return lines.join("\n");
+  }
+}
+
+/** Observations in cumulative buckets (seconds), as Prometheus histograms are. */
+export class Histogram {
+  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: number[] = defaultBuckets,
+  ) {}
+  observe(labels: Labels, value: number): void {
+    const key = seriesKey(labels);
+    let s = this.series.get(key);
+    if (!s) {
+      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]) s.counts[i]++;
+    s.sum += value;
+    s.count++;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [key, s] of this.series) {
+      const sep = key ? `${key},` : "";
+      this.buckets.forEach((b, i) => {
+        lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`);
+      });
+      lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`);
+      lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${s.sum}`);
+      lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${s.count}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+/** The server's metrics, rendered for `GET /metrics` in the Prometheus text format. */
+export class ServerMetrics {
+  readonly ingestedTraces = new Counter(
+    "arc_ingested_traces_total",
+    "Traces written anew by the ingest API.",
+  );
+  readonly ingestedSteps = new Counter(
+    "arc_ingested_steps_total",
+    "Steps (spans) written anew by the ingest API, by source.",
+  );
+  readonly rejectedRequests = new Counter(
+    "arc_ingest_rejected_total",
+    "Ingest requests or spans rejected, by reason (malformed_json, invalid, too_large, unauthorized...).",
+  );
+  readonly requestDuration = new Histogram(
+    "arc_http_request_duration_seconds",
+    "Time from request to response, by route and status.",
+  );
+
+  render(): string {
+    return `${[this.ingestedTraces, this.ingestedSteps, this.rejectedRequests, this.requestDuration]
+      .map((m) => m.render())
+      .join("\n")}\n`;
+  }
+}

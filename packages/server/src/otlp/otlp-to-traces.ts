@@ -1,0 +1,199 @@
+import { Step, type StepKind, type Trace, type TraceInput, Trace as TraceSchema } from "@arc/core";
+import { outputOf, parseJsonAttribute, toOpenAiMessages } from "./genai-messages.ts";
+import { attributeMap, type ExportTraceServiceRequest, type OtlpSpan } from "./otlp-json.ts";
+
+/** The result of mapping one OTLP export: traces to store and spans that could not be used (with why). */
+export interface OtlpMapping {
+  traces: Trace[];
+  rejectedSpans: number;
+  errors: string[];
+}
+
+const llmOperations = new Set(["chat", "text_completion", "generate_content"]);
+const retrievalOperations = new Set(["embeddings", "retrieval"]);
+const spanStatusError = 2;
+
+/** OTLP/JSON ids are hex; some exporters send base64. Returns lower-case hex or null. */
+function hexId(id: string | undefined, bytes: number): string | null {
+  if (!id) return null;
+  if (new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(id)) return id.toLowerCase();
+  const decoded = Buffer.from(id, "base64");
+  return decoded.length === bytes ? decoded.toString("hex") : null;
+}
+
+function isoFromNanos(nanos: string | number | undefined): string | undefined {
+  if (nanos === undefined || nanos === "" || nanos === 0 || nanos === "0") return undefined;
+  const ms = Number(BigInt(String(nanos)) / 1_000_000n);
+  return new Date(ms).toISOString();
+}
+
+function stepKindOf(operation: unknown): StepKind {
+  if (typeof operation !== "string") return "custom";
+  if (llmOperations.has(operation)) return "llm";
+  if (operation === "execute_tool") return "tool";
+  if (retrievalOperations.has(operation)) return "retrieval";
+  return "custom";
+}
+
+function take(attrs: Record<string, unknown>, key: string): unknown {
+  const value = attrs[key];
+  delete attrs[key];
+  return value;
+}
+
+const paramAttributes: Record<string, string> = {
+  "gen_ai.request.temperature": "temperature",
+  "gen_ai.request.top_p": "top_p",
+  "gen_ai.request.top_k": "top_k",
+  "gen_ai.request.max_tokens": "max_tokens",
+  "gen_ai.request.seed": "seed",
+  "gen_ai.request.stop_sequences": "stop",
+  "gen_ai.request.frequency_penalty": "frequency_penalty",
+  "gen_ai.request.presence_penalty": "presence_penalty",
+  "gen_ai.request.choice.count": "n",
+};
+
+function asNumber(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+function llmOf(attrs: Record<string, unknown>) {
+  const params: Record<string, unknown> = {};
+  for (const [attribute, param] of Object.entries(paramAttributes)) {
+    const value = take(attrs, attribute);
+    if (value !== undefined) params[param] = value;
+  }
+  const systemInstructions = parseJsonAttribute(take(attrs, "gen_ai.system_instructions"));
+  const systemText = Array.isArray(systemInstructions)
+    ? systemInstructions.map((p: { content?: unknown }) => String(p?.content ?? "")).join("")
+    : typeof systemInstructions === "string"
+      ? systemInstructions
+      : undefined;
+  const messages = toOpenAiMessages(parseJsonAttribute(take(attrs, "gen_ai.input.messages")));
+  if (systemText) messages.unshift({ role: "system", content: systemText });
+  const output = outputOf(parseJsonAttribute(take(attrs, "gen_ai.output.messages")));
+  const finishReasons = take(attrs, "gen_ai.response.finish_reasons");
+  const tools = parseJsonAttribute(take(attrs, "gen_ai.tool.definitions"));
+  const inputTokens = asNumber(take(attrs, "gen_ai.usage.input_tokens"));
+  const outputTokens = asNumber(take(attrs, "gen_ai.usage.output_tokens"));
+  return {
+    modelRequested: take(attrs, "gen_ai.request.model") as string | undefined,
+    modelServed: take(attrs, "gen_ai.response.model") as string | undefined,
+    messages,
+    tools: Array.isArray(tools) ? (tools as Record<string, unknown>[]) : undefined,
+    params: Object.keys(params).length ? params : undefined,
+    output: { content: output.content, ...(output.toolCalls ? { toolCalls: output.toolCalls } : {}) },
+    finishReason: Array.isArray(finishReasons) ? String(finishReasons[0]) : output.finishReason,
+    usage:
+      inputTokens === undefined && outputTokens === undefined
+        ? undefined
+        : {
+            promptTokens: inputTokens,
+            completionTokens: outputTokens,
+            totalTokens:
+              inputTokens !== undefined && outputTokens !== undefined
+                ? inputTokens + outputTokens
+                : undefined,
+          },
+  };
+}
+
+/** One span as a Step of the trace it belongs to, or the reason it cannot be one. */
+function stepOf(span: OtlpSpan, resource: Record<string, unknown>): { traceId: string; step: Step } | string {
+  const traceId = hexId(span.traceId, 16);
+  const spanId = hexId(span.spanId, 8);
+  if (!traceId)
+    return `span "${span.name ?? "?"}": traceId must be 16 bytes as hex, got ${JSON.stringify(span.traceId)}`;
+  if (!spanId)
+    return `span "${span.name ?? "?"}": spanId must be 8 bytes as hex, got ${JSON.stringify(span.spanId)}`;
+  const startedAt = isoFromNanos(span.startTimeUnixNano);
+  if (!startedAt) return `span ${spanId}: startTimeUnixNano is missing`;
+  const endedAt = isoFromNanos(span.endTimeUnixNano);
+  const attrs = attributeMap(span.attributes);
+  const kind = stepKindOf(take(attrs, "gen_ai.operation.name"));
+  const parentId = hexId(span.parentSpanId, 8) ?? undefined;
+  const errorType = take(attrs, "error.type");
+  const failed = span.status?.code === spanStatusError || errorType !== undefined;
+  const step: Record<string, unknown> = {
+    id: spanId,
+    kind,
+    name: span.name,
+    parentId,
+    startedAt,
+    endedAt,
+    latencyMs: endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : undefined,
+    error: failed
+      ? {
+          message: span.status?.message || String(errorType ?? "error"),
+          type: errorType as string | undefined,
+        }
+      : undefined,
+  };
+  if (kind === "llm") step.llm = llmOf(attrs);
+  if (kind === "tool") {
+    step.name = (take(attrs, "gen_ai.tool.name") as string | undefined) ?? span.name;
+    step.input = parseJsonAttribute(take(attrs, "gen_ai.tool.call.arguments"));
+    step.output = parseJsonAttribute(take(attrs, "gen_ai.tool.call.result"));
+  }
+  const metadata = { ...attrs, ...(Object.keys(resource).length ? { resource } : {}) };
+  if (Object.keys(metadata).length) step.metadata = metadata;
+  const parsed = Step.safeParse(step);
+  if (!parsed.success)
+    return `span ${spanId}: ${parsed.error.issues[0].path.join(".")}: ${parsed.error.issues[0].message}`;
+  return { traceId, step: parsed.data };
+}
+
+/**
+ * Maps an OTLP/JSON export to Arc traces, one per OTLP trace id, one step per span, following the OpenTelemetry
+ * GenAI semantic conventions (`gen_ai.operation.name`, `gen_ai.request.*`, `gen_ai.usage.*`, `gen_ai.input.messages`,
+ * `gen_ai.output.messages`, `gen_ai.tool.*`). Unusable spans are counted and explained, not fatal.
+ */
+export function otlpToTraces(request: ExportTraceServiceRequest): OtlpMapping {
+  const errors: string[] = [];
+  const byTrace = new Map<string, { steps: Step[]; user?: string; session?: string; service?: string }>();
+  let rejectedSpans = 0;
+  for (const resourceSpans of request.resourceSpans ?? []) {
+    const resource = attributeMap(resourceSpans.resource?.attributes);
+    for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
+      for (const span of scopeSpans.spans ?? []) {
+        const mapped = stepOf(span, resource);
+        if (typeof mapped === "string") {
+          rejectedSpans++;
+          if (errors.length < 10) errors.push(mapped);
+          continue;
+        }
+        const entry = byTrace.get(mapped.traceId) ?? {
+          steps: [],
+          service: resource["service.name"] as string,
+        };
+        const meta = mapped.step.metadata ?? {};
+        entry.user ??= (meta["user.id"] ?? meta["enduser.id"]) as string | undefined;
+        entry.session ??= (meta["gen_ai.conversation.id"] ?? meta["session.id"]) as string | undefined;
+        entry.steps.push(mapped.step);
+        byTrace.set(mapped.traceId, entry);
+      }
+    }
+  }
+  const traces: Trace[] = [];
+  for (const [traceId, entry] of byTrace) {
+    const root = entry.steps.find((s) => !s.parentId);
+    const starts = entry.steps.map((s) => s.startedAt).sort();
+    const ends = entry.steps
+      .map((s) => s.endedAt)
+      .filter((e): e is string => e !== undefined)
+      .sort();
+    const input: TraceInput = {
+      id: traceId,
+      name: root?.name,
+      startedAt: starts[0],
+      endedAt: ends.at(-1),
+      userId: entry.user === undefined ? undefined : String(entry.user),
+      sessionId: entry.session === undefined ? undefined : String(entry.session),
+      status: entry.steps.some((s) => s.error) ? "error" : "ok",
+      metadata: entry.service ? { service: entry.service } : undefined,
+      steps: entry.steps,
+    };
+    traces.push(TraceSchema.parse(input));
+  }
+  return { traces, rejectedSpans, errors };
+}

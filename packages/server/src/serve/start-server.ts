@@ -1,0 +1,52 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import type { ServerConfig } from "../config/server-config.ts";
+import { createApp } from "../http/app.ts";
+import { Authenticator } from "../http/authenticator.ts";
+import { ServerMetrics } from "../metrics/metrics-registry.ts";
+import type { Database } from "../store/database.ts";
+import { openDatabase } from "../store/open-database.ts";
+import { bootstrapDatabase } from "./bootstrap.ts";
+import { type LocalCredentials, readCredentials, writeCredentials } from "./credentials.ts";
+
+/** A running Arc server. */
+export interface RunningServer {
+  url: string;
+  db: Database;
+  app: Hono;
+  metrics: ServerMetrics;
+  /** Keys for the local user: made on this start, or read from `<home>/credentials.json`; null if neither. */
+  credentials: LocalCredentials | null;
+  /** True when this start made the credentials (the first start against this database). */
+  firstStart: boolean;
+  close(): Promise<void>;
+}
+
+/** Opens and migrates the database, bootstraps keys on first start, and listens. */
+export async function startServer(config: ServerConfig): Promise<RunningServer> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, home: config.home });
+  const made = await bootstrapDatabase(db);
+  if (made) writeCredentials(config.home, made);
+  const metrics = new ServerMetrics();
+  const authenticator = new Authenticator(db, config.adminKey);
+  const app = createApp({ db, authenticator, metrics, maxBodyBytes: config.maxBodyBytes });
+  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${config.host}:${port}`,
+    db,
+    app,
+    metrics,
+    credentials: made ?? readCredentials(config.home),
+    firstStart: made !== null,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.close();
+    },
+  };
+}
