@@ -131,5 +131,9 @@ describe("failure clustering", () => {
       /state.format: expected "arc.cluster-state\/1", got "v0"/,
     );
     assert.throws(() => new FailureClusterer(""), /tenantId: expected a non-empty tenant id/);
+    assert.throws(
+      () => new FailureClusterer("acme", { textSimilarity: 3 }),
+      /textSimilarity: expected a number in \[0, 1\], got 3/,
+    );
   });
 });

@@ -67,6 +67,12 @@ export class FailureClusterer {
   constructor(tenantId: string, options: Partial<ClustererOptions> = {}) {
     if (!tenantId)
       throw new InvalidInputError("tenantId: expected a non-empty tenant id", { field: "tenantId" });
+    const similarity = options.textSimilarity ?? DEFAULT_CLUSTERER_OPTIONS.textSimilarity;
+    if (!(similarity >= 0 && similarity <= 1)) {
+      throw new InvalidInputError(`textSimilarity: expected a number in [0, 1], got ${similarity}`, {
+        field: "textSimilarity",
+      });
+    }
     this.state = {
       format: "arc.cluster-state/1",
       tenantId,

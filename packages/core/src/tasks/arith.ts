@@ -1,6 +1,12 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { drawInSplit, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
+import {
+  checkGenerateOptions,
+  drawInSplit,
+  type TaskFamily,
+  type TaskGenerateOptions,
+  taskId,
+} from "./task-family.ts";
 import { formatToolCall } from "./tool-spec.ts";
 
 /** What an `arith` task expects: the number, and one expression that computes it (the reference call). */
@@ -76,6 +82,7 @@ function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string
 
 /** Generates `arith` tasks: a word problem → a calculator call (`{"tool":"calc","args":{"expr":"3*4+2"}}`). Production has bigger numbers, new phrasings and more two-step problems. */
 export function generateArithTasks(options: TaskGenerateOptions): Task[] {
+  checkGenerateOptions(options);
   const rng = createRng(deriveSeed(options.seed, `arith:${options.split}`));
   const prod = options.split === "production";
   const ops: Op[] = prod ? ["add", "sub", "mul", "div", "mix", "mix"] : ["add", "sub", "mul", "div", "mix"];

@@ -1,6 +1,12 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { drawInSplit, type TaskFamily, type TaskGenerateOptions, taskId } from "./task-family.ts";
+import {
+  checkGenerateOptions,
+  drawInSplit,
+  type TaskFamily,
+  type TaskGenerateOptions,
+  taskId,
+} from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
 
 /** Where an order is in its life; the rules of what may be done depend on it. */
@@ -105,6 +111,7 @@ function phrase(request: OrderRequest, id: string, prod: boolean, rng: Rng): str
 
 /** Generates `orderdesk` tasks: look an order up, then act on it by the desk's policy. */
 export function generateOrderdeskTasks(options: TaskGenerateOptions): Task[] {
+  checkGenerateOptions(options);
   const rng = createRng(deriveSeed(options.seed, `orderdesk:${options.split}`));
   const prod = options.split === "production";
   const drawTask = () => {

@@ -26,4 +26,15 @@ describe("production traffic simulator", () => {
     assert.deepEqual(versions, new Set(["v1", "v2"]));
     for (const s of traffic) assert.equal(s.feedback.length > 0, s.injected === "user_feedback: thumbs_down");
   });
+
+  it("refuses a failure rate outside [0, 1] and a mode it does not know", () => {
+    assert.throws(
+      () => simulateProductionTraffic({ seed: 1, count: 1, failureRate: 2 }),
+      /failureRate: expected a number in \[0, 1\], got 2/,
+    );
+    assert.throws(
+      () => simulateProductionTraffic({ seed: 1, count: 1, modes: ["gremlins"] }),
+      /modes: unknown mode "gremlins"/,
+    );
+  });
 });

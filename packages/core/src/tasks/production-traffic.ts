@@ -1,3 +1,4 @@
+import { InvalidInputError } from "../errors/index.ts";
 import type { Task } from "../rollout/index.ts";
 import type { Feedback, TraceInput } from "../trace/index.ts";
 import { generateArithTasks } from "./arith.ts";
@@ -49,6 +50,20 @@ export interface TrafficOptions {
 export function simulateProductionTraffic(options: TrafficOptions): SimulatedTrace[] {
   const rng = createRng(deriveSeed(options.seed, "traffic"));
   const failureRate = options.failureRate ?? 0.35;
+  if (!(failureRate >= 0 && failureRate <= 1)) {
+    throw new InvalidInputError(`failureRate: expected a number in [0, 1], got ${failureRate}`, {
+      field: "failureRate",
+    });
+  }
+  const unknownModes = (options.modes ?? []).filter((id) => !INJECTED_MODES.some((m) => m.id === id));
+  if (unknownModes.length) {
+    throw new InvalidInputError(
+      `modes: unknown mode ${JSON.stringify(unknownModes[0])}; known: ${INJECTED_MODES.map((m) => m.id).join(", ")}`,
+      {
+        field: "modes",
+      },
+    );
+  }
   const modes = INJECTED_MODES.filter((m) => !options.modes || options.modes.includes(m.id));
   const mix = options.envMix ?? { toolcall: 0.6, arith: 0.2, orderdesk: 0.2 };
   const versions = options.modelVersions ?? ["base-v1"];

@@ -71,6 +71,17 @@ describe("built-in task families", () => {
     });
   }
 
+  it("rejects generate options that name an unknown split or a negative count", () => {
+    assert.throws(
+      () => getTaskFamily("arith").generate({ split: "test" as never, seed: 1, count: 1 }),
+      /split: expected one of train, eval, production, got "test"/,
+    );
+    assert.throws(
+      () => getTaskFamily("toolcall").generate({ split: "train", seed: 1, count: -1 }),
+      /count: expected a non-negative integer, got -1/,
+    );
+  });
+
   it("names the known env ids when asked for an unknown one", () => {
     assert.throws(
       () => getTaskFamily("chess"),

@@ -1,6 +1,7 @@
+import { InvalidInputError } from "../errors/index.ts";
 import type { Task } from "../rollout/index.ts";
 import { fnv1a } from "./rng.ts";
-import type { Split } from "./split.ts";
+import { SPLITS, type Split } from "./split.ts";
 
 /** One chat message of a prompt, as the engine's chat template renders it. */
 export interface ChatTurn {
@@ -61,4 +62,22 @@ export function drawInSplit<T extends { question: string }>(split: Split, draw: 
     if (inSplit(split, drawn.question)) return drawn;
   }
   throw new Error(`no ${split} question found in 1000 draws: the template space is too small`);
+}
+
+/** Throws an InvalidInputError naming the field when generate options are off (unknown split, bad count or seed). */
+export function checkGenerateOptions(options: TaskGenerateOptions): void {
+  if (!SPLITS.includes(options.split)) {
+    throw new InvalidInputError(
+      `split: expected one of ${SPLITS.join(", ")}, got ${JSON.stringify(options.split)}`,
+      { field: "split" },
+    );
+  }
+  if (!Number.isInteger(options.count) || options.count < 0) {
+    throw new InvalidInputError(`count: expected a non-negative integer, got ${options.count}`, {
+      field: "count",
+    });
+  }
+  if (!Number.isFinite(options.seed)) {
+    throw new InvalidInputError(`seed: expected a finite number, got ${options.seed}`, { field: "seed" });
+  }
 }

@@ -3,6 +3,7 @@ import { formatDateLong, formatTime12 } from "./dates.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import type { Split } from "./split.ts";
 import {
+  checkGenerateOptions,
   drawInSplit,
   pickWeighted,
   type TaskFamily,
@@ -116,6 +117,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
 
 /** Generates `toolcall` tasks: a short request in natural language → one JSON tool call. */
 export function generateToolcallTasks(options: TaskGenerateOptions): Task[] {
+  checkGenerateOptions(options);
   const rng = createRng(deriveSeed(options.seed, `toolcall:${options.split}`));
   const prod = options.split === "production";
   return Array.from({ length: options.count }, (_, i) => {

@@ -19,6 +19,7 @@ export class OrderdeskEnvironment implements Environment {
 
   constructor(private readonly maxTurns = ORDERDESK_MAX_TURNS) {}
 
+  /** Starts an episode on the task's order (the seed is unused: the desk is deterministic). */
   async reset(task: Task, _seed: number): Promise<Observation> {
     const solution = task.solution as OrderdeskSolution | undefined;
     if (task.env !== "orderdesk" || !solution?.order) {
@@ -35,6 +36,7 @@ export class OrderdeskEnvironment implements Environment {
     return { messages: [...this.messages] };
   }
 
+  /** Runs one tool call; `info.outcome` says how it was taken, `info.verdict` the verifier's judgement at the end. */
   async step(action: string) {
     const session = this.session;
     if (!session || session.done)

@@ -13,6 +13,7 @@ export class SingleTurnEnvironment implements Environment {
     private readonly verifier: Verifier,
   ) {}
 
+  /** Starts an episode: the family's prompt for the task (the seed is unused: the episode is deterministic). */
   async reset(task: Task, _seed: number): Promise<Observation> {
     if (task.env !== this.family.env) {
       throw new InvalidInputError(
@@ -26,6 +27,7 @@ export class SingleTurnEnvironment implements Environment {
     return { messages: this.family.prompt(task) };
   }
 
+  /** Judges the one answer and ends the episode. */
   async step(action: string) {
     const task = this.task;
     if (!task) throw new Error("step() before reset(): call reset(task, seed) first");

@@ -20,6 +20,7 @@ export class ScriptedInferenceEngine implements InferenceEngine {
     this.version = options.version ?? 0;
   }
 
+  /** Answers every sample of every request from the script (or with `abort` when the signal is aborted). */
   async generate(requests: GenRequest[], options: GenerateOptions = {}): Promise<GenResult[]> {
     const encoder = new TextEncoder();
     const results: GenResult[] = [];
@@ -47,10 +48,12 @@ export class ScriptedInferenceEngine implements InferenceEngine {
     return results;
   }
 
+  /** The version stamped on output tokens. */
   getVersion(): number {
     return this.version;
   }
 
+  /** Only bumps the version: the script decides the outputs. */
   async setWeights(version: number, _weights: WeightSource): Promise<void> {
     this.version = version;
   }
