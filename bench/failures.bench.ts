@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import {
   clusteringScores,
   DetectorRegistry,
+  detectAndCluster,
   FailureClusterer,
   failureRecord,
   simulateProductionTraffic,
@@ -21,7 +22,7 @@ export interface FailuresBenchResult {
   detect_cluster_traces_per_s: number;
   /** Measured by the server benchmark (worker on ingest); null here. */
   ingest_to_verdict_p50_ms: null;
-  /** Same, with zod validation of each raw trace included (what an ingest worker also pays). */
+  /** Same through detectAndCluster, zod validation of each raw trace included (what an ingest worker pays). */
   parse_detect_cluster_traces_per_s: number;
   /** Median and p99 time to assign one failure to its pattern, in microseconds (last run, warm). */
   assign_p50_us: number;
@@ -74,15 +75,12 @@ export async function runFailuresBench(
       patterns = clusterer.patterns().length;
     }
 
-    // The same, validating each raw trace first.
+    // The same as a server worker runs it: raw trace in, validated, judged, clustered (detectAndCluster).
     const registry2 = new DetectorRegistry();
     const clusterer2 = new FailureClusterer("bench");
     start = performance.now();
-    for (let i = 0; i < traffic.length; i++) {
-      const trace = Trace.parse(traffic[i].trace);
-      const record = failureRecord(trace, registry2.judge(trace, traffic[i].feedback));
-      if (record) clusterer2.assign(record);
-    }
+    for (let i = 0; i < traffic.length; i++)
+      detectAndCluster(traffic[i].trace, registry2, clusterer2, traffic[i].feedback);
     withParse.push(count / ((performance.now() - start) / 1000));
   }
 

@@ -1,4 +1,5 @@
 export { type ClusteringScores, clusteringScores } from "./clustering-scores.ts";
+export { detectAndCluster, type TraceOutcome } from "./detect-and-cluster.ts";
 export {
   type Assignment,
   type ClustererOptions,

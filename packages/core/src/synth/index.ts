@@ -13,6 +13,7 @@ export {
 } from "./dataset.ts";
 export { buildEvalSet, type EvalSetOptions } from "./eval-set.ts";
 export { type FailureItem, failureItemFromTrace } from "./failure-item.ts";
+export { candidatesFromFeedback } from "./feedback-candidates.ts";
 export { duplicateKey, NearDuplicateIndex } from "./near-duplicate-index.ts";
 export { buildPreferenceSet, type ChosenCandidate, type PreferenceSetOptions } from "./preference-set.ts";
 export { buildPromptPool, type PromptPoolOptions } from "./prompt-pool.ts";

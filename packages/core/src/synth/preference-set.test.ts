@@ -5,6 +5,7 @@ import { type Dataset, simulateProductionTraffic } from "../index.ts";
 import { Trace } from "../trace/index.ts";
 import type { FailureItem } from "./failure-item.ts";
 import { failureItemFromTrace } from "./failure-item.ts";
+import { candidatesFromFeedback } from "./feedback-candidates.ts";
 import { buildPreferenceSet } from "./preference-set.ts";
 
 const weather = { tool: "get_weather", args: { city: "Oslo", unit: "c" } };
@@ -39,6 +40,15 @@ describe("PreferenceSet synthesis", () => {
       rejectedModelVersion: "base-v1",
     });
     assert.deepEqual(row.prompt, [{ role: "user", content: item("t1").question }]);
+  });
+
+  it("takes human corrections from feedback as candidates", () => {
+    const candidates = candidatesFromFeedback([
+      { id: "f1", traceId: "t1", correction: right },
+      { id: "f2", traceId: "t2", label: "thumbs_down" },
+    ]);
+    assert.deepEqual(candidates, { t1: [{ text: right, source: "human" }] });
+    assert.equal(build([item("t1"), item("t2")], candidates).rows.length, 1);
   });
 
   it("passes over a correction that fails the verifier and takes a resampled policy output that passes", () => {

@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { DetectorRegistry } from "../detect/index.ts";
+import { simulateProductionTraffic } from "../tasks/index.ts";
+import { detectAndCluster } from "./detect-and-cluster.ts";
+import { FailureClusterer } from "./failure-clusterer.ts";
+
+describe("detect and cluster one trace", () => {
+  const registry = new DetectorRegistry();
+  const traffic = simulateProductionTraffic({ seed: 12, count: 200 });
+
+  it("puts a failed trace into a pattern and leaves a passed one out", () => {
+    const clusterer = new FailureClusterer("acme");
+    const failed = traffic.find((s) => s.injected === "wrong_argument: get_weather.unit");
+    const ok = traffic.find((s) => s.injected === null);
+    assert.ok(failed && ok);
+    const out = detectAndCluster(failed.trace, registry, clusterer);
+    assert.equal(out.judgement.status, "failed");
+    assert.equal(out.createdPattern, true);
+    assert.equal(clusterer.pattern(out.patternId ?? "")?.label, "wrong_argument: get_weather.unit");
+    const pass = detectAndCluster(ok.trace, registry, clusterer);
+    assert.deepEqual([pass.judgement.status, pass.patternId], ["passed", null]);
+  });
+
+  it("judges a trace it cannot read as unknown and clusters nothing", () => {
+    const clusterer = new FailureClusterer("acme");
+    const out = detectAndCluster({ id: "broken", steps: "nope" }, registry, clusterer);
+    assert.deepEqual(
+      [out.judgement.status, out.judgement.traceId, out.patternId],
+      ["unknown", "broken", null],
+    );
+    assert.equal(clusterer.patterns().length, 0);
+  });
+});
