@@ -12,7 +12,7 @@ export const emptyOutputDetector: Detector = {
     );
     if (!empty) return [];
     return [
-      failedVerdict(trace.id, this.id, {
+      failedVerdict(trace.id, "empty_output", {
         class: "empty_output",
         severity: "high",
         message: "the model returned an empty output",

@@ -16,8 +16,8 @@ export const feedbackDetector: Detector = {
         (f.score !== undefined && f.score < context.config.negativeScoreBelow) ||
         (f.label !== undefined && negativeLabels.has(f.label.toLowerCase())) ||
         f.correction !== undefined;
-      if (!negative) return passedVerdict(trace.id, this.id, `positive feedback ${f.id}`, 1, f.stepId);
-      return failedVerdict(trace.id, this.id, {
+      if (!negative) return passedVerdict(trace.id, "feedback", `positive feedback ${f.id}`, 1, f.stepId);
+      return failedVerdict(trace.id, "feedback", {
         class: "user_feedback",
         severity: "medium",
         message: [`negative feedback ${f.id}`, f.label, f.comment].filter(Boolean).join(": "),

@@ -13,7 +13,7 @@ export const latencyDetector: Detector = {
     const ms = slowStep?.latencyMs ?? total;
     if (ms === undefined || ms <= budget) return [];
     return [
-      failedVerdict(trace.id, this.id, {
+      failedVerdict(trace.id, "latency", {
         class: "latency_over_budget",
         severity: "low",
         message: `${slowStep ? "an LLM step" : "the trace"} took ${Math.round(ms)} ms, over the ${budget} ms budget`,

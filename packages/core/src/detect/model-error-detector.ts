@@ -16,7 +16,7 @@ export const modelErrorDetector: Detector = {
       TIMEOUT.test(`${type ?? ""} ${code ?? ""} ${message}`) || status === 408 || status === 504;
     const kind = [type, code, status].filter((x) => x !== undefined).join(":");
     return [
-      failedVerdict(trace.id, this.id, {
+      failedVerdict(trace.id, "model_error", {
         class: timeout ? "timeout" : "model_error",
         severity: "high",
         message: `the model call failed: ${message}`,

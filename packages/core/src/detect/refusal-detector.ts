@@ -15,7 +15,7 @@ export const refusalDetector: Detector = {
     const match = REFUSAL.exec(last.text);
     if (!match) return [];
     return [
-      failedVerdict(trace.id, this.id, {
+      failedVerdict(trace.id, "refusal", {
         class: "refusal",
         severity: "high",
         message: `the model refused: "${match[0]}"`,

@@ -10,7 +10,7 @@ export const toolErrorDetector: Detector = {
     const step = trace.steps.find((s) => s.kind === "tool" && s.error);
     if (!step?.error) return [];
     return [
-      failedVerdict(trace.id, this.id, {
+      failedVerdict(trace.id, "tool_error", {
         class: "execution_error",
         severity: "high",
         message: `tool ${step.name ?? "(unnamed)"} failed: ${step.error.message}`,

@@ -32,7 +32,7 @@ export const toolLoopDetector: Detector = {
         if (n === context.config.loopThreshold) {
           const total = calls.filter((c) => c.key === call.key).length;
           return [
-            failedVerdict(trace.id, this.id, {
+            failedVerdict(trace.id, "tool_loop", {
               class: "tool_loop",
               severity: "medium",
               message: `${call.tool} called ${total} times with the same arguments`,

@@ -11,7 +11,7 @@ export const truncationDetector: Detector = {
     if (!cut) return [];
     const maxTokens = cut.step.llm?.params?.max_tokens ?? cut.step.llm?.params?.maxTokens;
     return [
-      failedVerdict(trace.id, this.id, {
+      failedVerdict(trace.id, "truncation", {
         class: "truncation",
         severity: "medium",
         message: `output cut off at max tokens${maxTokens !== undefined ? ` (${maxTokens})` : ""}`,

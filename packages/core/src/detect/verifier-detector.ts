@@ -31,20 +31,20 @@ export const verifierDetector: Detector = {
     if (!verifier) return [];
     const turns = modelTurns(trace).filter((t) => t.hasOutput);
     if (turns.length === 0)
-      return [unknownVerdict(trace.id, this.id, "no model output in the trace to verify")];
+      return [unknownVerdict(trace.id, "verifier", "no model output in the trace to verify")];
     const result = verifier({ outputs: turns.map((t) => t.text), solution: context.solutionFor(trace) });
     const at = result.failure?.turn ?? turns.length - 1;
     const turn = turns[Math.min(at, turns.length - 1)];
     if (result.status === "pass")
-      return [passedVerdict(trace.id, this.id, "the verifier accepted the output", 1, turn.step.id)];
+      return [passedVerdict(trace.id, "verifier", "the verifier accepted the output", 1, turn.step.id)];
     if (result.status === "unknown" || !result.failure) {
       return [
-        unknownVerdict(trace.id, this.id, result.reason ?? "the verifier could not decide", turn.step.id),
+        unknownVerdict(trace.id, "verifier", result.reason ?? "the verifier could not decide", turn.step.id),
       ];
     }
     const f = result.failure;
     return [
-      failedVerdict(trace.id, this.id, {
+      failedVerdict(trace.id, "verifier", {
         class: f.class,
         severity: SEVERITY[f.class],
         message: f.message,
