@@ -32,10 +32,15 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const authenticator = new Authenticator(db, config.adminKey);
   const app = createApp({ db, authenticator, metrics, maxBodyBytes: config.maxBodyBytes });
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
-  await new Promise<void>((resolve, reject) => {
-    server.once("listening", resolve);
-    server.once("error", reject);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("listening", resolve);
+      server.once("error", reject);
+    });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${config.host}:${port}`,

@@ -1,11 +1,20 @@
 import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
+import { lockDataDir } from "./data-dir-lock.ts";
 import type { Database, Queryable, Row } from "./database.ts";
 
 /** Opens (creating on first use) the embedded PostgreSQL in `dataDir`, or in memory for `memory://`. */
 export async function openPgliteDatabase(dataDir: string): Promise<Database> {
-  if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir);
+  const inMemory = dataDir.startsWith("memory://");
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const unlock = inMemory ? () => {} : lockDataDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const wrap = (target: Pick<PGlite, "query" | "exec">): Queryable => ({
     async query<T extends Row = Row>(sql: string, params?: unknown[]) {
       return (await target.query<T>(sql, params)).rows;
@@ -18,6 +27,9 @@ export async function openPgliteDatabase(dataDir: string): Promise<Database> {
     kind: "pglite",
     ...wrap(pglite),
     transaction: (fn) => pglite.transaction((tx) => fn(wrap(tx))),
-    close: () => pglite.close(),
+    async close() {
+      await pglite.close();
+      unlock();
+    },
   };
 }

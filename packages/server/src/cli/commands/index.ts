@@ -1,5 +1,9 @@
 import type { Command } from "../command.ts";
 import { engineCommand } from "./engine.ts";
+import { keysCommand } from "./keys.ts";
+import { serveCommand } from "./serve.ts";
+import { tenantsCommand } from "./tenants.ts";
+import { tracesCommand } from "./traces.ts";
 
 /** Every `arc` command, in the order `arc --help` lists them. One file per command in this folder. */
-export const commands: Command[] = [engineCommand];
+export const commands: Command[] = [serveCommand, tenantsCommand, keysCommand, tracesCommand, engineCommand];
