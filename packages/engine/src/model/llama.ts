@@ -43,6 +43,8 @@ export interface ForwardInputs {
   mode: "train" | "infer";
   /** Compute logits only for the last position (decoding), not all T. */
   lastOnly?: boolean;
+  /** alpha / rank of LoRA adapters present in the weights as `<name>.lora_A` [in, r] and `<name>.lora_B` [r, out]. */
+  loraScale?: number;
 }
 
 /** Deterministic PRNG (mulberry32); the same seed gives the same weights on every machine. */
@@ -142,9 +144,22 @@ function applyRope(
   return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D; // [B, T, H, D]
 }
 
+/** An HF Linear layer by weight name: x @ W (+ b) (+ scale * (x @ A) @ B when it has a LoRA adapter). */
+type Projection = (x: tf.Tensor2D, weightName: string) => tf.Tensor2D;
+
+function projection(mm: Product, w: Weights, loraScale: number): Projection {
+  return (x, name) => {
+    let y = linear(mm, x, w[name], w[name.replace(/weight$/, "bias")]); // [N, out]
+    const a = w[`${name}.lora_A`];
+    if (a) y = tf.add(y, tf.mul(mm(mm(x, a), w[`${name}.lora_B`]), loraScale)) as tf.Tensor2D; // low-rank update
+    return y;
+  };
+}
+
 /** Queries, keys and values of one layer, RoPE applied to q and k: [B, T, H, D], [B, T, K, D], [B, T, K, D]. */
 function projectQkv(
   mm: Product,
+  proj: Projection,
   w: Weights,
   p: string,
   x: tf.Tensor2D,
@@ -163,12 +178,7 @@ function projectQkv(
     return [q, k, tf.reshape(v, [B, T, K, D])];
   }
   const project = (name: string, heads: number): tf.Tensor4D =>
-    tf.reshape(linear(mm, x, w[`${p}self_attn.${name}.weight`], w[`${p}self_attn.${name}.bias`]), [
-      B,
-      T,
-      heads,
-      D,
-    ]);
+    tf.reshape(proj(x, `${p}self_attn.${name}.weight`), [B, T, heads, D]);
   return [
     applyRope(mm, project("q_proj", H), cos, sin, rot),
     applyRope(mm, project("k_proj", K), cos, sin, rot),
@@ -221,6 +231,7 @@ export function forward(
 
   const train = inputs.mode === "train";
   const mm: Product = train ? matmul : (x, y) => tf.matMul(x, y);
+  const proj = projection(mm, w, inputs.loraScale ?? 1);
   const flatTokens = tf.reshape(inputs.tokens, [B * T]); // [B*T]
   let h: tf.Tensor2D = train
     ? (matmul(tf.cast(tf.oneHot(flatTokens, V), "float32"), embed) as tf.Tensor2D) // [B*T, d]
@@ -235,7 +246,7 @@ export function forward(
     const p = `model.layers.${i}.`;
     // --- attention block ---
     const x = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
-    const [q4, k4, v4] = projectQkv(mm, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
+    const [q4, k4, v4] = projectQkv(mm, proj, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
     const q = tf.transpose(tf.mul(q4, scale), [0, 2, 1, 3]); // [B, H, T, D]
     let kT: tf.Tensor4D = tf.transpose(k4, [0, 2, 3, 1]); // [B, K, D, T]
     let v: tf.Tensor4D = tf.transpose(v4, [0, 2, 1, 3]); // [B, K, T, D]
@@ -253,15 +264,15 @@ export function forward(
     const attended = mm(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
     const heads = T === 1 ? attended : tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]); // [B, T, H, D]
     const merged: tf.Tensor2D = tf.reshape(heads, [B * T, d]); // [B*T, d]
-    h = tf.add(h, linear(mm, merged, w[`${p}self_attn.o_proj.weight`])); // [B*T, d]
+    h = tf.add(h, proj(merged, `${p}self_attn.o_proj.weight`)); // [B*T, d]
     // --- SwiGLU MLP block ---
     const y = rmsNorm(h, w[`${p}post_attention_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
     const fusedGateUp = w[`${p}mlp.gate_up_proj.weight`];
     const [gate, up] = fusedGateUp
       ? tf.split(linear(mm, y, fusedGateUp), 2, 1) // [B*T, F] x 2
-      : [linear(mm, y, w[`${p}mlp.gate_proj.weight`]), linear(mm, y, w[`${p}mlp.up_proj.weight`])];
+      : [proj(y, `${p}mlp.gate_proj.weight`), proj(y, `${p}mlp.up_proj.weight`)];
     const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
-    h = tf.add(h, linear(mm, act, w[`${p}mlp.down_proj.weight`])); // [B*T, d]
+    h = tf.add(h, proj(act, `${p}mlp.down_proj.weight`)); // [B*T, d]
   }
 
   let last = h;

@@ -9,6 +9,7 @@ import type { LlamaConfig } from "../model/llama-config.ts";
 import { toEngineTensor, toHfTensor } from "../model/weight-layout.ts";
 import { AdamW, type AdamWOptions } from "./adamw.ts";
 import { gridLogprobs } from "./grid-logprobs.ts";
+import { initAdapter, type LoraOptions, loraWeightNames, mergeAdapter } from "./lora.ts";
 import { dpoLoss } from "./losses/dpo-loss.ts";
 import { grpoLoss } from "./losses/grpo-loss.ts";
 import { sftLoss } from "./losses/sft-loss.ts";
@@ -18,6 +19,18 @@ import { offGrid, onGrid, type TokenGrid, tokenGrid } from "./token-grid.ts";
 export interface TrainEngineOptions extends Partial<AdamWOptions> {
   /** Clip the global gradient norm to this value (0 disables; default 1). */
   maxGradNorm?: number;
+  /** Train low-rank adapters on these projections instead of all weights; exports merge them. */
+  lora?: LoraOptions;
+  /** Seed of the LoRA A matrices (default 0). */
+  seed?: number;
+}
+
+/** What `trainer_state.json` holds. */
+interface TrainerState {
+  step: number;
+  optimizer: AdamWOptions;
+  maxGradNorm: number;
+  lora?: LoraOptions;
 }
 
 const DEFAULTS: AdamWOptions & { maxGradNorm: number } = {
@@ -34,16 +47,21 @@ let engineCounter = 0;
 
 /**
  * The embedded TrainEngine: the policy as tensorflow.js variables, a frozen reference copy, AdamW,
- * gradient clipping, and the SFT / DPO / GRPO objectives. Checkpoints are HF directories with the
- * optimizer state (`optimizer.safetensors`, `trainer_state.json`) beside the weights.
+ * gradient clipping, and the SFT / DPO / GRPO objectives; optionally LoRA adapters as the only trained
+ * weights. Checkpoints are HF directories (adapters merged) with the training state
+ * (`optimizer.safetensors`, `trainer_state.json`) beside the weights.
  */
 export class EmbeddedTrainEngine implements TrainEngine {
   readonly config: LlamaConfig;
   private readonly params = new Map<string, tf.Variable>();
+  /** LoRA adapters by `<weight name>.lora_A` / `.lora_B` ([in, r] and [r, out]); empty without LoRA. */
+  private readonly adapters = new Map<string, tf.Variable>();
+  private lora: LoraOptions | undefined;
   private reference: Weights = {};
   private readonly rope: RopeTables;
   private optimizer: AdamW;
   private readonly maxGradNorm: number;
+  private readonly seed: number;
   private readonly prefix = `arc${engineCounter++}/`;
 
   private constructor(config: LlamaConfig, tensors: Map<string, NamedTensor>, options: TrainEngineOptions) {
@@ -52,7 +70,39 @@ export class EmbeddedTrainEngine implements TrainEngine {
     const settings = { ...DEFAULTS, ...options };
     this.maxGradNorm = settings.maxGradNorm;
     this.optimizer = new AdamW(settings);
+    this.seed = options.seed ?? 0;
     this.assignWeights(tensors);
+    if (options.lora) this.addAdapters(options.lora);
+  }
+
+  private addAdapters(lora: LoraOptions): void {
+    this.lora = lora;
+    loraWeightNames(this.config, lora).forEach((name, i) => {
+      const { a, b } = initAdapter(this.params.get(name)!, lora.rank, this.seed * 7919 + i);
+      this.adapters.set(`${name}.lora_A`, tf.variable(a, true, `${this.prefix}${name}.lora_A`));
+      this.adapters.set(`${name}.lora_B`, tf.variable(b, true, `${this.prefix}${name}.lora_B`));
+      tf.dispose([a, b]);
+    });
+  }
+
+  private loraScale(): number {
+    return this.lora ? this.lora.alpha / this.lora.rank : 1;
+  }
+
+  /** The weights the optimizer updates: the adapters with LoRA, else every weight. */
+  private trainable(): Map<string, tf.Variable> {
+    return this.lora ? this.adapters : this.params;
+  }
+
+  /** The policy in the engine's layout with adapters merged (for the reference copy and exports). */
+  private merged(): Map<string, tf.Tensor> {
+    const out = new Map<string, tf.Tensor>();
+    for (const [name, v] of this.params) {
+      const a = this.adapters.get(`${name}.lora_A`);
+      const b = this.adapters.get(`${name}.lora_B`);
+      out.set(name, a && b ? mergeAdapter(v, a, b, this.loraScale()) : tf.clone(v));
+    }
+    return out;
   }
 
   /** A trainer over in-memory weights (HF names and layout, float32). */
@@ -94,12 +144,11 @@ export class EmbeddedTrainEngine implements TrainEngine {
 
   private snapshotReference(): void {
     for (const t of Object.values(this.reference)) t.dispose();
-    this.reference = {};
-    for (const [name, v] of this.params) this.reference[name] = tf.clone(v);
+    this.reference = Object.fromEntries(this.merged());
   }
 
   private policy(): Weights {
-    return Object.fromEntries(this.params);
+    return { ...Object.fromEntries(this.params), ...Object.fromEntries(this.adapters) };
   }
 
   async syncReference(): Promise<void> {
@@ -114,7 +163,9 @@ export class EmbeddedTrainEngine implements TrainEngine {
   }
 
   private logprobsWith(weights: Weights, grid: TokenGrid): Float32Array[] {
-    const logp = tf.tidy(() => gridLogprobs(this.config, weights, this.rope, grid).logp);
+    const logp = tf.tidy(
+      () => gridLogprobs(this.config, weights, this.rope, grid, false, this.loraScale()).logp,
+    );
     const data = logp.dataSync() as Float32Array;
     logp.dispose();
     return offGrid(grid, data);
@@ -163,7 +214,14 @@ export class EmbeddedTrainEngine implements TrainEngine {
       const mask = tf.tensor2d(grid.mask, [B, G]);
       const ref = refGrid ? tf.tensor2d(refGrid, [B, G]) : undefined;
       const wantEntropy = objective.kind === "grpo";
-      const { logp, entropy } = gridLogprobs(this.config, this.policy(), this.rope, grid, wantEntropy);
+      const { logp, entropy } = gridLogprobs(
+        this.config,
+        this.policy(),
+        this.rope,
+        grid,
+        wantEntropy,
+        this.loraScale(),
+      );
       let result: { loss: tf.Scalar; extra: Record<string, tf.Scalar> };
       if (objective.kind === "sft") result = sftLoss(logp, mask);
       else if (objective.kind === "dpo")
@@ -181,10 +239,10 @@ export class EmbeddedTrainEngine implements TrainEngine {
       }
       for (const [k, v] of Object.entries(result.extra)) extraOut[k] = tf.keep(tf.clone(v)) as tf.Scalar;
       return result.loss;
-    }, [...this.params.values()]);
+    }, [...this.trainable().values()]);
 
     const named = new Map<string, tf.Tensor>();
-    for (const [name, v] of this.params) {
+    for (const [name, v] of this.trainable()) {
       const g = grads[v.name];
       if (g) named.set(name, g);
     }
@@ -198,7 +256,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
         g.dispose();
       }
     }
-    const lr = this.optimizer.apply(this.params, named);
+    const lr = this.optimizer.apply(this.trainable(), named);
     for (const g of named.values()) g.dispose();
     const loss = value.dataSync()[0];
     value.dispose();
@@ -217,10 +275,13 @@ export class EmbeddedTrainEngine implements TrainEngine {
     };
   }
 
-  /** The policy in HF layout, by HF name. */
+  /** The policy in HF layout, by HF name (LoRA adapters merged). */
   exportTensors(): Map<string, NamedTensor> {
     const out = new Map<string, NamedTensor>();
-    for (const [name, v] of this.params) out.set(name, toHfTensor(name, v));
+    for (const [name, t] of this.merged()) {
+      out.set(name, toHfTensor(name, t));
+      t.dispose();
+    }
     return out;
   }
 
@@ -231,21 +292,24 @@ export class EmbeddedTrainEngine implements TrainEngine {
   async save(dir: string): Promise<void> {
     await writeHfCheckpoint(dir, this.config, this.exportTensors());
     const state = new Map<string, NamedTensor>();
-    for (const [name, t] of this.optimizer.exp_avg)
-      state.set(`exp_avg.${name}`, { shape: [...t.shape], data: t.dataSync() as Float32Array });
-    for (const [name, t] of this.optimizer.exp_avg_sq)
-      state.set(`exp_avg_sq.${name}`, { shape: [...t.shape], data: t.dataSync() as Float32Array });
-    for (const [name, t] of Object.entries(this.reference))
-      state.set(`reference.${name}`, { shape: [...t.shape], data: t.dataSync() as Float32Array });
+    const put = (key: string, t: tf.Tensor) =>
+      state.set(key, { shape: [...t.shape], data: t.dataSync() as Float32Array });
+    for (const [name, t] of this.optimizer.exp_avg) put(`exp_avg.${name}`, t);
+    for (const [name, t] of this.optimizer.exp_avg_sq) put(`exp_avg_sq.${name}`, t);
+    for (const [name, t] of Object.entries(this.reference)) put(`reference.${name}`, t);
+    for (const [name, t] of this.adapters) {
+      put(`lora.${name}`, t);
+      const base = name.replace(/\.lora_[AB]$/, "");
+      if (!state.has(`lora_base.${base}`)) put(`lora_base.${base}`, this.params.get(base)!); // unmerged base
+    }
     await writeSafetensors(join(dir, "optimizer.safetensors"), state);
-    await writeFile(
-      join(dir, "trainer_state.json"),
-      JSON.stringify(
-        { step: this.optimizer.step, optimizer: this.optimizer.options, maxGradNorm: this.maxGradNorm },
-        null,
-        2,
-      ),
-    );
+    const trainerState: TrainerState = {
+      step: this.optimizer.step,
+      optimizer: this.optimizer.options,
+      maxGradNorm: this.maxGradNorm,
+      ...(this.lora ? { lora: this.lora } : {}),
+    };
+    await writeFile(join(dir, "trainer_state.json"), JSON.stringify(trainerState, null, 2));
   }
 
   async load(dir: string): Promise<void> {
@@ -262,15 +326,17 @@ export class EmbeddedTrainEngine implements TrainEngine {
   }
 
   private async loadOptimizer(dir: string): Promise<void> {
-    let stateJson: { step: number; optimizer: AdamWOptions };
+    let stateJson: TrainerState;
     try {
       stateJson = JSON.parse(await readFile(join(dir, "trainer_state.json"), "utf8"));
     } catch {
       return; // a plain model checkpoint: fresh optimizer
     }
     const state = await readSafetensors(join(dir, "optimizer.safetensors"));
+    tf.dispose([...this.optimizer.exp_avg.values(), ...this.optimizer.exp_avg_sq.values()]);
     this.optimizer = new AdamW({ ...this.optimizer.options, ...stateJson.optimizer });
     this.optimizer.step = stateJson.step;
+    if (stateJson.lora && !this.lora) this.addAdapters(stateJson.lora);
     for (const [key, t] of state) {
       const dot = key.indexOf(".");
       const kind = key.slice(0, dot);
@@ -281,7 +347,17 @@ export class EmbeddedTrainEngine implements TrainEngine {
       else if (kind === "reference") {
         this.reference[name]?.dispose();
         this.reference[name] = tensor;
-      } else tensor.dispose();
+      } else {
+        const target =
+          kind === "lora"
+            ? this.adapters.get(name)
+            : kind === "lora_base"
+              ? this.params.get(name)
+              : undefined;
+        if (!target) throw new Error(`${dir}/optimizer.safetensors: unexpected entry ${key}`);
+        target.assign(tensor);
+        tensor.dispose();
+      }
     }
   }
 }

@@ -14,6 +14,7 @@ export function gridLogprobs(
   rope: RopeTables,
   grid: TokenGrid,
   withEntropy = false,
+  loraScale = 1,
 ): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
   const B = grid.rows;
   const L = grid.length;
@@ -27,7 +28,7 @@ export function gridLogprobs(
   for (let t = 0; t < L; t++) for (let s = t + 1; s < L; s++) causal[t * L + s] = -1e9;
   const mask = tf.tensor4d(causal, [1, 1, L, L]);
   const tokens = tf.tensor2d(grid.tokens, [B, L], "int32");
-  const { logits } = forward(config, weights, rope, { tokens, positions, mask, mode: "train" }); // [B, L, V]
+  const { logits } = forward(config, weights, rope, { tokens, positions, mask, mode: "train", loraScale }); // [B, L, V]
   const logSoft = tf.logSoftmax(tf.slice(logits, [0, 0, 0], [B, L - 1, V])); // [B, L-1, V]
   const targets = tf.cast(tf.oneHot(tf.tensor2d(grid.targets, [B, L - 1], "int32"), V), "float32"); // [B, L-1, V]
   const logp = tf.sum(tf.mul(logSoft, targets), -1) as tf.Tensor2D; // [B, L-1]
