@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { GenResult, Task } from "@arc/core";
+import type { ScoredGroup } from "../rollout/scored-group.ts";
+import { dpoBatch } from "./dpo-batch.ts";
+import { grpoBatch } from "./grpo-batch.ts";
+
+const task: Task = { id: "t", env: "toolcall", question: "q", solution: {} };
+const sample = (token: number, version = 0): GenResult => ({
+  sampleIndex: token,
+  text: String(token),
+  promptTokens: [1, 2],
+  outputTokens: [token],
+  outputLogprobs: [-0.5],
+  outputVersions: [version],
+  finishReason: "stop",
+});
+const group = (rewards: number[]): ScoredGroup => ({
+  task,
+  samples: rewards.map((_, i) => sample(10 + i)),
+  rewards,
+  passed: rewards.map((r) => r === 1),
+  versionRange: [0, 0],
+});
+
+describe("DPO batch", () => {
+  it("puts each group's best sample on even rows and its worst on odd rows, skipping ties", () => {
+    const out = dpoBatch([group([0, 1, 0.5]), group([1, 1, 1]), group([0.2, 0])]);
+    assert.deepEqual(out.batch.outputTokens, [[11], [10], [10], [11]]);
+    assert.equal(out.sampledPairs, 2);
+    assert.equal(out.ties, 1);
+    assert.ok(Math.abs(out.meanMargin - 0.6) < 1e-9);
+  });
+
+  it("mixes in production preference pairs after the sampled ones", () => {
+    const out = dpoBatch([group([0, 1])], [{ promptTokens: [7], chosenTokens: [8], rejectedTokens: [9] }]);
+    assert.deepEqual(out.batch.promptTokens.slice(2), [[7], [7]]);
+    assert.deepEqual(out.batch.outputTokens.slice(2), [[8], [9]]);
+    assert.equal(out.mixedPairs, 1);
+  });
+});
+
+describe("GRPO batch", () => {
+  it("gives every sample of an informative group its normalized advantage and drops uniform groups", () => {
+    const out = grpoBatch([group([1, 0]), group([0, 0])], "grpo", false);
+    assert.equal(out.groups, 1);
+    assert.equal(out.uniform, 1);
+    assert.equal(out.batch.outputTokens.length, 2);
+    assert.ok(Math.abs((out.batch.advantages?.[0] ?? 0) - 1) < 1e-4);
+    assert.equal(out.batch.oldLogprobs, undefined);
+  });
+
+  it("carries the behaviour policy's logprobs when asked (ratio under staleness)", () => {
+    const out = grpoBatch([group([1, 0])], "dr-grpo", true);
+    assert.deepEqual(out.batch.oldLogprobs, [[-0.5], [-0.5]]);
+    assert.deepEqual(out.batch.advantages, [0.5, -0.5]);
+  });
+});

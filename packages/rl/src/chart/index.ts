@@ -1,0 +1,1 @@
+export { type LineChartOptions, lineChartSvg, type Series } from "./line-chart-svg.ts";

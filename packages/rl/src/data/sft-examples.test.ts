@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { toolcallFamily } from "@arc/core";
+import { sftExamples, teachingHint } from "./sft-examples.ts";
+
+const tasks = toolcallFamily.generate({ split: "train", seed: 1, count: 200 });
+
+describe("sftExamples", () => {
+  it("targets the family's reference answer for every task", () => {
+    const examples = sftExamples(toolcallFamily, tasks);
+    assert.deepEqual(
+      examples.map((e) => e.reply),
+      tasks.map((t) => toolcallFamily.reference(t)[0]),
+    );
+    assert.ok(examples.every((e) => !e.guided));
+  });
+
+  it("puts teacher guidance in about the requested share of prompts, never the argument values", () => {
+    const examples = sftExamples(toolcallFamily, tasks, { guidedFraction: 0.2, seed: 3 });
+    const guided = examples.filter((e) => e.guided);
+    assert.ok(guided.length > 20 && guided.length < 60, `${guided.length} guided of 200`);
+    const i = examples.indexOf(guided[0]);
+    const prompt = guided[0].messages.at(-1)?.content ?? "";
+    assert.match(prompt, /Guidance from a teacher/);
+    assert.ok(prompt.includes(teachingHint(tasks[i])));
+    assert.ok(prompt.includes(tasks[i].question));
+  });
+
+  it("hints the tool and argument names without the values", () => {
+    const task = tasks.find((t) => (t.solution as { tool: string }).tool === "get_weather");
+    assert.ok(task);
+    const hint = teachingHint(task);
+    assert.match(hint, /get_weather.*city, unit/);
+    assert.ok(!hint.includes((task.solution as { args: { city: string } }).args.city));
+  });
+});

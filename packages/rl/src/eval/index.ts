@@ -1,0 +1,1 @@
+export { type EvalResult, type EvaluateOptions, evaluate } from "./evaluate.ts";

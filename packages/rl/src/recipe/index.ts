@@ -1,0 +1,9 @@
+export { applyOverrides, loadRecipe, parseOverrideValue, parseRecipe } from "./load-recipe.ts";
+export {
+  DataBlock,
+  ModelBlock,
+  Recipe,
+  type RecipeInput,
+  RewardBlock,
+  TrainerBlock,
+} from "./recipe-schema.ts";

@@ -1,0 +1,181 @@
+import { z } from "zod";
+
+const syncInterval = z
+  .union([z.number().int().positive(), z.literal("inf")])
+  .describe(
+    "Generator ← policy every s optimizer steps: 1 = online, 'inf' = offline (pairs from the initial model).",
+  );
+
+/** Which model a run starts from. */
+export const ModelBlock = z
+  .object({
+    path: z
+      .string()
+      .min(1)
+      .default("models/toolcall-base")
+      .describe("HF checkpoint directory of the starting model."),
+  })
+  .strict()
+  .default({})
+  .describe("The starting model.");
+
+/** What a run trains on and is judged on. */
+export const DataBlock = z
+  .object({
+    env: z
+      .enum(["toolcall", "arith", "orderdesk"])
+      .default("toolcall")
+      .describe("Built-in task family of the prompts."),
+    split: z
+      .enum(["train", "eval", "production"])
+      .default("production")
+      .describe("Split the training prompts are drawn from."),
+    count: z.number().int().positive().default(256).describe("Size of the training prompt pool."),
+    seed: z.number().int().default(1).describe("Seed of the prompt pool and of the data order."),
+    guidedFraction: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0)
+      .describe("SFT only: share of examples whose prompt carries a teacher's guidance."),
+    preferences: z
+      .string()
+      .optional()
+      .describe("DPO only: JSONL of production preference pairs (prompt/chosen/rejected rows) to mix in."),
+    preferenceMix: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.25)
+      .describe("DPO only: share of each step's pairs taken from `preferences` when given."),
+    evalSplit: z
+      .enum(["train", "eval", "production"])
+      .default("production")
+      .describe("Split of the held-out tasks."),
+    evalCount: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(64)
+      .describe("Held-out tasks judged at each evaluation; 0 disables."),
+    evalSeed: z
+      .number()
+      .int()
+      .default(999)
+      .describe("Seed of the held-out tasks (disjoint from the pool's seed)."),
+  })
+  .strict()
+  .default({})
+  .describe("Prompts to train on and held-out tasks.");
+
+/** How the trainer optimizes. */
+export const TrainerBlock = z
+  .object({
+    algorithm: z
+      .enum(["sft", "dpo", "grpo"])
+      .default("dpo")
+      .describe("SFT warm-up, semi-online DPO, or GRPO."),
+    steps: z.number().int().positive().default(100).describe("Optimizer steps of the run."),
+    promptsPerStep: z
+      .number()
+      .int()
+      .positive()
+      .default(8)
+      .describe("Prompts (SFT: examples) per optimizer step."),
+    samplesPerPrompt: z
+      .number()
+      .int()
+      .min(2)
+      .default(4)
+      .describe("k candidates per prompt (DPO) or group size G (GRPO)."),
+    learningRate: z.number().positive().default(1e-4).describe("AdamW peak learning rate."),
+    warmupSteps: z.number().int().nonnegative().default(0).describe("Linear learning-rate warm-up steps."),
+    weightDecay: z.number().nonnegative().default(0).describe("AdamW decoupled weight decay."),
+    maxGradNorm: z.number().nonnegative().default(1).describe("Clip the global gradient norm (0 disables)."),
+    temperature: z.number().positive().default(1).describe("Sampling temperature of rollouts."),
+    maxTokens: z.number().int().positive().default(64).describe("Output budget per rollout sample."),
+    seed: z.number().int().default(1).describe("Seed of sampling; with data.seed it fixes the whole run."),
+    syncInterval: syncInterval.default(1),
+    syncReference: z
+      .boolean()
+      .default(false)
+      .describe("DPO: make the reference model the policy at each generator sync (avoids length collapse)."),
+    beta: z.number().positive().default(0.1).describe("DPO: strength of the implicit KL constraint."),
+    loss: z.enum(["sigmoid", "ipo"]).default("sigmoid").describe("DPO: sigmoid (DPO) or ipo (IPO) loss."),
+    clipEpsilon: z.number().positive().default(0.2).describe("GRPO: PPO clip range."),
+    klCoef: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe("GRPO: weight of KL(policy || reference); 0 disables."),
+    entropyCoef: z.number().nonnegative().default(0).describe("GRPO: weight of the entropy bonus."),
+    normalization: z
+      .enum(["grpo", "dr-grpo"])
+      .default("grpo")
+      .describe("GRPO: advantages (r - mean) / std, or Dr.GRPO (r - mean, constant-length loss)."),
+    maxStaleness: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe("GRPO: rollouts may be at most this many versions older than the policy; 0 = synchronous."),
+    asyncRollouts: z
+      .boolean()
+      .default(false)
+      .describe("GRPO: generate in a worker thread while the trainer trains (AReaLite)."),
+    maxConcurrentRollouts: z
+      .number()
+      .int()
+      .positive()
+      .default(32)
+      .describe("Async: most episodes in flight at once."),
+    checkpointEvery: z.number().int().positive().default(25).describe("Write a checkpoint every N steps."),
+    evalEvery: z
+      .number()
+      .int()
+      .positive()
+      .default(25)
+      .describe("Judge the policy on the held-out tasks every N steps."),
+  })
+  .strict()
+  .default({})
+  .describe("Optimizer, algorithm and schedule.");
+
+/** What a sample earns. */
+export const RewardBlock = z
+  .object({
+    kind: z
+      .enum(["verifier", "partial"])
+      .default("partial")
+      .describe(
+        "verifier: 1 pass / 0 fail; partial: partial credit by failure class (wrong argument > wrong tool).",
+      ),
+    truncatedPenalty: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe("Subtracted when a sample hits maxTokens."),
+    module: z
+      .string()
+      .optional()
+      .describe("Path of an ES module whose default export is a RewardFn; replaces `kind`."),
+  })
+  .strict()
+  .default({})
+  .describe("Reward of a sample.");
+
+/** A whole run, as a recipe file describes it. */
+export const Recipe = z
+  .object({
+    name: z.string().default("run").describe("A short name for the run."),
+    model: ModelBlock,
+    data: DataBlock,
+    trainer: TrainerBlock,
+    reward: RewardBlock,
+  })
+  .strict();
+
+/** A validated recipe, every default filled in. */
+export type Recipe = z.infer<typeof Recipe>;
+/** A recipe as written: every field optional. */
+export type RecipeInput = z.input<typeof Recipe>;

@@ -1,0 +1,8 @@
+export {
+  partialCreditReward,
+  type RewardFn,
+  type RewardInput,
+  type RewardPenalties,
+  verifierReward,
+  withPenalties,
+} from "./reward-fn.ts";

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { GenResult, Task, VerifyResult } from "@arc/core";
+import { partialCreditReward, verifierReward, withPenalties } from "./reward-fn.ts";
+
+const task: Task = { id: "t", env: "toolcall", question: "q", solution: {} };
+const sample = (tokens: number, finishReason: GenResult["finishReason"] = "stop"): GenResult => ({
+  sampleIndex: 0,
+  text: "",
+  promptTokens: [],
+  outputTokens: new Array(tokens).fill(1),
+  outputLogprobs: [],
+  outputVersions: [],
+  finishReason,
+});
+const pass: VerifyResult = { status: "pass", reward: 1 };
+const wrongArg: VerifyResult = {
+  status: "fail",
+  reward: 0,
+  failure: { class: "wrong_argument", message: "m" },
+};
+const parse: VerifyResult = { status: "fail", reward: 0, failure: { class: "parse_error", message: "m" } };
+
+describe("rewards", () => {
+  it("passes the verifier's score through", () => {
+    assert.equal(verifierReward({ task, sample: sample(3), verdict: pass }), 1);
+    assert.equal(verifierReward({ task, sample: sample(3), verdict: wrongArg }), 0);
+  });
+
+  it("ranks a wrong argument above an unparseable output under partial credit", () => {
+    const r = (verdict: VerifyResult) => partialCreditReward({ task, sample: sample(3), verdict });
+    assert.ok(r(pass) > r(wrongArg) && r(wrongArg) > r(parse));
+  });
+
+  it("subtracts detector penalties for truncation and length over the limit", () => {
+    const reward = withPenalties(verifierReward, {
+      truncated: 0.5,
+      perTokenOverLimit: 0.01,
+      lengthLimit: 10,
+    });
+    assert.equal(reward({ task, sample: sample(5), verdict: pass }), 1);
+    assert.equal(reward({ task, sample: sample(5, "length"), verdict: pass }), 0.5);
+    assert.ok(Math.abs(reward({ task, sample: sample(30), verdict: pass }) - 0.8) < 1e-9);
+  });
+});

@@ -1,0 +1,4 @@
+export type { RolloutBatch, RolloutSource } from "./rollout-source.ts";
+export { rolloutSeed, type SampleGroupsOptions, sampleGroups } from "./sample-groups.ts";
+export type { ScoredGroup } from "./scored-group.ts";
+export { SyncRolloutSource, type SyncRolloutSourceOptions } from "./sync-rollout-source.ts";

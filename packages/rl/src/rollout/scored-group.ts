@@ -1,0 +1,13 @@
+import type { GenResult, Task } from "@arc/core";
+
+/** The k samples of one prompt with their rewards: what DPO pairs and GRPO advantages are made from. */
+export interface ScoredGroup {
+  task: Task;
+  samples: GenResult[];
+  /** One reward per sample, from the run's RewardFn. */
+  rewards: number[];
+  /** Whether the verifier passed each sample (accuracy, independent of reward shaping). */
+  passed: boolean[];
+  /** [min, max] weight version over the group's tokens. */
+  versionRange: [number, number];
+}

@@ -1,0 +1,36 @@
+import type { InferenceEngine, TrainEngine, WeightSource } from "@arc/core";
+
+/** A chat message as the chat template renders it. */
+export interface ChatMessage {
+  role: string;
+  content: string | null;
+}
+
+/** Turns chat data into training tokens with the model's chat template (the reply ends its turn). */
+export type RenderExample = (
+  messages: readonly ChatMessage[],
+  reply: string,
+) => { promptTokens: number[]; outputTokens: number[] };
+
+/** Optimiser settings a recipe passes to the train engine. */
+export interface TrainEngineSettings {
+  learningRate: number;
+  warmupSteps: number;
+  weightDecay: number;
+  maxGradNorm: number;
+}
+
+/**
+ * Where a run gets its engines: @arc/rl codes against the Engine API and never constructs an engine
+ * itself (import direction rl → core). The embedded default lives in `worker/embedded-engine-factory.ts`;
+ * a server can pass one that points at remote engines.
+ */
+export interface EngineFactory {
+  /** A trainer over a checkpoint directory (HF layout); its optimizer state is restored when present. */
+  trainEngine(modelDir: string, settings: TrainEngineSettings): Promise<TrainEngine>;
+  /** An inference engine over a checkpoint directory, at weight version `version`. */
+  inferenceEngine(modelDir: string, version: number): Promise<InferenceEngine>;
+  /** Writes weights as an HF checkpoint directory with the architecture of `configDir`'s checkpoint. */
+  saveWeights(dir: string, weights: WeightSource, configDir: string): Promise<void>;
+  renderExample: RenderExample;
+}

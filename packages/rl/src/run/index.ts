@@ -1,0 +1,6 @@
+export type { ChatMessage, EngineFactory, RenderExample, TrainEngineSettings } from "./engine-factory.ts";
+export { metricsChartSvg } from "./metrics-chart.ts";
+export { formatDuration, progressLine } from "./progress-line.ts";
+export { RunDir } from "./run-dir.ts";
+export { type AsyncSourceFactory, newRunId, type RunOptions, resumeRun, startRun } from "./run-training.ts";
+export type { CheckpointInfo, RunHooks, RunResult, RunState, RunStatus, StepRecord } from "./run-types.ts";

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parseRecipe } from "../recipe/index.ts";
+import { embeddedEngineFactory } from "../worker/index.ts";
+import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
+import { startRun } from "./run-training.ts";
+import type { StepRecord } from "./run-types.ts";
+
+const rewardModule = fileURLToPath(new URL("./__fixtures__/digit-reward.ts", import.meta.url));
+
+async function tinyRecipe(overrides: Record<string, unknown>) {
+  const root = await mkdtemp(join(tmpdir(), "arc-run-"));
+  const model = await writeTinyModel(join(root, "model"));
+  const recipe = parseRecipe({
+    name: "tiny",
+    model: { path: model },
+    data: { env: "toolcall", split: "train", count: 32, evalCount: 0 },
+    trainer: {
+      algorithm: "dpo",
+      steps: 12,
+      promptsPerStep: 4,
+      samplesPerPrompt: 4,
+      learningRate: 1e-2,
+      maxTokens: 8,
+      checkpointEvery: 4,
+      evalEvery: 100,
+      ...overrides,
+    },
+    reward: { module: rewardModule },
+  });
+  return { root, recipe };
+}
+
+const mean = (records: StepRecord[]) => records.reduce((a, r) => a + (r.reward ?? 0), 0) / records.length;
+
+describe("runs", () => {
+  it("improves the reward of a tiny environment with a short online DPO run", async () => {
+    const { root, recipe } = await tinyRecipe({ steps: 16 });
+    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: embeddedEngineFactory });
+    assert.equal(result.status, "completed");
+    const steps = result.records.filter((r) => r.step > 0);
+    assert.equal(steps.length, 16);
+    const first = mean(steps.slice(0, 4));
+    const last = mean(steps.slice(-4));
+    assert.ok(last > first + 0.1, `reward went from ${first.toFixed(3)} to ${last.toFixed(3)}`);
+    const lines = (await readFile(join(result.dir, "metrics.jsonl"), "utf8")).trim().split("\n");
+    assert.equal(lines.length, 17);
+    assert.match(await readFile(join(result.dir, "metrics.svg"), "utf8"), /<svg/);
+    const state = JSON.parse(await readFile(join(result.dir, "state.json"), "utf8"));
+    assert.deepEqual(
+      [state.status, state.step, state.lastCheckpoint],
+      ["completed", 16, "checkpoints/step-16"],
+    );
+  });
+});

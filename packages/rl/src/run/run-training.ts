@@ -1,0 +1,407 @@
+import { randomBytes } from "node:crypto";
+import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { InferenceEngine, StepMetrics, TrainEngine } from "@arc/core";
+import { stringify } from "yaml";
+import { dpoBatch } from "../algo/dpo-batch.ts";
+import { grpoBatch } from "../algo/grpo-batch.ts";
+import { sftBatch } from "../algo/sft-batch.ts";
+import { batchAt } from "../data/index.ts";
+import { evaluate } from "../eval/index.ts";
+import { loadRecipe, type Recipe } from "../recipe/index.ts";
+import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
+import { SyncRolloutSource } from "../rollout/sync-rollout-source.ts";
+import { buildReward } from "./build-reward.ts";
+import type { EngineFactory } from "./engine-factory.ts";
+import { metricsChartSvg } from "./metrics-chart.ts";
+import { RunDir } from "./run-dir.ts";
+import type { RunHooks, RunResult, RunState, StepRecord } from "./run-types.ts";
+import { loadTrainingData, type TrainingData } from "./training-data.ts";
+
+/** Creates the rollout source of an async run (see `rollout/async-rollout-source.ts`); injected so this file stays engine-free. */
+export type AsyncSourceFactory = (args: {
+  recipe: Recipe;
+  generatorDir: string;
+  generatorStep: number;
+  data: TrainingData;
+}) => Promise<RolloutSource>;
+
+/** Options shared by `startRun` and `resumeRun`. */
+export interface RunOptions {
+  /** Where runs live (default `.arc/runs`). */
+  runsDir?: string;
+  /** Constructs the engines (the CLI passes the embedded one from `@arc/rl/embedded`). */
+  factory: EngineFactory;
+  /** Needed for recipes with `trainer.asyncRollouts: true`. */
+  asyncSource?: AsyncSourceFactory;
+  hooks?: RunHooks;
+  /** Aborting stops the run after the current step with a clean checkpoint and status `cancelled`. */
+  signal?: AbortSignal;
+}
+
+/** Per-run state a checkpoint carries beyond the train engine's own (`run_state.json`). */
+interface CheckpointRunState {
+  step: number;
+  generatorStep: number;
+  /** `base`: the starting model; `policy`: this checkpoint; `generator`: the `generator/` folder beside it. */
+  generator: "base" | "policy" | "generator";
+  elapsedS: number;
+}
+
+/** A new run id: recipe name, UTC time, random suffix. */
+export function newRunId(name: string): string {
+  const time = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
+  return `${name.replace(/[^A-Za-z0-9_-]/g, "-")}-${time}-${randomBytes(2).toString("hex")}`;
+}
+
+/** Starts a run of `recipe` in `<runsDir>/<runId>/` and trains it to the end (or until cancelled). */
+export async function startRun(recipe: Recipe, options: RunOptions & { runId?: string }): Promise<RunResult> {
+  const runId = options.runId ?? newRunId(recipe.name);
+  const dir = new RunDir(resolve(options.runsDir ?? ".arc/runs", runId));
+  await dir.create();
+  await writeFile(dir.recipePath, stringify(recipe));
+  await writeFile(dir.metricsPath, "");
+  const now = new Date().toISOString();
+  const state: RunState = {
+    runId,
+    status: "running",
+    step: 0,
+    totalSteps: recipe.trainer.steps,
+    lastCheckpoint: null,
+    startedAt: now,
+    updatedAt: now,
+    pid: process.pid,
+  };
+  await dir.writeState(state);
+  return execute(recipe, dir, state, null, options);
+}
+
+/** Continues a run from its last checkpoint with the same data order and sampling seeds. */
+export async function resumeRun(runId: string, options: RunOptions): Promise<RunResult> {
+  const dir = new RunDir(resolve(options.runsDir ?? ".arc/runs", runId));
+  const state = await dir.readState();
+  const recipe = await loadRecipe(dir.recipePath);
+  if (state.status === "completed") {
+    return {
+      runId,
+      dir: dir.dir,
+      status: "completed",
+      step: state.step,
+      lastCheckpoint: state.lastCheckpoint,
+      records: await dir.readMetrics(),
+    };
+  }
+  let checkpoint: CheckpointRunState | null = null;
+  if (state.lastCheckpoint) {
+    checkpoint = JSON.parse(await readFile(join(dir.dir, state.lastCheckpoint, "run_state.json"), "utf8"));
+  }
+  const resumed: RunState = {
+    ...state,
+    status: "running",
+    step: checkpoint?.step ?? 0,
+    pid: process.pid,
+    updatedAt: new Date().toISOString(),
+    error: undefined,
+  };
+  await dir.writeState(resumed);
+  return execute(recipe, dir, resumed, checkpoint, options);
+}
+
+async function execute(
+  recipe: Recipe,
+  dir: RunDir,
+  state: RunState,
+  checkpoint: CheckpointRunState | null,
+  options: RunOptions,
+): Promise<RunResult> {
+  const { factory, hooks, signal } = options;
+  const t = recipe.trainer;
+  const modelDir = resolve(recipe.model.path);
+  const checkpointDir = state.lastCheckpoint ? join(dir.dir, state.lastCheckpoint) : null;
+  const records = await dir.truncateMetrics(checkpoint?.step ?? -1);
+  const data = await loadTrainingData(recipe, factory.renderExample);
+  const reward = await buildReward(recipe.reward);
+  const train = await factory.trainEngine(checkpointDir ?? modelDir, {
+    learningRate: t.learningRate,
+    warmupSteps: t.warmupSteps,
+    weightDecay: t.weightDecay,
+    maxGradNorm: t.maxGradNorm,
+  });
+  const evalEngine =
+    data.evalTasks.length > 0 ? await factory.inferenceEngine(checkpointDir ?? modelDir, 0) : undefined;
+  let source: RolloutSource | undefined;
+  const generatorStep = checkpoint?.generatorStep ?? 0;
+  const generatorDir =
+    !checkpoint || checkpoint.generator === "base"
+      ? modelDir
+      : checkpoint.generator === "policy"
+        ? (checkpointDir as string)
+        : join(checkpointDir as string, "generator");
+  if (t.algorithm !== "sft") {
+    if (t.asyncRollouts) {
+      if (!options.asyncSource)
+        throw new Error("trainer.asyncRollouts: this caller passed no asyncSource factory");
+      source = await options.asyncSource({ recipe, generatorDir, generatorStep, data });
+    } else {
+      const generator: InferenceEngine = await factory.inferenceEngine(generatorDir, generatorStep);
+      source = new SyncRolloutSource(generator, {
+        n: t.samplesPerPrompt,
+        temperature: t.temperature,
+        maxTokens: t.maxTokens,
+        seed: t.seed,
+        syncInterval: t.algorithm === "grpo" ? 1 : t.syncInterval,
+        reward,
+        generatorStep,
+        initialWeights:
+          checkpoint?.generator === "generator" ? { kind: "checkpoint", dir: generatorDir } : undefined,
+        onSync: t.algorithm === "dpo" && t.syncReference ? () => train.syncReference() : undefined,
+      });
+    }
+  }
+
+  let elapsed = checkpoint?.elapsedS ?? 0;
+  let lastEval: number | undefined = [...records]
+    .reverse()
+    .find((r) => r.evalFailureRate !== undefined)?.evalFailureRate;
+  const runEval = async (
+    step: number,
+  ): Promise<{ evalAccuracy: number; evalFailureRate: number } | undefined> => {
+    if (!evalEngine) return undefined;
+    if (step > 0) await evalEngine.setWeights(step, train.weights());
+    const result = await evaluate(evalEngine, data.evalTasks, { maxTokens: t.maxTokens });
+    lastEval = result.failureRate;
+    return { evalAccuracy: result.accuracy, evalFailureRate: result.failureRate };
+  };
+
+  const saveCheckpoint = async (step: number, final: boolean) => {
+    const rel = dir.checkpoint(step);
+    const abs = join(dir.dir, rel);
+    await rm(abs, { recursive: true, force: true });
+    await train.save(abs);
+    const gStep = source?.generatorStep() ?? step;
+    const generator: CheckpointRunState["generator"] =
+      gStep === 0 ? "base" : gStep === step ? "policy" : "generator";
+    if (generator === "generator") {
+      const weights = source?.generatorWeights();
+      if (!weights)
+        throw new Error(`checkpoint ${step}: the generator's weights (step ${gStep}) are not held`);
+      if (weights.kind === "checkpoint") await cp(weights.dir, join(abs, "generator"), { recursive: true });
+      else await factory.saveWeights(join(abs, "generator"), weights, abs);
+    }
+    const runState: CheckpointRunState = { step, generatorStep: gStep, generator, elapsedS: elapsed };
+    await writeFile(join(abs, "run_state.json"), `${JSON.stringify(runState, null, 2)}\n`);
+    state.lastCheckpoint = rel;
+    state.updatedAt = new Date().toISOString();
+    await dir.writeState(state);
+    await hooks?.onCheckpoint?.({ runId: state.runId, step, dir: abs, evalFailureRate: lastEval, final });
+  };
+
+  const finish = async (status: RunState["status"], error?: string): Promise<RunResult> => {
+    await source?.close();
+    state.status = status;
+    state.updatedAt = new Date().toISOString();
+    if (error) state.error = error;
+    await dir.writeState(state);
+    await writeFile(dir.chartPath, metricsChartSvg(records, `${state.runId} (${t.algorithm})`));
+    return {
+      runId: state.runId,
+      dir: dir.dir,
+      status,
+      step: state.step,
+      lastCheckpoint: state.lastCheckpoint,
+      records,
+    };
+  };
+
+  try {
+    if (!checkpoint && records.length === 0) {
+      const ev = await runEval(0);
+      const zero: StepRecord = {
+        step: 0,
+        algorithm: t.algorithm,
+        loss: null,
+        reward: null,
+        accuracy: null,
+        advantageMean: null,
+        advantageStd: null,
+        used: 0,
+        skipped: 0,
+        gradNorm: null,
+        learningRate: null,
+        tokens: 0,
+        tokensPerSecond: 0,
+        staleness: 0,
+        generatorStep: 0,
+        ...ev,
+        elapsedS: 0,
+        extra: {},
+      };
+      records.push(zero);
+      await dir.appendMetrics(zero);
+    }
+    for (let step = state.step + 1; step <= t.steps; step++) {
+      if (signal?.aborted) {
+        if (state.step > 0 && state.lastCheckpoint !== dir.checkpoint(state.step))
+          await saveCheckpoint(state.step, false);
+        return await finish("cancelled");
+      }
+      const began = performance.now();
+      const tasks = batchAt(step, t.promptsPerStep, Math.max(1, data.prompts.length), recipe.data.seed).map(
+        (i) => data.prompts[i],
+      );
+      let record: Omit<StepRecord, "elapsedS" | "tokensPerSecond">;
+      if (t.algorithm === "sft") {
+        const m = await train.step(
+          sftBatch(data.examples, factory.renderExample, step, t.promptsPerStep, recipe.data.seed),
+          {
+            kind: "sft",
+          },
+        );
+        record = stepRecord(
+          step,
+          t.algorithm,
+          m,
+          null,
+          { used: t.promptsPerStep, skipped: 0 },
+          step - 1,
+          0,
+          0,
+        );
+      } else {
+        let batch: RolloutBatch;
+        try {
+          batch = await (source as RolloutSource).next(step, tasks, signal);
+        } catch (error) {
+          if (signal?.aborted) continue;
+          throw error;
+        }
+        if (signal?.aborted && batch.groups.length < tasks.length) continue;
+        record = await trainOnRollouts(step, recipe, train, batch, data);
+      }
+      await source?.afterStep(step, () => train.weights());
+      elapsed += (performance.now() - began) / 1000;
+      const seconds = (performance.now() - began) / 1000;
+      const due = step % t.evalEvery === 0 || step === t.steps;
+      const ev = due ? await runEval(step) : undefined;
+      const full: StepRecord = {
+        ...record,
+        ...ev,
+        elapsedS: elapsed,
+        tokensPerSecond: record.tokens / seconds,
+      };
+      records.push(full);
+      await dir.appendMetrics(full);
+      state.step = step;
+      state.updatedAt = new Date().toISOString();
+      if (step % t.checkpointEvery === 0 || step === t.steps) await saveCheckpoint(step, step === t.steps);
+      else await dir.writeState(state);
+      await hooks?.onStep?.(full, state);
+    }
+    return await finish("completed");
+  } catch (error) {
+    await finish("failed", (error as Error).message).catch(() => undefined);
+    throw error;
+  }
+}
+
+function stepRecord(
+  step: number,
+  algorithm: Recipe["trainer"]["algorithm"],
+  m: StepMetrics | null,
+  rollouts: {
+    reward: number;
+    accuracy: number;
+    advantageMean: number | null;
+    advantageStd: number | null;
+  } | null,
+  counts: { used: number; skipped: number },
+  generatorStep: number,
+  staleness: number,
+  generatedTokens: number,
+): Omit<StepRecord, "elapsedS" | "tokensPerSecond"> {
+  return {
+    step,
+    algorithm,
+    loss: m && Number.isFinite(m.loss) ? m.loss : null,
+    reward: rollouts?.reward ?? null,
+    accuracy: rollouts?.accuracy ?? null,
+    advantageMean: rollouts?.advantageMean ?? null,
+    advantageStd: rollouts?.advantageStd ?? null,
+    used: counts.used,
+    skipped: counts.skipped,
+    gradNorm: m?.gradNorm ?? null,
+    learningRate: m?.learningRate ?? null,
+    tokens: (m?.tokens ?? 0) + generatedTokens,
+    staleness,
+    generatorStep,
+    extra: m?.extra ?? {},
+  };
+}
+
+function meanStd(values: readonly number[]): [number | null, number | null] {
+  if (values.length === 0) return [null, null];
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const std = Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / values.length);
+  return [mean, std];
+}
+
+/** One DPO or GRPO optimizer step on a batch of scored groups. */
+async function trainOnRollouts(
+  step: number,
+  recipe: Recipe,
+  train: TrainEngine,
+  rollouts: RolloutBatch,
+  data: TrainingData,
+): Promise<Omit<StepRecord, "elapsedS" | "tokensPerSecond">> {
+  const t = recipe.trainer;
+  const rewards = rollouts.groups.flatMap((g) => g.rewards);
+  const passed = rollouts.groups.flatMap((g) => g.passed);
+  const reward = rewards.length > 0 ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0;
+  const accuracy = passed.length > 0 ? passed.filter(Boolean).length / passed.length : 0;
+  const staleness = step - 1 - rollouts.generatorStep;
+  if (t.algorithm === "dpo") {
+    const mixCount =
+      data.preferences.length > 0 ? Math.round(recipe.data.preferenceMix * t.promptsPerStep) : 0;
+    const mixed =
+      mixCount > 0
+        ? batchAt(step, mixCount, data.preferences.length, recipe.data.seed + 1).map(
+            (i) => data.preferences[i],
+          )
+        : [];
+    const out = dpoBatch(rollouts.groups, mixed);
+    const pairs = out.sampledPairs + out.mixedPairs;
+    const m = pairs > 0 ? await train.step(out.batch, { kind: "dpo", beta: t.beta, loss: t.loss }) : null;
+    return stepRecord(
+      step,
+      "dpo",
+      m,
+      { reward, accuracy, advantageMean: out.meanMargin, advantageStd: null },
+      { used: pairs, skipped: out.ties },
+      rollouts.generatorStep,
+      staleness,
+      rollouts.generatedTokens,
+    );
+  }
+  const out = grpoBatch(rollouts.groups, t.normalization, staleness > 0 && t.temperature === 1);
+  const m =
+    out.groups > 0
+      ? await train.step(out.batch, {
+          kind: "grpo",
+          clipEpsilon: t.clipEpsilon,
+          klCoef: t.klCoef,
+          entropyCoef: t.entropyCoef,
+          aggregation: t.normalization === "dr-grpo" ? "dr-grpo" : "token",
+        })
+      : null;
+  const [advantageMean, advantageStd] = meanStd(out.advantages);
+  return stepRecord(
+    step,
+    "grpo",
+    m,
+    { reward, accuracy, advantageMean, advantageStd },
+    { used: out.groups, skipped: out.uniform },
+    rollouts.generatorStep,
+    staleness,
+    rollouts.generatedTokens,
+  );
+}

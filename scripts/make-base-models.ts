@@ -1,0 +1,126 @@
+/**
+ * Trains the base models of the built-in environments by SFT from the generated `train` split, and keeps
+ * the first checkpoint that fails on 30-60% of the `production` split (so the RL loop has something real
+ * to fix). A seeded share of the SFT prompts carries a teacher's guidance (issue 7).
+ *
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...]
+ *
+ * Writes models/<env>-base/ (HF layout, bf16) and models/<env>-base/base-model.json (how it was made).
+ */
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { getTaskFamily } from "@arc/core";
+import {
+  configForSize,
+  EmbeddedInferenceEngine,
+  EmbeddedTrainEngine,
+  initWeights,
+  renderChatExample,
+  writeHfCheckpoint,
+} from "@arc/engine";
+import { evaluate, sftBatch, sftExamples } from "@arc/rl";
+
+interface Plan {
+  size: "tiny" | "small";
+  trainTasks: number;
+  guidedFraction: number;
+  batchSize: number;
+  learningRate: number;
+  maxSteps: number;
+  evalEvery: number;
+  evalTasks: number;
+  /** Keep the first evaluated checkpoint whose production failure rate is at or below this. */
+  targetFailure: number;
+}
+
+const PLANS: Record<string, Plan> = {
+  toolcall: {
+    size: "small",
+    trainTasks: 3000,
+    guidedFraction: 0.08,
+    batchSize: 16,
+    learningRate: 3e-3,
+    maxSteps: 600,
+    evalEvery: 25,
+    evalTasks: 100,
+    targetFailure: 0.6,
+  },
+  arith: {
+    size: "small",
+    trainTasks: 3000,
+    guidedFraction: 0.08,
+    batchSize: 16,
+    learningRate: 3e-3,
+    maxSteps: 600,
+    evalEvery: 25,
+    evalTasks: 100,
+    targetFailure: 0.6,
+  },
+};
+
+const SEED = 1;
+
+async function makeBaseModel(env: string, plan: Plan): Promise<void> {
+  const family = getTaskFamily(env);
+  const examples = sftExamples(
+    family,
+    family.generate({ split: "train", seed: SEED, count: plan.trainTasks }),
+    {
+      guidedFraction: plan.guidedFraction,
+      seed: SEED,
+    },
+  );
+  const production = family.generate({ split: "production", seed: 999, count: plan.evalTasks });
+  const held = family.generate({ split: "eval", seed: 999, count: plan.evalTasks });
+  const config = configForSize(plan.size);
+  const trainer = await EmbeddedTrainEngine.create(config, initWeights(config, SEED), {
+    learningRate: plan.learningRate,
+    warmupSteps: 20,
+  });
+  const inference = await EmbeddedInferenceEngine.create(config, initWeights(config, SEED));
+  const started = performance.now();
+  const out = join("models", `${env}-base`);
+  for (let step = 1; step <= plan.maxSteps; step++) {
+    const m = await trainer.step(sftBatch(examples, renderChatExample, step, plan.batchSize, SEED), {
+      kind: "sft",
+    });
+    if (step % plan.evalEvery !== 0) continue;
+    await inference.setWeights(step, trainer.weights());
+    const prod = await evaluate(inference, production);
+    const evalSplit = await evaluate(inference, held);
+    const secs = ((performance.now() - started) / 1000).toFixed(0);
+    console.error(
+      `${env} step ${step} loss ${m.loss.toFixed(3)} eval acc ${evalSplit.accuracy.toFixed(2)} production failure ${prod.failureRate.toFixed(2)} (${secs}s)`,
+    );
+    if (prod.failureRate <= plan.targetFailure) {
+      await rm(out, { recursive: true, force: true });
+      await mkdir(out, { recursive: true });
+      await writeHfCheckpoint(out, config, trainer.exportTensors(), { dtype: "BF16" });
+      const record = {
+        env,
+        command: `node --import tsx scripts/make-base-models.ts ${env}`,
+        seed: SEED,
+        steps: step,
+        plan,
+        productionFailureRate: prod.failureRate,
+        evalAccuracy: evalSplit.accuracy,
+        productionEvalSet: { split: "production", seed: 999, count: plan.evalTasks },
+        trainSeconds: Number(secs),
+      };
+      await writeFile(join(out, "base-model.json"), `${JSON.stringify(record, null, 2)}\n`);
+      console.error(`${env}: wrote ${out} (production failure rate ${prod.failureRate.toFixed(2)})`);
+      return;
+    }
+  }
+  throw new Error(
+    `${env}: production failure rate never reached ${plan.targetFailure} in ${plan.maxSteps} steps`,
+  );
+}
+
+const envs = process.argv.slice(2);
+for (const env of envs.length > 0 ? envs : ["toolcall"]) {
+  const plan = PLANS[env];
+  if (!plan)
+    throw new Error(`env: expected one of ${Object.keys(PLANS).join(", ")}, got ${JSON.stringify(env)}`);
+  await makeBaseModel(env, plan);
+}
