@@ -1,0 +1,74 @@
+// npm run bench: the platform backbone's figures — SDK overhead per wrapped call and ingest throughput into PGlite
+// and into the PostgreSQL server — printed and written to bench/results/backbone.json.
+import { mkdirSync, writeFileSync } from "node:fs";
+import pg from "pg";
+import { measureIngest } from "./ingest-throughput.ts";
+import { measureSdkOverhead } from "./sdk-overhead.ts";
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+const round2 = (n: number) => Math.round(n * 1000) / 1000;
+
+async function sdkOverhead() {
+  const runs = [];
+  for (let i = 0; i < 5; i++) runs.push(await measureSdkOverhead({ calls: 1000, warmup: 100 }));
+  const p50 = median(runs.map((r) => r.p50Ms));
+  const p99 = median(runs.map((r) => r.p99Ms));
+  console.log(
+    `SDK overhead per wrapped call (median of ${runs.length} runs of 1000 calls, interleaved with unwrapped):` +
+      ` p50 +${round2(p50)} ms, p99 +${round2(p99)} ms (unwrapped p50 ${round2(median(runs.map((r) => r.unwrappedP50Ms)))} ms,` +
+      ` p99 ${round2(median(runs.map((r) => r.unwrappedP99Ms)))} ms)   target p99 < 1 ms`,
+  );
+  return { p50, p99 };
+}
+
+/** A fresh database on the server named by ARC_TEST_DATABASE_URL (or DATABASE_URL), dropped afterwards. */
+async function withBenchDatabase<T>(fn: (url: string) => Promise<T>): Promise<T | null> {
+  const serverUrl = process.env.ARC_TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!serverUrl) {
+    console.log("ingest into PostgreSQL server: not measured (set ARC_TEST_DATABASE_URL to a server to measure it)");
+    return null;
+  }
+  const name = `arc_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  try {
+    await admin.connect();
+  } catch (error) {
+    console.log(`ingest into PostgreSQL server: not measured (cannot connect: ${(error as Error).message})`);
+    return null;
+  }
+  await admin.query(`create database ${name}`);
+  try {
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    return await fn(url.toString());
+  } finally {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
+
+const sdk = await sdkOverhead();
+const pglite = await measureIngest();
+console.log(
+  `ingest into PGlite: ${Math.round(pglite.stepsPerSecond)} steps/s (median; rounds ${pglite.rounds.map(Math.round).join(", ")}; batches of 100 steps, 8 in flight)   target >= 5,000`,
+);
+const postgres = await withBenchDatabase((url) => measureIngest({ databaseUrl: url }));
+if (postgres) {
+  console.log(
+    `ingest into PostgreSQL: ${Math.round(postgres.stepsPerSecond)} steps/s (median; rounds ${postgres.rounds.map(Math.round).join(", ")})   target >= 20,000`,
+  );
+}
+
+const figures = {
+  sdk_overhead_p50_ms: round2(sdk.p50),
+  sdk_overhead_p99_ms: round2(sdk.p99),
+  ingest_pglite_steps_per_s: Math.round(pglite.stepsPerSecond),
+  ingest_postgres_steps_per_s: postgres ? Math.round(postgres.stepsPerSecond) : null,
+};
+mkdirSync("bench/results", { recursive: true });
+writeFileSync("bench/results/backbone.json", `${JSON.stringify(figures, null, 2)}\n`);
+console.log("wrote bench/results/backbone.json", figures);
