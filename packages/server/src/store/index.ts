@@ -1,3 +1,4 @@
+export { type AuditEntry, appendAudit, listAudit, type NewAuditEntry } from "./audit-log.ts";
 export type { Database, Queryable, Row } from "./database.ts";
 export {
   type ApiKeyInfo,
@@ -8,6 +9,16 @@ export {
   revokeApiKey,
 } from "./keys.ts";
 export { migrate } from "./migrate.ts";
+export {
+  getModelVersion,
+  listModelVersions,
+  type ModelLineage,
+  type ModelStatus,
+  type ModelVersion,
+  registerModelVersion,
+  transitionModelVersion,
+  type UpstreamModel,
+} from "./model-registry.ts";
 export { openDatabase } from "./open-database.ts";
 export { createTenant, findTenant, listTenants, type Tenant } from "./tenants.ts";
 export {

@@ -1,4 +1,5 @@
 import { initialSchema } from "./001-initial-schema.ts";
+import { modelRegistrySchema } from "./003-model-registry.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -7,5 +8,11 @@ export interface Migration {
   sql: string;
 }
 
-/** Every migration, oldest first. */
-export const migrations: Migration[] = [{ version: 1, name: "initial schema", sql: initialSchema }];
+/**
+ * Every migration, oldest first. Versions are reserved per area so parallel work does not collide:
+ * 2 failure pipeline, 3 model registry and audit log, 4 deployments, 5 runs and orchestrator.
+ */
+export const migrations: Migration[] = [
+  { version: 1, name: "initial schema", sql: initialSchema },
+  { version: 3, name: "model registry and audit log", sql: modelRegistrySchema },
+];
