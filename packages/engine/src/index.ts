@@ -44,3 +44,4 @@ export {
   renderChatExample,
 } from "./tokenizer/chat-template.ts";
 export { EmbeddedTrainEngine, type TrainEngineOptions } from "./train/embedded-train-engine.ts";
+export { LORA_TARGETS, type LoraOptions } from "./train/lora.ts";

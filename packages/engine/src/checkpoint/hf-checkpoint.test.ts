@@ -3,6 +3,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
 import { configForSize, type LlamaConfig } from "../model/llama-config.ts";
 import { readHfCheckpoint, writeHfCheckpoint } from "./hf-checkpoint.ts";
@@ -74,5 +75,27 @@ describe("HF checkpoints", () => {
     );
     await writeFile(join(dir, "model.safetensors"), "garbage!garbage!");
     await assert.rejects(readHfCheckpoint(dir), /model\.safetensors: corrupt safetensors header/);
+  });
+
+  it("loads a checkpoint with another tokenizer to run on token ids, and says so when asked for text", async () => {
+    const dir = await tmp();
+    await writeHfCheckpoint(dir, tiny, initWeights(tiny, 1));
+    const foreign = {
+      model: { type: "BPE", vocab: { a: 0, b: 1, ab: 2 }, merges: ["a b"] },
+      added_tokens: [],
+    };
+    await writeFile(join(dir, "tokenizer.json"), JSON.stringify(foreign));
+    await writeFile(join(dir, "generation_config.json"), JSON.stringify({ eos_token_id: 7 }));
+    const read = await readHfCheckpoint(dir);
+    assert.match(read.foreignTokenizer ?? "", /tokenizer\.json is not the byte-level tokenizer/);
+    assert.deepEqual(read.eosTokenIds, [7]);
+    const engine = await EmbeddedInferenceEngine.load(dir);
+    await assert.rejects(
+      engine.generate([{ messages: [{ role: "user", content: "hi" }] }]),
+      /tokenizer\.json is not the byte-level tokenizer.*give promptTokens/,
+    );
+    const [out] = await engine.generate([{ promptTokens: [1, 2, 3], maxTokens: 4, seed: 1 }]);
+    assert.ok(out.outputTokens.length >= 1 && out.outputTokens.length <= 4);
+    assert.equal(out.text, "");
   });
 });

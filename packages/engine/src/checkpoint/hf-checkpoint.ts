@@ -172,12 +172,31 @@ async function readJson(path: string): Promise<Record<string, unknown>> {
   }
 }
 
+/** A checkpoint as read: architecture, float32 weights by HF name, and what its tokenizer is. */
+export interface HfCheckpoint {
+  config: LlamaConfig;
+  tensors: Map<string, NamedTensor>;
+  /** Why the tokenizer is not the byte tokenizer, when it is not (the model then runs on token ids only). */
+  foreignTokenizer?: string;
+  /** Token ids that end generation: `eos_token_id` of generation_config.json or config.json. */
+  eosTokenIds: number[];
+}
+
+async function eosTokenIds(dir: string, raw: Record<string, unknown>): Promise<number[]> {
+  let ids: unknown = raw.eos_token_id;
+  if (existsSync(join(dir, "generation_config.json"))) {
+    const gen = await readJson(join(dir, "generation_config.json"));
+    ids = gen.eos_token_id ?? ids;
+  }
+  const list = Array.isArray(ids) ? ids : ids === undefined || ids === null ? [] : [ids];
+  return list.filter((x): x is number => Number.isInteger(x));
+}
+
 /** Reads a checkpoint directory; every expected tensor must be present with its expected shape. */
-export async function readHfCheckpoint(
-  dir: string,
-): Promise<{ config: LlamaConfig; tensors: Map<string, NamedTensor> }> {
-  const config = parseConfigJson(await readJson(join(dir, "config.json")), join(dir, "config.json"));
-  await readTokenizerFiles(dir);
+export async function readHfCheckpoint(dir: string): Promise<HfCheckpoint> {
+  const rawConfig = await readJson(join(dir, "config.json"));
+  const config = parseConfigJson(rawConfig, join(dir, "config.json"));
+  const { foreign } = await readTokenizerFiles(dir);
   const all = new Map<string, NamedTensor>();
   const whereFrom = new Map<string, string>();
   const indexPath = join(dir, "model.safetensors.index.json");
@@ -210,5 +229,10 @@ export async function readHfCheckpoint(
     }
     tensors.set(name, t);
   }
-  return { config, tensors };
+  return {
+    config,
+    tensors,
+    eosTokenIds: await eosTokenIds(dir, rawConfig),
+    ...(foreign ? { foreignTokenizer: foreign } : {}),
+  };
 }

@@ -33,6 +33,13 @@ export interface InferenceEngineOptions {
   version?: number;
 }
 
+/** What the engine knows about a checkpoint's tokenizer (see HfCheckpoint). */
+interface TokenizerInfo {
+  /** Set when the model's tokenizer is not the byte tokenizer: text in and out is then unavailable. */
+  foreign?: string;
+  stopIds: ReadonlySet<number>;
+}
+
 /** One `generate` call: its options and how many of its samples are still unfinished. */
 interface Call {
   options: GenerateOptions;
@@ -84,9 +91,16 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private readonly maxBatchSize: number;
   private readonly pending: Row[] = [];
   private running = false;
+  private readonly tokenizer: TokenizerInfo;
 
-  private constructor(config: LlamaConfig, weights: Weights, options: InferenceEngineOptions) {
+  private constructor(
+    config: LlamaConfig,
+    weights: Weights,
+    options: InferenceEngineOptions,
+    tokenizer: TokenizerInfo = { stopIds: STOP_IDS },
+  ) {
     this.config = config;
+    this.tokenizer = tokenizer;
     this.weights = weights;
     this.rope = ropeTables(config);
     this.version = options.version ?? 0;
@@ -106,11 +120,15 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   /** An engine over a checkpoint directory in the HF layout. */
   static async load(dir: string, options: InferenceEngineOptions = {}): Promise<EmbeddedInferenceEngine> {
     await initBackend();
-    const { config, tensors } = await readHfCheckpoint(dir);
+    const { config, tensors, foreignTokenizer, eosTokenIds } = await readHfCheckpoint(dir);
+    const tokenizer: TokenizerInfo = foreignTokenizer
+      ? { foreign: foreignTokenizer, stopIds: new Set(eosTokenIds) }
+      : { stopIds: STOP_IDS };
     return new EmbeddedInferenceEngine(
       config,
       fuseForInference(config, toWeights(config, tensors, dir)),
       options,
+      tokenizer,
     );
   }
 
@@ -161,6 +179,11 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
 
   private rowsOf(call: Call, request: GenRequest, requestIndex: number): Row[] {
     const field = `requests[${requestIndex}]`;
+    if (this.tokenizer.foreign && (request.messages || request.stop?.length)) {
+      throw new TypeError(
+        `${field}: ${this.tokenizer.foreign}; this model runs on token ids: give promptTokens and no stop strings`,
+      );
+    }
     let prompt: number[];
     if (request.promptTokens) prompt = request.promptTokens;
     else if (request.messages) prompt = renderChat(request.messages);
@@ -335,7 +358,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     row.logprobs.push(picked.logprob);
     row.versions.push(version);
     row.top.push(picked.top);
-    const reason = finishReasonAfter(row, picked.token);
+    const reason = finishReasonAfter(row, picked.token, this.tokenizer);
     const onToken = row.call.options.onToken;
     if (onToken) {
       const safe = reason ? row.text.length : stableLength(row.text, req.stop ?? []);
@@ -422,12 +445,12 @@ function lastEvent(row: Row) {
 }
 
 /** Updates the row's text after a token; returns why the row is finished, if it is. */
-function finishReasonAfter(row: Row, token: number): FinishReason | undefined {
-  if (STOP_IDS.has(token) && !row.request.ignoreEos) {
-    row.text = decodeTokens(row.tokens);
+function finishReasonAfter(row: Row, token: number, tokenizer: TokenizerInfo): FinishReason | undefined {
+  const text = tokenizer.foreign ? "" : decodeTokens(row.tokens);
+  if (tokenizer.stopIds.has(token) && !row.request.ignoreEos) {
+    row.text = text;
     return "stop";
   }
-  const text = decodeTokens(row.tokens);
   let cut = -1;
   for (const s of row.request.stop ?? []) {
     if (s.length === 0) continue;

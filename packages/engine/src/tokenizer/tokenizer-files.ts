@@ -75,11 +75,11 @@ export async function writeTokenizerFiles(dir: string): Promise<void> {
 }
 
 /**
- * Checks that `dir` holds this engine's byte tokenizer (the only one it can run): same byte vocabulary
- * and special tokens. Throws naming the file and the mismatch; a missing tokenizer.json is accepted
- * (a checkpoint without one is read with the byte tokenizer).
+ * Reads the tokenizer files of a checkpoint. `foreign` says why they are not this engine's byte tokenizer
+ * (another vocabulary, e.g. a real Qwen2 checkpoint): such a model still loads and runs on token ids, but
+ * text in and out needs its own tokenizer. A missing tokenizer.json counts as the byte tokenizer.
  */
-export async function readTokenizerFiles(dir: string): Promise<{ chatTemplate: string }> {
+export async function readTokenizerFiles(dir: string): Promise<{ chatTemplate: string; foreign?: string }> {
   const tokPath = join(dir, "tokenizer.json");
   let raw: string | undefined;
   try {
@@ -87,6 +87,7 @@ export async function readTokenizerFiles(dir: string): Promise<{ chatTemplate: s
   } catch {
     raw = undefined;
   }
+  let foreign: string | undefined;
   if (raw !== undefined) {
     let parsed: {
       model?: { vocab?: Record<string, number> };
@@ -100,24 +101,15 @@ export async function readTokenizerFiles(dir: string): Promise<{ chatTemplate: s
     const vocab = parsed.model?.vocab ?? {};
     const table = byteToUnicode();
     const bad = table.findIndex((ch, id) => vocab[ch] !== id);
-    if (bad >= 0) {
-      throw new Error(
-        `${tokPath}: expected the byte-level vocabulary (byte ${bad} -> id ${bad}), got ${JSON.stringify(vocab[table[bad]])}; only the byte tokenizer is supported`,
-      );
-    }
-    for (const [i, content] of SPECIAL_TOKENS.entries()) {
-      const found = parsed.added_tokens?.find((t) => t.content === content);
-      if (found?.id !== 256 + i) {
-        throw new Error(
-          `${tokPath}: expected special token ${content} with id ${256 + i}, got ${found?.id ?? "none"}`,
-        );
-      }
-    }
-    if (Object.keys(vocab).length + SPECIAL_TOKENS.length > VOCAB_SIZE) {
-      throw new Error(
-        `${tokPath}: expected ${VOCAB_SIZE} tokens, got ${Object.keys(vocab).length + SPECIAL_TOKENS.length}`,
-      );
-    }
+    const size = Object.keys(vocab).length + (parsed.added_tokens?.length ?? 0);
+    const special = SPECIAL_TOKENS.findIndex(
+      (content, i) => parsed.added_tokens?.find((t) => t.content === content)?.id !== 256 + i,
+    );
+    if (bad >= 0) foreign = `${tokPath} is not the byte-level tokenizer (byte ${bad} is not id ${bad})`;
+    else if (special >= 0)
+      foreign = `${tokPath} is not the byte-level tokenizer (no ${SPECIAL_TOKENS[special]} at id ${256 + special})`;
+    else if (size > VOCAB_SIZE)
+      foreign = `${tokPath} is not the byte-level tokenizer (${size} tokens, expected ${VOCAB_SIZE})`;
   }
   let chatTemplate = CHAT_TEMPLATE_JINJA;
   try {
@@ -126,5 +118,5 @@ export async function readTokenizerFiles(dir: string): Promise<{ chatTemplate: s
   } catch {
     chatTemplate = CHAT_TEMPLATE_JINJA;
   }
-  return { chatTemplate };
+  return foreign ? { chatTemplate, foreign } : { chatTemplate };
 }
