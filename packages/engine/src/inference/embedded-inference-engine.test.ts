@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TokenEvent } from "@arc/core";
+import { tf } from "../backend/tf-backend.ts";
 import { initWeights } from "../model/llama.ts";
 import { configForSize } from "../model/llama-config.ts";
 import { EmbeddedInferenceEngine } from "./embedded-inference-engine.ts";
@@ -107,5 +108,25 @@ describe("EmbeddedInferenceEngine", () => {
       /requests\[0\]: expected promptTokens or messages/,
     );
     await assert.rejects(engine.generate([{ messages, temperature: -1 }]), /requests\[0\]\.temperature/);
+  });
+
+  it("keeps the number of live tensors constant over generations, merges and weight swaps", async () => {
+    const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1), { maxBatchSize: 4 });
+    const other = initWeights(tiny, 2);
+    const round = async (v: number) => {
+      await engine.setWeights(v, { kind: "tensors", tensors: other });
+      const controller = new AbortController();
+      await Promise.all([
+        engine.generate([{ promptTokens: [256, 1], n: 3, maxTokens: 9 }]),
+        engine.generate([{ promptTokens: [256, 1, 2, 3], maxTokens: 5 }]),
+        engine.generate([{ promptTokens: [256, 4], maxTokens: 50, signal: controller.signal }], {
+          onToken: () => controller.abort(),
+        }),
+      ]);
+    };
+    await round(1);
+    const before = tf.memory().numTensors;
+    for (let v = 2; v < 5; v++) await round(v);
+    assert.equal(tf.memory().numTensors, before);
   });
 });

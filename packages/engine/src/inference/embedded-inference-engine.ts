@@ -136,11 +136,6 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     return this.version;
   }
 
-  /** Samples waiting to join the running batch (the queue beyond capacity). */
-  queuedSamples(): number {
-    return this.pending.length;
-  }
-
   /** Swaps weights between two decoding steps: tokens sampled after the swap carry the new version. */
   async setWeights(version: number, source: WeightSource): Promise<void> {
     const next = fuseForInference(this.config, await weightsFromSource(this.config, source));

@@ -3,6 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { tf } from "../backend/tf-backend.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
 import { configForSize } from "../model/llama-config.ts";
@@ -136,5 +137,30 @@ describe("EmbeddedTrainEngine", () => {
     assert.equal(mb.loss, ma.loss);
     const wa = a.exportTensors();
     for (const [name, t] of b.exportTensors()) assert.deepEqual(t.data, wa.get(name)!.data, name);
+  });
+
+  it("keeps the number of live tensors constant over repeated steps of every objective", async () => {
+    const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 10), {
+      lora: { rank: 2, alpha: 4 },
+    });
+    const pairs = {
+      promptTokens: batch.promptTokens.slice(0, 2),
+      outputTokens: batch.outputTokens.slice(0, 2),
+    };
+    const round = async () => {
+      await trainer.step(pairs, { kind: "sft" });
+      await trainer.step(
+        { ...pairs, advantages: [1, -1] },
+        { kind: "grpo", clipEpsilon: 0.2, klCoef: 0.1, entropyCoef: 0.01, aggregation: "token" },
+      );
+      await trainer.step(pairs, { kind: "dpo", beta: 0.1, loss: "sigmoid" });
+      await trainer.logprobs(pairs);
+      trainer.weights();
+      await trainer.syncReference();
+    };
+    await round();
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 3; i++) await round();
+    assert.equal(tf.memory().numTensors, before);
   });
 });

@@ -246,9 +246,9 @@ export class EmbeddedTrainEngine implements TrainEngine {
       const g = grads[v.name];
       if (g) named.set(name, g);
     }
-    const norm = tf
-      .tidy(() => tf.sqrt(tf.addN([...named.values()].map((g) => tf.sum(tf.square(g))))))
-      .dataSync()[0];
+    const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...named.values()].map((g) => tf.sum(tf.square(g))))));
+    const norm = normTensor.dataSync()[0];
+    normTensor.dispose();
     if (this.maxGradNorm > 0 && norm > this.maxGradNorm) {
       const scale = this.maxGradNorm / (norm + 1e-6);
       for (const [name, g] of named) {
