@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parseRecipe } from "../recipe/index.ts";
-import { embeddedEngineFactory } from "../worker/index.ts";
+import { asyncRolloutSource, embeddedEngineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
@@ -55,5 +55,48 @@ describe("runs", () => {
       [state.status, state.step, state.lastCheckpoint],
       ["completed", 16, "checkpoints/step-16"],
     );
+  });
+
+  it("trains GRPO on rollouts from a worker thread, none staler than maxStaleness, each tagged with its versions", async () => {
+    const { root, recipe } = await tinyRecipe({
+      algorithm: "grpo",
+      steps: 10,
+      learningRate: 2e-2,
+      asyncRollouts: true,
+      maxStaleness: 1,
+    });
+    const result = await startRun(recipe, {
+      runsDir: join(root, "runs"),
+      factory: embeddedEngineFactory,
+      asyncSource: asyncRolloutSource,
+    });
+    assert.equal(result.status, "completed");
+    const steps = result.records.filter((r) => r.step > 0);
+    assert.equal(steps.length, 10);
+    for (const r of steps) {
+      assert.ok(r.staleness >= 0 && r.staleness <= 1, `step ${r.step}: staleness ${r.staleness}`);
+      assert.equal(r.generatorStep, r.step - 1 - r.staleness);
+    }
+    assert.ok(
+      steps.some((r) => r.staleness === 1),
+      "no step trained on rollouts one version old",
+    );
+    assert.ok(mean(steps.slice(-3)) > mean(steps.slice(0, 3)), "reward did not improve");
+  });
+
+  it("stops a cancelled run after the current step with a checkpoint and status cancelled", async () => {
+    const { root, recipe } = await tinyRecipe({ steps: 50, checkpointEvery: 100 });
+    const controller = new AbortController();
+    const result = await startRun(recipe, {
+      runsDir: join(root, "runs"),
+      factory: embeddedEngineFactory,
+      signal: controller.signal,
+      hooks: { onStep: (r) => (r.step === 3 ? controller.abort() : undefined) },
+    });
+    assert.equal(result.status, "cancelled");
+    assert.equal(result.step, 3);
+    assert.equal(result.lastCheckpoint, "checkpoints/step-3");
+    const state = JSON.parse(await readFile(join(result.dir, "state.json"), "utf8"));
+    assert.equal(state.status, "cancelled");
   });
 });

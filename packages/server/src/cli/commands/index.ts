@@ -4,6 +4,14 @@ import { keysCommand } from "./keys.ts";
 import { serveCommand } from "./serve.ts";
 import { tenantsCommand } from "./tenants.ts";
 import { tracesCommand } from "./traces.ts";
+import { trainCommand } from "./train.ts";
 
 /** Every `arc` command, in the order `arc --help` lists them. One file per command in this folder. */
-export const commands: Command[] = [serveCommand, tenantsCommand, keysCommand, tracesCommand, engineCommand];
+export const commands: Command[] = [
+  serveCommand,
+  tenantsCommand,
+  keysCommand,
+  tracesCommand,
+  engineCommand,
+  trainCommand,
+];

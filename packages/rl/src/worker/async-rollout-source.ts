@@ -1,0 +1,146 @@
+import { performance } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
+import type { Task, WeightSource } from "@arc/core";
+import { batchAt } from "../data/index.ts";
+import { RolloutController } from "../rollout/rollout-controller.ts";
+import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
+import { rolloutSeed } from "../rollout/sample-groups.ts";
+import type { AsyncSourceFactory } from "../run/run-training.ts";
+import type { FromWorker, ToWorker, WireTensor } from "./rollout-messages.ts";
+
+/** How busy each thread was: event-loop utilisation of the worker and the trainer, and CPU seconds of the process. */
+export interface ThreadUsage {
+  workerUtilization: number;
+  trainerUtilization: number;
+  /** Process CPU seconds (all threads) per wall second over the source's life: ~2 means both cores busy. */
+  cpuPerWall: number;
+  /** Seconds the trainer waited for rollouts. */
+  trainerWaitS: number;
+}
+
+/**
+ * Rollouts on a separate thread (AReaLite): a worker owning its own embedded InferenceEngine generates
+ * while the trainer trains, gated by `maxStaleness`; new policy weights are sent by version as
+ * transferred buffers after every optimizer step. A resumed async run restarts generation from the
+ * checkpoint's policy (the interleaving of versions is timing-dependent, so only sync runs resume bit-exactly).
+ */
+export class AsyncRolloutSource implements RolloutSource {
+  private readonly worker: Worker;
+  private readonly controller: RolloutController;
+  private readonly ready: Promise<void>;
+  private failure: Error | undefined;
+  private version: number;
+  private readonly started = { wall: performance.now(), cpu: process.cpuUsage() };
+  private waitMs = 0;
+  private readonly trainerElu = performance.eventLoopUtilization();
+
+  private constructor(args: Parameters<AsyncSourceFactory>[0]) {
+    const { recipe, generatorDir, generatorStep, data } = args;
+    const t = recipe.trainer;
+    this.version = generatorStep;
+    this.worker = new Worker(new URL("./rollout-worker-entry.mjs", import.meta.url));
+    const perStep = t.promptsPerStep;
+    const taskOf = (index: number): Task => {
+      const step = Math.floor(index / perStep) + 1;
+      return data.prompts[batchAt(step, perStep, data.prompts.length, recipe.data.seed)[index % perStep]];
+    };
+    this.controller = new RolloutController({
+      batchSize: perStep,
+      maxStaleness: t.maxStaleness,
+      maxConcurrentRollouts: t.maxConcurrentRollouts,
+      taskOf,
+      version: generatorStep,
+      submit: (index, task) =>
+        this.send({ type: "rollout", index, task, seed: rolloutSeed(t.seed, task, index) }),
+    });
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.on("message", (message: FromWorker) => {
+        if (message.type === "ready") resolve();
+        else if (message.type === "group") this.controller.complete(message.index, message.group);
+        else if (message.type === "error") {
+          this.failure = new Error(`rollout worker: ${message.message}`);
+          reject(this.failure);
+        }
+      });
+      this.worker.on("error", (error) => {
+        this.failure = error;
+        reject(error);
+      });
+    });
+    this.send({
+      type: "init",
+      modelDir: generatorDir,
+      version: generatorStep,
+      trainer: t,
+      reward: recipe.reward,
+    });
+  }
+
+  /** Starts the worker and waits until its engine has loaded. */
+  static create: AsyncSourceFactory = async (args) => {
+    const source = new AsyncRolloutSource(args);
+    await source.ready;
+    source.controller.pump();
+    return source;
+  };
+
+  private send(message: ToWorker, transfer: ArrayBuffer[] = []): void {
+    this.worker.postMessage(message, transfer);
+  }
+
+  async next(step: number, _tasks: Task[], signal?: AbortSignal): Promise<RolloutBatch> {
+    if (this.failure) throw this.failure;
+    const began = performance.now();
+    const groups = await this.controller.batch(step, signal);
+    this.waitMs += performance.now() - began;
+    if (this.failure) throw this.failure;
+    const generatorStep =
+      groups.length > 0 ? Math.min(...groups.map((g) => g.versionRange[0])) : this.version;
+    const generatedTokens = groups.reduce(
+      (a, g) => a + g.samples.reduce((b, s) => b + s.outputTokens.length, 0),
+      0,
+    );
+    return { groups, generatorStep, generatedTokens };
+  }
+
+  async afterStep(step: number, policy: () => WeightSource): Promise<void> {
+    const weights = policy();
+    if (weights.kind !== "tensors")
+      throw new TypeError(`policy weights: expected tensors, got a ${weights.kind}`);
+    const tensors: WireTensor[] = [];
+    for (const [name, t] of weights.tensors) tensors.push({ name, shape: t.shape, data: t.data.slice() });
+    this.send(
+      { type: "weights", version: step, tensors },
+      tensors.map((t) => t.data.buffer as ArrayBuffer),
+    );
+    this.version = step;
+    this.controller.setVersion(step);
+  }
+
+  generatorStep(): number {
+    return this.version;
+  }
+
+  generatorWeights(): WeightSource | undefined {
+    return undefined;
+  }
+
+  /** Thread usage so far (for benchmarks: are both cores working?). */
+  usage(): ThreadUsage {
+    const wall = (performance.now() - this.started.wall) / 1000;
+    const cpu = process.cpuUsage(this.started.cpu);
+    return {
+      workerUtilization: this.worker.performance.eventLoopUtilization().utilization,
+      trainerUtilization: performance.eventLoopUtilization(this.trainerElu).utilization,
+      cpuPerWall: (cpu.user + cpu.system) / 1e6 / wall,
+      trainerWaitS: this.waitMs / 1000,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+/** The AsyncSourceFactory that `startRun`/`resumeRun` take for `trainer.asyncRollouts: true`. */
+export const asyncRolloutSource: AsyncSourceFactory = AsyncRolloutSource.create;

@@ -1,0 +1,24 @@
+import type { Task } from "@arc/core";
+import type { Recipe } from "../recipe/index.ts";
+import type { ScoredGroup } from "../rollout/scored-group.ts";
+
+/** One weight tensor crossing threads: its buffer is transferred, not copied. */
+export interface WireTensor {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+/** Trainer thread → rollout worker. */
+export type ToWorker =
+  | { type: "init"; modelDir: string; version: number; trainer: Recipe["trainer"]; reward: Recipe["reward"] }
+  | { type: "weights"; version: number; tensors: WireTensor[] }
+  | { type: "rollout"; index: number; task: Task; seed: number }
+  | { type: "close" };
+
+/** Rollout worker → trainer thread. */
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "weights-applied"; version: number }
+  | { type: "group"; index: number; group: ScoredGroup | null; busyMs: number }
+  | { type: "error"; message: string };

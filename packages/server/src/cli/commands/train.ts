@@ -1,0 +1,119 @@
+import { resolve } from "node:path";
+import { InvalidInputError } from "@arc/core";
+import {
+  type CheckpointInfo,
+  loadRecipe,
+  progressLine,
+  type RunOptions,
+  type RunResult,
+  type RunState,
+  resumeRun,
+  type StepRecord,
+  startRun,
+} from "@arc/rl";
+import { asyncRolloutSource, embeddedEngineFactory } from "@arc/rl/embedded";
+import type { Command } from "../command.ts";
+import { parseArgs, stringFlag } from "../parse-args.ts";
+
+const HELP = `arc train — train a model from a recipe (SFT warm-up, semi-online DPO, GRPO)
+
+Usage:
+  arc train <recipe.yaml> [key=value ...] [--runs-dir .arc/runs] [--run-id <id>]
+      Starts a run. Overrides name a recipe key, e.g. trainer.syncInterval=10 data.env=arith.
+  arc train --resume <runId> [--runs-dir .arc/runs]
+      Continues a run from its last checkpoint (same data order and sampling seeds).
+
+A run lives in <runs-dir>/<runId>/: recipe.yaml, state.json, metrics.jsonl, metrics.svg and
+checkpoints/step-N/ (Hugging Face layout plus optimizer state). Ctrl-C stops after the current step
+with a checkpoint and status "cancelled"; --resume continues it.`;
+
+/** Prints progress: one rewritten line on a TTY, else a plain line every `every` steps and at checkpoints. */
+function progressPrinter(stream: NodeJS.WriteStream) {
+  const began = performance.now();
+  let first: number | undefined;
+  let lastPlain = 0;
+  return {
+    onStep(record: StepRecord, state: RunState) {
+      first ??= record.step;
+      const line = progressLine(record, state, first, (performance.now() - began) / 1000);
+      if (stream.isTTY) stream.write(`\r\x1b[2K${line}`);
+      else if (
+        performance.now() - lastPlain > 10_000 ||
+        record.step === state.totalSteps ||
+        record.evalFailureRate !== undefined
+      ) {
+        lastPlain = performance.now();
+        stream.write(`${line}\n`);
+      }
+    },
+    onCheckpoint(info: CheckpointInfo) {
+      stream.write(`${stream.isTTY ? "\n" : ""}checkpoint step ${info.step}: ${info.dir}\n`);
+    },
+  };
+}
+
+async function train(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const runsDir = resolve(stringFlag(args, "runs-dir", ".arc/runs") as string);
+  const controller = new AbortController();
+  const onSigint = () => {
+    process.stderr.write("\nstopping after this step (Ctrl-C again to kill)…\n");
+    controller.abort();
+    process.off("SIGINT", onSigint);
+  };
+  process.on("SIGINT", onSigint);
+  const printer = progressPrinter(process.stderr);
+  const options: RunOptions = {
+    runsDir,
+    factory: embeddedEngineFactory,
+    asyncSource: asyncRolloutSource,
+    hooks: printer,
+    signal: controller.signal,
+  };
+  let result: RunResult;
+  try {
+    const resume = stringFlag(args, "resume");
+    if (resume) {
+      result = await resumeRun(resume, options);
+    } else {
+      const [recipePath, ...overrides] = args.positionals;
+      if (!recipePath) {
+        throw new InvalidInputError(
+          "recipe: expected a recipe file, e.g. arc train recipes/toolcall-dpo.yaml",
+          {
+            field: "recipe",
+          },
+        );
+      }
+      const recipe = await loadRecipe(recipePath, overrides);
+      process.stderr.write(
+        `run ${recipe.name}: ${recipe.trainer.algorithm}, ${recipe.trainer.steps} steps from ${recipe.model.path}\n`,
+      );
+      result = await startRun(recipe, { ...options, runId: stringFlag(args, "run-id") });
+    }
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+  const last = [...result.records].reverse().find((r) => r.evalFailureRate !== undefined);
+  const first = result.records.find((r) => r.evalFailureRate !== undefined);
+  process.stderr.write("\n");
+  console.log(
+    JSON.stringify({
+      runId: result.runId,
+      status: result.status,
+      step: result.step,
+      dir: result.dir,
+      checkpoint: result.lastCheckpoint,
+      heldOutFailureRate: first && last ? { start: first.evalFailureRate, end: last.evalFailureRate } : null,
+    }),
+  );
+  return result.status === "completed" || result.status === "cancelled" ? 0 : 1;
+}
+
+/** `arc train`: runs a recipe, shows progress, resumes after a crash. */
+export const trainCommand: Command = {
+  name: "train",
+  summary: "train a model from a recipe (SFT, semi-online DPO, GRPO); --resume after a crash",
+  help: HELP,
+  run: train,
+};
