@@ -29,7 +29,9 @@ async function sdkOverhead() {
 async function withBenchDatabase<T>(fn: (url: string) => Promise<T>): Promise<T | null> {
   const serverUrl = process.env.ARC_TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   if (!serverUrl) {
-    console.log("ingest into PostgreSQL server: not measured (set ARC_TEST_DATABASE_URL to a server to measure it)");
+    console.log(
+      "ingest into PostgreSQL server: not measured (set ARC_TEST_DATABASE_URL to a server to measure it)",
+    );
     return null;
   }
   const name = `arc_bench_${process.pid}`;

@@ -42,7 +42,10 @@ function batchBody(round: number, batch: number): string {
                 modelRequested: "arc-small",
                 modelServed: "arc-small",
                 messages: [
-                  { role: "system", content: "You are the order desk. Use the tools to look up and act on orders." },
+                  {
+                    role: "system",
+                    content: "You are the order desk. Use the tools to look up and act on orders.",
+                  },
                   { role: "user", content: `Where is my order ${batch * 100 + t}? It was due on Monday.` },
                 ],
                 params: { temperature: 0.2, max_tokens: 128 },
@@ -74,7 +77,10 @@ function batchBody(round: number, batch: number): string {
   return JSON.stringify({ traces });
 }
 
-async function startServerProcess(home: string, databaseUrl?: string): Promise<{ url: string; child: ChildProcess }> {
+async function startServerProcess(
+  home: string,
+  databaseUrl?: string,
+): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ["bin/arc.mjs", "serve", "--port", "0", "--home", home], {
     env: { ...process.env, DATABASE_URL: databaseUrl ?? "" },
     stdio: ["ignore", "pipe", "inherit"],
@@ -86,7 +92,9 @@ async function startServerProcess(home: string, databaseUrl?: string): Promise<{
       const match = /listening at (http:\/\/\S+)/.exec(out);
       if (match) resolve(match[1]);
     });
-    child.once("exit", (code) => reject(new Error(`arc serve exited with ${code} before listening:\n${out}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`arc serve exited with ${code} before listening:\n${out}`)),
+    );
   });
   return { url, child };
 }
@@ -114,7 +122,9 @@ async function round(url: string, key: string, roundIndex: number, batches: numb
 }
 
 /** Median steps/s over `rounds` rounds (after one warm-up round), each with fresh trace ids. */
-export async function measureIngest(options: IngestOptions = {}): Promise<{ stepsPerSecond: number; rounds: number[] }> {
+export async function measureIngest(
+  options: IngestOptions = {},
+): Promise<{ stepsPerSecond: number; rounds: number[] }> {
   const { batches = 200, concurrency = 8, rounds = 3 } = options;
   const home = mkdtempSync(join(tmpdir(), "arc-bench-ingest-"));
   const { url, child } = await startServerProcess(home, options.databaseUrl);

@@ -3,7 +3,7 @@ import type { FetchLike } from "../export/exporter.ts";
 
 /** Options of `createArc`. Every field is optional; `baseUrl` and `apiKey` fall back to the environment. */
 export interface ArcOptions {
-  /** The Arc server, e.g. `http://localhost:4318` (without `/v1`). Default: `$ARC_URL`. */
+  /** The Arc server, e.g. `http://127.0.0.1:7300` (without `/v1`). Default: `$ARC_URL`. */
   baseUrl?: string;
   /** The tenant API key sent as `Authorization: Bearer <key>`. Default: `$ARC_API_KEY`. */
   apiKey?: string;
@@ -102,7 +102,7 @@ export function resolveArcOptions(
     } catch {
       throw new ArcConfigError(
         "baseUrl",
-        `expected an http(s) URL such as http://localhost:4318, got ${describe(baseUrl)}`,
+        `expected an http(s) URL such as http://127.0.0.1:7300, got ${describe(baseUrl)}`,
       );
     }
     if (url.protocol !== "http:" && url.protocol !== "https:")
