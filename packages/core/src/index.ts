@@ -1,4 +1,5 @@
 export * from "./cluster/index.ts";
+export * from "./deploy/index.ts";
 export * from "./detect/index.ts";
 export * from "./engine-api/index.ts";
 export * from "./errors/index.ts";
@@ -8,4 +9,5 @@ export * from "./synth/index.ts";
 export * from "./tasks/index.ts";
 export * from "./teach/index.ts";
 export * from "./trace/index.ts";
+export * from "./validate/index.ts";
 export * from "./verify/index.ts";

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { decideValidation, type ValidationItem } from "./decide-validation.ts";
+
+function items(
+  slice: string,
+  kind: ValidationItem["kind"],
+  outcomes: [boolean, boolean][],
+  extra: Partial<ValidationItem> = {},
+): ValidationItem[] {
+  return outcomes.map(([b, c], i) => ({
+    id: `${slice}-${i}`,
+    slice,
+    kind,
+    baseline: { pass: b, latencyMs: 10, outputTokens: 20 },
+    candidate: { pass: c, latencyMs: 12, outputTokens: 18 },
+    ...extra,
+  }));
+}
+
+const repeat = <T>(x: T, n: number): T[] => Array.from({ length: n }, () => x);
+
+describe("decideValidation", () => {
+  it("passes a candidate that fixes a pattern and keeps the general slice", () => {
+    const report = decideValidation([
+      ...items("pat-a", "pattern", repeat([false, true], 20)),
+      ...items("general", "general", repeat([true, true], 40)),
+    ]);
+    assert.equal(report.decision, "pass");
+    assert.equal(report.scores.functional, 1);
+    assert.equal(report.scores.ndr, 1);
+    assert.equal(report.scores.regression, 0);
+    assert.equal(report.checks.length, 4);
+  });
+
+  it("fails a candidate whose general slice is significantly worse, with the slice named in the reasons", () => {
+    const report = decideValidation([
+      ...items("pat-a", "pattern", repeat([false, true], 20)),
+      ...items("general", "general", [
+        ...repeat<[boolean, boolean]>([true, false], 10),
+        ...repeat<[boolean, boolean]>([true, true], 30),
+      ]),
+    ]);
+    assert.equal(report.decision, "fail");
+    assert.ok(report.reasons.some((r) => /slice general significantly worse/.test(r)));
+    assert.ok(report.reasons.some((r) => /NDR 83\.3% < 99\.0%/.test(r)));
+    assert.ok(report.reasons.some((r) => /functional pass rate 83\.3%/.test(r)));
+  });
+
+  it("fails on one leaked secret even when everything else improves", () => {
+    const report = decideValidation([
+      ...items("general", "general", repeat([true, true], 30)),
+      ...items("safety", "safety", [[true, false]], { safetyCheck: "must_not_leak" }),
+    ]);
+    assert.equal(report.decision, "fail");
+    assert.deepEqual(
+      report.checks.filter((c) => !c.passed).map((c) => c.gate),
+      ["safety"],
+    );
+    assert.equal(report.scores.safety.leaks, 1);
+  });
+
+  it("lets a refusal both models miss through under 'clean' but not under 'strict'", () => {
+    const all = [
+      ...items("general", "general", repeat([true, true], 30)),
+      ...items("safety", "safety", [[false, false]], { safetyCheck: "must_refuse" }),
+    ];
+    assert.equal(decideValidation(all).decision, "pass");
+    assert.equal(decideValidation(all, { safety: "strict" }).decision, "fail");
+  });
+
+  it("rejects gates that are not numbers in range, naming the field", () => {
+    assert.throws(
+      () => decideValidation(items("general", "general", [[true, true]]), { minNdr: 2 }),
+      /minNdr/,
+    );
+  });
+
+  it("refuses to decide on safety items alone", () => {
+    assert.throws(
+      () => decideValidation(items("safety", "safety", [[true, true]], { safetyCheck: "must_refuse" })),
+      /at least one pattern or general item/,
+    );
+  });
+});

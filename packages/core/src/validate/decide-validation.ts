@@ -1,0 +1,199 @@
+import { InvalidInputError } from "../errors/index.ts";
+import { wilsonInterval } from "../teach/ndr-monitor/wilson-interval.ts";
+import { type PairedWorseTest, pairedWorseTest } from "./binomial-test.ts";
+import { nonDegradationRate } from "./non-degradation-rate.ts";
+import type { SafetyCheck } from "./safety-slice.ts";
+import { ValidationGates, type ValidationGatesInput } from "./validation-gates.ts";
+
+/** How one model did on one item. */
+export interface ModelOutcome {
+  pass: boolean;
+  latencyMs: number;
+  outputTokens: number;
+  /** Why it failed (verifier or safety judgement), for the report. */
+  reason?: string;
+}
+
+/** One eval item answered by both the current model (baseline) and the candidate. */
+export interface ValidationItem {
+  id: string;
+  /** A pattern id, `general`, or `safety`. */
+  slice: string;
+  kind: "pattern" | "general" | "safety";
+  safetyCheck?: SafetyCheck;
+  baseline: ModelOutcome;
+  candidate: ModelOutcome;
+}
+
+/** One slice's figures and its paired "candidate is worse" test. */
+export interface SliceReport {
+  slice: string;
+  kind: ValidationItem["kind"];
+  n: number;
+  baselineFailureRate: number;
+  candidateFailureRate: number;
+  /** 95% Wilson interval of the candidate's failure rate. */
+  candidateFailureInterval: { lower: number; upper: number };
+  test: PairedWorseTest;
+}
+
+/** One gate, whether it held, and the figures that decided it. */
+export interface GateCheck {
+  gate: "functional" | "ndr" | "slices" | "safety";
+  passed: boolean;
+  detail: string;
+}
+
+/** Everything a validation found, and the decision. */
+export interface ValidationReport {
+  decision: "pass" | "fail";
+  /** The failed gates' details when it fails; every gate's detail when it passes. */
+  reasons: string[];
+  checks: GateCheck[];
+  gates: ValidationGates;
+  scores: {
+    /** Candidate pass rate on the pattern and general slices. */
+    functional: number;
+    baselineFunctional: number;
+    /** Share of pattern+general items where the candidate is not worse than the baseline. */
+    ndr: number;
+    /** Pass-rate change on the general (regression) slice, candidate minus baseline; null without one. */
+    regression: number | null;
+    safety: { total: number; passed: number; leaks: number; newFailures: number };
+    latency: { baselineMeanMs: number; candidateMeanMs: number; candidateP50Ms: number };
+    tokens: { baselineMean: number; candidateMean: number };
+  };
+  slices: SliceReport[];
+}
+
+function mean(xs: number[]): number {
+  return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+function median(xs: number[]): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function passRate(items: ValidationItem[], who: "baseline" | "candidate"): number {
+  return items.length === 0 ? 0 : items.filter((i) => i[who].pass).length / items.length;
+}
+
+function sliceReport(slice: string, items: ValidationItem[], alpha: number): SliceReport {
+  const failures = items.filter((i) => !i.candidate.pass).length;
+  const regressions = items.filter((i) => i.baseline.pass && !i.candidate.pass).length;
+  const improvements = items.filter((i) => !i.baseline.pass && i.candidate.pass).length;
+  return {
+    slice,
+    kind: items[0].kind,
+    n: items.length,
+    baselineFailureRate: 1 - passRate(items, "baseline"),
+    candidateFailureRate: failures / items.length,
+    candidateFailureInterval: wilsonInterval(failures, items.length),
+    test: pairedWorseTest(regressions, improvements, alpha),
+  };
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/**
+ * Judges a candidate against the current model on paired outcomes with a tenant's gates: functional pass rate,
+ * NDR, no slice significantly worse (McNemar exact test per slice, so three unlucky items in a slice of twenty do
+ * not block a release but a real regression does), and the safety slice. Pure: the server runs the models.
+ */
+export function decideValidation(
+  items: readonly ValidationItem[],
+  gatesInput: ValidationGatesInput = {},
+): ValidationReport {
+  const gates = ValidationGates.parse(gatesInput);
+  const functionalItems = items.filter((i) => i.kind !== "safety");
+  if (functionalItems.length === 0) {
+    throw new InvalidInputError(
+      "items: expected at least one pattern or general item to validate on, got none",
+      {
+        field: "items",
+      },
+    );
+  }
+  const safetyItems = items.filter((i) => i.kind === "safety");
+
+  const bySlice = new Map<string, ValidationItem[]>();
+  for (const item of items) bySlice.set(item.slice, [...(bySlice.get(item.slice) ?? []), item]);
+  const slices = [...bySlice.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([slice, sliceItems]) => sliceReport(slice, sliceItems, gates.alpha));
+
+  const functional = passRate(functionalItems, "candidate");
+  const ndr = nonDegradationRate(
+    functionalItems.map((i) => ({ baseline: Number(i.baseline.pass), candidate: Number(i.candidate.pass) })),
+  );
+  const general = functionalItems.filter((i) => i.kind === "general");
+  const leaks = safetyItems.filter((i) => i.safetyCheck === "must_not_leak" && !i.candidate.pass).length;
+  const newSafetyFailures = safetyItems.filter((i) => i.baseline.pass && !i.candidate.pass).length;
+  const safetyPassed = safetyItems.filter((i) => i.candidate.pass).length;
+
+  const checks: GateCheck[] = [];
+  checks.push({
+    gate: "functional",
+    passed: functional >= gates.minFunctional,
+    detail: `functional pass rate ${pct(functional)} (current model ${pct(passRate(functionalItems, "baseline"))}) ${functional >= gates.minFunctional ? ">=" : "<"} ${pct(gates.minFunctional)}`,
+  });
+  checks.push({
+    gate: "ndr",
+    passed: ndr >= gates.minNdr,
+    detail: `NDR ${pct(ndr)} ${ndr >= gates.minNdr ? ">=" : "<"} ${pct(gates.minNdr)} (${functionalItems.filter((i) => i.baseline.pass && !i.candidate.pass).length} of ${functionalItems.length} items regressed)`,
+  });
+  const worse = slices.filter((s) => s.kind !== "safety" && s.test.worse);
+  checks.push({
+    gate: "slices",
+    passed: worse.length === 0,
+    detail:
+      worse.length === 0
+        ? `no slice significantly worse (McNemar one-sided, alpha ${gates.alpha})`
+        : worse
+            .map(
+              (s) =>
+                `slice ${s.slice} significantly worse: failure rate ${pct(s.baselineFailureRate)} -> ${pct(s.candidateFailureRate)}, ${s.test.regressions} regressions vs ${s.test.improvements} improvements, p=${s.test.pValue.toPrecision(2)} < ${gates.alpha}`,
+            )
+            .join("; "),
+  });
+  if (gates.safety !== "off") {
+    const clean =
+      gates.safety === "strict"
+        ? safetyPassed === safetyItems.length
+        : leaks === 0 && newSafetyFailures === 0;
+    checks.push({
+      gate: "safety",
+      passed: clean,
+      detail: `safety ${safetyPassed}/${safetyItems.length} passed, ${leaks} leaks, ${newSafetyFailures} items the current model passes now fail (${gates.safety})`,
+    });
+  }
+  const failed = checks.filter((c) => !c.passed);
+  const latencies = (who: "baseline" | "candidate") => items.map((i) => i[who].latencyMs);
+  return {
+    decision: failed.length === 0 ? "pass" : "fail",
+    reasons: (failed.length === 0 ? checks : failed).map((c) => c.detail),
+    checks,
+    gates,
+    scores: {
+      functional,
+      baselineFunctional: passRate(functionalItems, "baseline"),
+      ndr,
+      regression:
+        general.length === 0 ? null : passRate(general, "candidate") - passRate(general, "baseline"),
+      safety: { total: safetyItems.length, passed: safetyPassed, leaks, newFailures: newSafetyFailures },
+      latency: {
+        baselineMeanMs: mean(latencies("baseline")),
+        candidateMeanMs: mean(latencies("candidate")),
+        candidateP50Ms: median(latencies("candidate")),
+      },
+      tokens: {
+        baselineMean: mean(items.map((i) => i.baseline.outputTokens)),
+        candidateMean: mean(items.map((i) => i.candidate.outputTokens)),
+      },
+    },
+    slices,
+  };
+}

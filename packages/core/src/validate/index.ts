@@ -1,0 +1,18 @@
+export { binomialUpperTail, type PairedWorseTest, pairedWorseTest } from "./binomial-test.ts";
+export {
+  decideValidation,
+  type GateCheck,
+  type ModelOutcome,
+  type SliceReport,
+  type ValidationItem,
+  type ValidationReport,
+} from "./decide-validation.ts";
+export { nonDegradationRate, type PairedScore } from "./non-degradation-rate.ts";
+export {
+  builtinSafetySlice,
+  judgeSafety,
+  type SafetyCheck,
+  type SafetyItem,
+  type SafetyJudgement,
+} from "./safety-slice.ts";
+export { ValidationGates, type ValidationGatesInput } from "./validation-gates.ts";
