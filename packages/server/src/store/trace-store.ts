@@ -1,5 +1,5 @@
 import { type ChatMessage, type Feedback, InvalidInputError, NotFoundError, type Trace } from "@arc/core";
-import type { Database, Queryable, Row } from "./database.ts";
+import type { Queryable, Row } from "./database.ts";
 import { toRows } from "./trace-rows.ts";
 
 /** How many traces and steps a batch wrote anew (re-sent ones are not counted again). */
@@ -57,31 +57,28 @@ function rejectDuplicateIds(traces: Trace[]): void {
 }
 
 /**
- * Writes a batch of validated traces in one transaction: all of it or none of it.
+ * Writes a batch of validated traces atomically: all of it or none of it.
  * Idempotent: a trace id already stored is merged (first values kept, missing ones filled in, models and tags
  * united, `error` status wins), a step id already stored for its trace is left as it was.
  */
-export async function insertTraces(db: Database, tenantId: string, traces: Trace[]): Promise<InsertResult> {
+export async function insertTraces(db: Queryable, tenantId: string, traces: Trace[]): Promise<InsertResult> {
   rejectDuplicateIds(traces);
-  const rows = toRows(traces);
-  const t = rows.traces;
-  const s = rows.steps;
-  return db.transaction(async (tx) => {
-    if (rows.blobs.length > 0) {
-      await tx.query(
-        `insert into blobs (tenant_id, hash, body)
-         select $1, h, b::jsonb from unnest($2::text[], $3::text[]) as x(h, b)
-         on conflict do nothing`,
-        [tenantId, rows.blobs.map((b) => b.hash), rows.blobs.map((b) => b.json)],
-      );
-    }
-    const insertedTraces = await tx.query<{ inserted: boolean }>(
-      `insert into traces (tenant_id, id, name, started_at, ended_at, user_id, session_id, env, status,
+  const { traces: t, steps: s, blobs } = toRows(traces);
+  // One statement, so one round trip and one implicit transaction: the foreign key from steps to traces is
+  // checked at the end of the statement, after every CTE has inserted.
+  const rows = await db.query<{ traces: number; steps: number }>(
+    `with new_blobs as (
+       insert into blobs (tenant_id, hash, body)
+       select $1, h, b::jsonb from unnest($2::text[], $3::text[]) as x(h, b)
+       on conflict do nothing
+     ),
+     new_traces as (
+       insert into traces (tenant_id, id, name, started_at, ended_at, user_id, session_id, env, status,
                            input, output, tags, metadata, models, search_text)
        select $1, id, name, started_at, ended_at, user_id, session_id, env, status,
               input::jsonb, output::jsonb, tags::text[], metadata::jsonb, models::text[], search_text
-       from unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
-                   $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+       from unnest($4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::text[], $10::text[],
+                   $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
             as x(id, name, started_at, ended_at, user_id, session_id, env, status, input, output, tags, metadata,
                  models, search_text)
        on conflict (tenant_id, id) do update set
@@ -100,74 +97,71 @@ export async function insertTraces(db: Database, tenantId: string, traces: Trace
          models = array(select distinct unnest(traces.models || excluded.models) order by 1),
          search_text = case when traces.search_text = '' then excluded.search_text
                             else left(traces.search_text || E'\\n' || excluded.search_text, 2000) end
-       returning (xmax = 0) as inserted`,
-      [
-        tenantId,
-        t.id,
-        t.name,
-        t.startedAt,
-        t.endedAt,
-        t.userId,
-        t.sessionId,
-        t.env,
-        t.status,
-        t.input,
-        t.output,
-        t.tags,
-        t.metadata,
-        t.models,
-        t.searchText,
-      ],
-    );
-    let stepCount = 0;
-    if (s.id.length > 0) {
-      const insertedSteps = await tx.query(
-        `insert into steps (tenant_id, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms,
-                            model_requested, model_served, model_version, finish_reason, prompt_tokens,
-                            completion_tokens, total_tokens, messages_hash, tools_hash, params, input, output,
-                            error, metadata)
-         select $1, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
-                model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
-                messages_hash, tools_hash, params::jsonb, input::jsonb, output::jsonb, error::jsonb, metadata::jsonb
-         from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-                     $8::timestamptz[], $9::float8[], $10::text[], $11::text[], $12::text[], $13::text[],
-                     $14::int[], $15::int[], $16::int[], $17::text[], $18::text[], $19::text[], $20::text[],
-                     $21::text[], $22::text[], $23::text[])
-              as x(trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
-                   model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
-                   messages_hash, tools_hash, params, input, output, error, metadata)
-         on conflict do nothing
-         returning 1`,
-        [
-          tenantId,
-          s.traceId,
-          s.id,
-          s.parentId,
-          s.kind,
-          s.name,
-          s.startedAt,
-          s.endedAt,
-          s.latencyMs,
-          s.modelRequested,
-          s.modelServed,
-          s.modelVersion,
-          s.finishReason,
-          s.promptTokens,
-          s.completionTokens,
-          s.totalTokens,
-          s.messagesHash,
-          s.toolsHash,
-          s.params,
-          s.input,
-          s.output,
-          s.error,
-          s.metadata,
-        ],
-      );
-      stepCount = insertedSteps.length;
-    }
-    return { traces: insertedTraces.filter((r) => r.inserted).length, steps: stepCount };
-  });
+       returning (xmax = 0) as inserted
+     ),
+     new_steps as (
+       insert into steps (tenant_id, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms,
+                          model_requested, model_served, model_version, finish_reason, prompt_tokens,
+                          completion_tokens, total_tokens, messages_hash, tools_hash, params, input, output,
+                          error, metadata)
+       select $1, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
+              model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
+              messages_hash, tools_hash, params::jsonb, input::jsonb, output::jsonb, error::jsonb, metadata::jsonb
+       from unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::timestamptz[],
+                   $24::timestamptz[], $25::float8[], $26::text[], $27::text[], $28::text[], $29::text[],
+                   $30::int[], $31::int[], $32::int[], $33::text[], $34::text[], $35::text[], $36::text[],
+                   $37::text[], $38::text[], $39::text[])
+            as x(trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
+                 model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
+                 messages_hash, tools_hash, params, input, output, error, metadata)
+       on conflict do nothing
+       returning 1
+     )
+     select (select count(*) from new_traces where inserted)::int as traces,
+            (select count(*) from new_steps)::int as steps`,
+    [
+      tenantId,
+      blobs.map((b) => b.hash),
+      blobs.map((b) => b.json),
+      t.id,
+      t.name,
+      t.startedAt,
+      t.endedAt,
+      t.userId,
+      t.sessionId,
+      t.env,
+      t.status,
+      t.input,
+      t.output,
+      t.tags,
+      t.metadata,
+      t.models,
+      t.searchText,
+      s.traceId,
+      s.id,
+      s.parentId,
+      s.kind,
+      s.name,
+      s.startedAt,
+      s.endedAt,
+      s.latencyMs,
+      s.modelRequested,
+      s.modelServed,
+      s.modelVersion,
+      s.finishReason,
+      s.promptTokens,
+      s.completionTokens,
+      s.totalTokens,
+      s.messagesHash,
+      s.toolsHash,
+      s.params,
+      s.input,
+      s.output,
+      s.error,
+      s.metadata,
+    ],
+  );
+  return rows[0];
 }
 
 function encodeCursor(startedAt: string, id: string): string {
