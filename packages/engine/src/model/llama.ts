@@ -118,9 +118,11 @@ export const matmul = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradS
   };
 }) as unknown as Parameters<typeof tf.customGrad>[0]) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
 
-function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor {
+/** x / rms(x) * weight; without a weight (folded into the next product for inference) just x / rms(x). */
+function rmsNorm(x: tf.Tensor, weight: tf.Tensor | undefined, eps: number): tf.Tensor {
   const variance = tf.mean(tf.square(x), -1, true); // [..., 1]
-  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(variance, eps))), weight); // [..., d]
+  const normed = tf.mul(x, tf.rsqrt(tf.add(variance, eps))); // [..., d]
+  return weight ? tf.mul(normed, weight) : normed;
 }
 
 type Product = (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
@@ -156,7 +158,7 @@ function projection(mm: Product, w: Weights, loraScale: number): Projection {
   };
 }
 
-/** Queries, keys and values of one layer, RoPE applied to q and k: [B, T, H, D], [B, T, K, D], [B, T, K, D]. */
+/** Queries (scaled by 1/sqrt(D)), keys and values of one layer, RoPE applied to q and k: [B, T, H, D], [B, T, K, D], [B, T, K, D]. */
 function projectQkv(
   mm: Product,
   proj: Projection,
@@ -174,42 +176,59 @@ function projectQkv(
     const qkv = linear(mm, x, fused, w[`${p}self_attn.qkv_proj.bias`]); // [B*T, (H+2K)*D]
     const [qk, v] = tf.split(qkv, [(H + K) * D, K * D], 1); // [B*T, (H+K)*D], [B*T, K*D]
     const rotated = applyRope(mm, tf.reshape(qk, [B, T, H + K, D]), cos, sin, rot); // [B, T, H+K, D]
-    const [q, k] = tf.split(rotated, [H, K], 2) as tf.Tensor4D[]; // [B, T, H, D], [B, T, K, D]
+    const [q, k] = tf.split(rotated, [H, K], 2) as tf.Tensor4D[]; // [B, T, H, D] (already / sqrt(D)), [B, T, K, D]
     return [q, k, tf.reshape(v, [B, T, K, D])];
   }
   const project = (name: string, heads: number): tf.Tensor4D =>
     tf.reshape(proj(x, `${p}self_attn.${name}.weight`), [B, T, heads, D]);
   return [
-    applyRope(mm, project("q_proj", H), cos, sin, rot),
+    tf.mul(applyRope(mm, project("q_proj", H), cos, sin, rot), 1 / Math.sqrt(D)),
     applyRope(mm, project("k_proj", K), cos, sin, rot),
     project("v_proj", K),
   ];
 }
 
 /**
- * Adds fused inference matrices (q|k|v and gate|up, concatenated along the output axis) and drops the
- * separate ones: the same math in fewer, larger products. Training keeps the HF-named separate weights.
+ * Prepares weights for decoding, the same math in fewer ops: q|k|v and gate|up concatenated along the
+ * output axis; each RMSNorm weight folded into the rows of the product that follows it
+ * (norm(x) * g @ W = norm(x) @ diag(g) W), so that norm applies no weight; and 1/sqrt(D) folded into the
+ * q columns (RoPE is linear, so scaling before it equals scaling after). Training keeps the HF weights.
  */
 export function fuseForInference(config: LlamaConfig, w: Weights): Weights {
   const out: Weights = { ...w };
+  const take = (name: string) => {
+    const t = out[name];
+    delete out[name];
+    return t;
+  };
+  const qWidth = config.num_attention_heads * headDim(config);
+  const qScale = 1 / Math.sqrt(headDim(config));
+  const head = w["lm_head.weight"] ?? tf.transpose(w["model.embed_tokens.weight"]); // [d, V]
   for (let i = 0; i < config.num_hidden_layers; i++) {
     const p = `model.layers.${i}.`;
-    const take = (name: string) => {
-      const t = out[name];
-      delete out[name];
-      return t;
-    };
     const parts = ["q_proj", "k_proj", "v_proj"].map((n) => take(`${p}self_attn.${n}.weight`));
-    out[`${p}self_attn.qkv_proj.weight`] = tf.concat(parts, 1); // [d, (H+2K)*D]
+    const inNorm = take(`${p}input_layernorm.weight`);
+    const columnScale = tf.tidy(() =>
+      tf.concat([tf.fill([qWidth], qScale), tf.ones([parts[1].shape[1]! * 2])]),
+    ); // [(H+2K)*D]
+    out[`${p}self_attn.qkv_proj.weight`] = tf.tidy(() =>
+      tf.mul(tf.mul(tf.concat(parts, 1), tf.reshape(inNorm, [-1, 1])), columnScale),
+    ); // [d, (H+2K)*D]
     if (config.attention_bias) {
       const biases = ["q_proj", "k_proj", "v_proj"].map((n) => take(`${p}self_attn.${n}.bias`));
-      out[`${p}self_attn.qkv_proj.bias`] = tf.concat(biases, 0);
+      out[`${p}self_attn.qkv_proj.bias`] = tf.tidy(() => tf.mul(tf.concat(biases, 0), columnScale));
       tf.dispose(biases);
     }
     const mlp = [take(`${p}mlp.gate_proj.weight`), take(`${p}mlp.up_proj.weight`)];
-    out[`${p}mlp.gate_up_proj.weight`] = tf.concat(mlp, 1); // [d, 2F]
-    tf.dispose([...parts, ...mlp]);
+    const postNorm = take(`${p}post_attention_layernorm.weight`);
+    out[`${p}mlp.gate_up_proj.weight`] = tf.tidy(() =>
+      tf.mul(tf.concat(mlp, 1), tf.reshape(postNorm, [-1, 1])),
+    ); // [d, 2F]
+    tf.dispose([...parts, ...mlp, inNorm, postNorm, columnScale]);
   }
+  const finalNorm = take("model.norm.weight");
+  out["lm_head.weight"] = tf.tidy(() => tf.mul(head, tf.reshape(finalNorm, [-1, 1]))); // [d, V]
+  tf.dispose([finalNorm, head]);
   return out;
 }
 
@@ -239,7 +258,6 @@ export function forward(
 
   const cos = tf.reshape(tf.gather(rope.cos, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
   const sin = tf.reshape(tf.gather(rope.sin, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
-  const scale = 1 / Math.sqrt(D);
   const cache: KvCache = { keys: [], values: [] };
 
   for (let i = 0; i < config.num_hidden_layers; i++) {
@@ -247,7 +265,7 @@ export function forward(
     // --- attention block ---
     const x = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
     const [q4, k4, v4] = projectQkv(mm, proj, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
-    const q = tf.transpose(tf.mul(q4, scale), [0, 2, 1, 3]); // [B, H, T, D]
+    const q = tf.transpose(q4, [0, 2, 1, 3]); // [B, H, T, D], scaled by 1/sqrt(D)
     let kT: tf.Tensor4D = tf.transpose(k4, [0, 2, 3, 1]); // [B, K, D, T]
     let v: tf.Tensor4D = tf.transpose(v4, [0, 2, 1, 3]); // [B, K, T, D]
     if (inputs.cache) {
