@@ -293,9 +293,9 @@ async function execute(
       await dir.appendMetrics(full);
       state.step = step;
       state.updatedAt = new Date().toISOString();
-      if (step % t.checkpointEvery === 0 || step === t.steps) await saveCheckpoint(step, step === t.steps);
-      else await dir.writeState(state);
+      await dir.writeState(state);
       await hooks?.onStep?.(full, state);
+      if (step % t.checkpointEvery === 0 || step === t.steps) await saveCheckpoint(step, step === t.steps);
     }
     return await finish("completed");
   } catch (error) {

@@ -1,0 +1,225 @@
+// RL benchmark on the `toolcall` environment from its committed base model (models/toolcall-base):
+// held-out (production split) failure rate and reward vs wall time for semi-online DPO with
+// s in {1, 10, 100, inf} and GRPO at the same prompt budget, and synchronous (maxStaleness 0) vs
+// asynchronous (maxStaleness 1, 2) GRPO with rollouts in a worker thread: wall time to the same reward.
+// Usage: node --import tsx bench/rl.bench.ts [--steps 40] [--prompts 8] [--eval 64]
+// Writes bench/results/rl.json (the figures file), bench/results/rl.md and bench/results/rl-*.svg.
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { lineChartSvg, parseRecipe, type RunResult, type StepRecord, startRun } from "@arc/rl";
+import { AsyncRolloutSource, embeddedEngineFactory, type ThreadUsage } from "@arc/rl/embedded";
+
+const { values } = parseArgs({
+  options: {
+    steps: { type: "string", default: "40" },
+    prompts: { type: "string", default: "8" },
+    eval: { type: "string", default: "64" },
+    model: { type: "string", default: "models/toolcall-base" },
+  },
+});
+const STEPS = Number(values.steps);
+const PROMPTS = Number(values.prompts);
+const EVAL = Number(values.eval);
+
+interface Setting {
+  label: string;
+  algo: "dpo" | "grpo";
+  syncInterval: number | "inf" | null;
+  staleness: number | null;
+  trainer: Record<string, unknown>;
+}
+
+const SETTINGS: Setting[] = [
+  ...([1, 10, 100, "inf"] as const).map(
+    (s): Setting => ({
+      label: `dpo s=${s}`,
+      algo: "dpo",
+      syncInterval: s,
+      staleness: null,
+      trainer: { algorithm: "dpo", syncInterval: s, learningRate: 2e-3, beta: 0.1 },
+    }),
+  ),
+  ...[0, 1, 2].map(
+    (eta): Setting => ({
+      label: `grpo staleness=${eta}`,
+      algo: "grpo",
+      syncInterval: null,
+      staleness: eta,
+      trainer: {
+        algorithm: "grpo",
+        learningRate: 2e-3,
+        asyncRollouts: true,
+        maxStaleness: eta,
+        maxConcurrentRollouts: PROMPTS * 3,
+      },
+    }),
+  ),
+];
+
+interface Outcome {
+  setting: Setting;
+  result: RunResult;
+  wallS: number;
+  usage?: ThreadUsage;
+}
+
+async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
+  const recipe = parseRecipe({
+    name: setting.label.replace(/[^a-z0-9]+/gi, "-"),
+    model: { path: values.model },
+    data: {
+      env: "toolcall",
+      split: "production",
+      count: 512,
+      seed: 1,
+      evalSplit: "production",
+      evalSeed: 999,
+      evalCount: EVAL,
+    },
+    trainer: {
+      steps: STEPS,
+      promptsPerStep: PROMPTS,
+      samplesPerPrompt: 4,
+      maxTokens: 64,
+      temperature: 1,
+      checkpointEvery: STEPS,
+      evalEvery: Math.max(1, Math.floor(STEPS / 8)),
+      ...setting.trainer,
+    },
+    reward: { kind: "partial" },
+  });
+  let source: AsyncRolloutSource | undefined;
+  const began = performance.now();
+  const result = await startRun(recipe, {
+    runsDir,
+    factory: embeddedEngineFactory,
+    asyncSource: async (args) => {
+      source = (await AsyncRolloutSource.create(args)) as AsyncRolloutSource;
+      return source;
+    },
+    hooks: {
+      onStep: (r) => {
+        if (r.evalFailureRate !== undefined) {
+          process.stderr.write(
+            `  ${setting.label} step ${r.step} held-out failure ${r.evalFailureRate.toFixed(3)} reward ${r.reward?.toFixed(3)} (${r.elapsedS.toFixed(0)}s)\n`,
+          );
+        }
+      },
+    },
+  });
+  const usage = source?.usage();
+  return { setting, result, wallS: (performance.now() - began) / 1000, usage };
+}
+
+/** Moving average of the rollout reward over `window` steps, with the run seconds at each step. */
+function smoothedReward(records: readonly StepRecord[], window = 5): { t: number; r: number }[] {
+  const steps = records.filter((r) => r.step > 0 && r.reward !== null);
+  return steps.map((rec, i) => {
+    const slice = steps.slice(Math.max(0, i - window + 1), i + 1);
+    return { t: rec.elapsedS, r: slice.reduce((a, s) => a + (s.reward ?? 0), 0) / slice.length };
+  });
+}
+
+const timeToReward = (records: readonly StepRecord[], target: number) =>
+  smoothedReward(records).find((p) => p.r >= target)?.t ?? null;
+
+const evalPoints = (o: Outcome) =>
+  o.result.records
+    .filter((r) => r.evalFailureRate !== undefined)
+    .map((r) => ({ x: r.elapsedS, y: r.evalFailureRate as number }));
+
+async function main() {
+  const runsDir = join(tmpdir(), `arc-rl-bench-${process.pid}`);
+  const outcomes: Outcome[] = [];
+  const benchBegan = performance.now();
+  for (const setting of SETTINGS) {
+    process.stderr.write(`${setting.label}: ${STEPS} steps x ${PROMPTS} prompts\n`);
+    outcomes.push(await runSetting(setting, runsDir));
+  }
+  await rm(runsDir, { recursive: true, force: true });
+
+  const base = outcomes[0].result.records[0].evalFailureRate as number;
+  const final = (o: Outcome) =>
+    [...o.result.records].reverse().find((r) => r.evalFailureRate !== undefined)?.evalFailureRate as number;
+  const best = outcomes.reduce((a, b) => (final(b) < final(a) ? b : a));
+  const halfTimes = outcomes
+    .map((o) => evalPoints(o).find((p) => p.x > 0 && p.y <= base / 2)?.x)
+    .filter((t): t is number => t !== undefined);
+  const grpo = outcomes.filter((o) => o.setting.algo === "grpo");
+  const sync = grpo.find((o) => o.setting.staleness === 0) as Outcome;
+  const syncCurve = smoothedReward(sync.result.records);
+  const target = 0.9 * Math.max(...syncCurve.map((p) => p.r));
+  const syncTime = timeToReward(sync.result.records, target);
+  const asyncTimes = grpo
+    .filter((o) => o.setting.staleness !== 0)
+    .map((o) => ({ staleness: o.setting.staleness as number, t: timeToReward(o.result.records, target) }));
+  const fastestAsync = asyncTimes.map((a) => a.t).filter((t): t is number => t !== null);
+  const speedup = syncTime !== null && fastestAsync.length > 0 ? syncTime / Math.min(...fastestAsync) : null;
+
+  const figures = {
+    base_failure_rate: base,
+    best_failure_rate: final(best),
+    best_setting: best.setting.label,
+    seconds_to_half_failure_rate: halfTimes.length > 0 ? Math.min(...halfTimes) : null,
+    async_speedup_vs_sync: speedup,
+    runs: outcomes.map((o) => ({
+      algo: o.setting.algo,
+      sync_interval: o.setting.syncInterval,
+      staleness: o.setting.staleness,
+      final_failure_rate: final(o),
+      wall_s: Number(o.wallS.toFixed(1)),
+    })),
+  };
+  await mkdir("bench/results", { recursive: true });
+  await writeFile("bench/results/rl.json", `${JSON.stringify(figures, null, 2)}\n`);
+
+  const failureSvg = lineChartSvg(
+    outcomes.map((o) => ({ name: o.setting.label, points: evalPoints(o) })),
+    {
+      title: "Held-out (production) failure rate vs run time",
+      xLabel: "seconds (training + generation)",
+      yLabel: "failure rate",
+      yRange: [0, 1],
+    },
+  );
+  const rewardSvg = lineChartSvg(
+    outcomes.map((o) => ({
+      name: o.setting.label,
+      points: smoothedReward(o.result.records).map((p) => ({ x: p.t, y: p.r })),
+    })),
+    { title: "Rollout reward (5-step moving average) vs run time", xLabel: "seconds", yLabel: "reward" },
+  );
+  await writeFile("bench/results/rl-failure.svg", failureSvg);
+  await writeFile("bench/results/rl-reward.svg", rewardSvg);
+
+  const fmt = (v: number | null | undefined, d = 3) => (v === null || v === undefined ? "n/a" : v.toFixed(d));
+  const md = [
+    "# RL benchmark (toolcall, from models/toolcall-base)",
+    "",
+    `Budget per run: ${STEPS} optimizer steps x ${PROMPTS} prompts x 4 samples (same prompt budget for every setting), ` +
+      `held-out = ${EVAL} production-split tasks (seed 999, disjoint from the training prompts), greedy decoding. ` +
+      `Whole bench: ${((performance.now() - benchBegan) / 60000).toFixed(1)} min on this machine (2 cores, shared).`,
+    "",
+    `Base failure rate ${fmt(base)}; best ${fmt(final(best))} (${best.setting.label}); ` +
+      `seconds to half the failure rate: ${fmt(figures.seconds_to_half_failure_rate, 0)}; ` +
+      `async speed-up vs sync (time to ${fmt(target)} smoothed reward): ${fmt(speedup, 2)}x.`,
+    "",
+    "| setting | final held-out failure rate | final smoothed reward | run s (train+gen) | wall s (incl. eval) | time to target reward s | CPU s per wall s | trainer waited s |",
+    "|---|---|---|---|---|---|---|---|",
+    ...outcomes.map((o) => {
+      const curve = smoothedReward(o.result.records);
+      return `| ${o.setting.label} | ${fmt(final(o))} | ${fmt(curve.at(-1)?.r)} | ${fmt(o.result.records.at(-1)?.elapsedS, 0)} | ${fmt(o.wallS, 0)} | ${o.setting.algo === "grpo" ? fmt(timeToReward(o.result.records, target), 0) : "-"} | ${fmt(o.usage?.cpuPerWall, 2)} | ${fmt(o.usage?.trainerWaitS, 0)} |`;
+    }),
+    "",
+    "![failure rate vs time](rl-failure.svg)",
+    "",
+    "![reward vs time](rl-reward.svg)",
+    "",
+  ].join("\n");
+  await writeFile("bench/results/rl.md", md);
+  console.log(JSON.stringify(figures, null, 2));
+}
+
+await main();
