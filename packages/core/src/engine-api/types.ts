@@ -104,25 +104,34 @@ export interface TokenBatch {
   lossMask?: number[][];
 }
 
+/** What `TrainEngine.step` optimises. Unset numeric fields take the defaults in their docs. */
 export type Objective =
   | { kind: "sft" }
   | {
       kind: "dpo";
       /** Strength of the implicit KL constraint (default 0.1). */
-      beta: number;
-      /** `sigmoid` is DPO (Rafailov et al. 2023, eq. 7); `ipo` is IPO (Azar et al. 2023, eq. 17). */
-      loss: "sigmoid" | "ipo";
+      beta?: number;
+      /** `sigmoid` is DPO (Rafailov et al. 2023, eq. 7); `ipo` is IPO (Azar et al. 2023, eq. 17). Default `sigmoid`. */
+      loss?: "sigmoid" | "ipo";
     }
   | {
       kind: "grpo";
       /** PPO clip range epsilon (default 0.2). */
-      clipEpsilon: number;
-      /** Weight of the KL(policy || reference) penalty; 0 disables it. */
-      klCoef: number;
-      /** Weight of the entropy bonus; 0 disables it. */
-      entropyCoef: number;
-      /** `token`: mean over all tokens of the batch; `sequence`: mean per sequence, then over sequences; `dr-grpo`: sum / constant. */
-      aggregation: "token" | "sequence" | "dr-grpo";
+      clipEpsilon?: number;
+      /** Weight of the KL(policy || reference) penalty; 0 disables it (default 0). */
+      klCoef?: number;
+      /** Weight of the entropy bonus; 0 disables it (default 0). */
+      entropyCoef?: number;
+      /** `token`: mean over all tokens of the batch; `sequence`: mean per sequence, then over sequences; `dr-grpo`: sum / constant. Default `token`. */
+      aggregation?: "token" | "sequence" | "dr-grpo";
+      /**
+       * AReaL's decoupled PPO objective for stale rollouts: clip the ratio against the proximal policy
+       * (`proximalLogprobs`, or the policy as it is before this step) and weight each token by
+       * pi_prox / pi_behaviour, the behaviour policy being `oldLogprobs` (default false).
+       */
+      decoupled?: boolean;
+      /** With `decoupled`: tokens whose pi_prox / pi_behaviour exceeds this are left out (default: none are). */
+      behaviourWeightCap?: number;
     };
 
 /**
@@ -136,6 +145,8 @@ export interface TrainBatch extends TokenBatch {
   oldLogprobs?: number[][];
   /** Reference-model log-probs per output token (DPO; GRPO KL). Computed by the engine when absent and needed. */
   refLogprobs?: number[][];
+  /** Proximal-policy log-probs per output token (decoupled GRPO); the current policy's when absent. */
+  proximalLogprobs?: number[][];
 }
 
 /** What one optimizer step did. */

@@ -86,15 +86,27 @@ describe("EmbeddedTrainEngine", () => {
     );
     assert.ok(Math.abs(g.extra.ratio - 1) < 1e-5);
     assert.ok(g.extra.kl > 0);
+    await assert.rejects(trainer.step(batch, { kind: "grpo" }), /batch\.advantages/);
+  });
+
+  it("steps the decoupled GRPO objective with the current policy as the proximal one", async () => {
+    const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 4), { learningRate: 2e-3 });
+    const advantages = [1, -1, 1, -1, 1, -1];
+    const stepWithCap = async (cap: number) => {
+      const current = await trainer.logprobs(batch);
+      const behaviour = current.map((row) => Array.from(row, (x) => x - Math.log(2))); // pi_prox / pi_behaviour = 2
+      return trainer.step(
+        { ...batch, advantages, oldLogprobs: behaviour },
+        { kind: "grpo", decoupled: true, behaviourWeightCap: cap },
+      );
+    };
+    const m = await stepWithCap(5);
+    assert.ok(Math.abs(m.extra.ratio - 1) < 1e-5);
+    assert.ok(Math.abs(m.extra.behaviourWeight - 2) < 1e-3);
+    assert.equal((await stepWithCap(1.5)).extra.behaviourWeight, 0);
     await assert.rejects(
-      trainer.step(batch, {
-        kind: "grpo",
-        clipEpsilon: 0.2,
-        klCoef: 0,
-        entropyCoef: 0,
-        aggregation: "token",
-      }),
-      /batch\.advantages/,
+      trainer.step({ ...batch, advantages }, { kind: "grpo", decoupled: true }),
+      /batch\.oldLogprobs/,
     );
   });
 

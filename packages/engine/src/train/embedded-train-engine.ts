@@ -45,6 +45,28 @@ const DEFAULTS: AdamWOptions & { maxGradNorm: number } = {
 
 let engineCounter = 0;
 
+type GrpoObjective = Extract<Objective, { kind: "grpo" }>;
+
+/** A GRPO objective with its documented defaults filled in. */
+function grpoDefaults(o: GrpoObjective): Required<Omit<GrpoObjective, "behaviourWeightCap">> & GrpoObjective {
+  return {
+    ...o,
+    clipEpsilon: o.clipEpsilon ?? 0.2,
+    klCoef: o.klCoef ?? 0,
+    entropyCoef: o.entropyCoef ?? 0,
+    aggregation: o.aggregation ?? "token",
+    decoupled: o.decoupled ?? false,
+  };
+}
+
+/** pi_prox / pi_behaviour per grid position; 0 where it exceeds `cap` (AReaL drops such tokens). */
+function behaviourWeights(prox: Float32Array, behaviour: Float32Array, cap?: number): Float32Array {
+  return prox.map((p, i) => {
+    const w = Math.exp(p - behaviour[i]);
+    return cap !== undefined && w > cap ? 0 : w;
+  });
+}
+
 /**
  * The embedded TrainEngine: the policy as tensorflow.js variables, a frozen reference copy, AdamW,
  * gradient clipping, and the SFT / DPO / GRPO objectives; optionally LoRA adapters as the only trained
@@ -175,66 +197,72 @@ export class EmbeddedTrainEngine implements TrainEngine {
     const grid = tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
     const B = grid.rows;
     const G = grid.length - 1;
-    const needsRef = objective.kind === "dpo" || (objective.kind === "grpo" && objective.klCoef !== 0);
-    const refGrid =
-      needsRef && !batch.refLogprobs
-        ? onGrid(
-            grid,
-            this.logprobsWith(this.reference, grid).map((r) => Array.from(r)),
-            "refLogprobs",
-          )
-        : batch.refLogprobs
-          ? onGrid(grid, batch.refLogprobs, "batch.refLogprobs")
-          : undefined;
+    const current = () => this.logprobsWith(this.policy(), grid).map((r) => Array.from(r));
+    const grpo = objective.kind === "grpo" ? grpoDefaults(objective) : undefined;
+    const needsRef = objective.kind === "dpo" || (grpo !== undefined && grpo.klCoef !== 0);
+    let refGrid: Float32Array | undefined;
+    if (batch.refLogprobs) refGrid = onGrid(grid, batch.refLogprobs, "batch.refLogprobs");
+    else if (needsRef) {
+      refGrid = onGrid(
+        grid,
+        this.logprobsWith(this.reference, grid).map((r) => Array.from(r)),
+        "refLogprobs",
+      );
+    }
     if (objective.kind === "dpo" && B % 2 !== 0) {
       throw new TypeError(
         `batch: DPO expects (chosen, rejected) row pairs, got an odd number of rows (${B})`,
       );
     }
     let oldGrid: Float32Array | undefined;
-    let advantages: number[] | undefined;
-    if (objective.kind === "grpo") {
-      advantages = batch.advantages;
-      if (!advantages || advantages.length !== B) {
+    let weightGrid: Float32Array | undefined;
+    if (grpo) {
+      if (!batch.advantages || batch.advantages.length !== B) {
         throw new TypeError(
-          `batch.advantages: GRPO expects one advantage per row (${B}), got ${advantages?.length ?? "none"}`,
+          `batch.advantages: GRPO expects one advantage per row (${B}), got ${batch.advantages?.length ?? "none"}`,
         );
       }
-      oldGrid = batch.oldLogprobs
-        ? onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs")
-        : onGrid(
-            grid,
-            this.logprobsWith(this.policy(), grid).map((r) => Array.from(r)),
-            "oldLogprobs",
+      if (grpo.decoupled) {
+        if (!batch.oldLogprobs) {
+          throw new TypeError(
+            "batch.oldLogprobs: the decoupled GRPO objective needs the behaviour policy's log-probs",
           );
+        }
+        const behaviour = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
+        oldGrid = onGrid(grid, batch.proximalLogprobs ?? current(), "batch.proximalLogprobs");
+        weightGrid = behaviourWeights(oldGrid, behaviour, grpo.behaviourWeightCap);
+      } else oldGrid = onGrid(grid, batch.oldLogprobs ?? current(), "batch.oldLogprobs");
     }
 
     const extraOut: Record<string, tf.Scalar> = {};
     const { value, grads } = tf.variableGrads(() => {
       const mask = tf.tensor2d(grid.mask, [B, G]);
-      const ref = refGrid ? tf.tensor2d(refGrid, [B, G]) : undefined;
-      const wantEntropy = objective.kind === "grpo";
+      const refLogp = refGrid ? tf.tensor2d(refGrid, [B, G]) : undefined;
+      const policy = this.policy();
       const { logp, entropy } = gridLogprobs(
         this.config,
-        this.policy(),
+        policy,
         this.rope,
         grid,
-        wantEntropy,
+        grpo !== undefined,
         this.loraScale(),
       );
       let result: { loss: tf.Scalar; extra: Record<string, tf.Scalar> };
       if (objective.kind === "sft") result = sftLoss(logp, mask);
-      else if (objective.kind === "dpo")
-        result = dpoLoss(logp, ref!, mask, objective.beta ?? 0.1, objective.loss ?? "sigmoid");
-      else {
+      else if (objective.kind === "dpo") {
+        result = dpoLoss(logp, refLogp!, mask, objective.beta ?? 0.1, objective.loss ?? "sigmoid");
+      } else {
         result = grpoLoss(
           logp,
           tf.tensor2d(oldGrid!, [B, G]),
-          tf.tensor2d(advantages!, [B, 1]),
+          tf.tensor2d(batch.advantages!, [B, 1]),
           mask,
-          objective,
-          ref,
-          entropy,
+          grpo!,
+          {
+            refLogp,
+            entropy,
+            behaviourWeight: weightGrid ? tf.tensor2d(weightGrid, [B, G]) : undefined,
+          },
         );
       }
       for (const [k, v] of Object.entries(result.extra)) extraOut[k] = tf.keep(tf.clone(v)) as tf.Scalar;

@@ -1,6 +1,6 @@
 import { tf } from "../../backend/tf-backend.ts";
 
-/** GRPO settings (see `Objective` in @arc/core). */
+/** GRPO settings, defaults applied (see `Objective` in @arc/core). */
 export interface GrpoLossOptions {
   clipEpsilon: number;
   klCoef: number;
@@ -8,13 +8,22 @@ export interface GrpoLossOptions {
   aggregation: "token" | "sequence" | "dr-grpo";
 }
 
+/** Optional per-token inputs of the GRPO loss, each [B, L]. */
+export interface GrpoExtras {
+  refLogp?: tf.Tensor2D;
+  entropy?: tf.Tensor2D;
+  /** Decoupled PPO (AReaL, eq. 5): constant pi_prox / pi_behaviour weight on each token's clipped surrogate. */
+  behaviourWeight?: tf.Tensor2D;
+}
+
 /**
  * GRPO (Shao et al. 2024, eq. 3) on [B, L] grids with per-row advantages [B, 1]:
  *   per token: -min(r * A, clip(r, 1 - eps, 1 + eps) * A) + klCoef * KL - entropyCoef * H,
  *   r = exp(logp - oldLogp), KL = exp(ref - logp) - (ref - logp) - 1 (the k3 estimator of eq. 4).
- * Aggregation: `token` averages over all masked tokens of the batch; `sequence` averages within each
- * sequence, then over sequences; `dr-grpo` (Liu et al. 2025) sums and divides by rows x grid length, a
- * constant that removes the length bias.
+ * For the decoupled objective `oldLogp` is the proximal policy and each token's surrogate is multiplied
+ * by `behaviourWeight`. Aggregation: `token` averages over all masked tokens of the batch; `sequence`
+ * averages within each sequence, then over sequences; `dr-grpo` (Liu et al. 2025) sums and divides by
+ * rows x grid length, a constant that removes the length bias.
  */
 export function grpoLoss(
   logp: tf.Tensor2D,
@@ -22,14 +31,14 @@ export function grpoLoss(
   advantages: tf.Tensor2D,
   mask: tf.Tensor2D,
   options: GrpoLossOptions,
-  refLogp?: tf.Tensor2D,
-  entropy?: tf.Tensor2D,
+  { refLogp, entropy, behaviourWeight }: GrpoExtras = {},
 ): { loss: tf.Scalar; extra: Record<string, tf.Scalar> } {
   const eps = options.clipEpsilon;
   const ratio = tf.exp(tf.sub(logp, oldLogp)); // [B, L]
   const unclipped = tf.mul(ratio, advantages); // [B, L]
   const clipped = tf.mul(tf.clipByValue(ratio, 1 - eps, 1 + eps), advantages); // [B, L]
-  let perToken = tf.neg(tf.minimum(unclipped, clipped)); // [B, L]
+  const surrogate = tf.minimum(unclipped, clipped); // [B, L]
+  let perToken = tf.neg(behaviourWeight ? tf.mul(surrogate, behaviourWeight) : surrogate); // [B, L]
   const extra: Record<string, tf.Scalar> = {};
   const tokens = tf.maximum(tf.sum(mask), 1);
   const masked = (x: tf.Tensor) => tf.div(tf.sum(tf.mul(x, mask)), tokens) as tf.Scalar;
@@ -53,5 +62,6 @@ export function grpoLoss(
   const outside = tf.logicalOr(tf.greater(ratio, 1 + eps), tf.less(ratio, 1 - eps));
   extra.clipFraction = masked(tf.cast(outside, "float32"));
   extra.ratio = masked(ratio);
+  if (behaviourWeight) extra.behaviourWeight = masked(behaviourWeight);
   return { loss, extra };
 }

@@ -99,9 +99,19 @@ describe("losses on fixed inputs", () => {
     const ref = t2([[-1.5]]);
     const entropy = t2([[2]]);
     const opts = { clipEpsilon: 0.2, klCoef: 0.1, entropyCoef: 0.01, aggregation: "token" as const };
-    const { loss, extra } = grpoLoss(logp, logp, t2([[0.5]]), t2([[1]]), opts, ref, entropy);
+    const { loss, extra } = grpoLoss(logp, logp, t2([[0.5]]), t2([[1]]), opts, { refLogp: ref, entropy });
     const kl = Math.exp(-0.5) + 0.5 - 1;
     close(val(extra.kl), kl);
     close(val(loss), -0.5 + 0.1 * kl - 0.01 * 2);
+  });
+
+  it("decoupled GRPO clips against the proximal policy and weights tokens by pi_prox / pi_behaviour", () => {
+    // token: pi_theta / pi_prox = 1.5 (clipped to 1.2 for A = 1), pi_prox / pi_behaviour = 2
+    const opts = { clipEpsilon: 0.2, klCoef: 0, entropyCoef: 0, aggregation: "token" as const };
+    const { loss, extra } = grpoLoss(t2([[Math.log(1.5)]]), t2([[0]]), t2([[1]]), t2([[1]]), opts, {
+      behaviourWeight: t2([[2]]),
+    });
+    close(val(loss), -2 * 1.2);
+    close(val(extra.behaviourWeight), 2);
   });
 });
