@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { toPreferenceJsonl } from "@arc/core";
+import { parseRecipe } from "../recipe/index.ts";
+import type { RenderExample } from "./engine-factory.ts";
+import { loadTrainingData } from "./training-data.ts";
+
+/** Renders text as its character codes, prompt as the joined contents: enough to check what went where. */
+const render: RenderExample = (messages, reply) => ({
+  promptTokens: [...messages.map((m) => m.content ?? "").join("|")].map((c) => c.charCodeAt(0)),
+  outputTokens: [...reply].map((c) => c.charCodeAt(0)),
+});
+const text = (tokens: number[]) => String.fromCharCode(...tokens);
+
+describe("loadTrainingData", () => {
+  it("reads production preference pairs exported as preference JSONL for DPO to mix in", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-prefs-")), "prefs.jsonl");
+    const jsonl = toPreferenceJsonl([
+      {
+        id: "p1",
+        env: "toolcall",
+        prompt: [{ role: "user", content: "Book Nobu" }],
+        chosen: "good",
+        rejected: "bad",
+        meta: { sourceTraceIds: ["tr1"], chosenSource: "human", chosenVerified: true },
+      },
+    ]);
+    await writeFile(path, jsonl);
+    const recipe = parseRecipe({ data: { preferences: path, count: 4, evalCount: 2 } });
+    const data = await loadTrainingData(recipe, render);
+    assert.equal(data.preferences.length, 1);
+    assert.equal(text(data.preferences[0].promptTokens), "Book Nobu");
+    assert.equal(text(data.preferences[0].chosenTokens), "good");
+    assert.equal(text(data.preferences[0].rejectedTokens), "bad");
+    assert.equal(data.prompts.length, 4);
+    assert.equal(data.evalTasks.length, 2);
+  });
+
+  it("names the line and field of a malformed preference row", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-prefs-")), "prefs.jsonl");
+    await writeFile(path, `${JSON.stringify({ prompt: "q", chosen: 3, rejected: "r" })}\n`);
+    await assert.rejects(
+      loadTrainingData(parseRecipe({ data: { preferences: path } }), render),
+      /prefs\.jsonl:1\.chosen: expected a string or \[\{role, content\}\], got 3/,
+    );
+  });
+
+  it("builds SFT examples with the requested share of guided prompts", async () => {
+    const recipe = parseRecipe({
+      trainer: { algorithm: "sft" },
+      data: { split: "train", count: 100, guidedFraction: 0.5 },
+    });
+    const data = await loadTrainingData(recipe, render);
+    const guided = data.examples.filter((e) => e.guided).length;
+    assert.ok(guided > 30 && guided < 70, `${guided} guided of 100`);
+  });
+});
