@@ -1,0 +1,99 @@
+import type { Database, Queryable } from "../store/database.ts";
+
+/** A trace a worker has claimed for judging, with the queue version it saw. */
+export interface DetectionClaim {
+  tenantId: string;
+  traceId: string;
+  /** The queue row's version when claimed: a later arrival bumps it, and the trace is judged again. */
+  seq: string;
+  /** What queued it: `ingest` (new trace or steps), `feedback`, or `rejudge`. */
+  reason: string;
+  /** Claims so far, this one included. */
+  attempts: number;
+  /** The error of the previous attempt, if it failed. */
+  lastError: string | null;
+}
+
+/**
+ * Claims up to `limit` traces that have been quiet for `quietMs` and are not leased by another worker, leasing them
+ * for `leaseMs`. One statement with `FOR UPDATE SKIP LOCKED`, so workers in several processes sharing a PostgreSQL
+ * server never claim the same trace; a claim whose worker died is claimed again when its lease runs out.
+ */
+export async function claimDueTraces(
+  db: Queryable,
+  options: { quietMs: number; limit: number; leaseMs: number },
+): Promise<DetectionClaim[]> {
+  const rows = await db.query<{
+    tenant_id: string;
+    trace_id: string;
+    seq: string;
+    reason: string;
+    attempts: number;
+    last_error: string | null;
+  }>(
+    `update detection_queue q
+        set lease_until = now() + $3::float8 * interval '1 millisecond', attempts = q.attempts + 1
+       from (select tenant_id, trace_id from detection_queue
+              where enqueued_at <= now() - $1::float8 * interval '1 millisecond'
+                and (lease_until is null or lease_until < now())
+              order by enqueued_at
+              limit $2
+              for update skip locked) due
+      where q.tenant_id = due.tenant_id and q.trace_id = due.trace_id
+      returning q.tenant_id, q.trace_id, q.seq::text as seq, q.reason, q.attempts, q.last_error`,
+    [options.quietMs, options.limit, options.leaseMs],
+  );
+  return rows.map((r) => ({
+    tenantId: r.tenant_id,
+    traceId: r.trace_id,
+    seq: r.seq,
+    reason: r.reason,
+    attempts: r.attempts,
+    lastError: r.last_error,
+  }));
+}
+
+/**
+ * Removes judged traces from the queue, in the transaction that stored their verdicts. A trace that arrived again
+ * while it was being judged (its version moved on) stays queued, its lease lifted, so it is judged once more.
+ */
+export async function completeClaims(
+  tx: Queryable,
+  tenantId: string,
+  claims: DetectionClaim[],
+): Promise<void> {
+  if (claims.length === 0) return;
+  const ids = claims.map((c) => c.traceId);
+  const seqs = claims.map((c) => c.seq);
+  await tx.query(
+    `delete from detection_queue q using unnest($2::text[], $3::bigint[]) as c(trace_id, seq)
+      where q.tenant_id = $1 and q.trace_id = c.trace_id and q.seq = c.seq`,
+    [tenantId, ids, seqs],
+  );
+  await tx.query(
+    `update detection_queue q set lease_until = null, attempts = 0, last_error = null
+       from unnest($2::text[]) as c(trace_id)
+      where q.tenant_id = $1 and q.trace_id = c.trace_id`,
+    [tenantId, ids],
+  );
+}
+
+/** Gives claims back after a failed attempt, with the error, so the next poll tries again. */
+export async function releaseClaims(db: Database, claims: DetectionClaim[], error: string): Promise<void> {
+  if (claims.length === 0) return;
+  await db.query(
+    `update detection_queue q set lease_until = null, last_error = $3
+       from unnest($1::text[], $2::text[]) as c(tenant_id, trace_id)
+      where q.tenant_id = c.tenant_id and q.trace_id = c.trace_id`,
+    [claims.map((c) => c.tenantId), claims.map((c) => c.traceId), error.slice(0, 2000)],
+  );
+}
+
+/** Traces of a tenant waiting to be judged (leased ones included). */
+export async function pendingDetections(db: Queryable, tenantId: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    "select count(*)::int as n from detection_queue where tenant_id = $1",
+    [tenantId],
+  );
+  return row.n;
+}

@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { simulateProductionTraffic, Trace } from "@arc/core";
+import type { Database } from "../store/database.ts";
+import { openPostgresDatabase } from "../store/postgres-database.ts";
+import { createTenant } from "../store/tenants.ts";
+import { databasesUnderTest } from "../store/test-databases.ts";
+import { insertFeedback, insertTraces } from "../store/trace-store.ts";
+import { pendingDetections } from "./detection-queue.ts";
+import { DetectionWorker } from "./detection-worker.ts";
+import { listPatterns } from "./pattern-store.ts";
+import { getVerdict, verdictCounts } from "./verdict-store.ts";
+
+const config = { quietMs: 0, batchSize: 100, pollMs: 10, leaseMs: 60_000, maxAttempts: 3 };
+
+async function drain(worker: DetectionWorker): Promise<number> {
+  let judged = 0;
+  for (;;) {
+    const pass = await worker.runOnce();
+    judged += pass.judged;
+    if (pass.judged + pass.released === 0) return judged;
+  }
+}
+
+const traffic = simulateProductionTraffic({ seed: 7, count: 300 });
+const traces = traffic.map((s) => Trace.parse(s.trace));
+
+for (const target of databasesUnderTest()) {
+  describe(`detection worker on ${target.name}`, { skip: target.skip }, () => {
+    let db: Database;
+    let tenant: string;
+
+    before(async () => {
+      db = await target.open();
+      tenant = (await createTenant(db, "acme")).id;
+    });
+    after(() => db?.close());
+
+    it("queues a trace in the ingest transaction and judges it only after its quiet period", async () => {
+      const [first] = traces;
+      await insertTraces(db, tenant, [first]);
+      assert.equal(await pendingDetections(db, tenant), 1);
+      const patient = new DetectionWorker(db, { ...config, quietMs: 60_000 });
+      assert.equal((await patient.runOnce()).judged, 0);
+      assert.equal(await getVerdict(db, tenant, first.id), null);
+      assert.equal(await drain(new DetectionWorker(db, config)), 1);
+      const verdict = await getVerdict(db, tenant, first.id);
+      assert.equal(verdict?.revision, 1);
+      assert.equal(await pendingDetections(db, tenant), 0);
+    });
+
+    it("judges every trace once and clusters the failures into patterns named after their modes", async () => {
+      await insertTraces(db, tenant, traces.slice(1, 150));
+      const worker = new DetectionWorker(db, config);
+      assert.equal(await drain(worker), 149);
+      await insertTraces(db, tenant, traces.slice(0, 150));
+      assert.equal(await drain(worker), 0, "re-sent traces with no new steps are not judged again");
+      const counts = await verdictCounts(db, tenant);
+      assert.equal((counts.failed ?? 0) + (counts.passed ?? 0) + (counts.unknown ?? 0), 150);
+      const patterns = await listPatterns(db, tenant);
+      const members = patterns.reduce((n, p) => n + p.count, 0);
+      assert.equal(members, counts.failed);
+      const loop = traffic.slice(0, 150).find((s) => s.injected === "tool_loop: lookup_order");
+      assert.ok(loop, "the fixture has a tool loop");
+      const verdict = await getVerdict(db, tenant, loop.trace.id as string);
+      const pattern = patterns.find((p) => p.id === verdict?.patternId);
+      assert.match(pattern?.label ?? "", /^tool_loop: lookup_order/);
+    });
+
+    it("keeps pattern ids and counts when a new worker (a restarted server) continues from the stored state", async () => {
+      const before = new Map((await listPatterns(db, tenant)).map((p) => [p.id, p.count]));
+      await insertTraces(db, tenant, traces.slice(150));
+      assert.equal(await drain(new DetectionWorker(db, config)), 150);
+      const afterwards = await listPatterns(db, tenant);
+      for (const [id, count] of before) {
+        const now = afterwards.find((p) => p.id === id);
+        assert.ok(now && now.count >= count, `pattern ${id} keeps its id and grows`);
+      }
+      const counts = await verdictCounts(db, tenant);
+      assert.equal(
+        afterwards.reduce((n, p) => n + p.count, 0),
+        counts.failed,
+      );
+    });
+
+    it("judges a passed trace again when negative feedback arrives, and it joins a user feedback pattern", async () => {
+      const passed = traffic.find((s, i) => i < 300 && s.injected === null);
+      assert.ok(passed);
+      const id = passed.trace.id as string;
+      assert.equal((await getVerdict(db, tenant, id))?.status, "passed");
+      await insertFeedback(db, tenant, { id: "fb-late", traceId: id, label: "thumbs_down" });
+      assert.equal(await drain(new DetectionWorker(db, config)), 1);
+      const verdict = await getVerdict(db, tenant, id);
+      assert.equal(verdict?.status, "failed");
+      assert.equal(verdict?.failureClass, "user_feedback");
+      assert.equal(verdict?.revision, 2);
+      assert.ok(verdict?.patternId);
+    });
+
+    it("judges a trace again when late steps arrive but keeps it in the pattern it first joined", async () => {
+      const failed = traffic.find((s) => s.injected === "tool_loop: lookup_order");
+      assert.ok(failed);
+      const id = failed.trace.id as string;
+      const first = await getVerdict(db, tenant, id);
+      const total = (await listPatterns(db, tenant)).reduce((n, p) => n + p.count, 0);
+      const trace = traces.find((t) => t.id === id) as Trace;
+      const late = { ...trace.steps[0], id: `${id}-late`, startedAt: trace.endedAt ?? trace.startedAt };
+      await insertTraces(db, tenant, [{ ...trace, steps: [late] }]);
+      assert.equal(await drain(new DetectionWorker(db, config)), 1);
+      const second = await getVerdict(db, tenant, id);
+      assert.equal(second?.revision, (first?.revision ?? 0) + 1);
+      assert.equal(second?.patternId, first?.patternId);
+      assert.equal(
+        (await listPatterns(db, tenant)).reduce((n, p) => n + p.count, 0),
+        total,
+      );
+    });
+  });
+}
+
+const postgres = databasesUnderTest().find((d) => d.name === "postgres");
+describe("detection workers in several processes", { skip: postgres?.skip }, () => {
+  it("judge every trace exactly once when two workers share one PostgreSQL server", async () => {
+    const db = await (postgres as NonNullable<typeof postgres>).open();
+    const [{ schema }] = await db.query<{ schema: string }>("select current_schema() as schema");
+    const second = await openPostgresDatabase(process.env.ARC_TEST_DATABASE_URL as string, { schema });
+    try {
+      const tenant = (await createTenant(db, "acme")).id;
+      await insertTraces(db, tenant, traces);
+      const small = { ...config, batchSize: 20 };
+      const [a, b] = await Promise.all([
+        drain(new DetectionWorker(db, small)),
+        drain(new DetectionWorker(second, small)),
+      ]);
+      assert.equal(a + b, traces.length);
+      assert.ok(a > 0 && b > 0, `both workers took work (${a} and ${b})`);
+      const revisions = await db.query<{ n: number }>(
+        "select count(*)::int as n from verdicts where tenant_id = $1 and revision = 1",
+        [tenant],
+      );
+      assert.equal(revisions[0].n, traces.length);
+      const counts = await verdictCounts(db, tenant);
+      const patterns = await listPatterns(db, tenant);
+      assert.equal(
+        patterns.reduce((n, p) => n + p.count, 0),
+        counts.failed,
+      );
+    } finally {
+      await second.close();
+      await db.close();
+    }
+  });
+});

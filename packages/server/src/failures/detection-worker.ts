@@ -1,0 +1,199 @@
+import {
+  type ClusterState,
+  type DetectorRegistry,
+  FailureClusterer,
+  type FailureRecord,
+  type Feedback,
+  failureRecord,
+  type Judgement,
+  Trace,
+  traceModelVersion,
+  unknownVerdict,
+} from "@arc/core";
+import type { Database } from "../store/database.ts";
+import { getTrace } from "../store/trace-store.ts";
+import { loadClusterState, lockClusterState, saveClusterState } from "./cluster-state-store.ts";
+import { claimDueTraces, completeClaims, type DetectionClaim, releaseClaims } from "./detection-queue.ts";
+import { tenantRegistry } from "./detector-config-store.ts";
+import type { FailurePipelineConfig, RegistrySetup } from "./failure-pipeline-config.ts";
+import { assignedPatterns, insertFailures } from "./failure-store.ts";
+import { savePatterns } from "./pattern-store.ts";
+import { type NewVerdict, upsertVerdicts } from "./verdict-store.ts";
+
+/** What one pass of the worker did. */
+export interface DetectionPass {
+  /** Traces judged (and, if failed for the first time, clustered). */
+  judged: number;
+  /** Failures that joined a pattern in this pass. */
+  assigned: number;
+  /** Claims given back after an error (tried again on a later pass). */
+  released: number;
+}
+
+/** A judged trace before it is written: the judgement, and the failure record if it failed and could be read. */
+interface Judged {
+  claim: DetectionClaim;
+  judgement: Judgement;
+  record: FailureRecord | null;
+  modelVersion: string | null;
+}
+
+/**
+ * Judges ingested traces asynchronously: ingest only queues them (a trigger, in the ingest transaction); this worker
+ * claims traces that have been quiet for `quietMs` (`FOR UPDATE SKIP LOCKED`, so several `arc serve` processes can
+ * share one PostgreSQL server), judges them outside any transaction, then in one transaction per tenant — holding
+ * that tenant's clusterer lock — assigns each first-time failure to its pattern, writes the verdicts (one row per
+ * trace), the memberships, the patterns projection and the clusterer state, and removes the claims. A trace queued
+ * again meanwhile (late steps, feedback) stays queued and is judged again; it keeps the pattern it first joined.
+ */
+export class DetectionWorker {
+  private readonly clusterers = new Map<string, { version: number; clusterer: FailureClusterer }>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    private readonly db: Database,
+    private readonly config: Pick<
+      FailurePipelineConfig,
+      "quietMs" | "batchSize" | "pollMs" | "leaseMs" | "maxAttempts"
+    >,
+    private readonly setup?: RegistrySetup,
+    /** Where pass errors go (default: console.error); the worker keeps going after one. */
+    private readonly onError: (error: unknown) => void = (error) => console.error("detection worker:", error),
+  ) {}
+
+  /** Claims and judges one batch of due traces; resolves to what it did. Safe to call while started. */
+  async runOnce(): Promise<DetectionPass> {
+    const claims = await claimDueTraces(this.db, {
+      quietMs: this.config.quietMs,
+      limit: this.config.batchSize,
+      leaseMs: this.config.leaseMs,
+    });
+    const pass: DetectionPass = { judged: 0, assigned: 0, released: 0 };
+    const byTenant = new Map<string, DetectionClaim[]>();
+    for (const c of claims) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), c]);
+    for (const [tenantId, tenantClaims] of byTenant) {
+      try {
+        pass.assigned += await this.judgeTenant(tenantId, tenantClaims);
+        pass.judged += tenantClaims.length;
+      } catch (error) {
+        this.clusterers.delete(tenantId);
+        await releaseClaims(this.db, tenantClaims, String((error as Error)?.message ?? error));
+        pass.released += tenantClaims.length;
+        this.onError(error);
+      }
+    }
+    return pass;
+  }
+
+  /** Runs passes until `stop`: back to back while batches come full, every `pollMs` when idle. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    const loop = async () => {
+      let full = false;
+      try {
+        const pass = await this.runOnce();
+        full = pass.judged + pass.released >= this.config.batchSize;
+      } catch (error) {
+        this.onError(error);
+      }
+      if (!this.stopped) this.timer = setTimeout(tick, full ? 0 : this.config.pollMs);
+    };
+    const tick = () => {
+      this.running = loop();
+    };
+    tick();
+  }
+
+  /** Stops polling and waits for the pass under way to finish. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Judges one tenant's claims and writes the outcome; returns the failures assigned. */
+  private async judgeTenant(tenantId: string, claims: DetectionClaim[]): Promise<number> {
+    const registry = await tenantRegistry(this.db, tenantId, this.setup);
+    const judged: Judged[] = [];
+    for (const claim of claims) judged.push(await this.judgeOne(tenantId, claim, registry));
+    return this.db.transaction(async (tx) => {
+      const version = await lockClusterState(tx, tenantId);
+      const clusterer = await this.clustererAt(tx, tenantId, version);
+      const already = await assignedPatterns(
+        tx,
+        tenantId,
+        judged.map((j) => j.claim.traceId),
+      );
+      const joined: { failure: FailureRecord; patternId: string }[] = [];
+      const verdicts: NewVerdict[] = judged.map((j) => {
+        let patternId = already.get(j.claim.traceId) ?? null;
+        if (!patternId && j.record) {
+          patternId = clusterer.assign(j.record).patternId;
+          joined.push({ failure: j.record, patternId });
+        }
+        return { traceId: j.claim.traceId, judgement: j.judgement, patternId, modelVersion: j.modelVersion };
+      });
+      await upsertVerdicts(tx, tenantId, verdicts);
+      if (joined.length > 0) {
+        await insertFailures(tx, tenantId, joined);
+        const state: ClusterState = clusterer.toJSON();
+        await savePatterns(tx, tenantId, clusterer.patterns());
+        const next = await saveClusterState(tx, tenantId, state);
+        this.clusterers.set(tenantId, { version: next, clusterer });
+      }
+      await completeClaims(tx, tenantId, claims);
+      return joined.length;
+    });
+  }
+
+  /** The tenant's clusterer at `version`: the cached one when no other worker has moved it on, else loaded. */
+  private async clustererAt(
+    tx: Parameters<typeof loadClusterState>[0],
+    tenantId: string,
+    version: number,
+  ): Promise<FailureClusterer> {
+    const cached = this.clusterers.get(tenantId);
+    if (cached && cached.version === version) return cached.clusterer;
+    this.clusterers.delete(tenantId);
+    const state = await loadClusterState(tx, tenantId);
+    const clusterer = state ? FailureClusterer.fromJSON(state) : new FailureClusterer(tenantId);
+    this.clusterers.set(tenantId, { version, clusterer });
+    return clusterer;
+  }
+
+  /** Judges one claimed trace with the feedback known so far; a trace that kept failing is judged `unknown`. */
+  private async judgeOne(
+    tenantId: string,
+    claim: DetectionClaim,
+    registry: DetectorRegistry,
+  ): Promise<Judged> {
+    if (claim.attempts > this.config.maxAttempts) {
+      const why = `judging failed ${claim.attempts - 1} times; last error: ${claim.lastError ?? "unknown"}`;
+      return {
+        claim,
+        judgement: {
+          traceId: claim.traceId,
+          status: "unknown",
+          verdicts: [unknownVerdict(claim.traceId, "worker", why)],
+        },
+        record: null,
+        modelVersion: null,
+      };
+    }
+    const { feedback, ...stored } = await getTrace(this.db, tenantId, claim.traceId);
+    const parsed = Trace.safeParse(stored);
+    if (!parsed.success) {
+      return { claim, judgement: registry.judgeInput(stored, feedback), record: null, modelVersion: null };
+    }
+    const judgement = registry.judge(parsed.data, feedback as Feedback[]);
+    return {
+      claim,
+      judgement,
+      record: failureRecord(parsed.data, judgement),
+      modelVersion: traceModelVersion(parsed.data) ?? null,
+    };
+  }
+}

@@ -1,0 +1,40 @@
+import { type DetectionConfig, type DetectionConfigInput, DetectorRegistry } from "@arc/core";
+import type { Queryable } from "../store/database.ts";
+import type { RegistrySetup } from "./failure-pipeline-config.ts";
+
+/** A tenant's stored detection settings (`{}` until it sets some: every field has a default). */
+export async function loadDetectorConfig(db: Queryable, tenantId: string): Promise<DetectionConfigInput> {
+  const [row] = await db.query<{ config: DetectionConfigInput }>(
+    "select config from detector_configs where tenant_id = $1",
+    [tenantId],
+  );
+  return row?.config ?? {};
+}
+
+/** Stores a tenant's detection settings (already validated by a registry). */
+export async function saveDetectorConfig(
+  db: Queryable,
+  tenantId: string,
+  config: DetectionConfig,
+): Promise<void> {
+  await db.query(
+    `insert into detector_configs (tenant_id, config) values ($1, $2::jsonb)
+     on conflict (tenant_id) do update set config = excluded.config, updated_at = now()`,
+    [tenantId, JSON.stringify(config)],
+  );
+}
+
+/**
+ * The tenant's registry: the code-registered detectors and verifiers (`setup`) first, so the stored settings may
+ * name them, then the stored settings.
+ */
+export async function tenantRegistry(
+  db: Queryable,
+  tenantId: string,
+  setup: RegistrySetup | undefined,
+): Promise<DetectorRegistry> {
+  const registry = new DetectorRegistry();
+  setup?.(registry, tenantId);
+  registry.configure(await loadDetectorConfig(db, tenantId));
+  return registry;
+}

@@ -1,0 +1,111 @@
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type DetectorRegistry, InvalidInputError } from "@arc/core";
+import { z } from "zod";
+
+/**
+ * Adds a tenant's own detectors, verifiers (by env id) and solution resolvers to its registry. Called once per
+ * registry the pipeline builds (each batch of detection and each `PUT /v1/detectors`), after the stored settings.
+ */
+export type RegistrySetup = (registry: DetectorRegistry, tenantId: string) => void;
+
+/** How the failure pipeline schedules detection. Every field has a default; environment variables override them. */
+export const FailurePipelineConfig = z.object({
+  quietMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(2000)
+    .describe(
+      "A trace is judged once no new step or trace batch has arrived for it for this long (ARC_DETECT_QUIET_MS); " +
+        "longer than the SDK's flush interval (1 s) so a trace sent in two flushes is judged whole",
+    ),
+  batchSize: z
+    .number()
+    .int()
+    .min(1)
+    .max(5000)
+    .default(200)
+    .describe("Traces a worker claims and judges per transaction (ARC_DETECT_BATCH)"),
+  pollMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(100)
+    .describe("How often an idle worker looks for due traces (ARC_DETECT_POLL_MS)"),
+  leaseMs: z
+    .number()
+    .int()
+    .min(1000)
+    .default(60_000)
+    .describe(
+      "How long a claim lasts; work of a worker that died is claimed again after it (ARC_DETECT_LEASE_MS)",
+    ),
+  maxAttempts: z
+    .number()
+    .int()
+    .min(1)
+    .default(5)
+    .describe(
+      "A trace whose judgement throws this many times is judged `unknown` with the error (ARC_DETECT_MAX_ATTEMPTS)",
+    ),
+  scheduleCheckMs: z
+    .number()
+    .int()
+    .min(100)
+    .default(10_000)
+    .describe("How often the worker runs dataset schedules that are due (ARC_SYNTH_CHECK_MS)"),
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe("Run the detection worker in this process (ARC_DETECT_WORKER=0 turns it off)"),
+});
+export type FailurePipelineConfig = z.infer<typeof FailurePipelineConfig>;
+export type FailurePipelineConfigInput = z.input<typeof FailurePipelineConfig>;
+
+const envNames: Record<keyof FailurePipelineConfig, string> = {
+  quietMs: "ARC_DETECT_QUIET_MS",
+  batchSize: "ARC_DETECT_BATCH",
+  pollMs: "ARC_DETECT_POLL_MS",
+  leaseMs: "ARC_DETECT_LEASE_MS",
+  maxAttempts: "ARC_DETECT_MAX_ATTEMPTS",
+  scheduleCheckMs: "ARC_SYNTH_CHECK_MS",
+  enabled: "ARC_DETECT_WORKER",
+};
+
+/** Parses a config, naming the field (and its environment variable) of the first problem. */
+export function parseFailurePipelineConfig(input: FailurePipelineConfigInput): FailurePipelineConfig {
+  const parsed = FailurePipelineConfig.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const key = issue.path[0] as keyof FailurePipelineConfig;
+  throw new InvalidInputError(`failure pipeline ${key} (${envNames[key]}): ${issue.message}`, { field: key });
+}
+
+/** The config from environment variables (numbers; ARC_DETECT_WORKER=0|false turns the worker off). */
+export function failurePipelineConfigFromEnv(env: NodeJS.ProcessEnv): FailurePipelineConfig {
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(envNames)) {
+    const value = env[name];
+    if (value === undefined || value === "") continue;
+    raw[key] = key === "enabled" ? !["0", "false", "no", "off"].includes(value.toLowerCase()) : Number(value);
+  }
+  return parseFailurePipelineConfig(raw);
+}
+
+/**
+ * The registry setup exported as `setupRegistry` by the module ARC_DETECTORS_MODULE names (a .ts or .js file), so
+ * `arc serve` can run a tenant's verifiers without changing Arc's code; undefined when the variable is not set.
+ */
+export async function registrySetupFromEnv(env: NodeJS.ProcessEnv): Promise<RegistrySetup | undefined> {
+  const path = env.ARC_DETECTORS_MODULE;
+  if (!path) return undefined;
+  const module = (await import(pathToFileURL(resolve(path)).href)) as { setupRegistry?: unknown };
+  if (typeof module.setupRegistry !== "function") {
+    throw new InvalidInputError(
+      `ARC_DETECTORS_MODULE: expected ${path} to export a function setupRegistry(registry, tenantId), got ${typeof module.setupRegistry}`,
+      { field: "ARC_DETECTORS_MODULE" },
+    );
+  }
+  return module.setupRegistry as RegistrySetup;
+}
