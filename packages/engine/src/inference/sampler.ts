@@ -18,7 +18,9 @@ export interface SamplingParams {
 /** The chosen token, its raw log-probability, and the most likely alternatives when asked for. */
 export interface SampledToken {
   token: number;
+  /** Log-probability of `token` under the raw model distribution. */
   logprob: number;
+  /** The most likely tokens with their raw log-probabilities, best first (only when asked for). */
   top?: { token: number; logprob: number }[];
 }
 

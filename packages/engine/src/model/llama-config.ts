@@ -4,16 +4,22 @@ import { VOCAB_SIZE } from "../tokenizer/byte-tokenizer.ts";
 export interface LlamaConfig {
   /** `LlamaForCausalLM`, or `Qwen2ForCausalLM` (Llama with q/k/v biases). */
   architecture: "LlamaForCausalLM" | "Qwen2ForCausalLM";
+  /** Rows of the embedding and of the output head. */
   vocab_size: number;
+  /** Model width d. */
   hidden_size: number;
+  /** Width of the SwiGLU MLP. */
   intermediate_size: number;
   num_hidden_layers: number;
+  /** Query heads; hidden_size / num_attention_heads is the head width (even, for RoPE). */
   num_attention_heads: number;
   /** Fewer than `num_attention_heads` means grouped-query attention. */
   num_key_value_heads: number;
   /** Longest sequence the RoPE tables cover. */
   max_position_embeddings: number;
+  /** Added to the mean square in RMSNorm. */
   rms_norm_eps: number;
+  /** RoPE base: frequencies are theta^(-2i/D). */
   rope_theta: number;
   /** When true the output projection reuses `model.embed_tokens.weight` (no `lm_head.weight`). */
   tie_word_embeddings: boolean;

@@ -4,11 +4,15 @@ import { OpenAIError } from "./openai-error.ts";
 
 /** A validated `POST /v1/chat/completions` body, as the engine needs it. */
 export interface ChatCompletionRequest {
+  /** The model id the client asked for (must be the served one). */
   model: string;
+  /** Answer with server-sent events, one chunk per token. */
   stream: boolean;
   /** Send a final chunk with token usage (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /** Return per-token log-probabilities in each choice. */
   logprobs: boolean;
+  /** The request as the engine takes it. */
   generation: GenRequest;
 }
 

@@ -5,8 +5,11 @@ import { createEngineServer, type EngineServerOptions } from "./engine-server.ts
 
 /** A running engine server: its base URL (`http://host:port/v1`) and how to stop it. */
 export interface RunningEngineServer {
+  /** `http://host:port/v1`, what an OpenAI client takes as `baseURL`. */
   baseURL: string;
+  /** The port actually bound (useful after asking for port 0). */
   port: number;
+  /** Stops accepting connections and closes open ones. */
   close(): Promise<void>;
 }
 

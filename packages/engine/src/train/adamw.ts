@@ -6,8 +6,11 @@ export interface AdamWOptions {
   learningRate: number;
   /** Linear warm-up from lr/warmupSteps to lr over this many steps (0: none). */
   warmupSteps: number;
+  /** Decay of the first-moment (mean) estimate. */
   beta1: number;
+  /** Decay of the second-moment (uncentred variance) estimate. */
   beta2: number;
+  /** Added to the root of the second moment, keeps updates finite. */
   epsilon: number;
   /** Decoupled weight decay (Loshchilov & Hutter 2019), applied to matrices only, not norms or biases. */
   weightDecay: number;
