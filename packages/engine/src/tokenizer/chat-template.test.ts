@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { decodeTokens, encodeText, specialId, VOCAB_SIZE } from "./byte-tokenizer.ts";
-import { renderChat, renderChatExample } from "./chat-template.ts";
+import { decodeTokens, encodeText, SPECIAL_TOKENS, specialId, VOCAB_SIZE } from "./byte-tokenizer.ts";
+import { CHAT_TEMPLATE_JINJA, renderChat, renderChatExample } from "./chat-template.ts";
 import { byteToUnicode, readTokenizerFiles, writeTokenizerFiles } from "./tokenizer-files.ts";
 
 describe("byte tokenizer and chat template", () => {
@@ -69,5 +70,45 @@ describe("byte tokenizer and chat template", () => {
     );
     const { chatTemplate } = await readTokenizerFiles(dir);
     assert.match(chatTemplate, /<\|' \+ message\['role'\] \+ '\|>/);
+  });
+
+  it("renders the same tokens as its Jinja chat_template does under HF's settings", (t) => {
+    const messages = [
+      { role: "system", content: "be brief" },
+      { role: "user", content: "héllo, 世界?" },
+      { role: "assistant", content: null },
+      { role: "tool", content: '{"ok":true}' },
+    ];
+    const script = [
+      "import json, sys",
+      "from jinja2.sandbox import ImmutableSandboxedEnvironment",
+      "args = json.loads(sys.argv[1])",
+      "env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)",
+      "print(env.from_string(args['template']).render(messages=args['messages'], bos_token='<|bos|>', add_generation_prompt=True), end='')",
+    ].join("\n");
+    let rendered: string;
+    try {
+      rendered = execFileSync(
+        "python3",
+        ["-c", script, JSON.stringify({ template: CHAT_TEMPLATE_JINJA, messages })],
+        {
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "ignore"],
+        },
+      );
+    } catch {
+      t.skip("python3 with jinja2 is not available");
+      return;
+    }
+    // what HF's tokenizer does with the rendered string: special-token strings become their ids, the rest bytes
+    const pattern = new RegExp(`(${SPECIAL_TOKENS.map((s) => s.replace(/[|]/g, "\\|")).join("|")})`);
+    const ids = rendered
+      .split(pattern)
+      .flatMap((piece) =>
+        (SPECIAL_TOKENS as readonly string[]).includes(piece)
+          ? [specialId(piece as "<|end|>")]
+          : encodeText(piece),
+      );
+    assert.deepEqual(ids, renderChat(messages));
   });
 });
