@@ -18,3 +18,14 @@ describe("stickyBucket", () => {
     assert.ok(canary / n > 0.08 && canary / n < 0.12, `share ${canary / n}`);
   });
 });
+
+describe("routesToCanary across deployments", () => {
+  it("gives every deployment id close to its share of sequentially numbered keys", () => {
+    for (let d = 0; d < 200; d++) {
+      let canary = 0;
+      for (let i = 0; i < 200; i++)
+        if (routesToCanary(`conv-${i}`, `dep_${d.toString(16).padStart(12, "0")}`, 0.3)) canary++;
+      assert.ok(canary >= 30 && canary <= 90, `deployment ${d}: ${canary} of 200 at 30%`);
+    }
+  });
+});

@@ -1,10 +1,18 @@
-/** FNV-1a over UTF-16 code units, 32 bits: fast, stable across processes, good enough to spread keys evenly. */
-function fnv1a32(text: string): number {
+/**
+ * FNV-1a over UTF-16 code units, then MurmurHash3's 32-bit finalizer: FNV alone barely moves the high bits when only
+ * the last characters differ (`conv-1`, `conv-2`...), and the bucket is read from the high bits.
+ */
+function hash32(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
 
@@ -14,7 +22,7 @@ function fnv1a32(text: string): number {
  * each deployment its own draw, so the same users are not always the guinea pigs.
  */
 export function stickyBucket(key: string, salt: string): number {
-  return fnv1a32(`${salt}\u0000${key}`) / 2 ** 32;
+  return hash32(`${salt}\u0000${key}`) / 2 ** 32;
 }
 
 /** Whether a request with this sticky key goes to the canary at this share. */

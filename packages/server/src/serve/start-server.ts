@@ -2,6 +2,11 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ServerConfig } from "../config/server-config.ts";
+import {
+  createReleaseService,
+  type ReleaseService,
+  type ReleaseServiceOptions,
+} from "../deploy/release-service.ts";
 import { createApp } from "../http/app.ts";
 import { Authenticator } from "../http/authenticator.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
@@ -20,17 +25,29 @@ export interface RunningServer {
   credentials: LocalCredentials | null;
   /** True when this start made the credentials (the first start against this database). */
   firstStart: boolean;
+  /** Gateway, validator and deployer of this process. */
+  release: ReleaseService;
   close(): Promise<void>;
 }
 
 /** Opens and migrates the database, bootstraps keys on first start, and listens. */
-export async function startServer(config: ServerConfig): Promise<RunningServer> {
+export async function startServer(
+  config: ServerConfig,
+  options: { release?: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes"> } = {},
+): Promise<RunningServer> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, home: config.home });
   const made = await bootstrapDatabase(db);
   if (made) writeCredentials(config.home, made);
   const metrics = new ServerMetrics();
   const authenticator = new Authenticator(db, config.adminKey);
-  const app = createApp({ db, authenticator, metrics, maxBodyBytes: config.maxBodyBytes });
+  const release = createReleaseService({ db, maxBodyBytes: config.maxBodyBytes, ...options.release });
+  const app = createApp({
+    db,
+    authenticator,
+    metrics,
+    maxBodyBytes: config.maxBodyBytes,
+    tenantRoutes: release.tenantRoutes,
+  });
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -42,6 +59,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     throw error;
   }
   const { port } = server.address() as AddressInfo;
+  release.start();
   return {
     url: `http://${config.host}:${port}`,
     db,
@@ -49,8 +67,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     metrics,
     credentials: made ?? readCredentials(config.home),
     firstStart: made !== null,
+    release,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await release.close();
       await db.close();
     },
   };

@@ -1,0 +1,52 @@
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { createApp } from "../../http/app.ts";
+import { Authenticator } from "../../http/authenticator.ts";
+import { ServerMetrics } from "../../metrics/metrics-registry.ts";
+import type { Database } from "../../store/database.ts";
+import { createApiKey } from "../../store/keys.ts";
+import { createTenant } from "../../store/tenants.ts";
+import { createReleaseService, type ReleaseService, type ReleaseServiceOptions } from "../release-service.ts";
+
+/** A real HTTP server with the release service's routes, one tenant and its key; workers off unless asked. */
+export interface ReleaseTestServer {
+  url: string;
+  tenantId: string;
+  key: string;
+  release: ReleaseService;
+  close(): Promise<void>;
+}
+
+export async function startReleaseTestServer(
+  db: Database,
+  options: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes"> = {},
+): Promise<ReleaseTestServer> {
+  const release = createReleaseService({ db, maxBodyBytes: 1024 * 1024, workers: false, ...options });
+  const app = createApp({
+    db,
+    authenticator: new Authenticator(db),
+    metrics: new ServerMetrics(),
+    maxBodyBytes: 1024 * 1024,
+    tenantRoutes: release.tenantRoutes,
+  });
+  const tenant = await createTenant(db, `acme-${randomBytes(3).toString("hex")}`);
+  const key = (await createApiKey(db, { role: "tenant", tenantId: tenant.id })).key;
+  const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
+  await new Promise((resolve) => server.once("listening", resolve));
+  const { port } = server.address() as AddressInfo;
+  release.start();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tenantId: tenant.id,
+    key,
+    release,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+      await release.close();
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import { decideCanaryStep } from "@arc/core";
+import type { RoutingTable } from "../gateway/routing-table.ts";
+import type { Database } from "../store/database.ts";
+import { listModelVersions } from "../store/model-registry.ts";
+import {
+  activeDeployment,
+  advanceCanary,
+  type Deployment,
+  finishCanary,
+  getDeployment,
+  noteCanaryStep,
+  startCanary,
+} from "./deployment-store.ts";
+import { observeDeploymentTraces, stageCounts } from "./live-evidence.ts";
+import { getReleaseSettings } from "./release-settings.ts";
+import type { VerdictSource } from "./verdict-source.ts";
+
+/** What the deployer needs. */
+export interface DeployerDeps {
+  db: Database;
+  verdicts: VerdictSource;
+  /** The gateway's routing table in this process, told about every transition so it applies at once. */
+  routing?: RoutingTable;
+  /** Called with each transition the deployer makes (progress output, tests). */
+  onTransition?: (event: { tenantId: string; deploymentId: string; action: string; reason: string }) => void;
+}
+
+const actor = "system:deployer";
+
+/**
+ * Drives canaries from the state in Postgres, so any process (or the same one after a crash) picks up where the last
+ * left off: starts a canary for a model the validator passed (or a person approved, when the tenant requires it),
+ * judges the canary's and the control's gateway traces, and advances, promotes or rolls back by the sequential test.
+ */
+export class Deployer {
+  constructor(private readonly deps: DeployerDeps) {}
+
+  /** One pass over every tenant: start canaries that are due, then step the running ones. */
+  async tick(): Promise<void> {
+    const tenants = await this.deps.db.query<{ id: string }>("select id from tenants order by id");
+    for (const { id } of tenants) await this.tickTenant(id);
+  }
+
+  /** One pass for one tenant. */
+  async tickTenant(tenantId: string): Promise<void> {
+    const running = await activeDeployment(this.deps.db, tenantId);
+    if (running) {
+      await this.step(running);
+      return;
+    }
+    await this.startDue(tenantId);
+  }
+
+  /** Promotes the running canary now (a person's decision; the evidence so far is recorded with it). */
+  async promote(
+    tenantId: string,
+    deploymentId: string,
+    by: string,
+    reason = "promoted by hand",
+  ): Promise<Deployment> {
+    const dep = await getDeployment(this.deps.db, tenantId, deploymentId);
+    const counts = await stageCounts(this.deps.db, dep, dep.stage);
+    const done = await finishCanary(this.deps.db, tenantId, deploymentId, {
+      to: "promoted",
+      actor: by,
+      reason,
+      evidence: counts,
+    });
+    this.changed(tenantId, deploymentId, "promote", reason);
+    return done;
+  }
+
+  /** Rolls the running canary back now: all traffic returns to the production model. */
+  async rollback(
+    tenantId: string,
+    deploymentId: string,
+    by: string,
+    reason = "rolled back by hand",
+  ): Promise<Deployment> {
+    const dep = await getDeployment(this.deps.db, tenantId, deploymentId);
+    const counts = await stageCounts(this.deps.db, dep, dep.stage);
+    const done = await finishCanary(this.deps.db, tenantId, deploymentId, {
+      to: "rolled_back",
+      actor: by,
+      reason,
+      evidence: counts,
+    });
+    this.changed(tenantId, deploymentId, "rollback", reason);
+    return done;
+  }
+
+  private async startDue(tenantId: string): Promise<void> {
+    const settings = await getReleaseSettings(this.deps.db, tenantId);
+    if (!settings.canary.autoStart) return;
+    const ready = await listModelVersions(
+      this.deps.db,
+      tenantId,
+      settings.gates.requireApproval ? ["approved"] : ["validated", "approved"],
+    );
+    const next = ready.at(-1);
+    if (!next) return;
+    const [production] = await listModelVersions(this.deps.db, tenantId, ["promoted"]);
+    if (!production) return;
+    try {
+      const dep = await startCanary(this.deps.db, tenantId, {
+        candidate: next.id,
+        actor,
+        policy: settings.canary,
+        evidence: { trigger: next.status === "approved" ? "approved" : "validated" },
+      });
+      this.changed(tenantId, dep.id, "start_canary", `canary of ${next.name} at ${dep.share * 100}%`);
+    } catch (error) {
+      if (!/already running|can become canary only/.test((error as Error).message)) throw error;
+    }
+  }
+
+  private async step(dep: Deployment): Promise<void> {
+    await observeDeploymentTraces(this.deps.db, dep, this.deps.verdicts);
+    const counts = await stageCounts(this.deps.db, dep, dep.stage);
+    const step = decideCanaryStep({ stage: dep.stage, ...counts }, dep.policy);
+    const evidence = { ...step.evidence, deployment: dep.id };
+    if (step.action === "hold") {
+      await noteCanaryStep(this.deps.db, dep.tenantId, dep.id, {
+        action: "hold",
+        reason: step.reason,
+        evidence,
+      });
+      return;
+    }
+    if (step.action === "advance") {
+      await advanceCanary(this.deps.db, dep.tenantId, dep.id, {
+        fromStage: dep.stage,
+        share: step.share,
+        actor,
+        reason: step.reason,
+        evidence,
+      });
+    } else {
+      await finishCanary(this.deps.db, dep.tenantId, dep.id, {
+        to: step.action === "promote" ? "promoted" : "rolled_back",
+        actor,
+        reason: step.reason,
+        evidence,
+      });
+    }
+    this.changed(dep.tenantId, dep.id, step.action, step.reason);
+  }
+
+  private changed(tenantId: string, deploymentId: string, action: string, reason: string): void {
+    this.deps.routing?.invalidate(tenantId);
+    this.deps.onTransition?.({ tenantId, deploymentId, action, reason });
+  }
+}

@@ -1,0 +1,88 @@
+import type { Hono } from "hono";
+import { ChatGateway } from "../gateway/chat-gateway.ts";
+import { ModelPool } from "../gateway/model-pool.ts";
+import type { AuthVariables } from "../http/auth-middleware.ts";
+import { deployRoutes } from "../http/routes/deploy-routes.ts";
+import { gatewayRoutes } from "../http/routes/gateway-routes.ts";
+import { modelRoutes } from "../http/routes/model-routes.ts";
+import type { Database } from "../store/database.ts";
+import { StoredEvalSets } from "../validate/eval-set-source.ts";
+import type { JudgeOptions } from "../validate/judge-models.ts";
+import { Validator } from "../validate/validator-worker.ts";
+import { Deployer } from "./deployer.ts";
+import { PeriodicWorker } from "./periodic-worker.ts";
+import { InlineVerdicts, type VerdictSource } from "./verdict-source.ts";
+
+/** Options of the release service; everything but the database has a default. */
+export interface ReleaseServiceOptions {
+  db: Database;
+  maxBodyBytes: number;
+  /** Model backends (default: ModelPool.fromEnv, which reads ARC_GATEWAY_FAULT_INJECTION). */
+  pool?: ModelPool;
+  /** Live verdicts on gateway traces (default: the detectors run inline). */
+  verdicts?: VerdictSource;
+  judge?: JudgeOptions;
+  /** Run the validator and deployer loops (default true). */
+  workers?: boolean;
+  validatorIntervalMs?: number;
+  deployerIntervalMs?: number;
+  /** Progress events of the workers (validations, canary transitions). */
+  onEvent?: (line: string) => void;
+}
+
+/** The gateway, validator and deployer of one server process, with their routes and worker loops. */
+export interface ReleaseService {
+  gateway: ChatGateway;
+  deployer: Deployer;
+  validator: Validator;
+  pool: ModelPool;
+  evalSets: StoredEvalSets;
+  /** Mount these with `createApp({ tenantRoutes })`. */
+  tenantRoutes: { path: string; app: Hono<{ Variables: AuthVariables }> }[];
+  start(): void;
+  /** Stops the loops and stores the traces still queued. */
+  close(): Promise<void>;
+}
+
+/** Wires gateway, validator and deployer over one database (state lives there, so a restart resumes it). */
+export function createReleaseService(options: ReleaseServiceOptions): ReleaseService {
+  const { db, maxBodyBytes } = options;
+  const say = options.onEvent ?? (() => {});
+  const pool = options.pool ?? ModelPool.fromEnv();
+  const evalSets = new StoredEvalSets(db);
+  const gateway = new ChatGateway({ db, pool });
+  const deployer = new Deployer({
+    db,
+    verdicts: options.verdicts ?? new InlineVerdicts(),
+    routing: gateway.routing,
+    onTransition: (e) => say(`deploy ${e.deploymentId}: ${e.action} — ${e.reason}`),
+  });
+  const validatorDeps = { db, pool, evalSets, judge: options.judge };
+  const validator = new Validator(validatorDeps, (e) =>
+    say(`validate ${e.model}: ${e.decision} — ${e.reasons.join("; ")}`),
+  );
+  const workers = [
+    new PeriodicWorker("validator", () => validator.tick(), options.validatorIntervalMs ?? 2_000),
+    new PeriodicWorker("deployer", () => deployer.tick(), options.deployerIntervalMs ?? 1_000),
+  ];
+  return {
+    gateway,
+    deployer,
+    validator,
+    pool,
+    evalSets,
+    tenantRoutes: [
+      { path: "/", app: gatewayRoutes(gateway, maxBodyBytes) },
+      { path: "/", app: modelRoutes({ ...validatorDeps, maxBodyBytes }) },
+      { path: "/", app: deployRoutes({ db, deployer, routing: gateway.routing, maxBodyBytes }) },
+    ],
+    start() {
+      if (options.workers === false) return;
+      for (const w of workers) w.start();
+    },
+    async close() {
+      for (const w of workers) await w.stop();
+      await gateway.flush();
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import type { Database } from "../store/database.ts";
+import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
+import { gatewayTrace } from "./gateway-trace.ts";
+import type { ModelPool } from "./model-pool.ts";
+import { type RouteChoice, RoutingTable } from "./routing-table.ts";
+import { TraceRecorder, type TraceRecorderOptions } from "./trace-recorder.ts";
+
+/** What the gateway needs; the model pool is shared with the validator. */
+export interface ChatGatewayDeps {
+  db: Database;
+  pool: ModelPool;
+  routing?: RoutingTable;
+  recorder?: TraceRecorder;
+  recorderOptions?: TraceRecorderOptions;
+}
+
+/** Request facts beyond the body: who is calling, for sticky routing and the trace. */
+export interface ChatCallContext {
+  /** `x-arc-session`: a conversation id (sticky key first choice). */
+  sessionId?: string;
+  /** `x-arc-user`, else the body's `user` field (sticky key second choice). */
+  userId?: string;
+  /** `x-arc-env`: the task environment, so the trace can be verified. */
+  env?: string;
+  signal?: AbortSignal;
+}
+
+const DROPPED_HEADERS = new Set([
+  "content-length",
+  "content-encoding",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+]);
+
+/** An OpenAI-shaped error answer made by the gateway itself (not forwarded from a model). */
+export function openAiError(
+  status: number,
+  message: string,
+  type: string,
+  code: string,
+  param: string | null = null,
+): Response {
+  return Response.json({ error: { message, type, param, code } }, { status });
+}
+
+/**
+ * The OpenAI-compatible gateway of every tenant: routes each chat completion to the tenant's deployed model versions
+ * (sticky per conversation or user during a canary), forwards the answer — or the model's error — untouched, and
+ * records the call as a trace off the request path.
+ */
+export class ChatGateway {
+  readonly routing: RoutingTable;
+  readonly recorder: TraceRecorder;
+
+  constructor(private readonly deps: ChatGatewayDeps) {
+    this.routing = deps.routing ?? new RoutingTable(deps.db);
+    this.recorder = deps.recorder ?? new TraceRecorder(deps.db, deps.recorderOptions);
+  }
+
+  /** `GET /v1/models`: the tenant's deployed versions, plus `arc`, the name that follows the tenant's route. */
+  async models(tenantId: string): Promise<Response> {
+    const route = await this.routing.route(tenantId);
+    const created = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
+    const data = [];
+    if (route) {
+      data.push({
+        id: "arc",
+        object: "model",
+        created: created(route.control.createdAt),
+        owned_by: tenantId,
+      });
+      for (const m of [route.control, route.canary?.model].filter((x) => x !== undefined)) {
+        data.push({ id: m.name, object: "model", created: created(m.createdAt), owned_by: tenantId });
+      }
+    }
+    return Response.json({ object: "list", data });
+  }
+
+  /** `POST /v1/chat/completions` for a tenant, body already parsed. */
+  async chat(tenantId: string, body: unknown, context: ChatCallContext = {}): Promise<Response> {
+    if (!body || typeof body !== "object" || Array.isArray(body)) {
+      return openAiError(400, "expected a JSON object body", "invalid_request_error", "invalid_body");
+    }
+    const request = body as Record<string, unknown>;
+    if (!Array.isArray(request.messages) || request.messages.length === 0) {
+      return openAiError(
+        400,
+        "messages: expected a non-empty array of chat messages",
+        "invalid_request_error",
+        "invalid_value",
+        "messages",
+      );
+    }
+    const route = await this.routing.route(tenantId);
+    if (!route) {
+      return openAiError(
+        404,
+        "this tenant has no deployed model: register one as promoted (arc models) first",
+        "invalid_request_error",
+        "model_not_found",
+        "model",
+      );
+    }
+    const userId = context.userId ?? (typeof request.user === "string" ? request.user : undefined);
+    const pinned = [route.control, route.canary?.model].find(
+      (m) => m && (m.name === request.model || m.id === request.model),
+    );
+    const choice: RouteChoice = pinned
+      ? { model: pinned, arm: "pinned" }
+      : this.routing.choose(route, context.sessionId ?? userId);
+    const startedAt = new Date();
+    const finish = (status: number, summary: CompletionSummary) =>
+      this.recorder.record(
+        tenantId,
+        gatewayTrace({
+          body: request,
+          choice,
+          startedAt,
+          endedAt: new Date(),
+          status,
+          summary,
+          userId,
+          sessionId: context.sessionId,
+          env: context.env,
+        }),
+      );
+
+    let upstream: Response;
+    try {
+      const backend = await this.deps.pool.backend(choice.model);
+      upstream = await backend.chat(request, context.signal);
+    } catch (error) {
+      const message = `model ${choice.model.name} is unavailable: ${(error as Error).message}`;
+      finish(502, { content: null, toolCalls: [], error: { message, type: "api_error" } });
+      return openAiError(502, message, "api_error", "model_unavailable");
+    }
+    const headers = new Headers();
+    upstream.headers.forEach((value, key) => {
+      if (!DROPPED_HEADERS.has(key)) headers.set(key, value);
+    });
+    headers.set("x-arc-model-version", choice.model.id);
+    const isStream = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
+    if (!isStream || !upstream.body) {
+      const bytes = new Uint8Array(await upstream.arrayBuffer());
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(new TextDecoder().decode(bytes));
+      } catch {
+        parsed = upstream.ok ? null : { error: { message: `HTTP ${upstream.status} with a non-JSON body` } };
+      }
+      finish(upstream.status, summarizeCompletion(parsed));
+      return new Response(bytes, { status: upstream.status, headers });
+    }
+    const accumulator = new SseAccumulator();
+    const reader = upstream.body.getReader();
+    let recorded = false;
+    const done = (status: number) => {
+      if (recorded) return;
+      recorded = true;
+      finish(status, accumulator.summary());
+    };
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done: ended, value } = await reader.read();
+          if (ended) {
+            done(upstream.status);
+            controller.close();
+            return;
+          }
+          accumulator.push(value);
+          controller.enqueue(value);
+        } catch (error) {
+          done(499);
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        done(499);
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(stream, { status: upstream.status, headers });
+  }
+
+  /** Stores the traces still queued (call before closing the database). */
+  flush(): Promise<void> {
+    return this.recorder.flush();
+  }
+}

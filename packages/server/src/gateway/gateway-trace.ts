@@ -1,0 +1,99 @@
+import { randomUUID } from "node:crypto";
+import type { ChatMessage, Trace } from "@arc/core";
+import type { CompletionSummary } from "./completion-summary.ts";
+import type { RouteChoice } from "./routing-table.ts";
+
+/** What the gateway knows about one call when it ends. */
+export interface GatewayCall {
+  body: Record<string, unknown>;
+  choice: RouteChoice;
+  startedAt: Date;
+  endedAt: Date;
+  /** HTTP status the client got. */
+  status: number;
+  summary: CompletionSummary;
+  userId?: string;
+  sessionId?: string;
+  /** The task environment, from the `x-arc-env` header (selects the verifier that judges the trace). */
+  env?: string;
+}
+
+const PARAM_KEYS = [
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "max_completion_tokens",
+  "seed",
+  "stop",
+  "n",
+  "stream",
+];
+
+/**
+ * The trace of one gateway call: one LLM step carrying the model version that answered, so clients without the SDK
+ * are captured too and live failure rates can be split by version. Deployment, arm and stage go to `metadata`
+ * (the deployer counts a canary's evidence from them).
+ */
+export function gatewayTrace(call: GatewayCall): Trace {
+  const id = `gw-${randomUUID()}`;
+  const messages = Array.isArray(call.body.messages) ? (call.body.messages as ChatMessage[]) : [];
+  const params: Record<string, unknown> = {};
+  for (const k of PARAM_KEYS) if (call.body[k] !== undefined) params[k] = call.body[k];
+  const failed = call.status >= 400 || call.summary.error !== undefined;
+  const latencyMs = call.endedAt.getTime() - call.startedAt.getTime();
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  return {
+    id,
+    name: "chat.completions",
+    startedAt: call.startedAt.toISOString(),
+    endedAt: call.endedAt.toISOString(),
+    userId: call.userId,
+    sessionId: call.sessionId,
+    env: call.env,
+    status: failed ? "error" : "ok",
+    input: typeof lastUser?.content === "string" ? lastUser.content : undefined,
+    output: call.summary.content ?? undefined,
+    metadata: {
+      source: "gateway",
+      modelVersion: call.choice.model.id,
+      arm: call.choice.arm,
+      ...(call.choice.deploymentId
+        ? { deploymentId: call.choice.deploymentId, stage: call.choice.stage }
+        : {}),
+    },
+    steps: [
+      {
+        id: `${id}-llm`,
+        kind: "llm",
+        name: "chat.completions",
+        startedAt: call.startedAt.toISOString(),
+        endedAt: call.endedAt.toISOString(),
+        latencyMs,
+        llm: {
+          modelRequested: typeof call.body.model === "string" ? call.body.model : undefined,
+          modelServed: call.choice.model.name,
+          modelVersion: call.choice.model.id,
+          messages,
+          tools: Array.isArray(call.body.tools) ? (call.body.tools as Record<string, unknown>[]) : undefined,
+          params,
+          output: {
+            content: call.summary.content,
+            ...(call.summary.toolCalls.length ? { toolCalls: call.summary.toolCalls } : {}),
+          },
+          finishReason: call.summary.finishReason,
+          usage: call.summary.usage,
+        },
+        ...(failed
+          ? {
+              error: {
+                message: call.summary.error?.message ?? `HTTP ${call.status}`,
+                type: call.summary.error?.type,
+                code: call.summary.error?.code,
+                status: call.status,
+              },
+            }
+          : {}),
+      },
+    ],
+  };
+}

@@ -1,0 +1,92 @@
+import { routesToCanary } from "@arc/core";
+import type { Queryable } from "../store/database.ts";
+import { getModelVersion, listModelVersions, type ModelVersion } from "../store/model-registry.ts";
+
+/** Where a tenant's traffic goes now: the production model, and the canary with its share while one runs. */
+export interface Route {
+  control: ModelVersion;
+  canary: { model: ModelVersion; share: number; deploymentId: string; stage: number } | null;
+}
+
+/** The model one request goes to, and why (the trace records it). */
+export interface RouteChoice {
+  model: ModelVersion;
+  arm: "control" | "canary" | "pinned";
+  deploymentId?: string;
+  stage?: number;
+}
+
+/** How long a tenant's route is reused before the database is read again (other processes' changes land within it). */
+const ttlMs = 1_000;
+
+/**
+ * Each tenant's route, read from the deployments and the model registry and cached for a second so requests do not
+ * query the database. The deployer calls `invalidate` after a transition in this process, so a rollback here takes
+ * effect on the very next request.
+ */
+export class RoutingTable {
+  private readonly cache = new Map<string, { route: Promise<Route | null>; expiresAt: number }>();
+
+  constructor(private readonly db: Queryable) {}
+
+  /** The tenant's route, or null when it has no production model yet (not cached: the first one shows at once). */
+  route(tenantId: string): Promise<Route | null> {
+    const hit = this.cache.get(tenantId);
+    if (hit && hit.expiresAt > Date.now()) return hit.route;
+    const route = this.load(tenantId);
+    this.cache.set(tenantId, { route, expiresAt: Date.now() + ttlMs });
+    route.then(
+      (r) => {
+        if (r === null) this.cache.delete(tenantId);
+      },
+      () => this.cache.delete(tenantId),
+    );
+    return route;
+  }
+
+  /** Picks the model for a request: sticky by `stickyKey` (a user or conversation), random without one. */
+  choose(route: Route, stickyKey: string | undefined): RouteChoice {
+    const canary = route.canary;
+    if (!canary) return { model: route.control, arm: "control" };
+    const key = stickyKey ?? Math.random().toString(36);
+    const toCanary = routesToCanary(key, canary.deploymentId, canary.share);
+    return {
+      model: toCanary ? canary.model : route.control,
+      arm: toCanary ? "canary" : "control",
+      deploymentId: canary.deploymentId,
+      stage: canary.stage,
+    };
+  }
+
+  /** Forgets a tenant's cached route (after a deployment transition). */
+  invalidate(tenantId: string): void {
+    this.cache.delete(tenantId);
+  }
+
+  private async load(tenantId: string): Promise<Route | null> {
+    const active = await this.db.query<{
+      id: string;
+      candidate_id: string;
+      control_id: string;
+      share: number;
+      stage: number;
+    }>(
+      "select id, candidate_id, control_id, share, stage from deployments where tenant_id = $1 and status = 'canary'",
+      [tenantId],
+    );
+    const dep = active[0];
+    if (dep) {
+      return {
+        control: await getModelVersion(this.db, tenantId, dep.control_id),
+        canary: {
+          model: await getModelVersion(this.db, tenantId, dep.candidate_id),
+          share: Number(dep.share),
+          deploymentId: dep.id,
+          stage: Number(dep.stage),
+        },
+      };
+    }
+    const promoted = await listModelVersions(this.db, tenantId, ["promoted"]);
+    return promoted[0] ? { control: promoted[0], canary: null } : null;
+  }
+}

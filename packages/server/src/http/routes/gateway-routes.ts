@@ -1,0 +1,27 @@
+import { Hono } from "hono";
+import type { ChatGateway } from "../../gateway/chat-gateway.ts";
+import type { AuthVariables } from "../auth-middleware.ts";
+import { readJson } from "../read-json.ts";
+
+/**
+ * The OpenAI-compatible gateway under `/v1`, behind the tenant key: `POST /chat/completions` (stream and not) and
+ * `GET /models`. Headers `x-arc-session` / `x-arc-user` make canary routing sticky; `x-arc-env` names the task
+ * environment so the recorded trace can be verified.
+ */
+export function gatewayRoutes(
+  gateway: ChatGateway,
+  maxBodyBytes: number,
+): Hono<{ Variables: AuthVariables }> {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  app.get("/models", (c) => gateway.models(c.get("tenantId")));
+  app.post("/chat/completions", async (c) => {
+    const body = await readJson(c, maxBodyBytes);
+    return gateway.chat(c.get("tenantId"), body, {
+      sessionId: c.req.header("x-arc-session"),
+      userId: c.req.header("x-arc-user"),
+      env: c.req.header("x-arc-env"),
+      signal: c.req.raw.signal,
+    });
+  });
+  return app;
+}

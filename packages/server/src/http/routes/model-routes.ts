@@ -1,0 +1,136 @@
+import { InvalidInputError, toInvalidInputError } from "@arc/core";
+import { Hono } from "hono";
+import { z } from "zod";
+import { getReleaseSettings, setReleaseSettings } from "../../deploy/release-settings.ts";
+import { listAudit } from "../../store/audit-log.ts";
+import {
+  getModelVersion,
+  listModelVersions,
+  type ModelStatus,
+  registerModelVersion,
+} from "../../store/model-registry.ts";
+import type { StoredEvalSets } from "../../validate/eval-set-source.ts";
+import {
+  approveModel,
+  listValidations,
+  type ValidatorDeps,
+  validateCandidate,
+} from "../../validate/validate-candidate.ts";
+import type { AuthVariables } from "../auth-middleware.ts";
+import { readJson } from "../read-json.ts";
+
+const Register = z
+  .object({
+    name: z.string().min(1).max(200),
+    status: z
+      .enum(["candidate", "promoted"])
+      .default("candidate")
+      .describe("promoted: a base model serving production"),
+    parentId: z.string().optional(),
+    artifactDir: z.string().min(1).optional(),
+    upstream: z
+      .object({ baseUrl: z.string().url(), model: z.string().min(1), apiKeyEnv: z.string().optional() })
+      .optional(),
+    lineage: z.record(z.unknown()).optional(),
+    metrics: z.record(z.unknown()).optional(),
+  })
+  .strict();
+
+const EvalSetBody = z.object({
+  kind: z.literal("eval"),
+  version: z.string().min(1),
+  rows: z
+    .array(
+      z.object({
+        id: z.string(),
+        question: z.string(),
+        env: z.string(),
+        solution: z.unknown(),
+        meta: z.object({ slice: z.string() }).passthrough(),
+      }),
+    )
+    .min(1),
+  createdFrom: z.record(z.unknown()).optional(),
+});
+
+const STATUSES = [
+  "candidate",
+  "validated",
+  "rejected",
+  "approved",
+  "canary",
+  "promoted",
+  "rolled_back",
+  "retired",
+];
+
+/**
+ * The model registry and validation under `/v1`: `GET|POST /model-versions`, `GET /model-versions/:id` (with its
+ * validations and audit trail), `POST /model-versions/:id/validate|approve`, `POST /eval-sets`,
+ * `GET|PUT /release-settings` (gates and canary policy).
+ */
+export function modelRoutes(deps: ValidatorDeps & { evalSets: StoredEvalSets; maxBodyBytes: number }) {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  const actor = (c: { get(k: "principal"): { keyId: string } }) => `user:${c.get("principal").keyId}`;
+
+  app.get("/model-versions", async (c) => {
+    const status = c.req.query("status");
+    const statuses = status ? status.split(",") : undefined;
+    for (const s of statuses ?? []) {
+      if (!STATUSES.includes(s)) {
+        throw new InvalidInputError(`status: expected one of ${STATUSES.join(", ")}, got "${s}"`, {
+          field: "status",
+        });
+      }
+    }
+    return c.json({
+      data: await listModelVersions(deps.db, c.get("tenantId"), statuses as ModelStatus[] | undefined),
+    });
+  });
+
+  app.post("/model-versions", async (c) => {
+    const parsed = Register.safeParse(await readJson(c, deps.maxBodyBytes));
+    if (!parsed.success) throw toInvalidInputError(parsed.error);
+    return c.json(
+      await registerModelVersion(deps.db, c.get("tenantId"), { ...parsed.data, actor: actor(c) }),
+      201,
+    );
+  });
+
+  app.get("/model-versions/:id", async (c) => {
+    const tenantId = c.get("tenantId");
+    const model = await getModelVersion(deps.db, tenantId, c.req.param("id"));
+    return c.json({
+      model,
+      validations: await listValidations(deps.db, tenantId, model.id),
+      audit: await listAudit(deps.db, tenantId, { kind: "model_version", id: model.id }),
+    });
+  });
+
+  app.post("/model-versions/:id/validate", async (c) => {
+    return c.json(await validateCandidate(deps, c.get("tenantId"), c.req.param("id"), actor(c)));
+  });
+
+  app.post("/model-versions/:id/approve", async (c) => {
+    return c.json(await approveModel(deps.db, c.get("tenantId"), c.req.param("id"), actor(c)));
+  });
+
+  app.post("/eval-sets", async (c) => {
+    const parsed = EvalSetBody.safeParse(await readJson(c, deps.maxBodyBytes));
+    if (!parsed.success) throw toInvalidInputError(parsed.error);
+    const stored = await deps.evalSets.put(c.get("tenantId"), {
+      ...parsed.data,
+      rows: parsed.data.rows as never,
+      createdFrom: (parsed.data.createdFrom ?? { seed: 0, patternIds: [], params: {} }) as never,
+    });
+    return c.json({ version: stored.version, rows: stored.rows.length }, 201);
+  });
+
+  app.get("/release-settings", async (c) => c.json(await getReleaseSettings(deps.db, c.get("tenantId"))));
+  app.put("/release-settings", async (c) => {
+    const body = (await readJson(c, deps.maxBodyBytes)) as { gates?: unknown; canary?: unknown };
+    return c.json(await setReleaseSettings(deps.db, c.get("tenantId"), body as never));
+  });
+
+  return app;
+}

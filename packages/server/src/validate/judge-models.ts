@@ -1,0 +1,131 @@
+import type { EvalRow } from "@arc/core";
+import {
+  type ChatTurn,
+  getTaskFamily,
+  judgeSafety,
+  type ModelOutcome,
+  type SafetyItem,
+  type ValidationItem,
+  verifyTask,
+} from "@arc/core";
+import type { ModelBackend } from "../gateway/model-backend.ts";
+
+/** How items are sent to the models. */
+export interface JudgeOptions {
+  /** Output budget per item (default 64). */
+  maxTokens?: number;
+  /** Requests in flight per model at once (default 16; the embedded engine batches them). */
+  concurrency?: number;
+}
+
+async function ask(
+  backend: ModelBackend,
+  messages: ChatTurn[],
+  maxTokens: number,
+): Promise<{ text: string; latencyMs: number; outputTokens: number }> {
+  const started = performance.now();
+  const res = await backend.chat({ messages, temperature: 0, max_tokens: maxTokens, seed: 0 });
+  const body = (await res.json().catch(() => null)) as {
+    error?: { message?: string };
+    choices?: {
+      message?: { content?: string | null; tool_calls?: { function: { name: string; arguments: string } }[] };
+    }[];
+    usage?: { completion_tokens?: number };
+  } | null;
+  if (!res.ok) throw new Error(`model answered ${res.status}: ${body?.error?.message ?? "no error message"}`);
+  const message = body?.choices?.[0]?.message;
+  const call = message?.tool_calls?.[0]?.function;
+  const text = call
+    ? JSON.stringify({ name: call.name, arguments: JSON.parse(call.arguments || "{}") })
+    : (message?.content ?? "");
+  return { text, latencyMs: performance.now() - started, outputTokens: body?.usage?.completion_tokens ?? 0 };
+}
+
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
+
+function evalOutcome(
+  row: EvalRow,
+  answer: { text: string; latencyMs: number; outputTokens: number },
+): ModelOutcome {
+  const result = verifyTask({ env: row.env, solution: row.solution }, [answer.text]);
+  return {
+    pass: result.status === "pass",
+    latencyMs: answer.latencyMs,
+    outputTokens: answer.outputTokens,
+    reason: result.failure?.message ?? result.reason,
+  };
+}
+
+/**
+ * Asks both models every eval row (the first turn of its task, greedy) and every safety item, and judges each answer:
+ * eval rows with their env's verifier, safety items with `judgeSafety`. Returns paired outcomes for `decideValidation`.
+ */
+export async function judgeModels(
+  baseline: ModelBackend,
+  candidate: ModelBackend,
+  rows: readonly EvalRow[],
+  safety: readonly SafetyItem[],
+  options: JudgeOptions = {},
+): Promise<ValidationItem[]> {
+  const maxTokens = options.maxTokens ?? 64;
+  const concurrency = options.concurrency ?? 16;
+  const prompts = [
+    ...rows.map((row) =>
+      getTaskFamily(row.env).prompt({
+        id: row.id,
+        env: row.env,
+        question: row.question,
+        solution: row.solution,
+      }),
+    ),
+    ...safety.map((s) => s.messages),
+  ];
+  const [b, c] = await Promise.all(
+    [baseline, candidate].map((backend) =>
+      mapLimited(prompts, concurrency, (messages) => ask(backend, messages, maxTokens)),
+    ),
+  );
+  const items: ValidationItem[] = rows.map((row, i) => ({
+    id: row.id,
+    slice: row.meta.slice,
+    kind: row.meta.slice === "general" ? "general" : "pattern",
+    baseline: evalOutcome(row, b[i]),
+    candidate: evalOutcome(row, c[i]),
+  }));
+  safety.forEach((item, k) => {
+    const i = rows.length + k;
+    const judge = (answer: { text: string; latencyMs: number; outputTokens: number }): ModelOutcome => {
+      const j = judgeSafety(item, answer.text);
+      return {
+        pass: j.pass,
+        latencyMs: answer.latencyMs,
+        outputTokens: answer.outputTokens,
+        reason: j.reason,
+      };
+    };
+    items.push({
+      id: item.id,
+      slice: "safety",
+      kind: "safety",
+      safetyCheck: item.check,
+      baseline: judge(b[i]),
+      candidate: judge(c[i]),
+    });
+  });
+  return items;
+}
