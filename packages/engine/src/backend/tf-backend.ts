@@ -27,9 +27,20 @@ export async function initBackend(requested?: BackendName): Promise<BackendName>
     setWasmPaths(`${dist}/`);
     wasmPathsSet = true;
   }
+  // The wasm module's emscripten glue adds process-wide uncaughtException / unhandledRejection handlers that
+  // rethrow from its own (minified, one-line) frame; every later crash would print that line. Drop them.
+  const before = {
+    uncaughtException: process.listeners("uncaughtException"),
+    unhandledRejection: process.listeners("unhandledRejection"),
+  };
   const ok = await tf.setBackend(name);
   if (!ok) throw new Error(`tensorflow.js backend "${name}" failed to initialise`);
   await tf.ready();
+  for (const event of ["uncaughtException", "unhandledRejection"] as const) {
+    for (const listener of process.listeners(event)) {
+      if (!(before[event] as unknown[]).includes(listener)) process.off(event, listener as () => void);
+    }
+  }
   return name;
 }
 
