@@ -36,10 +36,11 @@ export async function initBackend(requested?: BackendName): Promise<BackendName>
   const ok = await tf.setBackend(name);
   if (!ok) throw new Error(`tensorflow.js backend "${name}" failed to initialise`);
   await tf.ready();
-  for (const event of ["uncaughtException", "unhandledRejection"] as const) {
-    for (const listener of process.listeners(event)) {
-      if (!(before[event] as unknown[]).includes(listener)) process.off(event, listener as () => void);
-    }
+  for (const listener of process.listeners("uncaughtException")) {
+    if (!before.uncaughtException.includes(listener)) process.off("uncaughtException", listener);
+  }
+  for (const listener of process.listeners("unhandledRejection")) {
+    if (!before.unhandledRejection.includes(listener)) process.off("unhandledRejection", listener);
   }
   return name;
 }
