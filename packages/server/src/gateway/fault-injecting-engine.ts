@@ -16,7 +16,7 @@ export const FaultInjection = z
 export type FaultInjection = z.infer<typeof FaultInjection>;
 
 /** The output a `wrong_output` fault answers with: a call to a tool no tenant defines. */
-export const FAULT_INJECTED_OUTPUT = '{"name": "fault_injected_tool", "arguments": {}}';
+export const FAULT_INJECTED_OUTPUT = '{"tool":"fault_injected_tool","args":{}}';
 
 /** Wraps an engine so a share of its samples misbehave as `fault` says (see FaultInjection). */
 export class FaultInjectingEngine implements InferenceEngine {

@@ -36,7 +36,7 @@ async function ask(
   const message = body?.choices?.[0]?.message;
   const call = message?.tool_calls?.[0]?.function;
   const text = call
-    ? JSON.stringify({ name: call.name, arguments: JSON.parse(call.arguments || "{}") })
+    ? `{"tool":${JSON.stringify(call.name)},"args":${call.arguments.trim() || "{}"}}`
     : (message?.content ?? "");
   return { text, latencyMs: performance.now() - started, outputTokens: body?.usage?.completion_tokens ?? 0 };
 }
