@@ -7,6 +7,7 @@ import {
   type ReleaseService,
   type ReleaseServiceOptions,
 } from "../deploy/release-service.ts";
+import { createFailureService, type FailureServiceOptions } from "../failures/failure-service.ts";
 import { createApp } from "../http/app.ts";
 import { Authenticator } from "../http/authenticator.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
@@ -33,7 +34,10 @@ export interface RunningServer {
 /** Opens and migrates the database, bootstraps keys on first start, and listens. */
 export async function startServer(
   config: ServerConfig,
-  options: { release?: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes"> } = {},
+  options: {
+    release?: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes">;
+    failures?: Omit<FailureServiceOptions, "db" | "maxBodyBytes">;
+  } = {},
 ): Promise<RunningServer> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, home: config.home });
   const made = await bootstrapDatabase(db);
@@ -41,12 +45,13 @@ export async function startServer(
   const metrics = new ServerMetrics();
   const authenticator = new Authenticator(db, config.adminKey);
   const release = createReleaseService({ db, maxBodyBytes: config.maxBodyBytes, ...options.release });
+  const failures = await createFailureService({ db, maxBodyBytes: config.maxBodyBytes, ...options.failures });
   const app = createApp({
     db,
     authenticator,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
-    tenantRoutes: release.tenantRoutes,
+    tenantRoutes: [...release.tenantRoutes, ...failures.tenantRoutes],
   });
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
   try {
@@ -60,6 +65,7 @@ export async function startServer(
   }
   const { port } = server.address() as AddressInfo;
   release.start();
+  failures.start();
   return {
     url: `http://${config.host}:${port}`,
     db,
@@ -71,6 +77,7 @@ export async function startServer(
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await release.close();
+      await failures.close();
       await db.close();
     },
   };

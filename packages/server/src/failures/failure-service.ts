@@ -1,0 +1,73 @@
+import type { Hono } from "hono";
+import type { AuthVariables } from "../http/auth-middleware.ts";
+import { datasetRoutes } from "../http/routes/dataset-routes.ts";
+import { patternRoutes } from "../http/routes/pattern-routes.ts";
+import type { Database } from "../store/database.ts";
+import { runDueSchedules } from "./dataset-schedules.ts";
+import { DetectionWorker } from "./detection-worker.ts";
+import {
+  type FailurePipelineConfigInput,
+  failurePipelineConfigFromEnv,
+  parseFailurePipelineConfig,
+  type RegistrySetup,
+  registrySetupFromEnv,
+} from "./failure-pipeline-config.ts";
+
+/** What the failure pipeline of one server process needs. */
+export interface FailureServiceOptions {
+  db: Database;
+  maxBodyBytes: number;
+  /** Scheduling settings (default: from ARC_DETECT_* / ARC_SYNTH_* environment variables). */
+  config?: FailurePipelineConfigInput;
+  /** The tenants' own detectors and verifiers (default: `setupRegistry` of the module ARC_DETECTORS_MODULE names). */
+  setupRegistry?: RegistrySetup;
+  /** Environment read for the defaults (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The failure pipeline of one server process: its routes, detection worker and synthesis schedules. */
+export interface FailureService {
+  worker: DetectionWorker;
+  /** Mount these with `createApp({ tenantRoutes })`. */
+  tenantRoutes: { path: string; app: Hono<{ Variables: AuthVariables }> }[];
+  /** Starts detection on ingest and scheduled synthesis (unless the config turns the worker off). */
+  start(): void;
+  /** Stops both, waiting for the work under way. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires detection, clustering and synthesis over one database. Every process sharing a database may start one:
+ * detection claims and schedule runs never overlap between processes.
+ */
+export async function createFailureService(options: FailureServiceOptions): Promise<FailureService> {
+  const env = options.env ?? process.env;
+  const config = options.config
+    ? parseFailurePipelineConfig(options.config)
+    : failurePipelineConfigFromEnv(env);
+  const setupRegistry = options.setupRegistry ?? (await registrySetupFromEnv(env));
+  const { db, maxBodyBytes } = options;
+  const worker = new DetectionWorker(db, config, setupRegistry);
+  let timer: NodeJS.Timeout | undefined;
+  let scheduling: Promise<unknown> = Promise.resolve();
+  return {
+    worker,
+    tenantRoutes: [
+      { path: "/", app: patternRoutes({ db, maxBodyBytes, setupRegistry }) },
+      { path: "/", app: datasetRoutes({ db, maxBodyBytes }) },
+    ],
+    start() {
+      if (!config.enabled || timer) return;
+      worker.start();
+      timer = setInterval(() => {
+        scheduling = scheduling
+          .then(() => runDueSchedules(db))
+          .catch((error) => console.error("dataset schedules:", error));
+      }, config.scheduleCheckMs);
+    },
+    async close() {
+      clearInterval(timer);
+      await Promise.all([worker.stop(), scheduling]);
+    },
+  };
+}

@@ -1,0 +1,211 @@
+import {
+  buildEvalSet,
+  buildPreferenceSet,
+  buildPromptPool,
+  type ChosenCandidate,
+  candidatesFromFeedback,
+  type Dataset,
+  type DatasetRow,
+  type FailureItem,
+  type Feedback,
+  failureItemFromTrace,
+  InvalidInputError,
+  questionsOf,
+  Trace,
+  toInvalidInputError,
+} from "@arc/core";
+import { z } from "zod";
+import type { Database, Queryable } from "../store/database.ts";
+import { getTrace } from "../store/trace-store.ts";
+import { type DatasetInfo, datasetsOfKinds, saveDataset } from "./dataset-store.ts";
+import { currentFailureMembers } from "./failure-store.ts";
+import { existingPatternIds } from "./pattern-store.ts";
+import { getVerdicts } from "./verdict-store.ts";
+
+/** What to synthesize: the body of `POST /v1/datasets` and of a dataset schedule. */
+export const DatasetRequest = z
+  .object({
+    kind: z
+      .enum(["eval", "prompts", "preferences"])
+      .describe("eval: EvalSet; prompts: PromptPool; preferences: PreferenceSet"),
+    fromPatterns: z
+      .union([z.literal("all"), z.array(z.string().min(1)).min(1)])
+      .default("all")
+      .describe('pattern ids whose failures the dataset draws on, or "all"'),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("the same seed over the same data gives the same dataset"),
+    size: z.number().int().min(1).max(100_000).default(256).describe("prompts: prompts in the pool"),
+    failureSamplingRatio: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.8)
+      .describe("prompts: share of the pool drawn from failures; the rest replays passed production traces"),
+    perPattern: z.number().int().min(1).default(20).describe("eval: items per pattern at most"),
+    generalSize: z
+      .number()
+      .int()
+      .min(0)
+      .default(50)
+      .describe("eval: items of the general regression slice (from passed production traces)"),
+    nearDuplicateThreshold: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.8)
+      .describe("word unigram+bigram Jaccard at or above which two questions count as the same"),
+    maxTracesPerPattern: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(1000)
+      .describe("failed traces read per pattern at most (the first by trace id)"),
+    candidates: z
+      .record(
+        z.array(
+          z.object({ text: z.string().min(1), source: z.enum(["human", "policy", "teacher"]) }).strict(),
+        ),
+      )
+      .default({})
+      .describe(
+        "preferences: chosen candidates by trace id (resampled policy or teacher outputs); human corrections in feedback are added",
+      ),
+  })
+  .strict();
+export type DatasetRequest = z.infer<typeof DatasetRequest>;
+export type DatasetRequestInput = z.input<typeof DatasetRequest>;
+
+/** Parses a dataset request, naming the field of the first problem. */
+export function parseDatasetRequest(input: unknown): DatasetRequest {
+  const parsed = DatasetRequest.safeParse(input);
+  if (!parsed.success) throw toInvalidInputError(parsed.error);
+  return parsed.data;
+}
+
+/** Most passed traces read for the general/replay slices. */
+const maxGeneralRows = 5000;
+
+/**
+ * Passed production traces that carry a reference solution, as dataset rows (id order, so the seed alone decides
+ * the sample): the general regression slice of an EvalSet and the replay share of a PromptPool.
+ */
+async function passedRows(db: Queryable, tenantId: string): Promise<DatasetRow[]> {
+  const rows = await db.query<{ id: string; env: string; question: string | null; solution: unknown }>(
+    `select t.id, t.env, case jsonb_typeof(t.input) when 'string' then t.input #>> '{}' else t.input ->> 'question' end as question,
+            t.metadata -> 'solution' as solution
+       from traces t join verdicts v on v.tenant_id = t.tenant_id and v.trace_id = t.id
+      where t.tenant_id = $1 and v.status = 'passed' and t.env is not null and t.metadata ? 'solution'
+      order by t.id limit $2`,
+    [tenantId, maxGeneralRows],
+  );
+  return rows
+    .filter((r) => typeof r.question === "string" && r.question !== "")
+    .map((r) => ({ question: r.question as string, solution: r.solution, env: r.env, meta: { id: r.id } }));
+}
+
+/** The failed traces of the chosen patterns as failure items, and the human corrections left on them. */
+async function failureItems(
+  db: Queryable,
+  tenantId: string,
+  request: DatasetRequest,
+): Promise<{ items: FailureItem[]; corrections: Record<string, ChosenCandidate[]> }> {
+  if (request.fromPatterns !== "all") {
+    const known = await existingPatternIds(db, tenantId, request.fromPatterns);
+    const missing = request.fromPatterns.find((id) => !known.has(id));
+    if (missing !== undefined) {
+      throw new InvalidInputError(`fromPatterns: no pattern with id "${missing}" (see GET /v1/patterns)`, {
+        field: "fromPatterns",
+      });
+    }
+  }
+  const members = await currentFailureMembers(
+    db,
+    tenantId,
+    request.fromPatterns,
+    request.maxTracesPerPattern,
+  );
+  const verdicts = await getVerdicts(
+    db,
+    tenantId,
+    members.map((m) => m.traceId),
+  );
+  const items: FailureItem[] = [];
+  const feedback: Feedback[] = [];
+  for (const m of members) {
+    const verdict = verdicts.get(m.traceId);
+    if (!verdict) continue;
+    const { feedback: notes, ...stored } = await getTrace(db, tenantId, m.traceId);
+    const trace = Trace.safeParse(stored);
+    if (!trace.success) continue;
+    const item = failureItemFromTrace(trace.data, verdict.judgement, m.patternId);
+    if (item) items.push(item);
+    feedback.push(...(notes as Feedback[]));
+  }
+  return { items, corrections: candidatesFromFeedback(feedback) };
+}
+
+/** Builds the requested dataset from what is stored now. Deterministic: same data and seed, same version. */
+export async function buildDataset(
+  db: Queryable,
+  tenantId: string,
+  request: DatasetRequest,
+): Promise<Dataset> {
+  const { items, corrections } = await failureItems(db, tenantId, request);
+  const threshold = request.nearDuplicateThreshold;
+  if (request.kind === "eval") {
+    const training = await datasetsOfKinds(db, tenantId, ["prompts", "preferences"]);
+    return buildEvalSet({
+      tenantId,
+      seed: request.seed,
+      failures: items,
+      general: await passedRows(db, tenantId),
+      trainingQuestions: training.flatMap(questionsOf),
+      perPattern: request.perPattern,
+      generalSize: request.generalSize,
+      nearDuplicateThreshold: threshold,
+    });
+  }
+  const evalSets = await datasetsOfKinds(db, tenantId, ["eval"]);
+  if (request.kind === "prompts") {
+    return buildPromptPool({
+      tenantId,
+      seed: request.seed,
+      failures: items,
+      replay: await passedRows(db, tenantId),
+      size: request.size,
+      failureSamplingRatio: request.failureSamplingRatio,
+      evalSets,
+      nearDuplicateThreshold: threshold,
+    });
+  }
+  const candidates: Record<string, ChosenCandidate[]> = { ...corrections };
+  for (const [traceId, list] of Object.entries(request.candidates))
+    candidates[traceId] = [...(candidates[traceId] ?? []), ...list];
+  return buildPreferenceSet({
+    tenantId,
+    seed: request.seed,
+    failures: items,
+    candidates,
+    evalSets,
+    nearDuplicateThreshold: threshold,
+  });
+}
+
+/**
+ * Synthesizes a dataset and stores it, unless a dataset with the same content is stored already (then that one is
+ * returned with `created: false`). `createdBy` is `api` or `schedule:<name>`.
+ */
+export async function synthesizeDataset(
+  db: Database,
+  tenantId: string,
+  request: DatasetRequest,
+  createdBy: string,
+): Promise<{ dataset: DatasetInfo; created: boolean }> {
+  const dataset = await buildDataset(db, tenantId, request);
+  return saveDataset(db, dataset, createdBy);
+}
