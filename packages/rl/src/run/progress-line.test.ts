@@ -6,7 +6,7 @@ import type { RunState, StepRecord } from "./run-types.ts";
 const state = { totalSteps: 100 } as RunState;
 const record = {
   step: 10,
-  loss: 0.6931,
+  loss: 0.6925,
   reward: 0.5,
   accuracy: 0.25,
   tokensPerSecond: 1234.4,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { parseRecipe } from "../recipe/index.ts";
 import { asyncRolloutSource, embeddedEngineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
-import { startRun } from "./run-training.ts";
+import { resumeRun, startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
 
 const rewardModule = fileURLToPath(new URL("./__fixtures__/digit-reward.ts", import.meta.url));
@@ -98,5 +98,18 @@ describe("runs", () => {
     assert.equal(result.lastCheckpoint, "checkpoints/step-3");
     const state = JSON.parse(await readFile(join(result.dir, "state.json"), "utf8"));
     assert.equal(state.status, "cancelled");
+  });
+
+  it("refuses to resume a run whose process is still alive", async () => {
+    const { root, recipe } = await tinyRecipe({ steps: 1 });
+    const runsDir = join(root, "runs");
+    const result = await startRun(recipe, { runsDir, factory: embeddedEngineFactory });
+    const statePath = join(result.dir, "state.json");
+    const state = JSON.parse(await readFile(statePath, "utf8"));
+    await writeFile(statePath, JSON.stringify({ ...state, status: "running", pid: process.ppid }));
+    await assert.rejects(
+      resumeRun(result.runId, { runsDir, factory: embeddedEngineFactory }),
+      /is still running \(pid \d+\)/,
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { InferenceEngine, StepMetrics, TrainEngine } from "@arc/core";
+import { type InferenceEngine, InvalidInputError, type StepMetrics, type TrainEngine } from "@arc/core";
 import { stringify } from "yaml";
 import { dpoBatch } from "../algo/dpo-batch.ts";
 import { grpoBatch } from "../algo/grpo-batch.ts";
@@ -48,6 +48,16 @@ interface CheckpointRunState {
   elapsedS: number;
 }
 
+/** True when a process with this pid exists (a run killed with -9 leaves a dead pid in state.json). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** A new run id: recipe name, UTC time, random suffix. */
 export function newRunId(name: string): string {
   const time = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
@@ -90,6 +100,14 @@ export async function resumeRun(runId: string, options: RunOptions): Promise<Run
       lastCheckpoint: state.lastCheckpoint,
       records: await dir.readMetrics(),
     };
+  }
+  if (state.status === "running" && state.pid !== process.pid && processAlive(state.pid)) {
+    throw new InvalidInputError(
+      `run ${runId} is still running (pid ${state.pid}); cancel it before resuming`,
+      {
+        field: "runId",
+      },
+    );
   }
   let checkpoint: CheckpointRunState | null = null;
   if (state.lastCheckpoint) {
