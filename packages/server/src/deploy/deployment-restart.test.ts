@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import OpenAI from "openai";
+import { toolcallEvalFixture } from "./__fixtures__/toolcall-eval-fixture.ts";
+
+const script = join(import.meta.dirname, "__fixtures__/serve-toolcall-release.ts");
+const fx = toolcallEvalFixture("fixture");
+const traffic = [...fx.generalQuestions, ...fx.patternQuestions];
+
+interface Child {
+  process: ChildProcess;
+  url: string;
+  key: string;
+}
+
+function startChild(home: string): Promise<Child> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    env: { ...process.env, ARC_HOME: home, ARC_PORT: "0" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stderr?.on("data", (d) => {
+      err += d;
+    });
+    child.stdout?.on("data", (d) => {
+      out += d;
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolve({ process: child, ...(JSON.parse(line) as { url: string; key: string }) });
+    });
+    child.once("exit", (code) => reject(new Error(`server exited with ${code}: ${out}${err}`)));
+  });
+}
+
+async function api<T = Record<string, any>>(
+  c: Child,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(`${c.url}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${c.key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json as T;
+}
+
+async function ask(c: Child, session: string, i: number): Promise<string | null> {
+  const client = new OpenAI({ baseURL: `${c.url}/v1`, apiKey: c.key, maxRetries: 0 });
+  const { response } = await client.chat.completions
+    .create(
+      { model: "arc", messages: [{ role: "user", content: traffic[i % traffic.length] }] },
+      { headers: { "x-arc-session": session, "x-arc-env": "toolcall" } },
+    )
+    .withResponse();
+  return response.headers.get("x-arc-model-version");
+}
+
+async function until<T>(
+  fn: () => Promise<T | null | undefined | false>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+describe("deployment state across a crash", () => {
+  const homes: string[] = [];
+  after(async () => {
+    for (const h of homes) await rm(h, { recursive: true, force: true });
+  });
+
+  it("resumes the same canary at the same stage, share and sticky routing after the server is killed with SIGKILL mid-canary", async () => {
+    const home = await mkdtemp(join(tmpdir(), "arc-restart-"));
+    homes.push(home);
+    let server = await startChild(home);
+    try {
+      await api(server, "PUT", "/release-settings", {
+        canary: { minSamplesPerStage: 25, minControlSamples: 10, minDetectableIncrease: 0.3 },
+      });
+      await api(server, "POST", "/eval-sets", fx.evalSet);
+      await api(server, "POST", "/model-versions", {
+        name: "production",
+        status: "promoted",
+        artifactDir: "/m/wrong-pattern",
+      });
+      const candidate = await api(server, "POST", "/model-versions", {
+        name: "fixed",
+        artifactDir: "/m/right",
+      });
+      await until(
+        async () => (await api(server, "GET", "/deployments")).active,
+        "the validator and deployer to start a canary",
+      );
+
+      let i = 0;
+      const atStage1 = await until(async () => {
+        await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
+        const { active } = await api(server, "GET", "/deployments");
+        return active?.stage === 1 ? active : null;
+      }, "the canary to reach 50%");
+      const sessions = Array.from({ length: 12 }, (_, k) => `probe-${k}`);
+      const before = await Promise.all(sessions.map((s, k) => ask(server, s, k)));
+      assert.ok(
+        before.includes(candidate.id) && before.some((v) => v !== candidate.id),
+        "probes should hit both arms",
+      );
+
+      server.process.kill("SIGKILL");
+      await new Promise((r) => server.process.once("exit", r));
+      server = await startChild(home);
+
+      const { active } = await api(server, "GET", "/deployments");
+      assert.equal(active.id, atStage1.id);
+      assert.equal(active.status, "canary");
+      assert.equal(active.stage, 1);
+      assert.equal(active.share, 0.5);
+      assert.deepEqual(await Promise.all(sessions.map((s, k) => ask(server, s, k))), before);
+
+      await until(async () => {
+        await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
+        return (await api(server, "GET", `/model-versions/${candidate.id}`)).model.status === "promoted";
+      }, "the resumed canary to be promoted");
+      const { audit } = await api(server, "GET", `/deployments/${atStage1.id}`);
+      assert.deepEqual(
+        audit.map((a: { action: string }) => a.action),
+        ["start_canary", "advance", "promote"],
+      );
+    } finally {
+      if (server.process.exitCode === null && server.process.signalCode === null) {
+        const exited = new Promise((r) => server.process.once("exit", r));
+        server.process.kill("SIGTERM");
+        await exited;
+      }
+    }
+  });
+});
