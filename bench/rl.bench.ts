@@ -62,6 +62,8 @@ interface Outcome {
   setting: Setting;
   result: RunResult;
   wallS: number;
+  /** Wall seconds from the run's start to the end of each step (evaluations included, the same for every setting). */
+  wallAt: Map<number, number>;
   usage?: ThreadUsage;
 }
 
@@ -92,6 +94,7 @@ async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
   });
   let source: AsyncRolloutSource | undefined;
   const began = performance.now();
+  const wallAt = new Map<number, number>([[0, 0]]);
   const result = await startRun(recipe, {
     runsDir,
     factory: embeddedEngineFactory,
@@ -101,34 +104,39 @@ async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
     },
     hooks: {
       onStep: (r) => {
+        wallAt.set(r.step, (performance.now() - began) / 1000);
         if (r.evalFailureRate !== undefined) {
           process.stderr.write(
-            `  ${setting.label} step ${r.step} held-out failure ${r.evalFailureRate.toFixed(3)} reward ${r.reward?.toFixed(3)} (${r.elapsedS.toFixed(0)}s)\n`,
+            `  ${setting.label} step ${r.step} held-out failure ${r.evalFailureRate.toFixed(3)} reward ${r.reward?.toFixed(3)} (${wallAt.get(r.step)?.toFixed(0)}s)\n`,
           );
         }
       },
     },
   });
   const usage = source?.usage();
-  return { setting, result, wallS: (performance.now() - began) / 1000, usage };
+  return { setting, result, wallS: (performance.now() - began) / 1000, wallAt, usage };
 }
 
-/** Moving average of the rollout reward over `window` steps, with the run seconds at each step. */
-function smoothedReward(records: readonly StepRecord[], window = 5): { t: number; r: number }[] {
-  const steps = records.filter((r) => r.step > 0 && r.reward !== null);
+/** Moving average of the rollout reward over `window` steps, with the wall seconds at each step. */
+function smoothedReward(o: Outcome, window = 5): { t: number; r: number }[] {
+  const steps = o.result.records.filter((r: StepRecord) => r.step > 0 && r.reward !== null);
   return steps.map((rec, i) => {
     const slice = steps.slice(Math.max(0, i - window + 1), i + 1);
-    return { t: rec.elapsedS, r: slice.reduce((a, s) => a + (s.reward ?? 0), 0) / slice.length };
+    return {
+      t: o.wallAt.get(rec.step) ?? Number.NaN,
+      r: slice.reduce((a, s) => a + (s.reward ?? 0), 0) / slice.length,
+    };
   });
 }
 
-const timeToReward = (records: readonly StepRecord[], target: number) =>
-  smoothedReward(records).find((p) => p.r >= target)?.t ?? null;
+/** Wall seconds until the smoothed reward first reaches `target`; null if it never does. */
+const timeToReward = (o: Outcome, target: number) => smoothedReward(o).find((p) => p.r >= target)?.t ?? null;
 
+/** Held-out failure rate at each evaluation, by wall seconds. */
 const evalPoints = (o: Outcome) =>
   o.result.records
     .filter((r) => r.evalFailureRate !== undefined)
-    .map((r) => ({ x: r.elapsedS, y: r.evalFailureRate as number }));
+    .map((r) => ({ x: o.wallAt.get(r.step) ?? Number.NaN, y: r.evalFailureRate as number }));
 
 async function main() {
   const runsDir = join(tmpdir(), `arc-rl-bench-${process.pid}`);
@@ -149,14 +157,17 @@ async function main() {
     .filter((t): t is number => t !== undefined);
   const grpo = outcomes.filter((o) => o.setting.algo === "grpo");
   const sync = grpo.find((o) => o.setting.staleness === 0) as Outcome;
-  const syncCurve = smoothedReward(sync.result.records);
-  const target = 0.9 * Math.max(...syncCurve.map((p) => p.r));
-  const syncTime = timeToReward(sync.result.records, target);
+  // "the same reward": 90% of the way from the sync run's first smoothed reward to its best
+  const syncCurve = smoothedReward(sync);
+  const start = syncCurve[0]?.r ?? 0;
+  const peak = Math.max(...syncCurve.map((p) => p.r));
+  const target = peak > start ? start + 0.9 * (peak - start) : null;
+  const syncTime = target === null ? null : timeToReward(sync, target);
   const asyncTimes = grpo
     .filter((o) => o.setting.staleness !== 0)
-    .map((o) => ({ staleness: o.setting.staleness as number, t: timeToReward(o.result.records, target) }));
-  const fastestAsync = asyncTimes.map((a) => a.t).filter((t): t is number => t !== null);
-  const speedup = syncTime !== null && fastestAsync.length > 0 ? syncTime / Math.min(...fastestAsync) : null;
+    .map((o) => (target === null ? null : timeToReward(o, target)))
+    .filter((t): t is number => t !== null);
+  const speedup = syncTime !== null && asyncTimes.length > 0 ? syncTime / Math.min(...asyncTimes) : null;
 
   const figures = {
     base_failure_rate: base,
@@ -179,7 +190,7 @@ async function main() {
     outcomes.map((o) => ({ name: o.setting.label, points: evalPoints(o) })),
     {
       title: "Held-out (production) failure rate vs run time",
-      xLabel: "seconds (training + generation)",
+      xLabel: "wall seconds",
       yLabel: "failure rate",
       yRange: [0, 1],
     },
@@ -187,16 +198,20 @@ async function main() {
   const rewardSvg = lineChartSvg(
     outcomes.map((o) => ({
       name: o.setting.label,
-      points: smoothedReward(o.result.records).map((p) => ({ x: p.t, y: p.r })),
+      points: smoothedReward(o).map((p) => ({ x: p.t, y: p.r })),
     })),
-    { title: "Rollout reward (5-step moving average) vs run time", xLabel: "seconds", yLabel: "reward" },
+    {
+      title: "Rollout reward (5-step moving average) vs wall time",
+      xLabel: "wall seconds",
+      yLabel: "reward",
+    },
   );
   await writeFile("bench/results/rl-failure.svg", failureSvg);
   await writeFile("bench/results/rl-reward.svg", rewardSvg);
 
   const fmt = (v: number | null | undefined, d = 3) => (v === null || v === undefined ? "n/a" : v.toFixed(d));
   const md = [
-    "# RL benchmark (toolcall, from models/toolcall-base)",
+    `# RL benchmark (toolcall, from ${values.model})`,
     "",
     `Budget per run: ${STEPS} optimizer steps x ${PROMPTS} prompts x 4 samples (same prompt budget for every setting), ` +
       `held-out = ${EVAL} production-split tasks (seed 999, disjoint from the training prompts), greedy decoding. ` +
@@ -206,11 +221,11 @@ async function main() {
       `seconds to half the failure rate: ${fmt(figures.seconds_to_half_failure_rate, 0)}; ` +
       `async speed-up vs sync (time to ${fmt(target)} smoothed reward): ${fmt(speedup, 2)}x.`,
     "",
-    "| setting | final held-out failure rate | final smoothed reward | run s (train+gen) | wall s (incl. eval) | time to target reward s | CPU s per wall s | trainer waited s |",
+    "| setting | final held-out failure rate | final smoothed reward | train+gen s (no eval) | wall s | wall s to target reward | CPU s per wall s | trainer waited s |",
     "|---|---|---|---|---|---|---|---|",
     ...outcomes.map((o) => {
-      const curve = smoothedReward(o.result.records);
-      return `| ${o.setting.label} | ${fmt(final(o))} | ${fmt(curve.at(-1)?.r)} | ${fmt(o.result.records.at(-1)?.elapsedS, 0)} | ${fmt(o.wallS, 0)} | ${o.setting.algo === "grpo" ? fmt(timeToReward(o.result.records, target), 0) : "-"} | ${fmt(o.usage?.cpuPerWall, 2)} | ${fmt(o.usage?.trainerWaitS, 0)} |`;
+      const curve = smoothedReward(o);
+      return `| ${o.setting.label} | ${fmt(final(o))} | ${fmt(curve.at(-1)?.r)} | ${fmt(o.result.records.at(-1)?.elapsedS, 0)} | ${fmt(o.wallS, 0)} | ${o.setting.algo === "grpo" ? fmt(target === null ? null : timeToReward(o, target), 0) : "-"} | ${fmt(o.usage?.cpuPerWall, 2)} | ${fmt(o.usage?.trainerWaitS, 0)} |`;
     }),
     "",
     "![failure rate vs time](rl-failure.svg)",
