@@ -1,6 +1,8 @@
 import type { Command } from "../command.ts";
+import { deployCommand } from "./deploy.ts";
 import { engineCommand } from "./engine.ts";
 import { keysCommand } from "./keys.ts";
+import { modelsCommand } from "./models.ts";
 import { serveCommand } from "./serve.ts";
 import { tenantsCommand } from "./tenants.ts";
 import { tracesCommand } from "./traces.ts";
@@ -14,4 +16,6 @@ export const commands: Command[] = [
   tracesCommand,
   engineCommand,
   trainCommand,
+  modelsCommand,
+  deployCommand,
 ];

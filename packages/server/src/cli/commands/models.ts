@@ -1,0 +1,135 @@
+import { InvalidInputError, type ValidationReport } from "@arc/core";
+import type { AuditEntry } from "../../store/audit-log.ts";
+import type { ModelVersion } from "../../store/model-registry.ts";
+import type { Validation } from "../../validate/validate-candidate.ts";
+import { arcClient } from "../arc-client.ts";
+import type { Command } from "../command.ts";
+import { parseArgs, stringFlag } from "../parse-args.ts";
+import { printTable } from "../print-table.ts";
+
+const help = `arc models — a tenant's model versions: list, inspect, validate, approve
+
+Usage:
+  arc models ls [--status candidate,validated,...] [--json]
+  arc models show <id|name> [--json]       lineage, validations (scores, per-slice tests, reasons), audit trail
+  arc models validate <id|name> [--json]   judge a candidate against production now (the validator does this by itself)
+  arc models approve <id|name>             release a validated model held by requireApproval to a canary
+
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+
+const pct = (x: unknown) => (typeof x === "number" ? `${(x * 100).toFixed(1)}%` : "-");
+
+function printReport(report: ValidationReport): void {
+  console.log(`  decision ${report.decision}`);
+  for (const r of report.reasons) console.log(`    - ${r}`);
+  const s = report.scores;
+  console.log(
+    `  functional ${pct(s.functional)} (production ${pct(s.baselineFunctional)})  NDR ${pct(s.ndr)}  regression ${s.regression === null ? "-" : pct(s.regression)}  safety ${s.safety.passed}/${s.safety.total} (${s.safety.leaks} leaks)`,
+  );
+  console.log(
+    `  latency ${s.latency.baselineMeanMs.toFixed(1)} -> ${s.latency.candidateMeanMs.toFixed(1)} ms  tokens ${s.tokens.baselineMean.toFixed(1)} -> ${s.tokens.candidateMean.toFixed(1)}`,
+  );
+  printTable(
+    ["SLICE", "N", "FAIL BEFORE", "FAIL AFTER", "REGRESSED", "IMPROVED", "P", "WORSE"],
+    report.slices.map((sl) => [
+      sl.slice,
+      sl.n,
+      pct(sl.baselineFailureRate),
+      pct(sl.candidateFailureRate),
+      sl.test.regressions,
+      sl.test.improvements,
+      sl.test.pValue.toPrecision(2),
+      sl.test.worse ? "yes" : "no",
+    ]),
+  );
+}
+
+export const modelsCommand: Command = {
+  name: "models",
+  summary: "list, show, validate and approve model versions (tenant)",
+  help,
+  async run(argv) {
+    const args = parseArgs(argv);
+    const [action, id] = args.positionals;
+    const client = arcClient(args, "tenant");
+    const json = args.flags.json === true;
+    if (action === "ls" || action === "list") {
+      const status = stringFlag(args, "status");
+      const { data } = await client.request<{ data: ModelVersion[] }>(
+        "GET",
+        `/v1/model-versions${status ? `?status=${encodeURIComponent(status)}` : ""}`,
+      );
+      if (json) console.log(JSON.stringify(data, null, 2));
+      else {
+        printTable(
+          ["NAME", "ID", "STATUS", "PARENT", "SOURCE", "FUNCTIONAL", "NDR", "CREATED"],
+          data.map((m) => {
+            const v = m.metrics.validation as { functional?: number; ndr?: number } | undefined;
+            return [
+              m.name,
+              m.id,
+              m.status,
+              m.parentId,
+              m.artifactDir ?? m.upstream?.baseUrl,
+              pct(v?.functional),
+              pct(v?.ndr),
+              m.createdAt,
+            ];
+          }),
+        );
+      }
+      return 0;
+    }
+    if (!id)
+      throw new InvalidInputError(`usage: arc models ${action ?? "<ls|show|validate|approve>"} <id|name>`);
+    const path = `/v1/model-versions/${encodeURIComponent(id)}`;
+    if (action === "show") {
+      const shown = await client.request<{
+        model: ModelVersion;
+        validations: Validation[];
+        audit: AuditEntry[];
+      }>("GET", path);
+      if (json) {
+        console.log(JSON.stringify(shown, null, 2));
+        return 0;
+      }
+      const m = shown.model;
+      console.log(`model ${m.name} (${m.id})  status=${m.status}  parent=${m.parentId ?? "-"}`);
+      console.log(`  source ${m.artifactDir ?? `${m.upstream?.baseUrl} model=${m.upstream?.model}`}`);
+      console.log(`  lineage ${JSON.stringify(m.lineage)}`);
+      for (const v of shown.validations) {
+        console.log(
+          `validation ${v.id} vs ${v.baselineId} on ${v.evalSetVersions.join(", ")} at ${v.createdAt}`,
+        );
+        printReport(v.report);
+      }
+      console.log("audit:");
+      for (const a of shown.audit)
+        console.log(`  ${a.at}  ${a.actor}  ${a.action}  ${a.fromState ?? "-"} -> ${a.toState ?? "-"}`);
+      return 0;
+    }
+    if (action === "validate") {
+      const done = await client.request<{ validation: Validation; model: ModelVersion }>(
+        "POST",
+        `${path}/validate`,
+        {},
+      );
+      if (json) console.log(JSON.stringify(done, null, 2));
+      else {
+        console.log(`model ${done.model.name} is now ${done.model.status}`);
+        printReport(done.validation.report);
+      }
+      return done.validation.decision === "pass" ? 0 : 1;
+    }
+    if (action === "approve") {
+      const m = await client.request<ModelVersion>("POST", `${path}/approve`, {});
+      console.log(
+        json ? JSON.stringify(m, null, 2) : `model ${m.name} approved: the deployer will start its canary`,
+      );
+      return 0;
+    }
+    throw new InvalidInputError(
+      `unknown action "${action ?? ""}": expected ls, show, validate or approve (see arc models --help)`,
+    );
+  },
+};
