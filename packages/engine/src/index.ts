@@ -1,6 +1,14 @@
 /** @arc/engine: the embedded Llama engine (inference, training, HF checkpoints, OpenAI-compatible server). */
 export { type BackendName, initBackend } from "./backend/tf-backend.ts";
 export {
+  byteTokenCounter,
+  ChatModelError,
+  EngineChatModel,
+  type EngineChatModelOptions,
+  OpenAIChatModel,
+  type OpenAIChatModelOptions,
+} from "./chat-model/index.ts";
+export {
   readHfCheckpoint,
   type WriteCheckpointOptions,
   writeHfCheckpoint,
