@@ -61,4 +61,11 @@ describe("recipes", () => {
     applyOverrides(raw, ["trainer.steps=9"]);
     assert.equal(raw.trainer.steps, 5);
   });
+
+  it("rejects the decoupled objective with a sampling temperature other than 1", () => {
+    assert.throws(
+      () => parseRecipe({ trainer: { algorithm: "grpo", decoupled: true, temperature: 0.7 } }),
+      /trainer\.decoupled: needs trainer\.temperature 1/,
+    );
+  });
 });

@@ -25,7 +25,14 @@ export function parseRecipe(raw: unknown, source = "recipe"): Recipe {
     const first = result.error.issues[0];
     throw new InvalidInputError(describeIssues(result.error, source), { field: first.path.join(".") });
   }
-  return result.data;
+  const recipe = result.data;
+  if (recipe.trainer.decoupled && recipe.trainer.temperature !== 1) {
+    throw new InvalidInputError(
+      `${source}: trainer.decoupled: needs trainer.temperature 1 (the behaviour log-probs must be the policy's own), got temperature ${recipe.trainer.temperature}`,
+      { field: "trainer.decoupled" },
+    );
+  }
+  return recipe;
 }
 
 /** Reads a scalar written on the command line: numbers, booleans, `inf`, else the string itself. */

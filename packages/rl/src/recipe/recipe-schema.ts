@@ -119,6 +119,17 @@ export const TrainerBlock = z
       .nonnegative()
       .default(0)
       .describe("GRPO: rollouts may be at most this many versions older than the policy; 0 = synchronous."),
+    decoupled: z
+      .boolean()
+      .default(false)
+      .describe(
+        "GRPO: AReaL's decoupled PPO objective for stale rollouts (clip against the proximal policy, weight by pi_prox/pi_behaviour); needs temperature 1.",
+      ),
+    behaviourWeightCap: z
+      .number()
+      .positive()
+      .optional()
+      .describe("GRPO with decoupled: tokens whose pi_prox/pi_behaviour exceeds this are left out."),
     asyncRollouts: z
       .boolean()
       .default(false)

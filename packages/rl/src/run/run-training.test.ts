@@ -57,13 +57,14 @@ describe("runs", () => {
     );
   });
 
-  it("trains GRPO on rollouts from a worker thread, none staler than maxStaleness, each tagged with its versions", async () => {
+  it("trains decoupled GRPO on rollouts from a worker thread, none staler than maxStaleness, each tagged with its versions", async () => {
     const { root, recipe } = await tinyRecipe({
       algorithm: "grpo",
       steps: 10,
       learningRate: 2e-2,
       asyncRollouts: true,
       maxStaleness: 1,
+      decoupled: true,
     });
     const result = await startRun(recipe, {
       runsDir: join(root, "runs"),

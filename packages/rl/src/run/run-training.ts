@@ -400,7 +400,11 @@ async function trainOnRollouts(
       rollouts.generatedTokens,
     );
   }
-  const out = grpoBatch(rollouts.groups, t.normalization, staleness > 0 && t.temperature === 1);
+  const out = grpoBatch(
+    rollouts.groups,
+    t.normalization,
+    t.decoupled || (staleness > 0 && t.temperature === 1),
+  );
   const m =
     out.groups > 0
       ? await train.step(out.batch, {
@@ -409,6 +413,8 @@ async function trainOnRollouts(
           klCoef: t.klCoef,
           entropyCoef: t.entropyCoef,
           aggregation: t.normalization === "dr-grpo" ? "dr-grpo" : "token",
+          decoupled: t.decoupled,
+          behaviourWeightCap: t.behaviourWeightCap,
         })
       : null;
   const [advantageMean, advantageStd] = meanStd(out.advantages);

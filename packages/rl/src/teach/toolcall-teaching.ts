@@ -1,0 +1,79 @@
+import {
+  type Diagnosis,
+  type Task,
+  type TeachingTemplatesInput,
+  type ToolcallSolution,
+  type Verify,
+  verifyTask,
+} from "@arc/core";
+import { teachingHint } from "../data/sft-examples.ts";
+
+/**
+ * Templates of the teaching protocol for `toolcall` with a byte-level student and teacher:
+ * - the probe is the default one (its first `maxProbeTokens` bytes show which tool the student reaches for);
+ * - the teacher prompt is short, since every byte is a token of a small model's context;
+ * - the guided prompt is the default one, which is what the student's SFT guided examples used;
+ * - the baseline is the bare request, exactly the family's prompt, which the student was trained on.
+ */
+export const TOOLCALL_TEACHING_TEMPLATES: TeachingTemplatesInput = {
+  teacherAdaptive: "Request: {question}\nStudent's approach: {approach}\nDiagnose, then teach only if needed.",
+  teacherAlways: "Request: {question}\nStudent's approach: {approach}\nDiagnose, then teach the full method.",
+  baseline: "{question}",
+};
+
+const TOOL_IN_TEXT = /"tool"\s*:\s*"([A-Za-z_]+)/;
+const ARG_KEYS = /"([A-Za-z_]+)"\s*:/g;
+
+/** The tool a probe reaches for (`{"tool":"book_table",...`), or null when it names none. */
+export function probedTool(approach: string): string | null {
+  return TOOL_IN_TEXT.exec(approach)?.[1] ?? null;
+}
+
+/** What a teacher for `toolcall` concludes from a probe, and the one line of reasoning behind it. */
+export interface ToolcallDiagnosis {
+  /** `strong`: the probe starts the right call; `weak`: wrong tool, wrong argument name, or no call. */
+  diagnosis: Diagnosis;
+  /** The teacher's reasoning, short enough for a small model to write. */
+  thinking: string;
+}
+
+/**
+ * Diagnoses a `toolcall` probe against the task's reference call: strong when it names the right tool
+ * and every argument name it already shows belongs to that tool; weak otherwise.
+ */
+export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDiagnosis {
+  const expected = task.solution as ToolcallSolution;
+  const tool = probedTool(approach);
+  const keys = [...approach.matchAll(ARG_KEYS)]
+    .map((m) => m[1])
+    .filter((k) => k !== "tool" && k !== "args");
+  const wrongKey = keys.find((k) => !(k in expected.args));
+  const needs = `The request needs ${expected.tool}`;
+  if (tool === null) return { diagnosis: "weak", thinking: `${needs}; the student names no tool.` };
+  if (tool !== expected.tool)
+    return { diagnosis: "weak", thinking: `${needs}; the student picks ${tool}.` };
+  if (wrongKey)
+    return { diagnosis: "weak", thinking: `${needs}; the student uses the argument ${wrongKey}.` };
+  return { diagnosis: "strong", thinking: `${needs}; the student picks it.` };
+}
+
+/**
+ * The reference teacher output for a probe: reasoning ending in the diagnosis, then no teaching for
+ * a strong student and, for a weak one, the hint the student's SFT taught it to use (tool and
+ * argument names, never their values).
+ */
+export function toolcallTeacherReply(task: Task, approach: string): { reply: string } & ToolcallDiagnosis & {
+    teaching: string;
+  } {
+  const judged = diagnoseToolcallProbe(task, approach);
+  const teaching = judged.diagnosis === "strong" ? "" : teachingHint(task);
+  const reply = `<thinking>${judged.thinking} Diagnosis: ${judged.diagnosis}</thinking><teaching>${teaching}</teaching>`;
+  return { ...judged, teaching, reply };
+}
+
+/**
+ * Judges a toolcall attempt with the family's verifier: the `<solution>` content when the student
+ * wrote one, else its whole output (a trained toolcall student answers with the bare JSON call).
+ */
+export const verifyToolcallAttempt: Verify<Task> = ({ answer, text }, task) =>
+  verifyTask(task, [answer ?? text]).status === "pass";
