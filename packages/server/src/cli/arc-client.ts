@@ -7,6 +7,8 @@ import { type ParsedArgs, stringFlag } from "./parse-args.ts";
 export interface ArcClient {
   url: string;
   request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** GETs a body that is not JSON (an export file) as bytes; a failed answer throws as `request` does. */
+  download(path: string): Promise<Uint8Array>;
 }
 
 /**
@@ -30,38 +32,45 @@ export function arcClient(args: ParsedArgs, role: "admin" | "tenant", env = proc
       `no ${role} key: pass --key, set ${variable}, or run \`arc serve\` once so it writes ${config.home}/credentials.json`,
     );
   }
+  const send = async (method: string, path: string, body?: unknown): Promise<Response> => {
+    let res: Response;
+    try {
+      res = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new ArcError(
+        `cannot reach Arc at ${url} (${(error as Error).message}); is \`arc serve\` running?`,
+        {
+          isRetryable: true,
+          cause: error,
+        },
+      );
+    }
+    if (!res.ok) {
+      const payload = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+      throw new ArcError(
+        `${method} ${path} failed with ${res.status}: ${payload?.error?.message ?? res.statusText}`,
+        {
+          statusCode: res.status,
+        },
+      );
+    }
+    return res;
+  };
   return {
     url,
     async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-      let res: Response;
-      try {
-        res = await fetch(`${url}${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${key}`,
-            ...(body === undefined ? {} : { "content-type": "application/json" }),
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-      } catch (error) {
-        throw new ArcError(
-          `cannot reach Arc at ${url} (${(error as Error).message}); is \`arc serve\` running?`,
-          {
-            isRetryable: true,
-            cause: error,
-          },
-        );
-      }
-      const payload = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-      if (!res.ok) {
-        throw new ArcError(
-          `${method} ${path} failed with ${res.status}: ${payload?.error?.message ?? res.statusText}`,
-          {
-            statusCode: res.status,
-          },
-        );
-      }
-      return payload as T;
+      const res = await send(method, path, body);
+      return (await res.json().catch(() => null)) as T;
+    },
+    async download(path: string): Promise<Uint8Array> {
+      return new Uint8Array(await (await send("GET", path)).arrayBuffer());
     },
   };
 }

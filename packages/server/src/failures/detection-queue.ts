@@ -36,7 +36,7 @@ export async function claimDueTraces(
        from (select tenant_id, trace_id from detection_queue
               where enqueued_at <= now() - $1::float8 * interval '1 millisecond'
                 and (lease_until is null or lease_until < now())
-              order by enqueued_at
+              order by enqueued_at, seq
               limit $2
               for update skip locked) due
       where q.tenant_id = due.tenant_id and q.trace_id = due.trace_id

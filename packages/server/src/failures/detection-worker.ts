@@ -11,7 +11,7 @@ import {
   unknownVerdict,
 } from "@arc/core";
 import type { Database } from "../store/database.ts";
-import { getTrace } from "../store/trace-store.ts";
+import { getTraces } from "../store/trace-store.ts";
 import { loadClusterState, lockClusterState, saveClusterState } from "./cluster-state-store.ts";
 import { claimDueTraces, completeClaims, type DetectionClaim, releaseClaims } from "./detection-queue.ts";
 import { tenantRegistry } from "./detector-config-store.ts";
@@ -117,8 +117,12 @@ export class DetectionWorker {
   /** Judges one tenant's claims and writes the outcome; returns the failures assigned. */
   private async judgeTenant(tenantId: string, claims: DetectionClaim[]): Promise<number> {
     const registry = await tenantRegistry(this.db, tenantId, this.setup);
-    const judged: Judged[] = [];
-    for (const claim of claims) judged.push(await this.judgeOne(tenantId, claim, registry));
+    const traces = await getTraces(
+      this.db,
+      tenantId,
+      claims.map((c) => c.traceId),
+    );
+    const judged = claims.map((claim) => this.judgeOne(claim, traces.get(claim.traceId), registry));
     return this.db.transaction(async (tx) => {
       const version = await lockClusterState(tx, tenantId);
       const clusterer = await this.clustererAt(tx, tenantId, version);
@@ -165,11 +169,11 @@ export class DetectionWorker {
   }
 
   /** Judges one claimed trace with the feedback known so far; a trace that kept failing is judged `unknown`. */
-  private async judgeOne(
-    tenantId: string,
+  private judgeOne(
     claim: DetectionClaim,
+    stored: (Trace & { feedback: Feedback[] }) | undefined,
     registry: DetectorRegistry,
-  ): Promise<Judged> {
+  ): Judged {
     if (claim.attempts > this.config.maxAttempts) {
       const why = `judging failed ${claim.attempts - 1} times; last error: ${claim.lastError ?? "unknown"}`;
       return {
@@ -183,12 +187,13 @@ export class DetectionWorker {
         modelVersion: null,
       };
     }
-    const { feedback, ...stored } = await getTrace(this.db, tenantId, claim.traceId);
-    const parsed = Trace.safeParse(stored);
+    if (!stored) throw new Error(`trace "${claim.traceId}" is queued but not stored`);
+    const { feedback, ...trace } = stored;
+    const parsed = Trace.safeParse(trace);
     if (!parsed.success) {
-      return { claim, judgement: registry.judgeInput(stored, feedback), record: null, modelVersion: null };
+      return { claim, judgement: registry.judgeInput(trace, feedback), record: null, modelVersion: null };
     }
-    const judgement = registry.judge(parsed.data, feedback as Feedback[]);
+    const judgement = registry.judge(parsed.data, feedback);
     return {
       claim,
       judgement,

@@ -225,31 +225,35 @@ describe("failure pipeline behind arc serve", () => {
     assert.match(wrong.body.error.message, /expected one of jsonl, chat, verl-parquet for a prompts dataset/);
   });
 
-  it("builds preference pairs from human corrections left as feedback", async () => {
-    const failed = traffic.find(
-      (s) => s.injected === "wrong_argument: get_weather.unit",
-    ) as (typeof traffic)[number];
-    const correct = JSON.stringify(failed.task.solution);
-    await call(acme, "POST", "/v1/feedback", {
-      id: "fix-1",
-      traceId: failed.trace.id,
+  it("builds preference pairs from human corrections left as feedback, each leading back to its trace", async () => {
+    const failed = traffic.filter((s) => s.injected === "wrong_argument: get_weather.unit").slice(0, 6);
+    const corrections = new Map(failed.map((s) => [s.trace.id as string, JSON.stringify(s.task.solution)]));
+    const feedback = failed.map((s, i) => ({
+      id: `fix-${i}`,
+      traceId: s.trace.id,
       label: "wrong",
-      correction: correct,
-    });
-    const verdict = (await call(acme, "GET", `/v1/verdicts?traceId=${failed.trace.id}`)).body;
+      correction: corrections.get(s.trace.id as string),
+    }));
+    assert.equal((await call(acme, "POST", "/v1/feedback", feedback)).status, 200);
+    const verdict = (await call(acme, "GET", `/v1/verdicts?traceId=${failed[0].trace.id}`)).body;
     const set = await call(acme, "POST", "/v1/datasets", {
       kind: "preferences",
       fromPatterns: [verdict.patternId],
     });
     assert.equal(set.status, 201);
-    const rows = (await call(acme, "GET", `/v1/datasets/${set.body.id}`)).body.rows;
-    const pair = rows.find((r: { meta: { sourceTraceIds: string[] } }) =>
-      r.meta.sourceTraceIds.includes(failed.trace.id as string),
-    );
-    assert.equal(pair.chosen, correct);
-    assert.equal(pair.meta.chosenSource, "human");
+    const rows = (await call(acme, "GET", `/v1/datasets/${set.body.id}`)).body.rows as {
+      chosen: string;
+      meta: { sourceTraceIds: string[]; chosenSource: string; chosenVerified: boolean };
+    }[];
+    assert.ok(rows.length > 0, `pairs made: ${JSON.stringify(set.body.stats)}`);
+    for (const row of rows) {
+      assert.equal(row.meta.chosenSource, "human");
+      assert.equal(row.meta.chosenVerified, true);
+      for (const id of row.meta.sourceTraceIds) assert.equal(row.chosen, corrections.get(id));
+    }
     const exported = await call(acme, "GET", `/v1/datasets/${set.body.id}/export?format=preferences`);
-    assert.ok(new TextDecoder().decode(exported.body).includes('"rejected"'));
+    const line = JSON.parse(new TextDecoder().decode(exported.body).split("\n")[0]);
+    assert.deepEqual(line.chosen, [{ role: "assistant", content: rows[0].chosen }]);
   });
 
   it("refuses a dataset request naming the field at fault", async () => {

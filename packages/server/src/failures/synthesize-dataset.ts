@@ -16,7 +16,7 @@ import {
 } from "@arc/core";
 import { z } from "zod";
 import type { Database, Queryable } from "../store/database.ts";
-import { getTrace } from "../store/trace-store.ts";
+import { getTraces } from "../store/trace-store.ts";
 import { type DatasetInfo, datasetsOfKinds, saveDataset } from "./dataset-store.ts";
 import { currentFailureMembers } from "./failure-store.ts";
 import { existingPatternIds } from "./pattern-store.ts";
@@ -136,15 +136,24 @@ async function failureItems(
   );
   const items: FailureItem[] = [];
   const feedback: Feedback[] = [];
-  for (const m of members) {
-    const verdict = verdicts.get(m.traceId);
-    if (!verdict) continue;
-    const { feedback: notes, ...stored } = await getTrace(db, tenantId, m.traceId);
-    const trace = Trace.safeParse(stored);
-    if (!trace.success) continue;
-    const item = failureItemFromTrace(trace.data, verdict.judgement, m.patternId);
-    if (item) items.push(item);
-    feedback.push(...(notes as Feedback[]));
+  for (let i = 0; i < members.length; i += 500) {
+    const chunk = members.slice(i, i + 500);
+    const traces = await getTraces(
+      db,
+      tenantId,
+      chunk.map((m) => m.traceId),
+    );
+    for (const m of chunk) {
+      const verdict = verdicts.get(m.traceId);
+      const stored = traces.get(m.traceId);
+      if (!verdict || !stored) continue;
+      const { feedback: notes, ...rest } = stored;
+      const trace = Trace.safeParse(rest);
+      if (!trace.success) continue;
+      const item = failureItemFromTrace(trace.data, verdict.judgement, m.patternId);
+      if (item) items.push(item);
+      feedback.push(...notes);
+    }
   }
   return { items, corrections: candidatesFromFeedback(feedback) };
 }

@@ -247,23 +247,56 @@ export async function getTrace(
   tenantId: string,
   traceId: string,
 ): Promise<Trace & { feedback: Feedback[] }> {
-  const traces = await db.query<Row>("select * from traces where tenant_id = $1 and id = $2", [
+  const trace = (await getTraces(db, tenantId, [traceId])).get(traceId);
+  if (!trace) throw new NotFoundError(`no trace with id "${traceId}"`);
+  return trace;
+}
+
+/**
+ * Many traces of a tenant, as `getTrace` gives them, in three queries whatever their number (workers and dataset
+ * synthesis read hundreds at a time). Ids the tenant does not have are absent from the map.
+ */
+export async function getTraces(
+  db: Queryable,
+  tenantId: string,
+  traceIds: string[],
+): Promise<Map<string, Trace & { feedback: Feedback[] }>> {
+  const traces = await db.query<Row>("select * from traces where tenant_id = $1 and id = any($2::text[])", [
     tenantId,
-    traceId,
+    traceIds,
   ]);
-  const t = traces[0];
-  if (!t) throw new NotFoundError(`no trace with id "${traceId}"`);
   const steps = await db.query<Row>(
     `select s.*, m.body as messages, tl.body as tools from steps s
      left join blobs m on m.tenant_id = s.tenant_id and m.hash = s.messages_hash
      left join blobs tl on tl.tenant_id = s.tenant_id and tl.hash = s.tools_hash
-     where s.tenant_id = $1 and s.trace_id = $2 order by s.started_at, s.id`,
-    [tenantId, traceId],
+     where s.tenant_id = $1 and s.trace_id = any($2::text[]) order by s.trace_id, s.started_at, s.id`,
+    [tenantId, traceIds],
   );
   const feedback = await db.query<Row>(
-    "select * from feedback where tenant_id = $1 and trace_id = $2 order by created_at, id",
-    [tenantId, traceId],
+    "select * from feedback where tenant_id = $1 and trace_id = any($2::text[]) order by trace_id, created_at, id",
+    [tenantId, traceIds],
   );
+  const group = (rows: Row[]) => {
+    const by = new Map<string, Row[]>();
+    for (const r of rows) {
+      const list = by.get(r.trace_id as string);
+      if (list) list.push(r);
+      else by.set(r.trace_id as string, [r]);
+    }
+    return by;
+  };
+  const stepsOf = group(steps);
+  const feedbackOf = group(feedback);
+  return new Map(
+    traces.map((t) => [
+      t.id as string,
+      toTrace(t, stepsOf.get(t.id as string) ?? [], feedbackOf.get(t.id as string) ?? []),
+    ]),
+  );
+}
+
+/** A stored trace row with its step and feedback rows, in the shape it was sent. */
+function toTrace(t: Row, steps: Row[], feedback: Row[]): Trace & { feedback: Feedback[] } {
   return dropNulls({
     id: t.id as string,
     name: t.name as string | undefined,

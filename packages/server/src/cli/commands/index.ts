@@ -1,8 +1,10 @@
 import type { Command } from "../command.ts";
+import { datasetsCommand } from "./datasets.ts";
 import { deployCommand } from "./deploy.ts";
 import { engineCommand } from "./engine.ts";
 import { keysCommand } from "./keys.ts";
 import { modelsCommand } from "./models.ts";
+import { patternsCommand } from "./patterns.ts";
 import { serveCommand } from "./serve.ts";
 import { tenantsCommand } from "./tenants.ts";
 import { tracesCommand } from "./traces.ts";
@@ -14,6 +16,8 @@ export const commands: Command[] = [
   tenantsCommand,
   keysCommand,
   tracesCommand,
+  patternsCommand,
+  datasetsCommand,
   engineCommand,
   trainCommand,
   modelsCommand,
