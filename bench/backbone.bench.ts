@@ -2,6 +2,8 @@
 // and into the PostgreSQL server — printed and written to bench/results/backbone.json.
 import { mkdirSync, writeFileSync } from "node:fs";
 import pg from "pg";
+import { printFailuresBench, runFailuresBench } from "./failures.bench.ts";
+import { runGatewayBench } from "./gateway.bench.ts";
 import { measureIngest } from "./ingest-throughput.ts";
 import { measureSdkOverhead } from "./sdk-overhead.ts";
 
@@ -74,3 +76,7 @@ const figures = {
 mkdirSync("bench/results", { recursive: true });
 writeFileSync("bench/results/backbone.json", `${JSON.stringify(figures, null, 2)}\n`);
 console.log("wrote bench/results/backbone.json", figures);
+
+await runGatewayBench();
+
+printFailuresBench(await runFailuresBench());

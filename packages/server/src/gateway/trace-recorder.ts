@@ -4,9 +4,9 @@ import { insertTraces } from "../store/trace-store.ts";
 
 /** Options of the trace recorder. */
 export interface TraceRecorderOptions {
-  /** Flush when this many traces wait (default 200). */
+  /** Flush when this many traces wait (default 500). */
   maxBatch?: number;
-  /** Flush at least this often while traces wait, in ms (default 100). */
+  /** Flush at least this often while traces wait, in ms (default 250): each flush has a fixed cost, and on the embedded PGlite it runs on this thread. */
   flushMs?: number;
   /** Called when a batch could not be stored (default: logged); the traces are dropped, the requests are not. */
   onError?: (error: unknown, lost: number) => void;
@@ -30,8 +30,8 @@ export class TraceRecorder {
     private readonly db: Database,
     private readonly options: TraceRecorderOptions = {},
   ) {
-    this.maxBatch = options.maxBatch ?? 200;
-    this.flushMs = options.flushMs ?? 100;
+    this.maxBatch = options.maxBatch ?? 500;
+    this.flushMs = options.flushMs ?? 250;
   }
 
   /** Queues a tenant's trace; it is stored within `flushMs`. */

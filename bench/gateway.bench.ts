@@ -1,0 +1,212 @@
+// Gateway overhead: the latency the gateway adds to a chat completion versus calling the same model directly, with
+// direct and gateway calls interleaved in one run (random order per pair, one call in flight), for an upstream
+// model (gateway -> HTTP -> model server) and an embedded one (gateway -> the engine in-process; direct = the
+// engine's own HTTP server). Then requests/s through the gateway with 32 calls in flight. The server runs in its own
+// process (bench/gateway-bench-server.ts), traces recorded to PGlite as in production.
+// Called by bench/backbone.bench.ts; also runnable alone: node --import tsx bench/gateway.bench.ts
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { pathToFileURL } from "node:url";
+import pg from "pg";
+
+interface BenchServer {
+  gatewayUrl: string;
+  directUrl: string;
+  upstreamKey: string;
+  embeddedKey: string;
+}
+
+/** The figures `runGatewayBench` measures. */
+export interface GatewayBench {
+  gateway_overhead_p50_ms: number;
+  gateway_overhead_p99_ms: number;
+  gateway_rps: number;
+  direct_rps: number;
+  embedded_overhead_p50_ms: number;
+  embedded_overhead_p99_ms: number;
+  /** The same figures with a PostgreSQL server as the store (null when ARC_TEST_DATABASE_URL is not set). */
+  postgres: Record<string, number> | null;
+  /** The machine's 1-minute load average at the end: p99 figures on a busy 2-core machine are mostly its noise. */
+  load_average_1m: number;
+  runs: { mode: string; directP50: number; gatewayP50: number; directP99: number; gatewayP99: number }[];
+}
+
+/** Same body both ways: the model server's own name, which the gateway routes like any name it does not pin. */
+const body = JSON.stringify({
+  model: "bench-model",
+  messages: [{ role: "user", content: "What is the weather in Oslo?" }],
+  max_tokens: 32,
+});
+
+async function call(url: string, key: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${url}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-arc-session": "bench" },
+    body,
+  });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+  return performance.now() - started;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const median = (xs: number[]) => percentile(xs, 50);
+
+async function interleaved(server: BenchServer, key: string, calls: number, warmup: number) {
+  const direct: number[] = [];
+  const gateway: number[] = [];
+  for (let i = 0; i < warmup + calls; i++) {
+    const gatewayFirst = Math.random() < 0.5;
+    const a = gatewayFirst ? await call(server.gatewayUrl, key) : await call(server.directUrl, key);
+    const b = gatewayFirst ? await call(server.directUrl, key) : await call(server.gatewayUrl, key);
+    if (i < warmup) continue;
+    gateway.push(gatewayFirst ? a : b);
+    direct.push(gatewayFirst ? b : a);
+  }
+  return {
+    directP50: percentile(direct, 50),
+    gatewayP50: percentile(gateway, 50),
+    directP99: percentile(direct, 99),
+    gatewayP99: percentile(gateway, 99),
+  };
+}
+
+async function throughput(url: string, key: string, seconds: number, inFlight = 32): Promise<number> {
+  const end = performance.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() < end) {
+        await call(url, key);
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+function startBenchServer(databaseUrl?: string): Promise<{ child: ChildProcess; server: BenchServer }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/gateway-bench-server.ts"], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ARC_BENCH_DATABASE_URL: databaseUrl ?? "" },
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (d) => {
+      out += d;
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolve({ child, server: JSON.parse(line) });
+    });
+    child.once("exit", (code) => reject(new Error(`gateway bench server exited with ${code}: ${out}`)));
+  });
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+/** Overheads and throughput against one store (PGlite in a temp ARC_HOME, or the PostgreSQL server at `databaseUrl`). */
+async function measure(options: { calls: number; runs: number; seconds: number; databaseUrl?: string }) {
+  const { child, server } = await startBenchServer(options.databaseUrl);
+  try {
+    const runs: GatewayBench["runs"] = [];
+    for (let r = 0; r < options.runs; r++) {
+      runs.push({ mode: "upstream", ...(await interleaved(server, server.upstreamKey, options.calls, 200)) });
+      runs.push({ mode: "embedded", ...(await interleaved(server, server.embeddedKey, options.calls, 200)) });
+    }
+    const overhead = (mode: string, p: "P50" | "P99") =>
+      round3(median(runs.filter((x) => x.mode === mode).map((x) => x[`gateway${p}`] - x[`direct${p}`])));
+    return {
+      upstreamP50: overhead("upstream", "P50"),
+      upstreamP99: overhead("upstream", "P99"),
+      embeddedP50: overhead("embedded", "P50"),
+      embeddedP99: overhead("embedded", "P99"),
+      gatewayRps: Math.round(await throughput(server.gatewayUrl, server.upstreamKey, options.seconds)),
+      directRps: Math.round(await throughput(server.directUrl, server.upstreamKey, options.seconds)),
+      runs: runs.map((x) => ({
+        mode: x.mode,
+        directP50: round3(x.directP50),
+        gatewayP50: round3(x.gatewayP50),
+        directP99: round3(x.directP99),
+        gatewayP99: round3(x.gatewayP99),
+      })),
+    };
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
+/** A fresh database on the server named by ARC_TEST_DATABASE_URL, dropped afterwards; null when none is set. */
+async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T | null> {
+  const serverUrl = process.env.ARC_TEST_DATABASE_URL;
+  if (!serverUrl) return null;
+  const name = `arc_gateway_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  try {
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    return await fn(url.toString());
+  } finally {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
+
+function report(label: string, m: Awaited<ReturnType<typeof measure>>, calls: number): void {
+  const sign = (x: number) => (x >= 0 ? `+${x}` : `${x}`);
+  console.log(
+    `gateway overhead, ${label}, vs calling the upstream directly (median of ${m.runs.length / 2} interleaved runs of ${calls} calls): p50 ${sign(m.upstreamP50)} ms, p99 ${sign(m.upstreamP99)} ms   targets p50 < 1 ms, p99 < 5 ms`,
+  );
+  console.log(
+    `gateway overhead, ${label}, embedded engine in-process vs the engine's own HTTP server: p50 ${sign(m.embeddedP50)} ms, p99 ${sign(m.embeddedP99)} ms`,
+  );
+  console.log(
+    `gateway throughput, ${label}: ${m.gatewayRps} requests/s with 32 in flight, every call recorded as a trace (the model server alone: ${m.directRps} requests/s)`,
+  );
+}
+
+/**
+ * Measures the gateway on the embedded store (the headline figures, as `arc serve` runs by default) and, when
+ * ARC_TEST_DATABASE_URL names a PostgreSQL server, on it too; prints the figures, writes bench/results/gateway.json.
+ */
+export async function runGatewayBench(
+  options: { calls?: number; runs?: number; seconds?: number } = {},
+): Promise<GatewayBench> {
+  const settings = { calls: options.calls ?? 1000, runs: options.runs ?? 3, seconds: options.seconds ?? 5 };
+  const pglite = await measure(settings);
+  report("PGlite store", pglite, settings.calls);
+  const postgres = await withPostgres((databaseUrl) => measure({ ...settings, databaseUrl }));
+  if (postgres) report("PostgreSQL store", postgres, settings.calls);
+  else console.log("gateway on a PostgreSQL store: not measured (set ARC_TEST_DATABASE_URL to measure it)");
+  const figures: GatewayBench = {
+    gateway_overhead_p50_ms: pglite.upstreamP50,
+    gateway_overhead_p99_ms: pglite.upstreamP99,
+    gateway_rps: pglite.gatewayRps,
+    direct_rps: pglite.directRps,
+    embedded_overhead_p50_ms: pglite.embeddedP50,
+    embedded_overhead_p99_ms: pglite.embeddedP99,
+    postgres: postgres
+      ? {
+          gateway_overhead_p50_ms: postgres.upstreamP50,
+          gateway_overhead_p99_ms: postgres.upstreamP99,
+          gateway_rps: postgres.gatewayRps,
+          embedded_overhead_p50_ms: postgres.embeddedP50,
+          embedded_overhead_p99_ms: postgres.embeddedP99,
+        }
+      : null,
+    load_average_1m: round3(loadavg()[0]),
+    runs: pglite.runs,
+  };
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync("bench/results/gateway.json", `${JSON.stringify(figures, null, 2)}\n`);
+  console.log("wrote bench/results/gateway.json");
+  return figures;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await runGatewayBench();
