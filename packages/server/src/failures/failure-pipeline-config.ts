@@ -15,10 +15,11 @@ export const FailurePipelineConfig = z.object({
     .number()
     .int()
     .min(0)
-    .default(2000)
+    .default(500)
     .describe(
-      "A trace is judged once no new step or trace batch has arrived for it for this long (ARC_DETECT_QUIET_MS); " +
-        "longer than the SDK's flush interval (1 s) so a trace sent in two flushes is judged whole",
+      "A trace is judged once nothing new (a step, feedback) has arrived for it for this long " +
+        "(ARC_DETECT_QUIET_MS), so a trace sent in a few quick batches is judged once, whole. Later arrivals " +
+        "(late OTLP spans, feedback) have it judged again",
     ),
   batchSize: z
     .number()
