@@ -7,4 +7,5 @@ export * from "./recipe/index.ts";
 export * from "./reward/index.ts";
 export * from "./rollout/index.ts";
 export * from "./run/index.ts";
+export * from "./teach/index.ts";
 export * from "./workflow/index.ts";

@@ -1,9 +1,4 @@
-import {
-  renderTemplate,
-  type TeachingMode,
-  type TeachingTemplates,
-  type TeachMessage,
-} from "@arc/core";
+import { renderTemplate, type TeachingMode, type TeachingTemplates, type TeachMessage } from "@arc/core";
 
 /**
  * The teacher's prompt exactly as `runTeaching` sends it (system message when configured, then the

@@ -16,7 +16,8 @@ import { teachingHint } from "../data/sft-examples.ts";
  * - the baseline is the bare request, exactly the family's prompt, which the student was trained on.
  */
 export const TOOLCALL_TEACHING_TEMPLATES: TeachingTemplatesInput = {
-  teacherAdaptive: "Request: {question}\nStudent's approach: {approach}\nDiagnose, then teach only if needed.",
+  teacherAdaptive:
+    "Request: {question}\nStudent's approach: {approach}\nDiagnose, then teach only if needed.",
   teacherAlways: "Request: {question}\nStudent's approach: {approach}\nDiagnose, then teach the full method.",
   baseline: "{question}",
 };
@@ -44,14 +45,11 @@ export interface ToolcallDiagnosis {
 export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDiagnosis {
   const expected = task.solution as ToolcallSolution;
   const tool = probedTool(approach);
-  const keys = [...approach.matchAll(ARG_KEYS)]
-    .map((m) => m[1])
-    .filter((k) => k !== "tool" && k !== "args");
+  const keys = [...approach.matchAll(ARG_KEYS)].map((m) => m[1]).filter((k) => k !== "tool" && k !== "args");
   const wrongKey = keys.find((k) => !(k in expected.args));
   const needs = `The request needs ${expected.tool}`;
   if (tool === null) return { diagnosis: "weak", thinking: `${needs}; the student names no tool.` };
-  if (tool !== expected.tool)
-    return { diagnosis: "weak", thinking: `${needs}; the student picks ${tool}.` };
+  if (tool !== expected.tool) return { diagnosis: "weak", thinking: `${needs}; the student picks ${tool}.` };
   if (wrongKey)
     return { diagnosis: "weak", thinking: `${needs}; the student uses the argument ${wrongKey}.` };
   return { diagnosis: "strong", thinking: `${needs}; the student picks it.` };
@@ -62,7 +60,10 @@ export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDia
  * a strong student and, for a weak one, the hint the student's SFT taught it to use (tool and
  * argument names, never their values).
  */
-export function toolcallTeacherReply(task: Task, approach: string): { reply: string } & ToolcallDiagnosis & {
+export function toolcallTeacherReply(
+  task: Task,
+  approach: string,
+): { reply: string } & ToolcallDiagnosis & {
     teaching: string;
   } {
   const judged = diagnoseToolcallProbe(task, approach);

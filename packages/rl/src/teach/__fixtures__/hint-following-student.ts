@@ -1,0 +1,46 @@
+import {
+  type ChatCompletion,
+  type ChatModel,
+  type CompleteOptions,
+  formatToolCall,
+  type Task,
+  type TeachMessage,
+  type ToolcallSolution,
+} from "@arc/core";
+
+/**
+ * Test double of a frozen toolcall student whose behaviour under guidance is known in advance (a real
+ * student that reliably uses hints takes minutes of training, too slow for a unit test). It answers
+ * every task with the reference call of the tool it believes in: the tool named by the guidance when
+ * there is one, else `unguidedTool(task)`. Its probe is the opening of that call. Guidance that names
+ * no tool makes it right exactly when `otherGuidance(text)` says so (default: it ignores such guidance).
+ * Counts its calls.
+ */
+export class HintFollowingStudentTestDouble implements ChatModel {
+  /** The name recorded on trace steps. */
+  readonly model = "hint-following-student";
+  /** Calls received, for cache assertions. */
+  calls = 0;
+
+  constructor(
+    private readonly tasks: readonly Task[],
+    private readonly unguidedTool: (task: Task) => string,
+    private readonly otherGuidance?: (guidance: string) => boolean,
+  ) {}
+
+  async complete(messages: TeachMessage[], options: CompleteOptions): Promise<ChatCompletion> {
+    this.calls++;
+    const prompt = messages[messages.length - 1].content;
+    const task = this.tasks.find((t) => prompt.includes(t.question));
+    if (!task) throw new Error(`no task in prompt ${JSON.stringify(prompt.slice(0, 80))}`);
+    const expected = task.solution as ToolcallSolution;
+    const guidance = /Guidance from a teacher:\n([\s\S]*?)\n\n/.exec(prompt)?.[1];
+    const named = guidance === undefined ? undefined : /Call the tool (\w+)/.exec(guidance)?.[1];
+    let tool = named ?? this.unguidedTool(task);
+    if (guidance !== undefined && named === undefined && this.otherGuidance)
+      tool = this.otherGuidance(guidance) ? expected.tool : "no_tool";
+    const call = tool === expected.tool ? expected : { tool, args: expected.args };
+    const text = formatToolCall(call).slice(0, options.maxTokens);
+    return { text, promptTokens: prompt.length, completionTokens: text.length, finishReason: "stop" };
+  }
+}

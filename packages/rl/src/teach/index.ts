@@ -1,0 +1,31 @@
+export {
+  type EvaluateTeachingOptions,
+  evaluateTeaching,
+  type TeachingEvaluation,
+} from "./evaluate-teaching.ts";
+export {
+  type TeacherGrpoSettings,
+  type TeacherGrpoStepResult,
+  teacherGrpoStep,
+} from "./teacher-grpo-step.ts";
+export { probeMessages, teacherMessages } from "./teacher-messages.ts";
+export { loadTeacherRecipe, TeacherRecipe } from "./teacher-recipe.ts";
+export {
+  generateTeachingExamples,
+  type TeachingExample,
+  type TeachingExampleOptions,
+} from "./teaching-examples.ts";
+export {
+  TeachingRewarder,
+  type TeachingRewarderOptions,
+  type TeachingScore,
+} from "./teaching-rewarder.ts";
+export {
+  diagnoseToolcallProbe,
+  probedTool,
+  TOOLCALL_TEACHING_TEMPLATES,
+  type ToolcallDiagnosis,
+  toolcallTeacherReply,
+  verifyToolcallAttempt,
+} from "./toolcall-teaching.ts";
+export { trainTeacherGrpo, trainTeacherSft } from "./train-teacher.ts";

@@ -1,0 +1,81 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { generateToolcallTasks, type Task, type ToolcallSolution } from "@arc/core";
+import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
+import { TeachingRewarder } from "./teaching-rewarder.ts";
+import {
+  TOOLCALL_TEACHING_TEMPLATES,
+  toolcallTeacherReply,
+  verifyToolcallAttempt,
+} from "./toolcall-teaching.ts";
+
+const tasks = generateToolcallTasks({ split: "production", seed: 5, count: 30 });
+const toolOf = (t: Task) => (t.solution as ToolcallSolution).tool;
+const weakTask = tasks.find((t) => toolOf(t) === "book_table")!;
+const strongTask = tasks.find((t) => toolOf(t) === "get_weather")!;
+// The student confuses booking with calendar events and gets everything else right.
+const unguided = (t: Task) => (toolOf(t) === "book_table" ? "add_event" : toolOf(t));
+
+function rewarder(student: HintFollowingStudentTestDouble) {
+  return new TeachingRewarder({
+    student,
+    verify: verifyToolcallAttempt,
+    templates: TOOLCALL_TEACHING_TEMPLATES,
+  });
+}
+
+describe("TeachingRewarder", () => {
+  it("rewards teaching that fixes a weak student, more for the same fix in fewer tokens", async () => {
+    const r = rewarder(new HintFollowingStudentTestDouble(tasks, unguided));
+    const right = toolcallTeacherReply(weakTask, await r.probe(weakTask)).reply;
+    const score = await r.score(weakTask, right);
+    assert.equal(score.baselineScore, 0);
+    assert.equal(score.taughtScore, 1);
+    assert.equal(score.judgement, "weak");
+    assert.ok(score.reward > 1, `${score.reward}`);
+    const padded = await r.score(
+      weakTask,
+      right.replace("taken from the request.", "taken from the request, read it slowly and carefully twice."),
+    );
+    assert.equal(padded.taughtScore, 1);
+    assert.ok(padded.reward < score.reward);
+  });
+
+  it("punishes teaching that turns a strong student wrong and gives nothing for leaving it alone", async () => {
+    const r = rewarder(new HintFollowingStudentTestDouble(tasks, unguided));
+    const silent = await r.score(strongTask, "<thinking>Diagnosis: strong</thinking><teaching></teaching>");
+    assert.deepEqual([silent.reward, silent.teachingTokens, silent.judgement], [0, 0, "strong"]);
+    const harmful = await r.score(
+      strongTask,
+      "<teaching>Call the tool convert_currency with the arguments amount.</teaching>",
+    );
+    assert.equal(harmful.baselineScore, 1);
+    assert.equal(harmful.taughtScore, 0);
+    assert.equal(harmful.reward, -2);
+  });
+
+  it("uses the outcome form when the recipe asks for it", async () => {
+    const student = new HintFollowingStudentTestDouble(tasks, unguided);
+    const r = new TeachingRewarder({
+      student,
+      verify: verifyToolcallAttempt,
+      templates: TOOLCALL_TEACHING_TEMPLATES,
+      reward: { form: "outcome", degradationPenalty: -0.5 },
+    });
+    const harmful = await r.score(strongTask, "<teaching>Call the tool convert_currency.</teaching>");
+    assert.equal(harmful.reward, -0.5);
+  });
+
+  it("asks the frozen student once per probe, baseline and distinct teaching", async () => {
+    const student = new HintFollowingStudentTestDouble(tasks, unguided);
+    const r = rewarder(student);
+    const reply = toolcallTeacherReply(weakTask, await r.probe(weakTask)).reply;
+    await Promise.all([
+      r.probe(weakTask),
+      r.score(weakTask, reply),
+      r.score(weakTask, reply),
+      r.score(weakTask, reply),
+    ]);
+    assert.equal(student.calls, 3);
+  });
+});
