@@ -118,6 +118,39 @@ for (const target of databasesUnderTest()) {
   });
 }
 
+describe("detection worker errors", () => {
+  it("judges a trace `unknown` with the error after maxAttempts failed attempts, while other tenants go on", async () => {
+    const target = databasesUnderTest()[0];
+    const db = await target.open();
+    try {
+      const broken = (await createTenant(db, "broken")).id;
+      const fine = (await createTenant(db, "fine")).id;
+      const setup = (_: unknown, tenantId: string) => {
+        if (tenantId === broken) throw new Error("verifier service unreachable");
+      };
+      const errors: unknown[] = [];
+      const worker = new DetectionWorker(db, { ...config, maxAttempts: 2 }, setup, (e) => errors.push(e));
+      await insertTraces(db, broken, [traces[0]]);
+      await insertTraces(db, fine, [traces[1]]);
+      const first = await worker.runOnce();
+      assert.deepEqual(first, { judged: 1, assigned: first.assigned, released: 1 });
+      assert.equal(await getVerdict(db, broken, traces[0].id), null);
+      assert.equal((await worker.runOnce()).released, 1);
+      assert.equal((await worker.runOnce()).judged, 1);
+      const verdict = await getVerdict(db, broken, traces[0].id);
+      assert.equal(verdict?.status, "unknown");
+      assert.match(
+        verdict?.judgement.verdicts[0].evidence.message ?? "",
+        /failed 2 times; last error: verifier service unreachable/,
+      );
+      assert.equal(errors.length, 2);
+      assert.equal(await pendingDetections(db, broken), 0);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 const postgres = databasesUnderTest().find((d) => d.name === "postgres");
 describe("detection workers in several processes", { skip: postgres?.skip }, () => {
   it("judge every trace exactly once when two workers share one PostgreSQL server", async () => {

@@ -74,14 +74,20 @@ export class DetectionWorker {
     const byTenant = new Map<string, DetectionClaim[]>();
     for (const c of claims) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), c]);
     for (const [tenantId, tenantClaims] of byTenant) {
-      try {
-        pass.assigned += await this.judgeTenant(tenantId, tenantClaims);
-        pass.judged += tenantClaims.length;
-      } catch (error) {
-        this.clusterers.delete(tenantId);
-        await releaseClaims(this.db, tenantClaims, String((error as Error)?.message ?? error));
-        pass.released += tenantClaims.length;
-        this.onError(error);
+      // Traces that kept failing are settled apart, so an error in the tenant's setup cannot hold them forever.
+      const exhausted = tenantClaims.filter((c) => c.attempts > this.config.maxAttempts);
+      const live = tenantClaims.filter((c) => c.attempts <= this.config.maxAttempts);
+      for (const group of [exhausted, live]) {
+        if (group.length === 0) continue;
+        try {
+          pass.assigned += await this.judgeTenant(tenantId, group);
+          pass.judged += group.length;
+        } catch (error) {
+          this.clusterers.delete(tenantId);
+          await releaseClaims(this.db, group, String((error as Error)?.message ?? error));
+          pass.released += group.length;
+          this.onError(error);
+        }
       }
     }
     return pass;
@@ -116,13 +122,10 @@ export class DetectionWorker {
 
   /** Judges one tenant's claims and writes the outcome; returns the failures assigned. */
   private async judgeTenant(tenantId: string, claims: DetectionClaim[]): Promise<number> {
-    const registry = await tenantRegistry(this.db, tenantId, this.setup);
-    const traces = await getTraces(
-      this.db,
-      tenantId,
-      claims.map((c) => c.traceId),
-    );
-    const judged = claims.map((claim) => this.judgeOne(claim, traces.get(claim.traceId), registry));
+    const exhausted = claims.every((c) => c.attempts > this.config.maxAttempts);
+    const judged = exhausted
+      ? claims.map((claim) => this.gaveUp(claim))
+      : await this.judgeAll(tenantId, claims);
     return this.db.transaction(async (tx) => {
       const version = await lockClusterState(tx, tenantId);
       const clusterer = await this.clustererAt(tx, tenantId, version);
@@ -168,25 +171,38 @@ export class DetectionWorker {
     return clusterer;
   }
 
-  /** Judges one claimed trace with the feedback known so far; a trace that kept failing is judged `unknown`. */
+  /** Judges claimed traces with their tenant's registry and the feedback known so far. */
+  private async judgeAll(tenantId: string, claims: DetectionClaim[]): Promise<Judged[]> {
+    const registry = await tenantRegistry(this.db, tenantId, this.setup);
+    const traces = await getTraces(
+      this.db,
+      tenantId,
+      claims.map((c) => c.traceId),
+    );
+    return claims.map((claim) => this.judgeOne(claim, traces.get(claim.traceId), registry));
+  }
+
+  /** The `unknown` judgement of a trace whose judging failed `maxAttempts` times: kept and counted, with the error. */
+  private gaveUp(claim: DetectionClaim): Judged {
+    const why = `judging failed ${claim.attempts - 1} times; last error: ${claim.lastError ?? "unknown"}`;
+    return {
+      claim,
+      judgement: {
+        traceId: claim.traceId,
+        status: "unknown",
+        verdicts: [unknownVerdict(claim.traceId, "worker", why)],
+      },
+      record: null,
+      modelVersion: null,
+    };
+  }
+
+  /** Judges one claimed trace with the feedback known so far. */
   private judgeOne(
     claim: DetectionClaim,
     stored: (Trace & { feedback: Feedback[] }) | undefined,
     registry: DetectorRegistry,
   ): Judged {
-    if (claim.attempts > this.config.maxAttempts) {
-      const why = `judging failed ${claim.attempts - 1} times; last error: ${claim.lastError ?? "unknown"}`;
-      return {
-        claim,
-        judgement: {
-          traceId: claim.traceId,
-          status: "unknown",
-          verdicts: [unknownVerdict(claim.traceId, "worker", why)],
-        },
-        record: null,
-        modelVersion: null,
-      };
-    }
     if (!stored) throw new Error(`trace "${claim.traceId}" is queued but not stored`);
     const { feedback, ...trace } = stored;
     const parsed = Trace.safeParse(trace);
