@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { loadTeacherRecipe } from "./teacher-recipe.ts";
+
+const recipesDir = fileURLToPath(new URL("../../../../recipes/", import.meta.url));
+
+describe("teacher recipes", () => {
+  it("validates the shipped SFT and GRPO teacher recipes, GRPO starting from the SFT output", async () => {
+    const sft = await loadTeacherRecipe(join(recipesDir, "teacher-sft.yaml"));
+    const grpo = await loadTeacherRecipe(join(recipesDir, "teacher-grpo.yaml"));
+    assert.equal(sft.stage, "sft");
+    assert.equal(grpo.stage, "grpo");
+    assert.equal(grpo.teacher.path, sft.out);
+    assert.equal(grpo.trainer.reward.adaptiveTeaching.degradationMultiplier, 2);
+  });
+
+  it("applies key=value overrides and names a bad key with what was expected", async () => {
+    const path = join(recipesDir, "teacher-grpo.yaml");
+    const overridden = await loadTeacherRecipe(path, [
+      "trainer.reward.adaptiveTeaching.form=outcome",
+      "trainer.steps=3",
+    ]);
+    assert.equal(overridden.trainer.reward.adaptiveTeaching.form, "outcome");
+    assert.equal(overridden.trainer.steps, 3);
+    await assert.rejects(
+      loadTeacherRecipe(path, ["trainer.reward.adaptiveTeaching.degradationPenalty=2"]),
+      /teacher-grpo\.yaml: .*trainer\.reward\.adaptiveTeaching\.degradationPenalty: must be <= 0/,
+    );
+    const dir = await mkdtemp(join(tmpdir(), "teacher-recipe-"));
+    await writeFile(join(dir, "r.yaml"), "stage: sft\n");
+    await assert.rejects(loadTeacherRecipe(join(dir, "r.yaml")), /out/);
+  });
+});
