@@ -175,6 +175,35 @@ for (const dbUnderTest of databasesUnderTest()) {
       }
     });
 
+    it("answers 502 with an OpenAI error body when the upstream cannot be reached, and records the call", async () => {
+      const other = await startReleaseTestServer(db, { pool: new ModelPool() });
+      try {
+        await registerModelVersion(db, other.tenantId, {
+          name: "down",
+          status: "promoted",
+          upstream: { baseUrl: "http://127.0.0.1:1/v1", model: "m" },
+          actor: "test",
+        });
+        const client = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: other.key, maxRetries: 0 });
+        await assert.rejects(
+          client.chat.completions.create({ model: "arc", messages: [{ role: "user", content: "x" }] }),
+          (error: unknown) => {
+            const e = error as { status: number; code: string; message: string };
+            assert.equal(e.status, 502);
+            assert.equal(e.code, "model_unavailable");
+            assert.match(e.message, /model down is unavailable: .*ECONNREFUSED/);
+            return true;
+          },
+        );
+        await waitFor(async () => {
+          const p = await listTraces(db, other.tenantId, { status: "error" });
+          return p.data.length === 1 ? p : undefined;
+        }, "the failed call's trace");
+      } finally {
+        await other.close();
+      }
+    });
+
     it("keeps each conversation on one arm of a canary and sends about the canary's share of conversations to it", async () => {
       const tenant = await startReleaseTestServer(db, { pool: server.release.pool });
       try {

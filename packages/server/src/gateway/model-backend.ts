@@ -1,3 +1,6 @@
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
 import type { InferenceEngine } from "@arc/core";
 import { createEngineServer } from "@arc/engine";
 import type { UpstreamModel } from "../store/model-registry.ts";
@@ -32,26 +35,53 @@ export function embeddedBackend(engine: InferenceEngine, modelId: string): Model
   };
 }
 
+const agents = {
+  "http:": new HttpAgent({ keepAlive: true, maxSockets: 256 }),
+  "https:": new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
+};
+
 /**
  * A backend over an OpenAI-compatible server (vLLM, SGLang, a hosted API, `arc engine serve`). `baseUrl` ends where
  * OpenAI's client base URL does (e.g. `http://host:8000/v1`); the key is read from `apiKeyEnv` at each call, so a
- * rotated key takes effect without a restart and is never stored.
+ * rotated key takes effect without a restart and is never stored. Calls go through node:http with keep-alive
+ * connections (about half the per-call cost of `fetch`), and the answer streams through as it arrives.
  */
-export function upstreamBackend(
-  upstream: UpstreamModel,
-  env: NodeJS.ProcessEnv = process.env,
-  fetchImpl: typeof fetch = fetch,
-): ModelBackend {
-  const url = `${upstream.baseUrl.replace(/\/$/, "")}/chat/completions`;
+export function upstreamBackend(upstream: UpstreamModel, env: NodeJS.ProcessEnv = process.env): ModelBackend {
+  const url = new URL(`${upstream.baseUrl.replace(/\/$/, "")}/chat/completions`);
+  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
   return {
     kind: "upstream",
-    async chat(body, signal) {
+    chat(body, signal) {
       const key = upstream.apiKeyEnv ? env[upstream.apiKeyEnv] : undefined;
-      return fetchImpl(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
-        body: JSON.stringify({ ...body, model: upstream.model }),
-        signal,
+      const payload = JSON.stringify({ ...body, model: upstream.model });
+      return new Promise<Response>((resolve, reject) => {
+        const req = send(
+          url,
+          {
+            method: "POST",
+            agent,
+            signal,
+            headers: {
+              "content-type": "application/json",
+              "content-length": Buffer.byteLength(payload),
+              ...(key ? { authorization: `Bearer ${key}` } : {}),
+            },
+          },
+          (res) => {
+            const headers = new Headers();
+            for (let i = 0; i < res.rawHeaders.length; i += 2)
+              headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+            resolve(
+              new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, {
+                status: res.statusCode ?? 502,
+                headers,
+              }),
+            );
+          },
+        );
+        req.once("error", reject);
+        req.end(payload);
       });
     },
   };
