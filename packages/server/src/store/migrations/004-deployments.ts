@@ -62,4 +62,8 @@ create table deployment_observations (
   foreign key (tenant_id, deployment_id) references deployments (tenant_id, id)
 );
 create index deployment_observations_by_stage on deployment_observations (tenant_id, deployment_id, stage, arm);
+
+-- the deployer looks up a canary's gateway traces by the deployment id the gateway wrote into their metadata
+create index traces_by_deployment on traces (tenant_id, (metadata->>'deploymentId'), started_at)
+  where (metadata->>'deploymentId') is not null;
 `;
