@@ -18,7 +18,7 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** An exported dataset: the bytes and how to serve them. */
 export interface DatasetExport {
-  body: string | Uint8Array;
+  body: string | Uint8Array<ArrayBuffer>;
   contentType: string;
   /** A file name for the download, e.g. `ds_0123abcd.verl.parquet`. */
   fileName: string;
@@ -69,7 +69,7 @@ export function exportDataset(dataset: StoredDataset, format: string): DatasetEx
     };
   }
   return {
-    body: toVerlParquet(rows, { split: dataset.kind === "eval" ? "test" : "train" }),
+    body: new Uint8Array(toVerlParquet(rows, { split: dataset.kind === "eval" ? "test" : "train" })),
     contentType: "application/vnd.apache.parquet",
     fileName: name("verl.parquet"),
   };

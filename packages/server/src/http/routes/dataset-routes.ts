@@ -58,7 +58,7 @@ export function datasetRoutes(deps: { db: Database; maxBodyBytes: number }) {
     }
     const dataset = await getDataset(deps.db, c.get("tenantId"), c.req.param("id"));
     const out = exportDataset(dataset, format);
-    return c.body(out.body as string, 200, {
+    return c.body(out.body, 200, {
       "content-type": out.contentType,
       "content-disposition": `attachment; filename="${out.fileName}"`,
       "x-arc-dataset-version": dataset.version,
