@@ -15,6 +15,16 @@ import { observeDeploymentTraces, stageCounts } from "./live-evidence.ts";
 import { getReleaseSettings } from "./release-settings.ts";
 import type { VerdictSource } from "./verdict-source.ts";
 
+/** A transition the deployer made: `start_canary`, `advance`, `promote` or `rollback`, and why. */
+export interface DeploymentEvent {
+  tenantId: string;
+  deploymentId: string;
+  candidateId: string;
+  controlId: string;
+  action: string;
+  reason: string;
+}
+
 /** What the deployer needs. */
 export interface DeployerDeps {
   db: Database;
@@ -22,7 +32,7 @@ export interface DeployerDeps {
   /** The gateway's routing table in this process, told about every transition so it applies at once. */
   routing?: RoutingTable;
   /** Called with each transition the deployer makes (progress output, tests). */
-  onTransition?: (event: { tenantId: string; deploymentId: string; action: string; reason: string }) => void;
+  onTransition?: (event: DeploymentEvent) => void;
 }
 
 const actor = "system:deployer";
@@ -66,7 +76,7 @@ export class Deployer {
       reason,
       evidence: counts,
     });
-    this.changed(tenantId, deploymentId, "promote", reason);
+    this.changed(done, "promote", reason);
     return done;
   }
 
@@ -85,7 +95,7 @@ export class Deployer {
       reason,
       evidence: counts,
     });
-    this.changed(tenantId, deploymentId, "rollback", reason);
+    this.changed(done, "rollback", reason);
     return done;
   }
 
@@ -108,7 +118,7 @@ export class Deployer {
         policy: settings.canary,
         evidence: { trigger: next.status === "approved" ? "approved" : "validated" },
       });
-      this.changed(tenantId, dep.id, "start_canary", `canary of ${next.name} at ${dep.share * 100}%`);
+      this.changed(dep, "start_canary", `canary of ${next.name} at ${dep.share * 100}%`);
     } catch (error) {
       if (!/already running|can become canary only/.test((error as Error).message)) throw error;
     }
@@ -143,11 +153,18 @@ export class Deployer {
         evidence,
       });
     }
-    this.changed(dep.tenantId, dep.id, step.action, step.reason);
+    this.changed(dep, step.action, step.reason);
   }
 
-  private changed(tenantId: string, deploymentId: string, action: string, reason: string): void {
-    this.deps.routing?.invalidate(tenantId);
-    this.deps.onTransition?.({ tenantId, deploymentId, action, reason });
+  private changed(dep: Deployment, action: string, reason: string): void {
+    this.deps.routing?.invalidate(dep.tenantId);
+    this.deps.onTransition?.({
+      tenantId: dep.tenantId,
+      deploymentId: dep.id,
+      candidateId: dep.candidateId,
+      controlId: dep.controlId,
+      action,
+      reason,
+    });
   }
 }

@@ -55,7 +55,12 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     db,
     verdicts: options.verdicts ?? new InlineVerdicts(),
     routing: gateway.routing,
-    onTransition: (e) => say(`deploy ${e.deploymentId}: ${e.action} — ${e.reason}`),
+    onTransition: (e) => {
+      // a replaced model's weights are dropped once its last requests finish (they hold the backend)
+      if (e.action === "promote") pool.evict(e.controlId);
+      if (e.action === "rollback") pool.evict(e.candidateId);
+      say(`deploy ${e.deploymentId}: ${e.action} — ${e.reason}`);
+    },
   });
   const validatorDeps = { db, pool, evalSets, judge: options.judge };
   const validator = new Validator(validatorDeps, (e) =>
