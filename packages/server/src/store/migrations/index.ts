@@ -2,7 +2,6 @@ import { initialSchema } from "./001-initial-schema.ts";
 import { failurePipelineSchema } from "./002-failure-pipeline.ts";
 import { modelRegistrySchema } from "./003-model-registry.ts";
 import { deploymentsSchema } from "./004-deployments.ts";
-import { deploymentsSchema } from "./004-deployments.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -19,6 +18,5 @@ export const migrations: Migration[] = [
   { version: 1, name: "initial schema", sql: initialSchema },
   { version: 2, name: "failure pipeline", sql: failurePipelineSchema },
   { version: 3, name: "model registry and audit log", sql: modelRegistrySchema },
-  { version: 4, name: "validations and deployments", sql: deploymentsSchema },
   { version: 4, name: "validations and deployments", sql: deploymentsSchema },
 ];
