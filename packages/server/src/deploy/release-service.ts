@@ -6,6 +6,8 @@ import { deployRoutes } from "../http/routes/deploy-routes.ts";
 import { gatewayRoutes } from "../http/routes/gateway-routes.ts";
 import { modelRoutes } from "../http/routes/model-routes.ts";
 import type { Database } from "../store/database.ts";
+import { teachingRoutes } from "../teaching/teaching-routes.ts";
+import { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { StoredEvalSets } from "../validate/eval-set-source.ts";
 import type { JudgeOptions } from "../validate/judge-models.ts";
 import { Validator } from "../validate/validator-worker.ts";
@@ -50,7 +52,8 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
   const say = options.onEvent ?? (() => {});
   const pool = options.pool ?? ModelPool.fromEnv();
   const evalSets = new StoredEvalSets(db);
-  const gateway = new ChatGateway({ db, pool });
+  const teaching = new TeachingRuntime({ db, pool });
+  const gateway = new ChatGateway({ db, pool, teaching });
   const deployer = new Deployer({
     db,
     verdicts: options.verdicts ?? new InlineVerdicts(),
@@ -78,6 +81,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     evalSets,
     tenantRoutes: [
       { path: "/", app: gatewayRoutes(gateway, maxBodyBytes) },
+      { path: "/", app: teachingRoutes(teaching, maxBodyBytes) },
       { path: "/", app: modelRoutes({ ...validatorDeps, maxBodyBytes }) },
       { path: "/", app: deployRoutes({ db, deployer, routing: gateway.routing, maxBodyBytes }) },
     ],

@@ -1,4 +1,5 @@
 import type { Database } from "../store/database.ts";
+import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { gatewayTrace } from "./gateway-trace.ts";
 import type { ModelPool } from "./model-pool.ts";
@@ -12,6 +13,8 @@ export interface ChatGatewayDeps {
   routing?: RoutingTable;
   recorder?: TraceRecorder;
   recorderOptions?: TraceRecorderOptions;
+  /** Run-time teaching: answers a tenant's (or a pattern's) non-streamed requests under its teacher. */
+  teaching?: TeachingRuntime;
 }
 
 /** Request facts beyond the body: who is calling, for sticky routing and the trace. */
@@ -22,6 +25,8 @@ export interface ChatCallContext {
   userId?: string;
   /** `x-arc-env`: the task environment, so the trace can be verified. */
   env?: string;
+  /** `x-arc-pattern`: the failure pattern the client says the request belongs to (run-time teaching). */
+  pattern?: string;
   signal?: AbortSignal;
 }
 
@@ -109,6 +114,11 @@ export class ChatGateway {
     const choice: RouteChoice = pinned
       ? { model: pinned, arm: "pinned" }
       : this.routing.choose(route, context.sessionId ?? userId);
+    const taught = await this.deps.teaching?.teach(tenantId, request, choice, { ...context, userId });
+    if (taught) {
+      this.recorder.record(tenantId, taught.trace);
+      return taught.response;
+    }
     const startedAt = new Date();
     const finish = (status: number, summary: CompletionSummary) =>
       this.recorder.record(

@@ -20,6 +20,7 @@ export function gatewayRoutes(
       sessionId: c.req.header("x-arc-session"),
       userId: c.req.header("x-arc-user"),
       env: c.req.header("x-arc-env"),
+      pattern: c.req.header("x-arc-pattern"),
       signal: c.req.raw.signal,
     });
   });
