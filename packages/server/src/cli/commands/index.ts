@@ -6,6 +6,7 @@ import { keysCommand } from "./keys.ts";
 import { modelsCommand } from "./models.ts";
 import { patternsCommand } from "./patterns.ts";
 import { serveCommand } from "./serve.ts";
+import { teachingCommand } from "./teaching.ts";
 import { tenantsCommand } from "./tenants.ts";
 import { tracesCommand } from "./traces.ts";
 import { trainCommand } from "./train.ts";
@@ -22,4 +23,5 @@ export const commands: Command[] = [
   trainCommand,
   modelsCommand,
   deployCommand,
+  teachingCommand,
 ];
