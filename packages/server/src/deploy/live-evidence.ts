@@ -5,8 +5,9 @@ import type { Deployment } from "./deployment-store.ts";
 import type { VerdictSource } from "./verdict-source.ts";
 
 /**
- * Judges the gateway traces of a deployment not judged yet (at most `limit`), and stores one observation per trace
- * with the arm and stage it was served at. Idempotent: a trace is observed once, even after a restart.
+ * Judges the gateway traces of a deployment not observed yet (at most `limit`), and stores one observation per trace
+ * with the arm and stage it was served at; a trace whose verdict is not ready waits for a later call. Idempotent: a
+ * trace is observed once, even after a restart. Returns how many were observed.
  */
 export async function observeDeploymentTraces(
   db: Database,
@@ -24,8 +25,12 @@ export async function observeDeploymentTraces(
   );
   if (ids.length === 0) return 0;
   const traces = await Promise.all(ids.map((r) => getTrace(db, deployment.tenantId, r.id)));
-  const judged = await verdicts.judge(deployment.tenantId, traces);
-  const meta = traces.map((t) => t.metadata as { arm: string; stage?: number });
+  const verdictsNow = await verdicts.judge(deployment.tenantId, traces);
+  const ready = traces.flatMap((t, i) => {
+    const v = verdictsNow[i];
+    return v ? [{ trace: t, verdict: v, meta: t.metadata as { arm: string; stage?: number } }] : [];
+  });
+  if (ready.length === 0) return 0;
   await db.query(
     `insert into deployment_observations (tenant_id, deployment_id, trace_id, arm, stage, status, failure_class)
      select $1, $2, trace_id, arm, stage, status, failure_class
@@ -34,14 +39,14 @@ export async function observeDeploymentTraces(
     [
       deployment.tenantId,
       deployment.id,
-      traces.map((t) => t.id),
-      meta.map((m) => m.arm),
-      meta.map((m) => Number(m.stage ?? 0)),
-      judged.map((j) => j.status),
-      judged.map((j) => j.failureClass ?? null),
+      ready.map((r) => r.trace.id),
+      ready.map((r) => r.meta.arm),
+      ready.map((r) => Number(r.meta.stage ?? 0)),
+      ready.map((r) => r.verdict.status),
+      ready.map((r) => r.verdict.failureClass ?? null),
     ],
   );
-  return traces.length;
+  return ready.length;
 }
 
 /** Judged (not `unknown`) requests and failures per arm at one stage of a deployment. */

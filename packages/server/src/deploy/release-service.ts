@@ -8,12 +8,12 @@ import { modelRoutes } from "../http/routes/model-routes.ts";
 import type { Database } from "../store/database.ts";
 import { teachingRoutes } from "../teaching/teaching-routes.ts";
 import { TeachingRuntime } from "../teaching/teaching-runtime.ts";
-import { StoredEvalSets } from "../validate/eval-set-source.ts";
+import { PipelineEvalSets, StoredEvalSets } from "../validate/eval-set-source.ts";
 import type { JudgeOptions } from "../validate/judge-models.ts";
 import { Validator } from "../validate/validator-worker.ts";
 import { Deployer } from "./deployer.ts";
 import { PeriodicWorker } from "./periodic-worker.ts";
-import { InlineVerdicts, type VerdictSource } from "./verdict-source.ts";
+import { InlineVerdicts, StoredVerdicts, type VerdictSource } from "./verdict-source.ts";
 
 /** Options of the release service; everything but the database has a default. */
 export interface ReleaseServiceOptions {
@@ -21,7 +21,7 @@ export interface ReleaseServiceOptions {
   maxBodyBytes: number;
   /** Model backends (default: ModelPool.fromEnv, which reads ARC_GATEWAY_FAULT_INJECTION). */
   pool?: ModelPool;
-  /** Live verdicts on gateway traces (default: the detectors run inline). */
+  /** Live verdicts on gateway traces (default: the failure pipeline's stored verdicts, the detectors inline after 5 s). */
   verdicts?: VerdictSource;
   judge?: JudgeOptions;
   /** Run the validator and deployer loops (default true). */
@@ -38,6 +38,7 @@ export interface ReleaseService {
   deployer: Deployer;
   validator: Validator;
   pool: ModelPool;
+  /** EvalSets handed over directly (`POST /v1/eval-sets`); the validator also reads the failure pipeline's. */
   evalSets: StoredEvalSets;
   /** Mount these with `createApp({ tenantRoutes })`. */
   tenantRoutes: { path: string; app: Hono<{ Variables: AuthVariables }> }[];
@@ -56,7 +57,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
   const gateway = new ChatGateway({ db, pool, teaching });
   const deployer = new Deployer({
     db,
-    verdicts: options.verdicts ?? new InlineVerdicts(),
+    verdicts: options.verdicts ?? new StoredVerdicts(db, new InlineVerdicts()),
     routing: gateway.routing,
     onTransition: (e) => {
       // a replaced model's weights are dropped once its last requests finish (they hold the backend)
@@ -65,7 +66,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
       say(`deploy ${e.deploymentId}: ${e.action} — ${e.reason}`);
     },
   });
-  const validatorDeps = { db, pool, evalSets, judge: options.judge };
+  const validatorDeps = { db, pool, evalSets: new PipelineEvalSets(db, evalSets), judge: options.judge };
   const validator = new Validator(validatorDeps, (e) =>
     say(`validate ${e.model}: ${e.decision} — ${e.reasons.join("; ")}`),
   );
@@ -82,7 +83,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     tenantRoutes: [
       { path: "/", app: gatewayRoutes(gateway, maxBodyBytes) },
       { path: "/", app: teachingRoutes(teaching, maxBodyBytes) },
-      { path: "/", app: modelRoutes({ ...validatorDeps, maxBodyBytes }) },
+      { path: "/", app: modelRoutes({ ...validatorDeps, handedEvalSets: evalSets, maxBodyBytes }) },
       { path: "/", app: deployRoutes({ db, deployer, routing: gateway.routing, maxBodyBytes }) },
     ],
     start() {

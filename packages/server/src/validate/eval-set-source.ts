@@ -1,4 +1,5 @@
 import { type Dataset, type EvalRow, InvalidInputError } from "@arc/core";
+import { getDataset, listDatasets } from "../failures/dataset-store.ts";
 import type { Queryable } from "../store/database.ts";
 
 /** A frozen EvalSet as the validator reads it: its content version and rows (core `buildEvalSet` output). */
@@ -8,8 +9,8 @@ export interface EvalSetRef {
 }
 
 /**
- * Where the validator finds a tenant's frozen EvalSets. The failure pipeline's dataset store implements this when it
- * lands; `StoredEvalSets` keeps EvalSets handed over directly (`POST /v1/eval-sets`) until then.
+ * Where the validator finds a tenant's frozen EvalSets: `PipelineEvalSets` reads the failure pipeline's dataset store
+ * and those handed over directly (`POST /v1/eval-sets`, kept by `StoredEvalSets`), whichever is newest.
  */
 export interface EvalSetSource {
   /** The EvalSets to judge the tenant's next candidate on (empty when it has none). */
@@ -61,5 +62,27 @@ export class StoredEvalSets implements EvalSetSource {
       [tenantId],
     );
     return rows.map((r) => ({ version: r.version, rows: r.rows }));
+  }
+}
+
+/** The newest EvalSet of the failure pipeline's dataset store or of those handed over, whichever was made last. */
+export class PipelineEvalSets implements EvalSetSource {
+  constructor(
+    private readonly db: Queryable,
+    private readonly handed: StoredEvalSets,
+  ) {}
+
+  async evalSetsFor(tenantId: string): Promise<EvalSetRef[]> {
+    const [synthesized] = await listDatasets(this.db, tenantId, { kind: "eval", limit: 1 });
+    const handed = await this.db.query<{ created_at: string }>(
+      "select created_at from validation_eval_sets where tenant_id = $1 order by created_at desc limit 1",
+      [tenantId],
+    );
+    const handedAt = handed[0] ? Date.parse(new Date(handed[0].created_at).toISOString()) : -1;
+    if (synthesized && Date.parse(synthesized.createdAt) >= handedAt) {
+      const dataset = await getDataset(this.db, tenantId, synthesized.id);
+      return [{ version: dataset.version, rows: dataset.rows as EvalRow[] }];
+    }
+    return this.handed.evalSetsFor(tenantId);
   }
 }

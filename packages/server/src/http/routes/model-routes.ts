@@ -69,7 +69,7 @@ const STATUSES = [
  * validations and audit trail), `POST /model-versions/:id/validate|approve`, `POST /eval-sets`,
  * `GET|PUT /release-settings` (gates and canary policy).
  */
-export function modelRoutes(deps: ValidatorDeps & { evalSets: StoredEvalSets; maxBodyBytes: number }) {
+export function modelRoutes(deps: ValidatorDeps & { handedEvalSets: StoredEvalSets; maxBodyBytes: number }) {
   const app = new Hono<{ Variables: AuthVariables }>();
   const actor = (c: { get(k: "principal"): { keyId: string } }) => `user:${c.get("principal").keyId}`;
 
@@ -118,7 +118,7 @@ export function modelRoutes(deps: ValidatorDeps & { evalSets: StoredEvalSets; ma
   app.post("/eval-sets", async (c) => {
     const parsed = EvalSetBody.safeParse(await readJson(c, deps.maxBodyBytes));
     if (!parsed.success) throw toInvalidInputError(parsed.error);
-    const stored = await deps.evalSets.put(c.get("tenantId"), {
+    const stored = await deps.handedEvalSets.put(c.get("tenantId"), {
       ...parsed.data,
       rows: parsed.data.rows as never,
       createdFrom: (parsed.data.createdFrom ?? { seed: 0, patternIds: [], params: {} }) as never,
