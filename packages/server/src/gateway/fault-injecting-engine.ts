@@ -18,7 +18,10 @@ export type FaultInjection = z.infer<typeof FaultInjection>;
 /** The output a `wrong_output` fault answers with: a call to a tool no tenant defines. */
 export const FAULT_INJECTED_OUTPUT = '{"tool":"fault_injected_tool","args":{}}';
 
-/** Wraps an engine so a share of its samples misbehave as `fault` says (see FaultInjection). */
+/**
+ * Wraps an engine so a share of its samples misbehave as `fault` says (see FaultInjection). In `wrong_output` mode an
+ * answer is decided whole, so a streamed answer arrives as one event.
+ */
 export class FaultInjectingEngine implements InferenceEngine {
   private state: number;
 
