@@ -1,0 +1,203 @@
+// Adaptive teaching benchmark on the `toolcall` environment: the frozen base student
+// (models/toolcall-base) alone, with an untrained teacher (fresh weights), with the SFT warm-up
+// teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
+// never trained on. Accuracy, NDR, teaching tokens, TES, split by how the probe judged the student.
+// Trains the teacher first (scripts/make-teacher.ts recipes) when models/teacher-toolcall is missing.
+// Usage: node --import tsx bench/teaching.bench.ts [--count 200] [--seed 2024] [--student dir] [--teacher dir] [--sft-teacher dir]
+// Writes bench/results/teaching.json (the figures file) and bench/results/teaching.md.
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import {
+  type ChatModel,
+  formatToolCall,
+  getTaskFamily,
+  parseToolCall,
+  type Task,
+  type TeachingMetrics,
+  type TeachingTemplatesInput,
+  type ToolcallSolution,
+} from "@arc/core";
+import {
+  byteTokenCounter,
+  configForSize,
+  EmbeddedInferenceEngine,
+  EngineChatModel,
+  initWeights,
+} from "@arc/engine";
+import {
+  diagnoseToolcallProbe,
+  evaluateTeaching,
+  loadTeacherRecipe,
+  type TeachingEvaluation,
+  TOOLCALL_TEACHING_TEMPLATES,
+  verifyToolcallAttempt,
+} from "@arc/rl";
+
+const { values } = parseArgs({
+  options: {
+    count: { type: "string", default: "200" },
+    seed: { type: "string", default: "2024" },
+    student: { type: "string", default: "models/toolcall-base" },
+    teacher: { type: "string" },
+    "sft-teacher": { type: "string" },
+  },
+});
+const started = performance.now();
+const secs = () => ((performance.now() - started) / 1000).toFixed(0);
+const log = (line: string) => console.error(`[bench:teaching] ${line} (${secs()}s)`);
+
+const sftRecipe = await loadTeacherRecipe("recipes/teacher-sft.yaml");
+const grpoRecipe = await loadTeacherRecipe("recipes/teacher-grpo.yaml");
+const trainedDir = values.teacher ?? grpoRecipe.out;
+const sftDir = values["sft-teacher"] ?? sftRecipe.out;
+if (!existsSync(trainedDir)) {
+  log(`${trainedDir} is missing: training it with scripts/make-teacher.ts`);
+  execFileSync("node", ["--import", "tsx", "scripts/make-teacher.ts"], { stdio: "inherit" });
+}
+
+const templates: TeachingTemplatesInput = {
+  ...TOOLCALL_TEACHING_TEMPLATES,
+  maxProbeTokens: grpoRecipe.teaching.maxProbeTokens,
+};
+// Held out: production traffic of another seed, minus every question the teacher was trained on.
+const family = getTaskFamily("toolcall");
+const seen = new Set(
+  [sftRecipe, grpoRecipe].flatMap((r) =>
+    family.generate({ split: r.data.split, seed: r.data.seed, count: r.data.count }).map((t) => t.question),
+  ),
+);
+const tasks: Task[] = family
+  .generate({ split: "production", seed: Number(values.seed), count: Number(values.count) * 2 })
+  .filter((t) => !seen.has(t.question))
+  .slice(0, Number(values.count));
+
+const studentEngine = await EmbeddedInferenceEngine.load(values.student, { maxBatchSize: 64 });
+const student = new EngineChatModel(studentEngine, { model: "toolcall-base" });
+const teacherOf = async (label: string, dir: string | null): Promise<ChatModel> => {
+  if (dir)
+    return new EngineChatModel(await EmbeddedInferenceEngine.load(dir, { maxBatchSize: 64 }), {
+      model: label,
+    });
+  const config = configForSize(sftRecipe.teacher.size);
+  return new EngineChatModel(await EmbeddedInferenceEngine.create(config, initWeights(config, 12345)), {
+    model: label,
+  });
+};
+const completed = (text: string) => parseToolCall(text).ok;
+
+async function run(label: string, teacher: ChatModel | undefined): Promise<TeachingEvaluation> {
+  const result = await evaluateTeaching({
+    student,
+    teacher,
+    mode: teacher ? "adaptive" : "off",
+    tasks,
+    verify: verifyToolcallAttempt,
+    templates,
+    tokenCounter: byteTokenCounter,
+    maxTeacherTokens: grpoRecipe.trainer.maxTokens,
+    maxSolutionTokens: grpoRecipe.teaching.maxSolutionTokens,
+    completed,
+    concurrency: 32,
+  });
+  log(
+    `${label}: accuracy ${result.overall.taughtAccuracy?.toFixed(3)} ndr ${result.overall.ndr?.toFixed(3)}`,
+  );
+  return result;
+}
+
+const alone = await run("student alone", undefined);
+const untrained = await run("untrained teacher", await teacherOf("teacher-untrained", null));
+const sftOnly = await run("SFT teacher", await teacherOf("teacher-toolcall-sft", sftDir));
+const trained = await run("trained teacher", await teacherOf("teacher-toolcall", trainedDir));
+
+// The probe's judgement read by the reference rule (right tool and argument names in the student's
+// first bytes), the same for every condition, so the strong/weak split does not depend on the teacher.
+const referenceJudgement = trained.runs.map(
+  (r, i) => diagnoseToolcallProbe(tasks[i], r.approach ?? "").diagnosis,
+);
+const split = (evaluation: TeachingEvaluation, judgement: "strong" | "weak") => {
+  const idx = referenceJudgement.flatMap((j, i) => (j === judgement ? [i] : []));
+  const outcomes = idx.map((i) => evaluation.outcomes[i]);
+  const mean = (xs: number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
+  return {
+    students: idx.length,
+    baselineAccuracy: mean(outcomes.map((o) => o.baselineScore ?? 0)),
+    taughtAccuracy: mean(outcomes.map((o) => o.taughtScore)),
+    teachingTokens: mean(outcomes.map((o) => o.teachingTokens)),
+    degradations: outcomes.filter((o) => o.taughtScore < (o.baselineScore ?? 0)).length,
+  };
+};
+
+const figures = {
+  student_accuracy: alone.overall.taughtAccuracy,
+  untrained_teacher_accuracy: untrained.overall.taughtAccuracy,
+  trained_teacher_accuracy: trained.overall.taughtAccuracy,
+  ndr: trained.overall.ndr,
+  teaching_tokens_strong: split(trained, "strong").teachingTokens,
+  teaching_tokens_weak: split(trained, "weak").teachingTokens,
+  tes: trained.overall.tes,
+};
+await mkdir("bench/results", { recursive: true });
+await writeFile("bench/results/teaching.json", `${JSON.stringify(figures, null, 2)}\n`);
+
+const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(d));
+const row = (label: string, m: TeachingMetrics, e: TeachingEvaluation) =>
+  `| ${label} | ${f(m.taughtAccuracy)} | ${f(m.ndr)} | ${m.degradations} | ${f(m.meanTeachingTokens, 1)} | ${f(m.tes)} | ${f(m.completionRate)} | ${f(split(e, "strong").teachingTokens, 1)} | ${f(split(e, "weak").teachingTokens, 1)} |`;
+const targets = [
+  [
+    "trained teacher raises accuracy over the student alone",
+    (figures.trained_teacher_accuracy ?? 0) > (figures.student_accuracy ?? 0),
+  ],
+  ["NDR >= 0.99", (figures.ndr ?? 0) >= 0.99],
+  [
+    "fewer teaching tokens for strong students than weak ones",
+    (figures.teaching_tokens_strong ?? 0) < (figures.teaching_tokens_weak ?? 0),
+  ],
+] as const;
+const teacherRecord = JSON.parse(await readFile(`${trainedDir}/teacher.json`, "utf8").catch(() => "{}"));
+const sample = (e: TeachingEvaluation, i: number) =>
+  `probe ${JSON.stringify(e.runs[i].approach)} -> teaching ${JSON.stringify(e.runs[i].teaching)} -> ${e.outcomes[i].taughtScore ? "right" : "wrong"} (alone: ${e.outcomes[i].baselineScore ? "right" : "wrong"})`;
+const weakIndex = referenceJudgement.indexOf("weak");
+const strongIndex = referenceJudgement.indexOf("strong");
+const md = `# Adaptive teaching benchmark (toolcall)
+
+\`npm run bench:teaching\` — ${tasks.length} held-out production tasks (seed ${values.seed}, questions the teacher never
+trained on), frozen student \`${values.student}\` (greedy), teachers in adaptive mode, probe ${templates.maxProbeTokens}
+byte tokens. Token counts are the byte-level models' own tokens. Wall time ${secs()} s.
+
+| condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) |
+|---|---|---|---|---|---|---|---|---|
+${row("student alone", alone.overall, alone)}
+${row("student + untrained teacher (fresh weights)", untrained.overall, untrained)}
+${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
+${row("student + trained teacher (SFT + GRPO)", trained.overall, trained)}
+
+Strong/weak: the student's probe judged by the reference rule (it opens the right tool with the right
+argument names), the same split for every condition: ${split(trained, "strong").students} strong, ${split(trained, "weak").students} weak.
+
+| trained teacher | students | accuracy alone | accuracy taught | teaching tokens | degradations |
+|---|---|---|---|---|---|
+| probe strong | ${split(trained, "strong").students} | ${f(split(trained, "strong").baselineAccuracy)} | ${f(split(trained, "strong").taughtAccuracy)} | ${f(split(trained, "strong").teachingTokens, 1)} | ${split(trained, "strong").degradations} |
+| probe weak | ${split(trained, "weak").students} | ${f(split(trained, "weak").baselineAccuracy)} | ${f(split(trained, "weak").taughtAccuracy)} | ${f(split(trained, "weak").teachingTokens, 1)} | ${split(trained, "weak").degradations} |
+
+Trained teacher's own diagnosis: ${[...trained.byJudgement].map(([k, m]) => `${k} ${m.interactions} (teaching tokens ${f(m.meanTeachingTokens, 1)})`).join(", ")}.
+
+## Targets
+
+${targets.map(([name, ok]) => `- ${ok ? "met" : "NOT met"}: ${name}`).join("\n")}
+
+## Examples (trained teacher)
+
+${weakIndex >= 0 ? `- weak: ${sample(trained, weakIndex)}` : ""}
+${strongIndex >= 0 ? `- strong: ${sample(trained, strongIndex)}` : ""}
+
+## How the teacher was made
+
+${teacherRecord.command ? `\`${teacherRecord.command}\` after \`node --import tsx scripts/make-teacher.ts recipes/teacher-sft.yaml\`; figures: \`${JSON.stringify(teacherRecord.figures)}\`, ${teacherRecord.trainSeconds} s.` : "(no teacher.json found)"}
+Reference call of the first task, for scale: \`${formatToolCall(tasks[0].solution as ToolcallSolution)}\`.
+`;
+await writeFile("bench/results/teaching.md", md);
+console.log(JSON.stringify(figures, null, 2));
+log("wrote bench/results/teaching.json and bench/results/teaching.md");
