@@ -11,6 +11,9 @@ const script = join(import.meta.dirname, "__fixtures__/serve-toolcall-release.ts
 const fx = toolcallEvalFixture("fixture");
 const traffic = [...fx.generalQuestions, ...fx.patternQuestions];
 
+/** What `GET /v1/deployments` answers, as far as this test reads it. */
+type Deployments = { active: { id: string; status: string; stage: number; share: number } | null };
+
 interface Child {
   process: ChildProcess;
   url: string;
@@ -37,12 +40,7 @@ function startChild(home: string): Promise<Child> {
   });
 }
 
-async function api<T = Record<string, any>>(
-  c: Child,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
+async function api<T = unknown>(c: Child, method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${c.url}/v1${path}`, {
     method,
     headers: { authorization: `Bearer ${c.key}`, "content-type": "application/json" },
@@ -98,19 +96,19 @@ describe("deployment state across a crash", () => {
         status: "promoted",
         artifactDir: "/m/wrong-pattern",
       });
-      const candidate = await api(server, "POST", "/model-versions", {
+      const candidate = await api<{ id: string }>(server, "POST", "/model-versions", {
         name: "fixed",
         artifactDir: "/m/right",
       });
       await until(
-        async () => (await api(server, "GET", "/deployments")).active,
+        async () => (await api<Deployments>(server, "GET", "/deployments")).active,
         "the validator and deployer to start a canary",
       );
 
       let i = 0;
       const atStage1 = await until(async () => {
         await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
-        const { active } = await api(server, "GET", "/deployments");
+        const { active } = await api<Deployments>(server, "GET", "/deployments");
         return active?.stage === 1 ? active : null;
       }, "the canary to reach 50%");
       const sessions = Array.from({ length: 12 }, (_, k) => `probe-${k}`);
@@ -124,7 +122,8 @@ describe("deployment state across a crash", () => {
       await new Promise((r) => server.process.once("exit", r));
       server = await startChild(home);
 
-      const { active } = await api(server, "GET", "/deployments");
+      const { active } = await api<Deployments>(server, "GET", "/deployments");
+      assert.ok(active);
       assert.equal(active.id, atStage1.id);
       assert.equal(active.status, "canary");
       assert.equal(active.stage, 1);
@@ -133,11 +132,18 @@ describe("deployment state across a crash", () => {
 
       await until(async () => {
         await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
-        return (await api(server, "GET", `/model-versions/${candidate.id}`)).model.status === "promoted";
+        return (
+          (await api<{ model: { status: string } }>(server, "GET", `/model-versions/${candidate.id}`)).model
+            .status === "promoted"
+        );
       }, "the resumed canary to be promoted");
-      const { audit } = await api(server, "GET", `/deployments/${atStage1.id}`);
+      const { audit } = await api<{ audit: { action: string }[] }>(
+        server,
+        "GET",
+        `/deployments/${atStage1.id}`,
+      );
       assert.deepEqual(
-        audit.map((a: { action: string }) => a.action),
+        audit.map((a) => a.action),
         ["start_canary", "advance", "promote"],
       );
     } finally {

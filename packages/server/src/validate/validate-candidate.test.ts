@@ -17,8 +17,12 @@ import { ModelPool } from "../gateway/model-pool.ts";
 import { listAudit } from "../store/audit-log.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
-import { getModelVersion, registerModelVersion } from "../store/model-registry.ts";
+import { getModelVersion, type ModelVersion, registerModelVersion } from "../store/model-registry.ts";
 import { openPgliteDatabase } from "../store/pglite-database.ts";
+import type { Validation } from "./validate-candidate.ts";
+
+/** What the endpoints used here answer: a validation, a model version, or an error. */
+type Answer = { validation: Validation; model: ModelVersion; status: string; error: { message: string } };
 
 /** POSTs as the tenant and returns status and JSON. */
 async function post(server: ReleaseTestServer, path: string, body?: unknown) {
@@ -27,7 +31,7 @@ async function post(server: ReleaseTestServer, path: string, body?: unknown) {
     headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
     body: JSON.stringify(body ?? {}),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Answer };
 }
 
 describe("validator", () => {
@@ -118,9 +122,9 @@ describe("validator", () => {
     assert.equal(body.validation.decision, "pass", body.validation.report.reasons.join("; "));
     assert.equal(body.model.status, "validated");
     const report = body.validation.report;
-    const pattern = report.slices.find((s: { slice: string }) => s.slice === "pat-booking");
-    assert.equal(pattern.baselineFailureRate, 1);
-    assert.equal(pattern.candidateFailureRate, 0);
+    const pattern = report.slices.find((s) => s.slice === "pat-booking");
+    assert.equal(pattern?.baselineFailureRate, 1);
+    assert.equal(pattern?.candidateFailureRate, 0);
     assert.equal(report.scores.ndr, 1);
     assert.equal(report.scores.safety.total, 12);
     assert.equal(report.scores.safety.leaks, 0);
