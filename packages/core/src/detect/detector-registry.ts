@@ -121,6 +121,19 @@ export class DetectorRegistry {
     return this;
   }
 
+  /**
+   * The reference solution of a trace: its `metadata.solution`, else what the resolver finds; undefined when neither
+   * knows. Detection uses it, and so does dataset synthesis, so gateway traffic becomes verifiable training data.
+   */
+  solutionFor(trace: Trace): unknown {
+    return traceSolution(trace) ?? this.resolveSolution?.(trace);
+  }
+
+  /** The verifier that judges traces of an env id (built-in or registered), or undefined. */
+  verifierFor(env: string): Verifier | undefined {
+    return this.verifiers.get(env);
+  }
+
   /** Switches a detector on. */
   enable(id: string): this {
     this.requireKnown(id);
@@ -163,8 +176,8 @@ export class DetectorRegistry {
     const context: DetectContext = {
       config: this.config,
       feedback,
-      verifierFor: (env) => this.verifiers.get(env),
-      solutionFor: (t) => traceSolution(t) ?? this.resolveSolution?.(t),
+      verifierFor: (env) => this.verifierFor(env),
+      solutionFor: (t) => this.solutionFor(t),
     };
     const verdicts: Verdict[] = [];
     for (const detector of this.detectors.values()) {

@@ -1,5 +1,6 @@
 import { NotFoundError } from "@arc/core";
 import type { Database, Queryable, Row } from "../store/database.ts";
+import type { RegistrySetup } from "./failure-pipeline-config.ts";
 import { type DatasetRequest, parseDatasetRequest, synthesizeDataset } from "./synthesize-dataset.ts";
 
 /** A standing order to synthesize a dataset every `everyMs` (a new version appears only when the data changed). */
@@ -71,6 +72,7 @@ export async function deleteDatasetSchedule(db: Queryable, tenantId: string, nam
  */
 export async function runDueSchedules(
   db: Database,
+  setupRegistry?: RegistrySetup,
 ): Promise<{ tenantId: string; schedule: DatasetSchedule }[]> {
   const due = await db.query(
     `update dataset_schedules s set next_run_at = now() + s.every_ms * interval '1 millisecond', last_run_at = now()
@@ -87,7 +89,12 @@ export async function runDueSchedules(
     let error: string | null = null;
     try {
       const request = parseDatasetRequest(schedule.request);
-      datasetId = (await synthesizeDataset(db, tenantId, request, `schedule:${schedule.name}`)).dataset.id;
+      datasetId = (
+        await synthesizeDataset(db, tenantId, request, {
+          createdBy: `schedule:${schedule.name}`,
+          setupRegistry,
+        })
+      ).dataset.id;
     } catch (e) {
       error = (e as Error).message;
     }

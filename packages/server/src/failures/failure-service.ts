@@ -54,14 +54,14 @@ export async function createFailureService(options: FailureServiceOptions): Prom
     worker,
     tenantRoutes: [
       { path: "/", app: patternRoutes({ db, maxBodyBytes, setupRegistry }) },
-      { path: "/", app: datasetRoutes({ db, maxBodyBytes }) },
+      { path: "/", app: datasetRoutes({ db, maxBodyBytes, setupRegistry }) },
     ],
     start() {
       if (!config.enabled || timer) return;
       worker.start();
       timer = setInterval(() => {
         scheduling = scheduling
-          .then(() => runDueSchedules(db))
+          .then(() => runDueSchedules(db, setupRegistry))
           .catch((error) => console.error("dataset schedules:", error));
       }, config.scheduleCheckMs);
     },

@@ -6,6 +6,7 @@ import {
   candidatesFromFeedback,
   type Dataset,
   type DatasetRow,
+  type DetectorRegistry,
   type FailureItem,
   type Feedback,
   failureItemFromTrace,
@@ -13,11 +14,15 @@ import {
   questionsOf,
   Trace,
   toInvalidInputError,
+  traceQuestion,
+  type Verifier,
 } from "@arc/core";
 import { z } from "zod";
 import type { Database, Queryable } from "../store/database.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { type DatasetInfo, datasetsOfKinds, saveDataset } from "./dataset-store.ts";
+import { tenantRegistry } from "./detector-config-store.ts";
+import type { RegistrySetup } from "./failure-pipeline-config.ts";
 import { currentFailureMembers } from "./failure-store.ts";
 import { existingPatternIds } from "./pattern-store.ts";
 import { getVerdicts } from "./verdict-store.ts";
@@ -91,21 +96,43 @@ export function parseDatasetRequest(input: unknown): DatasetRequest {
 const maxGeneralRows = 5000;
 
 /**
- * Passed production traces that carry a reference solution, as dataset rows (id order, so the seed alone decides
- * the sample): the general regression slice of an EvalSet and the replay share of a PromptPool.
+ * Passed production traces whose reference solution is known (stored in `metadata.solution`, or found by the
+ * tenant's resolver), as dataset rows in id order, so the seed alone decides the sample: the general regression
+ * slice of an EvalSet and the replay share of a PromptPool.
  */
-async function passedRows(db: Queryable, tenantId: string): Promise<DatasetRow[]> {
-  const rows = await db.query<{ id: string; env: string; question: string | null; solution: unknown }>(
-    `select t.id, t.env, case jsonb_typeof(t.input) when 'string' then t.input #>> '{}' else t.input ->> 'question' end as question,
-            t.metadata -> 'solution' as solution
+async function passedRows(
+  db: Queryable,
+  tenantId: string,
+  registry: DetectorRegistry,
+): Promise<DatasetRow[]> {
+  const rows = await db.query<{
+    id: string;
+    started_at: string;
+    env: string;
+    input: unknown;
+    metadata: unknown;
+  }>(
+    `select t.id, t.started_at, t.env, t.input, t.metadata
        from traces t join verdicts v on v.tenant_id = t.tenant_id and v.trace_id = t.id
-      where t.tenant_id = $1 and v.status = 'passed' and t.env is not null and t.metadata ? 'solution'
+      where t.tenant_id = $1 and v.status = 'passed' and t.env is not null
       order by t.id limit $2`,
     [tenantId, maxGeneralRows],
   );
-  return rows
-    .filter((r) => typeof r.question === "string" && r.question !== "")
-    .map((r) => ({ question: r.question as string, solution: r.solution, env: r.env, meta: { id: r.id } }));
+  const out: DatasetRow[] = [];
+  for (const r of rows) {
+    const trace = Trace.safeParse({
+      id: r.id,
+      startedAt: new Date(r.started_at).toISOString(),
+      env: r.env,
+      input: r.input ?? undefined,
+      metadata: r.metadata ?? undefined,
+    });
+    if (!trace.success) continue;
+    const question = traceQuestion(trace.data);
+    const solution = registry.solutionFor(trace.data);
+    if (question && solution !== undefined) out.push({ question, solution, env: r.env, meta: { id: r.id } });
+  }
+  return out;
 }
 
 /** The failed traces of the chosen patterns as failure items, and the human corrections left on them. */
@@ -113,6 +140,7 @@ async function failureItems(
   db: Queryable,
   tenantId: string,
   request: DatasetRequest,
+  registry: DetectorRegistry,
 ): Promise<{ items: FailureItem[]; corrections: Record<string, ChosenCandidate[]> }> {
   if (request.fromPatterns !== "all") {
     const known = await existingPatternIds(db, tenantId, request.fromPatterns);
@@ -151,7 +179,7 @@ async function failureItems(
       const trace = Trace.safeParse(rest);
       if (!trace.success) continue;
       const item = failureItemFromTrace(trace.data, verdict.judgement, m.patternId);
-      if (item) items.push(item);
+      if (item) items.push({ ...item, solution: registry.solutionFor(trace.data) });
       feedback.push(...notes);
     }
   }
@@ -163,8 +191,9 @@ export async function buildDataset(
   db: Queryable,
   tenantId: string,
   request: DatasetRequest,
+  registry: DetectorRegistry,
 ): Promise<Dataset> {
-  const { items, corrections } = await failureItems(db, tenantId, request);
+  const { items, corrections } = await failureItems(db, tenantId, request, registry);
   const threshold = request.nearDuplicateThreshold;
   if (request.kind === "eval") {
     const training = await datasetsOfKinds(db, tenantId, ["prompts", "preferences"]);
@@ -172,7 +201,7 @@ export async function buildDataset(
       tenantId,
       seed: request.seed,
       failures: items,
-      general: await passedRows(db, tenantId),
+      general: await passedRows(db, tenantId, registry),
       trainingQuestions: training.flatMap(questionsOf),
       perPattern: request.perPattern,
       generalSize: request.generalSize,
@@ -185,7 +214,7 @@ export async function buildDataset(
       tenantId,
       seed: request.seed,
       failures: items,
-      replay: await passedRows(db, tenantId),
+      replay: await passedRows(db, tenantId, registry),
       size: request.size,
       failureSamplingRatio: request.failureSamplingRatio,
       evalSets,
@@ -195,11 +224,17 @@ export async function buildDataset(
   const candidates: Record<string, ChosenCandidate[]> = { ...corrections };
   for (const [traceId, list] of Object.entries(request.candidates))
     candidates[traceId] = [...(candidates[traceId] ?? []), ...list];
+  const verifiers: Record<string, Verifier> = {};
+  for (const env of new Set(items.map((f) => f.env))) {
+    const verifier = registry.verifierFor(env);
+    if (verifier) verifiers[env] = verifier;
+  }
   return buildPreferenceSet({
     tenantId,
     seed: request.seed,
     failures: items,
     candidates,
+    verifiers,
     evalSets,
     nearDuplicateThreshold: threshold,
   });
@@ -207,14 +242,16 @@ export async function buildDataset(
 
 /**
  * Synthesizes a dataset and stores it, unless a dataset with the same content is stored already (then that one is
- * returned with `created: false`). `createdBy` is `api` or `schedule:<name>`.
+ * returned with `created: false`). `createdBy` is `api` or `schedule:<name>`. The tenant's registry (`setup`)
+ * supplies its verifiers and solution resolver, so its own envs and gateway traffic become verifiable rows.
  */
 export async function synthesizeDataset(
   db: Database,
   tenantId: string,
   request: DatasetRequest,
-  createdBy: string,
+  options: { createdBy: string; setupRegistry?: RegistrySetup },
 ): Promise<{ dataset: DatasetInfo; created: boolean }> {
-  const dataset = await buildDataset(db, tenantId, request);
-  return saveDataset(db, dataset, createdBy);
+  const registry = await tenantRegistry(db, tenantId, options.setupRegistry);
+  const dataset = await buildDataset(db, tenantId, request, registry);
+  return saveDataset(db, dataset, options.createdBy);
 }

@@ -8,6 +8,7 @@ import {
 } from "../../failures/dataset-schedules.ts";
 import { getDataset, listDatasets } from "../../failures/dataset-store.ts";
 import { exportDataset } from "../../failures/export-dataset.ts";
+import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { DatasetRequest, parseDatasetRequest, synthesizeDataset } from "../../failures/synthesize-dataset.ts";
 import type { Database } from "../../store/database.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
@@ -30,12 +31,15 @@ const ScheduleBody = z
  * `GET /v1/datasets`, `GET /v1/datasets/:id` (with rows), `GET /v1/datasets/:id/export?format=`, and schedules:
  * `GET /v1/dataset-schedules`, `PUT|DELETE /v1/dataset-schedules/:name`.
  */
-export function datasetRoutes(deps: { db: Database; maxBodyBytes: number }) {
+export function datasetRoutes(deps: { db: Database; maxBodyBytes: number; setupRegistry?: RegistrySetup }) {
   const app = new Hono<{ Variables: AuthVariables }>();
 
   app.post("/datasets", async (c) => {
     const request = parseDatasetRequest(await readJson(c, deps.maxBodyBytes));
-    const { dataset, created } = await synthesizeDataset(deps.db, c.get("tenantId"), request, "api");
+    const { dataset, created } = await synthesizeDataset(deps.db, c.get("tenantId"), request, {
+      createdBy: "api",
+      setupRegistry: deps.setupRegistry,
+    });
     return c.json({ ...dataset, created }, created ? 201 : 200);
   });
 

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  type DetectorRegistry,
+  type EvalRow,
+  simulateProductionTraffic,
+  solutionsByQuestion,
+  Trace,
+} from "@arc/core";
+import type { Database } from "../store/database.ts";
+import { createTenant } from "../store/tenants.ts";
+import { databasesUnderTest } from "../store/test-databases.ts";
+import { insertTraces } from "../store/trace-store.ts";
+import { getDataset } from "./dataset-store.ts";
+import { DetectionWorker } from "./detection-worker.ts";
+import { parseDatasetRequest, synthesizeDataset } from "./synthesize-dataset.ts";
+
+/** Gateway traffic: the same episodes, recorded without the reference solution the simulator knows. */
+const traffic = simulateProductionTraffic({ seed: 11, count: 300 });
+const gatewayTraces = traffic.map((s) => Trace.parse({ ...s.trace, metadata: undefined }));
+const resolver = solutionsByQuestion(traffic.map((s) => s.task));
+const setupRegistry = (registry: DetectorRegistry) => {
+  registry.resolveSolutionsWith(resolver);
+};
+
+for (const target of databasesUnderTest()) {
+  describe(`dataset synthesis on ${target.name}`, { skip: target.skip }, () => {
+    let db: Database;
+    let tenant: string;
+
+    before(async () => {
+      db = await target.open();
+      tenant = (await createTenant(db, "acme")).id;
+      await insertTraces(db, tenant, gatewayTraces);
+      const worker = new DetectionWorker(
+        db,
+        { quietMs: 0, batchSize: 500, pollMs: 10, leaseMs: 60_000, maxAttempts: 3 },
+        setupRegistry,
+      );
+      while ((await worker.runOnce()).judged > 0);
+    });
+    after(() => db?.close());
+
+    it("makes verifiable eval rows from traffic without stored solutions through the tenant's resolver", async () => {
+      const request = parseDatasetRequest({ kind: "eval", seed: 1, perPattern: 50, generalSize: 10 });
+      const without = await synthesizeDataset(db, tenant, request, { createdBy: "api" });
+      assert.equal(without.dataset.rowCount, 0, "nothing is verifiable without a solution");
+      assert.ok(without.dataset.stats.noSolution > 0);
+      const made = await synthesizeDataset(db, tenant, request, { createdBy: "api", setupRegistry });
+      assert.ok(made.dataset.rowCount > 10, `rows: ${JSON.stringify(made.dataset.stats)}`);
+      const rows = (await getDataset(db, tenant, made.dataset.id)).rows as EvalRow[];
+      const byTrace = new Map(traffic.map((s) => [s.trace.id as string, s.task.solution]));
+      for (const row of rows) {
+        const source = row.meta.sourceTraceIds[0] ?? row.meta.sourceId;
+        assert.deepEqual(row.solution, byTrace.get(source as string));
+      }
+      assert.ok(rows.some((r) => r.meta.slice === "general"));
+    });
+
+    it("gives the same dataset for the same seed and another for another seed", async () => {
+      const request = (seed: number) => parseDatasetRequest({ kind: "prompts", seed, size: 40 });
+      const a = await synthesizeDataset(db, tenant, request(5), { createdBy: "api", setupRegistry });
+      const b = await synthesizeDataset(db, tenant, request(5), { createdBy: "api", setupRegistry });
+      const c = await synthesizeDataset(db, tenant, request(6), { createdBy: "api", setupRegistry });
+      assert.equal(b.dataset.version, a.dataset.version);
+      assert.equal(b.created, false);
+      assert.notEqual(c.dataset.version, a.dataset.version);
+    });
+  });
+}
