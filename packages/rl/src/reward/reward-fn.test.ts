@@ -42,4 +42,28 @@ describe("rewards", () => {
     assert.equal(reward({ task, sample: sample(5, "length"), verdict: pass }), 0.5);
     assert.ok(Math.abs(reward({ task, sample: sample(30), verdict: pass }) - 0.8) < 1e-9);
   });
+
+  it("gives a toolcall output more credit the more of its arguments are right", () => {
+    const tool: Task = {
+      id: "w",
+      env: "toolcall",
+      question: "q",
+      solution: { tool: "get_weather", args: { city: "Oslo", unit: "c" } },
+    };
+    const out = (text: string): GenResult => ({ ...sample(3), text });
+    const oneRight = partialCreditReward({
+      task: tool,
+      sample: out('{"tool":"get_weather","args":{"city":"Oslo","unit":"f"}}'),
+      verdict: wrongArg,
+    });
+    const noneRight = partialCreditReward({
+      task: tool,
+      sample: out('{"tool":"get_weather","args":{"city":"Rome","unit":"f"}}'),
+      verdict: wrongArg,
+    });
+    assert.ok(
+      Math.abs(oneRight - 0.65) < 1e-9 && Math.abs(noneRight - 0.4) < 1e-9,
+      `${oneRight} ${noneRight}`,
+    );
+  });
 });
