@@ -1,0 +1,23 @@
+import type { ChatCompletion, ChatModel, CompleteOptions, Task, TeachMessage } from "@arc/core";
+import { toolcallTeacherReply } from "../toolcall-teaching.ts";
+
+/**
+ * Test double of a perfectly trained toolcall teacher: reads the question and the student's approach
+ * back out of the TOOLCALL_TEACHING_TEMPLATES teacher prompt and answers with the reference teacher
+ * output for them (what SFT teaches a real teacher to write).
+ */
+export class ReferenceTeacherTestDouble implements ChatModel {
+  /** The name recorded on trace steps. */
+  readonly model = "reference-teacher";
+
+  constructor(private readonly tasks: readonly Task[]) {}
+
+  async complete(messages: TeachMessage[], _options: CompleteOptions): Promise<ChatCompletion> {
+    const prompt = messages[messages.length - 1].content;
+    const match = /^Request: ([\s\S]*?)\nStudent's approach: ([\s\S]*?)\nDiagnose/.exec(prompt);
+    const task = this.tasks.find((t) => t.question === match?.[1]);
+    if (!task || !match) throw new Error(`not a toolcall teacher prompt: ${prompt.slice(0, 80)}`);
+    const text = toolcallTeacherReply(task, match[2]).reply;
+    return { text, promptTokens: prompt.length, completionTokens: text.length, finishReason: "stop" };
+  }
+}

@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { generateToolcallTasks, parseToolCall, type Task, type ToolcallSolution } from "@arc/core";
+import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
+import { ReferenceTeacherTestDouble } from "./__fixtures__/reference-teacher.ts";
+import { evaluateTeaching } from "./evaluate-teaching.ts";
+import { TOOLCALL_TEACHING_TEMPLATES, verifyToolcallAttempt } from "./toolcall-teaching.ts";
+
+const tasks = generateToolcallTasks({ split: "production", seed: 11, count: 40 });
+const toolOf = (t: Task) => (t.solution as ToolcallSolution).tool;
+const unguided = (t: Task) => (toolOf(t) === "book_table" ? "add_event" : toolOf(t));
+
+describe("evaluateTeaching", () => {
+  it("measures an adaptive teacher that fixes weak students, never degrades, and stays silent for strong ones", async () => {
+    const student = new HintFollowingStudentTestDouble(tasks, unguided);
+    const common = {
+      student,
+      tasks,
+      verify: verifyToolcallAttempt,
+      templates: TOOLCALL_TEACHING_TEMPLATES,
+      completed: (text: string) => parseToolCall(text).ok,
+    };
+    const alone = await evaluateTeaching({ ...common, mode: "off" });
+    const taught = await evaluateTeaching({
+      ...common,
+      mode: "adaptive",
+      teacher: new ReferenceTeacherTestDouble(tasks),
+    });
+    const booking = tasks.filter((t) => toolOf(t) === "book_table").length;
+    assert.ok(booking > 0);
+    assert.equal(alone.overall.taughtAccuracy, 1 - booking / tasks.length);
+    assert.equal(taught.overall.taughtAccuracy, 1);
+    assert.equal(taught.overall.ndr, 1);
+    assert.equal(taught.overall.completionRate, 1);
+    assert.ok((taught.overall.tes ?? 0) > 0);
+    const strong = taught.byJudgement.get("strong");
+    const weak = taught.byJudgement.get("weak");
+    assert.equal(weak?.interactions, booking);
+    assert.equal(strong?.meanTeachingTokens, 0);
+    assert.ok((weak?.meanTeachingTokens ?? 0) > 0);
+  });
+});
