@@ -68,7 +68,8 @@ export async function deleteDatasetSchedule(db: Queryable, tenantId: string, nam
 /**
  * Runs every schedule that is due, across tenants. Each is claimed by moving its next run on in one statement
  * (`FOR UPDATE SKIP LOCKED`), so of several servers sharing a database exactly one runs it; the synthesis itself runs
- * outside any transaction. Returns the schedules run, with what each made.
+ * outside any transaction, with each tenant's registry (`setupRegistry`). Returns the schedules run, with what each
+ * made.
  */
 export async function runDueSchedules(
   db: Database,

@@ -40,10 +40,10 @@ for (const target of databasesUnderTest()) {
       const [first] = traces;
       await insertTraces(db, tenant, [first]);
       assert.equal(await pendingDetections(db, tenant), 1);
-      const patient = new DetectionWorker(db, { ...config, quietMs: 60_000 });
+      const patient = new DetectionWorker(db, { config: { ...config, quietMs: 60_000 } });
       assert.equal((await patient.runOnce()).judged, 0);
       assert.equal(await getVerdict(db, tenant, first.id), null);
-      assert.equal(await drain(new DetectionWorker(db, config)), 1);
+      assert.equal(await drain(new DetectionWorker(db, { config })), 1);
       const verdict = await getVerdict(db, tenant, first.id);
       assert.equal(verdict?.revision, 1);
       assert.equal(await pendingDetections(db, tenant), 0);
@@ -51,7 +51,7 @@ for (const target of databasesUnderTest()) {
 
     it("judges every trace once and clusters the failures into patterns named after their modes", async () => {
       await insertTraces(db, tenant, traces.slice(1, 150));
-      const worker = new DetectionWorker(db, config);
+      const worker = new DetectionWorker(db, { config });
       assert.equal(await drain(worker), 149);
       await insertTraces(db, tenant, traces.slice(0, 150));
       assert.equal(await drain(worker), 0, "re-sent traces with no new steps are not judged again");
@@ -70,7 +70,7 @@ for (const target of databasesUnderTest()) {
     it("keeps pattern ids and counts when a new worker (a restarted server) continues from the stored state", async () => {
       const before = new Map((await listPatterns(db, tenant)).map((p) => [p.id, p.count]));
       await insertTraces(db, tenant, traces.slice(150));
-      assert.equal(await drain(new DetectionWorker(db, config)), 150);
+      assert.equal(await drain(new DetectionWorker(db, { config })), 150);
       const afterwards = await listPatterns(db, tenant);
       for (const [id, count] of before) {
         const now = afterwards.find((p) => p.id === id);
@@ -89,7 +89,7 @@ for (const target of databasesUnderTest()) {
       const id = passed.trace.id as string;
       assert.equal((await getVerdict(db, tenant, id))?.status, "passed");
       await insertFeedback(db, tenant, { id: "fb-late", traceId: id, label: "thumbs_down" });
-      assert.equal(await drain(new DetectionWorker(db, config)), 1);
+      assert.equal(await drain(new DetectionWorker(db, { config })), 1);
       const verdict = await getVerdict(db, tenant, id);
       assert.equal(verdict?.status, "failed");
       assert.equal(verdict?.failureClass, "user_feedback");
@@ -106,7 +106,7 @@ for (const target of databasesUnderTest()) {
       const trace = traces.find((t) => t.id === id) as Trace;
       const late = { ...trace.steps[0], id: `${id}-late`, startedAt: trace.endedAt ?? trace.startedAt };
       await insertTraces(db, tenant, [{ ...trace, steps: [late] }]);
-      assert.equal(await drain(new DetectionWorker(db, config)), 1);
+      assert.equal(await drain(new DetectionWorker(db, { config })), 1);
       const second = await getVerdict(db, tenant, id);
       assert.equal(second?.revision, (first?.revision ?? 0) + 1);
       assert.equal(second?.patternId, first?.patternId);
@@ -129,7 +129,11 @@ describe("detection worker errors", () => {
         if (tenantId === broken) throw new Error("verifier service unreachable");
       };
       const errors: unknown[] = [];
-      const worker = new DetectionWorker(db, { ...config, maxAttempts: 2 }, setup, (e) => errors.push(e));
+      const worker = new DetectionWorker(db, {
+        config: { ...config, maxAttempts: 2 },
+        setupRegistry: setup,
+        onError: (e) => errors.push(e),
+      });
       await insertTraces(db, broken, [traces[0]]);
       await insertTraces(db, fine, [traces[1]]);
       const first = await worker.runOnce();
@@ -162,8 +166,8 @@ describe("detection workers in several processes", { skip: postgres?.skip }, () 
       await insertTraces(db, tenant, traces);
       const small = { ...config, batchSize: 20 };
       const [a, b] = await Promise.all([
-        drain(new DetectionWorker(db, small)),
-        drain(new DetectionWorker(second, small)),
+        drain(new DetectionWorker(db, { config: small })),
+        drain(new DetectionWorker(second, { config: small })),
       ]);
       assert.equal(a + b, traces.length);
       assert.ok(a > 0 && b > 0, `both workers took work (${a} and ${b})`);

@@ -15,7 +15,12 @@ import { getTraces } from "../store/trace-store.ts";
 import { loadClusterState, lockClusterState, saveClusterState } from "./cluster-state-store.ts";
 import { claimDueTraces, completeClaims, type DetectionClaim, releaseClaims } from "./detection-queue.ts";
 import { tenantRegistry } from "./detector-config-store.ts";
-import type { FailurePipelineConfig, RegistrySetup } from "./failure-pipeline-config.ts";
+import {
+  type FailurePipelineConfig,
+  type FailurePipelineConfigInput,
+  parseFailurePipelineConfig,
+  type RegistrySetup,
+} from "./failure-pipeline-config.ts";
 import { assignedPatterns, insertFailures } from "./failure-store.ts";
 import { savePatterns } from "./pattern-store.ts";
 import { type NewVerdict, upsertVerdicts } from "./verdict-store.ts";
@@ -28,6 +33,16 @@ export interface DetectionPass {
   assigned: number;
   /** Claims given back after an error (tried again on a later pass). */
   released: number;
+}
+
+/** How a worker runs; every field is optional. */
+export interface DetectionWorkerOptions {
+  /** Scheduling settings (quiet period, batch, poll, lease, attempts); omitted ones take their defaults. */
+  config?: FailurePipelineConfigInput;
+  /** The tenants' own detectors, verifiers and solution resolvers. */
+  setupRegistry?: RegistrySetup;
+  /** Where pass errors go (default: console.error); the worker keeps going after one. */
+  onError?: (error: unknown) => void;
 }
 
 /** A judged trace before it is written: the judgement, and the failure record if it failed and could be read. */
@@ -52,16 +67,18 @@ export class DetectionWorker {
   private running: Promise<void> | undefined;
   private stopped = true;
 
+  private readonly config: FailurePipelineConfig;
+  private readonly setup: RegistrySetup | undefined;
+  private readonly onError: (error: unknown) => void;
+
   constructor(
     private readonly db: Database,
-    private readonly config: Pick<
-      FailurePipelineConfig,
-      "quietMs" | "batchSize" | "pollMs" | "leaseMs" | "maxAttempts"
-    >,
-    private readonly setup?: RegistrySetup,
-    /** Where pass errors go (default: console.error); the worker keeps going after one. */
-    private readonly onError: (error: unknown) => void = (error) => console.error("detection worker:", error),
-  ) {}
+    options: DetectionWorkerOptions = {},
+  ) {
+    this.config = parseFailurePipelineConfig(options.config ?? {});
+    this.setup = options.setupRegistry;
+    this.onError = options.onError ?? ((error) => console.error("detection worker:", error));
+  }
 
   /** Claims and judges one batch of due traces; resolves to what it did. Safe to call while started. */
   async runOnce(): Promise<DetectionPass> {

@@ -47,7 +47,7 @@ export async function createFailureService(options: FailureServiceOptions): Prom
     : failurePipelineConfigFromEnv(env);
   const setupRegistry = options.setupRegistry ?? (await registrySetupFromEnv(env));
   const { db, maxBodyBytes } = options;
-  const worker = new DetectionWorker(db, config, setupRegistry);
+  const worker = new DetectionWorker(db, { config, setupRegistry });
   let timer: NodeJS.Timeout | undefined;
   let scheduling: Promise<unknown> = Promise.resolve();
   return {

@@ -32,11 +32,7 @@ for (const target of databasesUnderTest()) {
       db = await target.open();
       tenant = (await createTenant(db, "acme")).id;
       await insertTraces(db, tenant, gatewayTraces);
-      const worker = new DetectionWorker(
-        db,
-        { quietMs: 0, batchSize: 500, pollMs: 10, leaseMs: 60_000, maxAttempts: 3 },
-        setupRegistry,
-      );
+      const worker = new DetectionWorker(db, { config: { quietMs: 0, batchSize: 500 }, setupRegistry });
       while ((await worker.runOnce()).judged > 0);
     });
     after(() => db?.close());
