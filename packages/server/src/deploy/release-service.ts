@@ -1,3 +1,4 @@
+import type { DetectorRegistry } from "@arc/core";
 import type { Hono } from "hono";
 import { ChatGateway } from "../gateway/chat-gateway.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
@@ -23,6 +24,8 @@ export interface ReleaseServiceOptions {
   pool?: ModelPool;
   /** Live verdicts on gateway traces (default: the failure pipeline's stored verdicts, the detectors inline after 5 s). */
   verdicts?: VerdictSource;
+  /** The tenant's detectors for that inline fallback (default: the built-in ones; give the failure pipeline's, with its solution resolver). */
+  registryFor?: (tenantId: string) => DetectorRegistry;
   judge?: JudgeOptions;
   /** Run the validator and deployer loops (default true). */
   workers?: boolean;
@@ -57,7 +60,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
   const gateway = new ChatGateway({ db, pool, teaching });
   const deployer = new Deployer({
     db,
-    verdicts: options.verdicts ?? new StoredVerdicts(db, new InlineVerdicts()),
+    verdicts: options.verdicts ?? new StoredVerdicts(db, new InlineVerdicts(options.registryFor)),
     routing: gateway.routing,
     onTransition: (e) => {
       // a replaced model's weights are dropped once its last requests finish (they hold the backend)
