@@ -2,8 +2,8 @@
 // held-out (production split) failure rate and reward vs wall time for semi-online DPO with
 // s in {1, 10, 100, inf} and GRPO at the same prompt budget, and synchronous (maxStaleness 0) vs
 // asynchronous (maxStaleness 1, 2) GRPO with rollouts in a worker thread: wall time to the same reward.
-// Usage: node --import tsx bench/rl.bench.ts [--steps 30] [--prompts 6] [--eval 48] [--model models/toolcall-base]
-// Default budget: 7 runs x 30 steps x 6 prompts x 4 samples, about 30 min on the 2-core machine.
+// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--eval 64] [--model models/toolcall-base]
+// Default budget: 7 runs x 60 steps x 8 prompts x 4 samples, about 15-30 min on the 2-core machine (load-dependent).
 // Writes bench/results/rl.json (the figures file), bench/results/rl.md and bench/results/rl-*.svg.
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,9 +14,9 @@ import { AsyncRolloutSource, embeddedEngineFactory, type ThreadUsage } from "@ar
 
 const { values } = parseArgs({
   options: {
-    steps: { type: "string", default: "30" },
-    prompts: { type: "string", default: "6" },
-    eval: { type: "string", default: "48" },
+    steps: { type: "string", default: "60" },
+    prompts: { type: "string", default: "8" },
+    eval: { type: "string", default: "64" },
     model: { type: "string", default: "models/toolcall-base" },
   },
 });
@@ -39,7 +39,7 @@ const SETTINGS: Setting[] = [
       algo: "dpo",
       syncInterval: s,
       staleness: null,
-      trainer: { algorithm: "dpo", syncInterval: s, learningRate: 1e-3, beta: 0.1 },
+      trainer: { algorithm: "dpo", syncInterval: s, learningRate: 1e-4, beta: 0.1 },
     }),
   ),
   ...[0, 1, 2].map(
@@ -50,7 +50,7 @@ const SETTINGS: Setting[] = [
       staleness: eta,
       trainer: {
         algorithm: "grpo",
-        learningRate: 1e-3,
+        learningRate: 1e-4,
         asyncRollouts: true,
         maxStaleness: eta,
         decoupled: eta > 0,

@@ -3,12 +3,15 @@
  * the first checkpoint that fails on 30-60% of the `production` split (so the RL loop has something real
  * to fix). A seeded share of the SFT prompts carries a teacher's guidance (issue 7).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...]
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N]
+ *
+ * `--max-steps` caps the SFT steps (the committed toolcall model: `--max-steps 250`, see models/README.md).
  *
  * Writes models/<env>-base/ (HF layout, bf16) and models/<env>-base/base-model.json (how it was made).
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { getTaskFamily } from "@arc/core";
 import {
   configForSize,
@@ -88,7 +91,7 @@ async function makeBaseModel(env: string, plan: Plan): Promise<void> {
     await writeHfCheckpoint(out, config, trainer.exportTensors(), { dtype: "BF16" });
     const record = {
       env,
-      command: `node --import tsx scripts/make-base-models.ts ${env}`,
+      command: `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps}`,
       seed: SEED,
       steps,
       plan,
@@ -129,10 +132,16 @@ async function makeBaseModel(env: string, plan: Plan): Promise<void> {
   );
 }
 
-const envs = process.argv.slice(2);
-for (const env of envs.length > 0 ? envs : ["toolcall"]) {
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { "max-steps": { type: "string" } },
+});
+for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
   const plan = PLANS[env];
   if (!plan)
     throw new Error(`env: expected one of ${Object.keys(PLANS).join(", ")}, got ${JSON.stringify(env)}`);
-  await makeBaseModel(env, plan);
+  const maxSteps = values["max-steps"] === undefined ? plan.maxSteps : Number(values["max-steps"]);
+  if (!Number.isInteger(maxSteps) || maxSteps < 1)
+    throw new Error(`--max-steps: expected a positive integer, got ${JSON.stringify(values["max-steps"])}`);
+  await makeBaseModel(env, { ...plan, maxSteps });
 }
