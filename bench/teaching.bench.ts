@@ -18,6 +18,7 @@ import {
   type TeachingMetrics,
   type TeachingTemplatesInput,
   type ToolcallSolution,
+  verifyTask,
 } from "@arc/core";
 import {
   byteTokenCounter,
@@ -156,9 +157,17 @@ const targets = [
     (figures.teaching_tokens_strong ?? 0) < (figures.teaching_tokens_weak ?? 0),
   ],
 ] as const;
+const studentRecord = JSON.parse(
+  await readFile(`${values.student}/base-model.json`, "utf8").catch(() => "{}"),
+) as { steps?: number; productionFailureRate?: number; evalAccuracy?: number };
 const teacherRecord = JSON.parse(await readFile(`${trainedDir}/teacher.json`, "utf8").catch(() => "{}"));
 const sample = (e: TeachingEvaluation, i: number) =>
   `probe ${JSON.stringify(e.runs[i].approach)} -> teaching ${JSON.stringify(e.runs[i].teaching)} -> ${e.outcomes[i].taughtScore ? "right" : "wrong"} (alone: ${e.outcomes[i].baselineScore ? "right" : "wrong"})`;
+const failureClasses: Record<string, number> = {};
+for (const [i, run] of alone.runs.entries()) {
+  const failed = verifyTask(tasks[i], [run.solution.text]).failure?.class;
+  if (failed) failureClasses[failed] = (failureClasses[failed] ?? 0) + 1;
+}
 const weakIndex = referenceJudgement.indexOf("weak");
 const strongIndex = referenceJudgement.indexOf("strong");
 const md = `# Adaptive teaching benchmark (toolcall)
@@ -166,6 +175,7 @@ const md = `# Adaptive teaching benchmark (toolcall)
 \`npm run bench:teaching\` — ${tasks.length} held-out production tasks (seed ${values.seed}, questions the teacher never
 trained on), frozen student \`${values.student}\` (greedy), teachers in adaptive mode, probe ${templates.maxProbeTokens}
 byte tokens. Token counts are the byte-level models' own tokens. Wall time ${secs()} s.
+Student: ${studentRecord.steps ?? "?"} SFT steps, production failure rate ${studentRecord.productionFailureRate ?? "?"}, eval accuracy ${studentRecord.evalAccuracy ?? "?"} (its base-model.json).
 
 | condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) |
 |---|---|---|---|---|---|---|---|---|
@@ -181,6 +191,12 @@ argument names), the same split for every condition: ${split(trained, "strong").
 |---|---|---|---|---|---|
 | probe strong | ${split(trained, "strong").students} | ${f(split(trained, "strong").baselineAccuracy)} | ${f(split(trained, "strong").taughtAccuracy)} | ${f(split(trained, "strong").teachingTokens, 1)} | ${split(trained, "strong").degradations} |
 | probe weak | ${split(trained, "weak").students} | ${f(split(trained, "weak").baselineAccuracy)} | ${f(split(trained, "weak").taughtAccuracy)} | ${f(split(trained, "weak").teachingTokens, 1)} | ${split(trained, "weak").degradations} |
+
+Student-alone failures by verifier class: ${Object.entries(failureClasses)
+  .map(([k, n]) => `${k} ${n}`)
+  .join(
+    ", ",
+  )} (a hint may fix a wrong tool or argument name; no teaching that withholds the answer can fix a wrong argument value).
 
 Trained teacher's own diagnosis: ${[...trained.byJudgement].map(([k, m]) => `${k} ${m.interactions} (teaching tokens ${f(m.meanTeachingTokens, 1)})`).join(", ")}.
 
