@@ -56,14 +56,23 @@ async function withBenchDatabase<T>(fn: (url: string) => Promise<T>): Promise<T 
 }
 
 const sdk = await sdkOverhead();
+const rounds = (r: { rounds: number[] }) => r.rounds.map(Math.round).join(", ");
 const pglite = await measureIngest();
+const pgliteAlone = await measureIngest({ detection: false });
 console.log(
-  `ingest into PGlite: ${Math.round(pglite.stepsPerSecond)} steps/s (median; rounds ${pglite.rounds.map(Math.round).join(", ")}; batches of 100 steps, 8 in flight)   target >= 5,000`,
+  `ingest into PGlite: ${Math.round(pglite.stepsPerSecond)} steps/s with failure detection running in the same process ` +
+    `(rounds ${rounds(pglite)}), ${Math.round(pgliteAlone.stepsPerSecond)} steps/s with ARC_DETECT_WORKER=0 ` +
+    `(rounds ${rounds(pgliteAlone)}); medians, batches of 100 steps, 8 in flight   target >= 5,000`,
 );
-const postgres = await withBenchDatabase((url) => measureIngest({ databaseUrl: url }));
+const postgres = await withBenchDatabase(async (url) => ({
+  withDetection: await measureIngest({ databaseUrl: url }),
+  alone: await measureIngest({ databaseUrl: url, detection: false }),
+}));
 if (postgres) {
   console.log(
-    `ingest into PostgreSQL: ${Math.round(postgres.stepsPerSecond)} steps/s (median; rounds ${postgres.rounds.map(Math.round).join(", ")})   target >= 20,000`,
+    `ingest into PostgreSQL: ${Math.round(postgres.withDetection.stepsPerSecond)} steps/s with detection in the same ` +
+      `process (rounds ${rounds(postgres.withDetection)}), ${Math.round(postgres.alone.stepsPerSecond)} steps/s as an ` +
+      `ingest-only process (rounds ${rounds(postgres.alone)})   target >= 20,000`,
   );
 }
 
@@ -71,7 +80,9 @@ const figures = {
   sdk_overhead_p50_ms: round2(sdk.p50),
   sdk_overhead_p99_ms: round2(sdk.p99),
   ingest_pglite_steps_per_s: Math.round(pglite.stepsPerSecond),
-  ingest_postgres_steps_per_s: postgres ? Math.round(postgres.stepsPerSecond) : null,
+  ingest_postgres_steps_per_s: postgres ? Math.round(postgres.withDetection.stepsPerSecond) : null,
+  ingest_pglite_without_detection_steps_per_s: Math.round(pgliteAlone.stepsPerSecond),
+  ingest_postgres_without_detection_steps_per_s: postgres ? Math.round(postgres.alone.stepsPerSecond) : null,
 };
 mkdirSync("bench/results", { recursive: true });
 writeFileSync("bench/results/backbone.json", `${JSON.stringify(figures, null, 2)}\n`);

@@ -15,6 +15,8 @@ export interface IngestOptions {
   concurrency?: number;
   /** Measured rounds; the median is reported. Default 3. */
   rounds?: number;
+  /** Run the failure-detection worker in the server process, as `arc serve` does by default. Default true. */
+  detection?: boolean;
 }
 
 const tracesPerBatch = 25;
@@ -79,10 +81,11 @@ function batchBody(round: number, batch: number): string {
 
 async function startServerProcess(
   home: string,
-  databaseUrl?: string,
+  databaseUrl: string | undefined,
+  detection: boolean,
 ): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ["bin/arc.mjs", "serve", "--port", "0", "--home", home], {
-    env: { ...process.env, DATABASE_URL: databaseUrl ?? "" },
+    env: { ...process.env, DATABASE_URL: databaseUrl ?? "", ARC_DETECT_WORKER: detection ? "1" : "0" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -125,9 +128,9 @@ async function round(url: string, key: string, roundIndex: number, batches: numb
 export async function measureIngest(
   options: IngestOptions = {},
 ): Promise<{ stepsPerSecond: number; rounds: number[] }> {
-  const { batches = 200, concurrency = 8, rounds = 3 } = options;
+  const { batches = 200, concurrency = 8, rounds = 3, detection = true } = options;
   const home = mkdtempSync(join(tmpdir(), "arc-bench-ingest-"));
-  const { url, child } = await startServerProcess(home, options.databaseUrl);
+  const { url, child } = await startServerProcess(home, options.databaseUrl, detection);
   try {
     const key = JSON.parse(readFileSync(join(home, "credentials.json"), "utf8")).tenantKey as string;
     await round(url, key, 0, Math.min(batches, 50), concurrency);
