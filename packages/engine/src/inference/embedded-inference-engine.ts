@@ -262,8 +262,8 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
         if (keep.length < slots.length && cache) {
           const kept = keep.length > 0 ? gatherRows(cache, keep) : undefined;
           disposeCache(cache);
-          cache = kept;
           slots = keep.map((i) => slots[i]);
+          cache = kept ? trimLeftPadding(slots, kept) : undefined;
         }
         await new Promise((resolve) => setImmediate(resolve)); // lets requests, aborts and weight swaps in
       }
@@ -411,6 +411,28 @@ function mergeBatches(
   disposeCache(pa);
   disposeCache(pb);
   return { slots: [...a, ...b], cache };
+}
+
+/**
+ * Drops cached positions that are left padding for every remaining row. Without it a batch that never
+ * drains (rows keep joining as others finish, as under async rollouts) carries an ever longer cache.
+ */
+function trimLeftPadding(slots: Slot[], cache: KvCache): KvCache {
+  const lead = Math.min(
+    ...slots.map((s) => {
+      let n = 0;
+      while (n < s.pad.length && s.pad[n] === 1) n++;
+      return n;
+    }),
+  );
+  if (lead === 0) return cache;
+  for (const s of slots) s.pad.splice(0, lead);
+  const trimmed = {
+    keys: cache.keys.map((t) => tf.slice(t, [0, 0, 0, lead], [-1, -1, -1, -1])), // keys are [B, K, D, S]
+    values: cache.values.map((t) => tf.slice(t, [0, 0, lead, 0], [-1, -1, -1, -1])), // values are [B, K, S, D]
+  };
+  disposeCache(cache);
+  return trimmed;
 }
 
 function gatherRows(cache: KvCache, rows: number[]): KvCache {
