@@ -65,7 +65,7 @@ export function createArc(options: ArcOptions = {}): Arc {
   if (hooked) process.on("beforeExit", onBeforeExit);
 
   return {
-    wrapOpenAI: (client) => wrapOpenAI(client, tracer),
+    wrapOpenAI: (client) => wrapOpenAI(client, tracer, opts.enabled ? opts.baseUrl : undefined),
     trace: (name, fn, traceOptions) => tracer.trace(name, fn, traceOptions),
     feedback(input) {
       const record = feedbackRecord(input);

@@ -26,6 +26,16 @@ export class LlmCall {
     this.streaming = body?.stream === true;
   }
 
+  /** Headers that tell Arc's gateway which trace and step this call is, so it records its own copy there. */
+  correlationHeaders(): Record<string, string> {
+    const { step, traceId } = this.scope;
+    return {
+      "x-arc-trace-id": traceId,
+      "x-arc-step-id": step.id,
+      ...(step.parentId ? { "x-arc-parent-step-id": step.parentId } : {}),
+    };
+  }
+
   /** The call produced `data`: a completion, or (when streaming) a stream to observe as it is read. */
   succeed(data: unknown): void {
     this.safely(() => {

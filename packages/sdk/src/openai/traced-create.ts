@@ -56,19 +56,36 @@ function instrumentApiPromise(p: ApiPromiseLike, call: LlmCall): void {
   };
 }
 
+/** The request options (`create`'s second argument) with `extra` headers added to the caller's own. */
+function withHeaders(options: unknown, extra: Record<string, string>): Record<string, unknown> {
+  const base = (typeof options === "object" && options !== null ? options : {}) as Record<string, unknown>;
+  const own = base.headers;
+  let headers: unknown;
+  if (own instanceof Headers) {
+    const copy = new Headers(own);
+    for (const [k, v] of Object.entries(extra)) copy.set(k, v);
+    headers = copy;
+  } else if (Array.isArray(own)) headers = [...own, ...Object.entries(extra)];
+  else headers = { ...(own as Record<string, unknown> | undefined), ...extra };
+  return { ...base, headers };
+}
+
 /**
- * `create` as the caller knows it, traced: same arguments, same return value (object identity included for
+ * `create` as the caller knows it, traced: same arguments (plus Arc's correlation headers when `correlate`), same return value (object identity included for
  * the `openai` client's `APIPromise`), same errors. Any other thenable is observed through `then`.
  */
 export function tracedCreate(
   create: (this: unknown, ...args: unknown[]) => unknown,
   target: object,
   tracer: Tracer,
+  /** The client calls Arc's own gateway: send it the trace and step ids, so its record joins the SDK's. */
+  correlate = false,
 ): (...args: unknown[]) => unknown {
   return function tracedChatCompletionsCreate(...args: unknown[]): unknown {
     let call: LlmCall | undefined;
     try {
       call = new LlmCall(tracer, args[0] as ChatRequestLike | undefined);
+      if (correlate) args = [args[0], withHeaders(args[1], call.correlationHeaders()), ...args.slice(2)];
     } catch (error) {
       tracer.report(error);
     }

@@ -5,6 +5,16 @@ import { tracedCreate } from "./traced-create.ts";
 
 const WRAPPED = Symbol.for("@arc/sdk.wrapped");
 
+/** Whether the client's base URL is on the Arc server the SDK exports to (then Arc's gateway answers the calls). */
+function sameOrigin(clientBaseUrl: unknown, arcBaseUrl: string | undefined): boolean {
+  if (typeof clientBaseUrl !== "string" || !arcBaseUrl) return false;
+  try {
+    return new URL(clientBaseUrl).origin === new URL(arcBaseUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The client with `chat.completions.create` traced; the original is left untouched (use both side by side).
  *
@@ -12,9 +22,11 @@ const WRAPPED = Symbol.for("@arc/sdk.wrapped");
  * `completions` inherits from the real one but has its own traced `create`. Everything else is the client's
  * own, with methods bound to the real client (it keeps private fields a proxy cannot reach). The wrapped
  * `completions` points its `_client` at the proxy, so the client's helpers (`.stream()`, `.parse()`,
- * `.runTools()`) go through the traced `create` too. Wrapping twice returns the same wrapper.
+ * `.runTools()`) go through the traced `create` too. Wrapping twice returns the same wrapper. When the client's
+ * `baseURL` is on `arcBaseUrl` (Arc's gateway), each call carries `x-arc-trace-id`/`x-arc-step-id` so the gateway
+ * records its step in the SDK's trace under the same step id: one trace, one step, not two traces.
  */
-export function wrapOpenAI<T extends OpenAILike>(client: T, tracer: Tracer): T {
+export function wrapOpenAI<T extends OpenAILike>(client: T, tracer: Tracer, arcBaseUrl?: string): T {
   const completions = (client as { chat?: { completions?: { create?: unknown } } } | null)?.chat?.completions;
   if (typeof completions?.create !== "function") {
     throw new ArcInputError(
@@ -26,7 +38,12 @@ export function wrapOpenAI<T extends OpenAILike>(client: T, tracer: Tracer): T {
   let proxy: T | undefined;
   const wrappedCompletions = Object.create(completions, {
     create: {
-      value: tracedCreate(completions.create as (...args: unknown[]) => unknown, completions, tracer),
+      value: tracedCreate(
+        completions.create as (...args: unknown[]) => unknown,
+        completions,
+        tracer,
+        sameOrigin((client as { baseURL?: unknown }).baseURL, arcBaseUrl),
+      ),
       writable: true,
       configurable: true,
     },

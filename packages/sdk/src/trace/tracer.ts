@@ -47,6 +47,8 @@ export interface TraceHandle {
 export interface StepScope {
   /** The step record so far; `end` completes it. */
   readonly step: WireStep;
+  /** The id of the trace the step will be sent in (its own trace's, outside any episode). */
+  readonly traceId: string;
   end(patch: Partial<WireStep>): void;
 }
 
@@ -138,9 +140,11 @@ export class Tracer {
     const context = this.storage.getStore();
     if (context?.parentStepId) step.parentId = context.parentStepId;
     context?.state.stepStarted();
+    const traceId = context?.state.record.id ?? crypto.randomUUID();
     let ended = false;
     return {
       step,
+      traceId,
       end: (patch) => {
         if (ended) return;
         ended = true;
@@ -149,7 +153,7 @@ export class Tracer {
           if (context) context.state.stepEnded(step);
           else
             this.sink({
-              id: crypto.randomUUID(),
+              id: traceId,
               name: step.name,
               startedAt: step.startedAt,
               endedAt: step.endedAt,

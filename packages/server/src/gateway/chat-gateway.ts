@@ -1,7 +1,7 @@
 import type { Database } from "../store/database.ts";
 import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
-import { gatewayTrace } from "./gateway-trace.ts";
+import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
 import type { ModelPool } from "./model-pool.ts";
 import { type RouteChoice, RoutingTable } from "./routing-table.ts";
 import { TraceRecorder, type TraceRecorderOptions } from "./trace-recorder.ts";
@@ -27,6 +27,11 @@ export interface ChatCallContext {
   env?: string;
   /** `x-arc-pattern`: the failure pattern the client says the request belongs to (run-time teaching). */
   pattern?: string;
+  /**
+   * `x-arc-trace-id` / `x-arc-step-id` / `x-arc-parent-step-id`, sent by `@arc/sdk` when its client calls this
+   * gateway: the call is recorded as that step of that trace (merged with the SDK's copy) instead of a trace of its own.
+   */
+  correlation?: GatewayCall["correlation"];
   signal?: AbortSignal;
 }
 
@@ -133,6 +138,7 @@ export class ChatGateway {
           userId,
           sessionId: context.sessionId,
           env: context.env,
+          correlation: context.correlation,
         }),
       );
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ChatMessage, Trace } from "@arc/core";
+import { type ChatMessage, RecordId, type Trace } from "@arc/core";
 import type { CompletionSummary } from "./completion-summary.ts";
 import type { RouteChoice } from "./routing-table.ts";
 
@@ -16,6 +16,20 @@ export interface GatewayCall {
   sessionId?: string;
   /** The task environment, from the `x-arc-env` header (selects the verifier that judges the trace). */
   env?: string;
+  /** The SDK's trace and step this call is (its `x-arc-*-id` headers); ids that are not valid record ids are ignored. */
+  correlation?: { traceId?: string; stepId?: string; parentStepId?: string };
+}
+
+/** The correlation ids that are usable as record ids (a bad header must not make the trace unstorable). */
+function validIds(c: GatewayCall["correlation"]): {
+  traceId?: string;
+  stepId?: string;
+  parentStepId?: string;
+} {
+  const ok = (v: string | undefined) => (v !== undefined && RecordId.safeParse(v).success ? v : undefined);
+  const traceId = ok(c?.traceId);
+  // a step id is only meaningful inside the SDK's trace
+  return traceId ? { traceId, stepId: ok(c?.stepId), parentStepId: ok(c?.parentStepId) } : {};
 }
 
 const PARAM_KEYS = [
@@ -32,10 +46,12 @@ const PARAM_KEYS = [
 /**
  * The trace of one gateway call: one LLM step carrying the model version that answered, so clients without the SDK
  * are captured too and live failure rates can be split by version. Deployment, arm and stage go to `metadata`
- * (the deployer counts a canary's evidence from them).
+ * (the deployer counts a canary's evidence from them). Called through `@arc/sdk`, the trace and step take the SDK's
+ * ids (headers), so the store merges the two records into one trace with one step.
  */
 export function gatewayTrace(call: GatewayCall): Trace {
-  const id = `gw-${randomUUID()}`;
+  const ids = validIds(call.correlation);
+  const id = ids.traceId ?? `gw-${randomUUID()}`;
   const messages = Array.isArray(call.body.messages) ? (call.body.messages as ChatMessage[]) : [];
   const params: Record<string, unknown> = {};
   for (const k of PARAM_KEYS) if (call.body[k] !== undefined) params[k] = call.body[k];
@@ -63,7 +79,8 @@ export function gatewayTrace(call: GatewayCall): Trace {
     },
     steps: [
       {
-        id: `${id}-llm`,
+        id: ids.stepId ?? `${id}-llm`,
+        ...(ids.parentStepId ? { parentId: ids.parentStepId } : {}),
         kind: "llm",
         name: "chat.completions",
         startedAt: call.startedAt.toISOString(),

@@ -59,7 +59,8 @@ function rejectDuplicateIds(traces: Trace[]): void {
 /**
  * Writes a batch of validated traces atomically: all of it or none of it.
  * Idempotent: a trace id already stored is merged (first values kept, missing ones filled in, models and tags
- * united, `error` status wins), a step id already stored for its trace is left as it was.
+ * united, metadata keys merged with the first value of a key kept, `error` status wins), a step id already stored
+ * for its trace is left as it was.
  */
 export async function insertTraces(db: Queryable, tenantId: string, traces: Trace[]): Promise<InsertResult> {
   rejectDuplicateIds(traces);
@@ -93,7 +94,9 @@ export async function insertTraces(db: Queryable, tenantId: string, traces: Trac
          input = coalesce(traces.input, excluded.input),
          output = coalesce(traces.output, excluded.output),
          tags = array(select distinct unnest(traces.tags || excluded.tags) order by 1),
-         metadata = coalesce(traces.metadata, excluded.metadata),
+         metadata = case when traces.metadata is null then excluded.metadata
+                         when excluded.metadata is null then traces.metadata
+                         else excluded.metadata || traces.metadata end,
          models = array(select distinct unnest(traces.models || excluded.models) order by 1),
          search_text = case when traces.search_text = '' then excluded.search_text
                             else left(traces.search_text || E'\\n' || excluded.search_text, 2000) end

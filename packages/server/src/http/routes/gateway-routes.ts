@@ -21,6 +21,11 @@ export function gatewayRoutes(
       userId: c.req.header("x-arc-user"),
       env: c.req.header("x-arc-env"),
       pattern: c.req.header("x-arc-pattern"),
+      correlation: {
+        traceId: c.req.header("x-arc-trace-id"),
+        stepId: c.req.header("x-arc-step-id"),
+        parentStepId: c.req.header("x-arc-parent-step-id"),
+      },
       signal: c.req.raw.signal,
     });
   });
