@@ -31,6 +31,12 @@ export const DataBlock = z
       .default("production")
       .describe("Split the training prompts are drawn from."),
     count: z.number().int().positive().default(256).describe("Size of the training prompt pool."),
+    prompts: z
+      .string()
+      .optional()
+      .describe(
+        "RL only: JSONL PromptPool (question/solution/env rows, e.g. `arc datasets export --format jsonl`) to train on instead of the generated split.",
+      ),
     seed: z.number().int().default(1).describe("Seed of the prompt pool and of the data order."),
     guidedFraction: z
       .number()

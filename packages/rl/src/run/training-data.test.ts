@@ -16,6 +16,32 @@ const render: RenderExample = (messages, reply) => ({
 const text = (tokens: number[]) => String.fromCharCode(...tokens);
 
 describe("loadTrainingData", () => {
+  it("trains on a PromptPool exported as question/solution JSONL instead of the generated split", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-pool-")), "pool.jsonl");
+    const solution = { tool: "get_weather", args: { city: "Oslo" } };
+    await writeFile(
+      path,
+      `${JSON.stringify({ question: "Weather in Oslo?", solution, env: "toolcall", meta: { id: "tr1" } })}\n`,
+    );
+    const data = await loadTrainingData(parseRecipe({ data: { prompts: path, evalCount: 0 } }), render);
+    assert.equal(data.prompts.length, 1);
+    assert.equal(data.prompts[0].question, "Weather in Oslo?");
+    assert.deepEqual(data.prompts[0].solution, solution);
+    assert.equal(data.prompts[0].env, "toolcall");
+  });
+
+  it("rejects a PromptPool row without a question, naming the file and line", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-pool-")), "pool.jsonl");
+    await writeFile(
+      path,
+      `${JSON.stringify({ question: "ok?", solution: 1 })}\n${JSON.stringify({ solution: 2 })}\n`,
+    );
+    await assert.rejects(
+      loadTrainingData(parseRecipe({ data: { prompts: path, evalCount: 0 } }), render),
+      (error: Error) => error.message.includes(`${path}:2`) && error.message.includes("question"),
+    );
+  });
+
   it("reads production preference pairs exported as preference JSONL for DPO to mix in", async () => {
     const path = join(await mkdtemp(join(tmpdir(), "arc-prefs-")), "prefs.jsonl");
     const jsonl = toPreferenceJsonl([

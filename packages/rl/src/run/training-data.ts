@@ -50,14 +50,43 @@ function parsePreferenceRow(
   return { prompt, chosen: text(row.chosen, "chosen"), rejected: text(row.rejected, "rejected") };
 }
 
+/** Reads a PromptPool JSONL (`question`, `solution`, `env`, `meta` rows) as tasks of the recipe's env. */
+async function readPromptPool(path: string, env: string): Promise<Task[]> {
+  const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l.trim() !== "");
+  const tasks = lines.map((line, i): Task => {
+    const row = JSON.parse(line) as { question?: unknown; solution?: unknown; env?: unknown; meta?: unknown };
+    if (typeof row.question !== "string" || row.solution === undefined) {
+      throw new InvalidInputError(
+        `${path}:${i + 1}: expected a row with a string question and a solution, got ${line.slice(0, 120)}`,
+        { field: "data.prompts" },
+      );
+    }
+    if (row.env !== undefined && row.env !== env) {
+      throw new InvalidInputError(
+        `${path}:${i + 1}.env: expected "${env}" (data.env), got ${JSON.stringify(row.env)}`,
+        {
+          field: "data.prompts",
+        },
+      );
+    }
+    const meta = (row.meta ?? {}) as Record<string, unknown>;
+    return { id: `pool-${i}`, env, question: row.question, solution: row.solution, meta };
+  });
+  if (tasks.length === 0) {
+    throw new InvalidInputError(`${path}: expected at least one prompt row, got none`, {
+      field: "data.prompts",
+    });
+  }
+  return tasks;
+}
+
 /** Builds the run's data from its recipe. */
 export async function loadTrainingData(recipe: Recipe, render: RenderExample): Promise<TrainingData> {
   const family = getTaskFamily(recipe.data.env);
-  const prompts = family.generate({
-    split: recipe.data.split,
-    seed: recipe.data.seed,
-    count: recipe.data.count,
-  });
+  const prompts =
+    recipe.data.prompts && recipe.trainer.algorithm !== "sft"
+      ? await readPromptPool(recipe.data.prompts, recipe.data.env)
+      : family.generate({ split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
   const examples =
     recipe.trainer.algorithm === "sft"
       ? sftExamples(family, prompts, { guidedFraction: recipe.data.guidedFraction, seed: recipe.data.seed })
