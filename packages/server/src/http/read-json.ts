@@ -1,3 +1,4 @@
+import { InvalidInputError } from "@arc/core";
 import type { Context } from "hono";
 import { HttpError } from "./http-error.ts";
 
@@ -44,10 +45,33 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
   } catch {
     throw new HttpError(400, "invalid_request", "request body is not valid UTF-8");
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, "malformed_json", `request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (text.includes("\\u0000")) rejectNul(value, "");
+  return value;
+}
+
+/** PostgreSQL cannot store the NUL character in text or jsonb; refuse it up front, naming where it is. */
+function rejectNul(value: unknown, path: string): void {
+  const refuse = (where: string) => {
+    throw new InvalidInputError(
+      `${where || "(body)"}: contains the NUL character (\\u0000), which Arc cannot store; remove or escape it`,
+      { field: where || undefined },
+    );
+  };
+  if (typeof value === "string") {
+    if (value.includes("\0")) refuse(path);
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = path ? `${path}.${key}` : key;
+    if (key.includes("\0")) refuse(childPath);
+    rejectNul(child, childPath);
   }
 }
 

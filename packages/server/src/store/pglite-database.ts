@@ -60,11 +60,13 @@ export async function openPgliteDatabase(dataDir: string): Promise<Database> {
     if (response.ok) waiter.resolve(response.rows ?? []);
     else waiter.reject(new PgliteQueryError(response.error));
   });
-  worker.on("error", (error) => {
-    failure = error;
-    for (const waiter of pending.values()) waiter.reject(error);
+  const failAll = (error: Error) => {
+    failure ??= error;
+    for (const waiter of pending.values()) waiter.reject(failure);
     pending.clear();
-  });
+  };
+  worker.on("error", failAll);
+  worker.on("exit", (code) => failAll(new Error(`the embedded database thread exited (code ${code})`)));
   const send = (request: UnnumberedRequest): Promise<Row[]> => {
     if (failure) return Promise.reject(failure);
     const id = nextId++;
