@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { simulateProductionTraffic, Trace } from "@arc/core";
+import { waitUntil } from "@arc/core/testing";
 import type { Database } from "../store/database.ts";
 import { openPostgresDatabase } from "../store/postgres-database.ts";
 import { createTenant } from "../store/tenants.ts";
@@ -13,13 +14,18 @@ import { getVerdict, verdictCounts } from "./verdict-store.ts";
 
 const config = { quietMs: 0, batchSize: 100, pollMs: 10, leaseMs: 60_000, maxAttempts: 3 };
 
+/** Runs passes until one finds nothing to judge or release; returns how many traces were judged in all. */
 async function drain(worker: DetectionWorker): Promise<number> {
   let judged = 0;
-  for (;;) {
-    const pass = await worker.runOnce();
-    judged += pass.judged;
-    if (pass.judged + pass.released === 0) return judged;
-  }
+  return waitUntil(
+    async () => {
+      const pass = await worker.runOnce();
+      judged += pass.judged;
+      return pass.judged + pass.released === 0 && judged;
+    },
+    "the detection queue to drain",
+    { timeoutMs: 60_000, intervalMs: 0 },
+  );
 }
 
 const traffic = simulateProductionTraffic({ seed: 7, count: 300 });

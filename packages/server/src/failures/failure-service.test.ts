@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { clusteringScores, type FailurePattern, simulateProductionTraffic } from "@arc/core";
+import { waitUntil } from "@arc/core/testing";
 import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm";
 import pg from "pg";
@@ -118,12 +119,15 @@ for (const store of stores) {
         const feedback = batch.flatMap((s) => s.feedback);
         if (feedback.length) assert.equal((await call(acme, "POST", "/v1/feedback", feedback)).status, 200);
       }
-      for (;;) {
-        const { body } = await call(acme, "GET", "/v1/patterns?limit=1");
-        const judged = Object.values(body.verdicts as Record<string, number>).reduce((a, b) => a + b, 0);
-        if (body.pending === 0 && judged === TRACES) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitUntil(
+        async () => {
+          const { body } = await call(acme, "GET", "/v1/patterns?limit=1");
+          const judged = Object.values(body.verdicts as Record<string, number>).reduce((a, b) => a + b, 0);
+          return body.pending === 0 && judged === TRACES;
+        },
+        `all ${TRACES} traces to be judged`,
+        { timeoutMs: 120_000, intervalMs: 100 },
+      );
     });
     after(async () => {
       await server?.close();

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { simulateProductionTraffic } from "@arc/core";
+import { waitUntil } from "@arc/core/testing";
 import { loadServerConfig } from "../../config/server-config.ts";
 import { type RunningServer, startServer } from "../../serve/start-server.ts";
 import { main } from "../main.ts";
@@ -42,16 +43,16 @@ describe("arc patterns and arc datasets", () => {
       body: JSON.stringify({ traces: traffic.map((s) => s.trace) }),
     });
     assert.equal(res.status, 200);
-    for (;;) {
-      const { out } = await arc(["patterns", "ls", ...auth, "--json"]);
-      const page = JSON.parse(out);
-      if (
-        page.pending === 0 &&
-        Object.values(page.verdicts as Record<string, number>).reduce((a, b) => a + b, 0) === 400
-      )
-        break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntil(
+      async () => {
+        const { out } = await arc(["patterns", "ls", ...auth, "--json"]);
+        const page = JSON.parse(out);
+        const judged = Object.values(page.verdicts as Record<string, number>).reduce((a, b) => a + b, 0);
+        return page.pending === 0 && judged === 400;
+      },
+      "all 400 traces to be judged",
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
   });
   after(async () => {
     await server?.close();

@@ -1,0 +1,1 @@
+export { type WaitUntilOptions, waitUntil } from "./wait-until.ts";
