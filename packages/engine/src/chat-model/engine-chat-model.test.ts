@@ -38,9 +38,17 @@ describe("EngineChatModel", () => {
 
   it("rejects with the signal's reason when the caller aborts mid-generation", async () => {
     const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 3));
-    const model = new EngineChatModel(engine);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error("caller went away")), 5);
+    // The same engine, made to keep sampling past end tokens and to abort at the first token: the abort always lands mid-generation.
+    const model = new EngineChatModel({
+      getVersion: () => engine.getVersion(),
+      setWeights: (version, weights) => engine.setWeights(version, weights),
+      generate: (requests, options) =>
+        engine.generate(
+          requests.map((request) => ({ ...request, ignoreEos: true })),
+          { ...options, onToken: () => controller.abort(new Error("caller went away")) },
+        ),
+    });
     await assert.rejects(
       model.complete(messages, { maxTokens: 400, temperature: 1, signal: controller.signal }),
       /caller went away/,
