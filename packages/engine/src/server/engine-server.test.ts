@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { GenerateOptions, GenRequest, GenResult, InferenceEngine } from "@arc/core";
+import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
@@ -211,8 +212,9 @@ describe("arc engine serve (OpenAI-compatible API)", () => {
       } catch (error) {
         assert.equal((error as Error).name, "APIUserAbortError");
       }
-      for (let i = 0; i < 200 && random.finished.length === 0; i++)
-        await new Promise((r) => setTimeout(r, 10));
+      await waitUntil(() => random.finished.length > 0, "the aborted request to finish", {
+        timeoutMs: 20_000,
+      });
       assert.equal(random.finished[0]?.finishReason, "abort");
       assert.ok(random.finished[0].outputTokens.length < 2000);
     } finally {

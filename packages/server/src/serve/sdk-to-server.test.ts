@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { waitUntil } from "@arc/core/testing";
 import { createArc } from "@arc/sdk";
 import { OpenAITestServer } from "@arc/sdk/test-doubles";
 import OpenAI from "openai";
@@ -143,9 +144,10 @@ describe("SDK → arc serve, end to end", () => {
       });
       assert.equal(answer.choices[0].message.content, "still working");
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitUntil(() => warnings.length > 0, "the SDK to warn that Arc is unreachable", {
+      timeoutMs: 5_000,
+    });
     assert.ok(arc.stats().pending >= 5, "traces wait in the buffer");
-    assert.ok(warnings.length > 0, "the SDK says Arc is unreachable");
 
     server = await startServer(loadServerConfig({}, { home, port }));
     try {
