@@ -1,0 +1,68 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type DetectorRegistry,
+  type SimulatedTrace,
+  simulateProductionTraffic,
+  solutionsByQuestion,
+  Trace,
+} from "@arc/core";
+import { configForSize, initWeights, writeHfCheckpoint } from "@arc/engine";
+import { DetectionWorker } from "../../failures/detection-worker.ts";
+import type { Database } from "../../store/database.ts";
+import { registerModelVersion } from "../../store/model-registry.ts";
+import { createTenant } from "../../store/tenants.ts";
+import { insertTraces } from "../../store/trace-store.ts";
+
+/** Recipe overrides that make a toolcall DPO run take seconds: the tiny model, two steps, short answers. */
+export const QUICK_RUN = [
+  "trainer.steps=2",
+  "trainer.promptsPerStep=2",
+  "trainer.samplesPerPrompt=2",
+  "trainer.maxTokens=8",
+  "trainer.checkpointEvery=2",
+  "trainer.evalEvery=2",
+  "data.evalCount=4",
+];
+
+/** A tenant with a promoted `tiny` model (freshly initialised, HF layout) and a temp folder for runs. */
+export async function tenantWithProduction(db: Database, name: string) {
+  const root = await mkdtemp(join(tmpdir(), "arc-orchestrator-"));
+  const config = configForSize("tiny");
+  const modelDir = join(root, "base");
+  await writeHfCheckpoint(modelDir, config, initWeights(config, 3));
+  const tenant = await createTenant(db, name);
+  const base = await registerModelVersion(db, tenant.id, {
+    name: "tiny-base",
+    status: "promoted",
+    artifactDir: modelDir,
+    actor: "test",
+  });
+  return { tenantId: tenant.id, base, runsDir: join(root, "runs") };
+}
+
+/** Simulated toolcall production traffic and the registry setup that resolves its solutions (gateway traffic has none). */
+export function toolcallTraffic(seed: number, count: number) {
+  const traffic = simulateProductionTraffic({ seed, count, envMix: { toolcall: 1 } });
+  const setupRegistry = (registry: DetectorRegistry) => {
+    registry.resolveSolutionsWith(solutionsByQuestion(traffic.map((s) => s.task)));
+  };
+  return { traffic, setupRegistry };
+}
+
+/** Ingests traces and judges them through the detection worker, so their failures join patterns. */
+export async function ingestJudged(
+  db: Database,
+  tenantId: string,
+  traffic: SimulatedTrace[],
+  setupRegistry: (registry: DetectorRegistry) => void,
+): Promise<void> {
+  await insertTraces(
+    db,
+    tenantId,
+    traffic.map((s) => Trace.parse(s.trace)),
+  );
+  const worker = new DetectionWorker(db, { config: { quietMs: 0, batchSize: 500 }, setupRegistry });
+  while ((await worker.runOnce()).judged > 0);
+}

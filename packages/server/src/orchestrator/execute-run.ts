@@ -1,0 +1,253 @@
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
+import type { StepRecord } from "@arc/rl";
+import { exportDataset } from "../failures/export-dataset.ts";
+import type { RegistrySetup } from "../failures/index.ts";
+import { getDataset } from "../failures/index.ts";
+import type { Database, Queryable } from "../store/database.ts";
+import {
+  getModelVersion,
+  listModelVersions,
+  type ModelVersion,
+  registerModelVersion,
+} from "../store/model-registry.ts";
+import { buildRunDatasets, runDataset } from "./build-run-datasets.ts";
+import { finishRun, getRun, type RunRecord, reportProgress } from "./run-store.ts";
+import { REPOSITORY_ROOT, trainInChildProcess } from "./train-process.ts";
+
+/** What running one claimed run needs. */
+export interface ExecuteRunContext {
+  /** The server process that holds the claim (`runs.owner`). */
+  owner: string;
+  pollMs: number;
+  /** Pool rows (and cap of the eval/preference sets) when the run builds its datasets. */
+  datasetSize: number;
+  setupRegistry?: RegistrySetup;
+  preferenceCandidates?: Record<string, ChosenCandidate[]>;
+  /** Aborting stops the run after its current step. */
+  signal?: AbortSignal;
+  /** What an abort means: `cancel` ends the run cancelled; `requeue` (a server shutting down) hands it back to be resumed. */
+  onAbort: "cancel" | "requeue";
+  /** Every poll of a running run: the new step records and the run's row after the update. */
+  onProgress?: (run: RunRecord, fresh: StepRecord[]) => void;
+  onLog?: (line: string) => void;
+}
+
+/** How one run ended. */
+export interface ExecuteRunResult {
+  run: RunRecord;
+  /** The registered candidate; null unless the run succeeded. */
+  candidate: ModelVersion | null;
+  records: StepRecord[];
+}
+
+/** The figures a run's row shows: the latest step's, and the held-out failure rate at its start and now. */
+export function metricsSummary(records: StepRecord[]): Record<string, unknown> {
+  const last = records.at(-1);
+  const evals = records.filter((r) => r.evalFailureRate !== undefined);
+  const lastTrained = [...records].reverse().find((r) => r.reward !== null || r.loss !== null);
+  return {
+    loss: lastTrained?.loss ?? null,
+    reward: lastTrained?.reward ?? null,
+    accuracy: lastTrained?.accuracy ?? null,
+    tokensPerSecond: last?.tokensPerSecond ?? null,
+    elapsedS: last?.elapsedS ?? null,
+    heldOutFailureRateStart: evals[0]?.evalFailureRate ?? null,
+    heldOutFailureRate: evals.at(-1)?.evalFailureRate ?? null,
+  };
+}
+
+/** Resolves a recipe path: absolute as given, else relative to the repository root (where `recipes/` ships). */
+export function recipeFile(path: string): string {
+  const file = isAbsolute(path) ? path : join(REPOSITORY_ROOT, path);
+  if (!existsSync(file)) {
+    throw new InvalidInputError(`recipe: expected a recipe file, "${path}" does not exist (${file})`, {
+      field: "recipe",
+    });
+  }
+  return file;
+}
+
+/** The tenant's production model: the promoted version with a checkpoint the embedded trainer can start from. */
+export async function productionModel(db: Queryable, tenantId: string): Promise<ModelVersion> {
+  const [production] = await listModelVersions(db, tenantId, ["promoted"]);
+  if (!production) {
+    throw new InvalidInputError(
+      "no production model: register one with status promoted (arc models, POST /v1/model-versions)",
+      { field: "baseModelId" },
+    );
+  }
+  if (!production.artifactDir) {
+    throw new InvalidInputError(
+      `production model ${production.name} is upstream-only; the embedded trainer needs a checkpoint (artifactDir)`,
+      { field: "baseModelId" },
+    );
+  }
+  return production;
+}
+
+/** The datasets of a run: built now on its first attempt, re-exported from the store when it resumes. */
+async function datasetsFor(db: Database, run: RunRecord, ctx: ExecuteRunContext, dataDir: string) {
+  if (run.datasets.length > 0) {
+    await mkdir(dataDir, { recursive: true });
+    const pathOf = async (kind: string, format: string) => {
+      const d = run.datasets.find((x) => x.kind === kind);
+      if (!d) return null;
+      const path = join(dataDir, `${d.id}.jsonl`);
+      await writeFile(path, exportDataset(await getDataset(db, run.tenantId, d.id), format).body);
+      return path;
+    };
+    return {
+      poolPath: await pathOf("prompts", "jsonl"),
+      preferencesPath: await pathOf("preferences", "preferences"),
+    };
+  }
+  const built = await buildRunDatasets(db, run.tenantId, {
+    dir: dataDir,
+    seed: Number.parseInt(run.id.replace(/[^0-9a-f]/g, "").slice(-6) || "0", 16),
+    size: ctx.datasetSize,
+    createdBy: `run:${run.id}`,
+    setupRegistry: ctx.setupRegistry,
+    preferenceCandidates: ctx.preferenceCandidates,
+  });
+  if (built.pool.rowCount === 0) {
+    throw new InvalidInputError(
+      "no verifiable failure to train on: the prompt pool is empty (traces need a solution the tenant's registry can resolve)",
+      { field: "datasets" },
+    );
+  }
+  const datasets = [built.pool, built.preferences, built.evalSet].flatMap((d) => (d ? [runDataset(d)] : []));
+  await reportProgress(db, run.tenantId, run.id, ctx.owner, {
+    datasets,
+    patterns: built.patterns,
+    sourceTraceCount: built.sourceTraceCount,
+  });
+  return { poolPath: built.poolPath, preferencesPath: built.preferencesPath };
+}
+
+/** Registers the run's final checkpoint as a `candidate` with full lineage, once (a resumed run finds it). */
+async function registerCandidate(
+  db: Database,
+  run: RunRecord,
+  base: ModelVersion,
+  checkpoint: string,
+  records: StepRecord[],
+): Promise<ModelVersion> {
+  const name = `${run.id}/final`;
+  try {
+    return await getModelVersion(db, run.tenantId, name);
+  } catch (error) {
+    if (!(ArcError.isInstance(error) && error.statusCode === 404)) throw error;
+  }
+  return registerModelVersion(db, run.tenantId, {
+    name,
+    status: "candidate",
+    parentId: base.id,
+    artifactDir: checkpoint,
+    actor: `system:${run.trigger === "orchestrator" ? "orchestrator" : `run:${run.trigger}`}`,
+    lineage: {
+      runId: run.id,
+      baseModel: base.id,
+      recipe: run.recipePath,
+      recipeHash: run.recipeHash ?? undefined,
+      overrides: run.overrides,
+      datasets: run.datasets.map((d) => ({ id: d.id, version: d.version, kind: d.kind })),
+      patterns: run.patterns,
+      sourceTraceCount: run.sourceTraceCount,
+      trigger: run.trigger,
+    },
+    metrics: { ...metricsSummary(records), steps: records.at(-1)?.step ?? 0 },
+  });
+}
+
+/**
+ * Runs a run this owner has claimed to its end: builds (or re-exports) its datasets, trains from the tenant's
+ * production model in an `arc train` child process (resuming from the last checkpoint when the run has one),
+ * mirrors progress into its row, and on success registers the final checkpoint as a `candidate` for the validator.
+ * Never throws for a failure of the run itself: the row says `failed` with the error.
+ */
+export async function executeRun(
+  db: Database,
+  claimed: RunRecord,
+  ctx: ExecuteRunContext,
+): Promise<ExecuteRunResult> {
+  const { owner } = ctx;
+  let run = claimed;
+  let records: StepRecord[] = [];
+  try {
+    const base = run.baseModelId
+      ? await getModelVersion(db, run.tenantId, run.baseModelId)
+      : await productionModel(db, run.tenantId);
+    if (!base.artifactDir) throw new InvalidInputError(`base model ${base.name} has no checkpoint`);
+    await reportProgress(db, run.tenantId, run.id, owner, { baseModelId: base.id });
+    const runDir = resolve(run.runsDir, run.id);
+    const { poolPath, preferencesPath } = await datasetsFor(db, run, ctx, join(runDir, "data"));
+    const overrides = [
+      `model.path=${base.artifactDir}`,
+      ...(poolPath ? [`data.prompts=${poolPath}`] : []),
+      ...(preferencesPath ? [`data.preferences=${preferencesPath}`, "data.preferenceMix=0.5"] : []),
+      ...run.overrides,
+    ];
+    let cancelled = false;
+    const outcome = await trainInChildProcess({
+      runsDir: resolve(run.runsDir),
+      runId: run.id,
+      recipePath: recipeFile(run.recipePath),
+      overrides,
+      resume: existsSync(join(runDir, "state.json")),
+      pollMs: ctx.pollMs,
+      onLog: ctx.onLog,
+      async onPoll(fresh, state) {
+        records.push(...fresh);
+        const report = await reportProgress(db, run.tenantId, run.id, owner, {
+          step: state?.step,
+          totalSteps: state?.totalSteps,
+          metrics: fresh.length > 0 ? metricsSummary(records) : undefined,
+        });
+        cancelled ||= report.cancelRequested;
+        if (fresh.length > 0) ctx.onProgress?.(await getRun(db, run.tenantId, run.id), fresh);
+        return report.cancelRequested || report.lost || ctx.signal?.aborted ? "stop" : "continue";
+      },
+    });
+    records = outcome.records;
+    await reportProgress(db, run.tenantId, run.id, owner, {
+      step: outcome.state.step,
+      totalSteps: outcome.state.totalSteps,
+      metrics: metricsSummary(records),
+      recipeHash: outcome.recipeHash,
+    });
+    run = await getRun(db, run.tenantId, run.id);
+    if (outcome.state.status === "cancelled") {
+      if (!cancelled && ctx.signal?.aborted && ctx.onAbort === "requeue") {
+        // this server is shutting down: hand the run back to the queue; the next claim resumes it
+        await db.query(
+          "update runs set status = 'queued', owner = null where tenant_id = $1 and id = $2 and owner = $3",
+          [run.tenantId, run.id, owner],
+        );
+        return { run: await getRun(db, run.tenantId, run.id), candidate: null, records };
+      }
+      return {
+        run: (await finishRun(db, run.tenantId, run.id, owner, { status: "cancelled" })) ?? run,
+        candidate: null,
+        records,
+      };
+    }
+    if (outcome.state.status !== "completed" || !outcome.checkpoint) {
+      throw new Error(outcome.state.error ?? `run ended ${outcome.state.status} without a checkpoint`);
+    }
+    const candidate = await registerCandidate(db, run, base, outcome.checkpoint, records);
+    const ended = await finishRun(db, run.tenantId, run.id, owner, {
+      status: "succeeded",
+      candidateId: candidate.id,
+    });
+    return { run: ended ?? (await getRun(db, run.tenantId, run.id)), candidate, records };
+  } catch (error) {
+    const ended = await finishRun(db, run.tenantId, run.id, owner, {
+      status: "failed",
+      error: (error as Error).message,
+    });
+    return { run: ended ?? (await getRun(db, run.tenantId, run.id)), candidate: null, records };
+  }
+}

@@ -1,0 +1,218 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { RegistrySetup } from "../failures/index.ts";
+import type { Database, Queryable } from "../store/database.ts";
+import { listModelVersions } from "../store/model-registry.ts";
+import { listTenants } from "../store/tenants.ts";
+import { executeRun } from "./execute-run.ts";
+import type { OrchestratorConfig } from "./orchestrator-config.ts";
+import { claimRun, createRun, finishRun, type RunRecord } from "./run-store.ts";
+
+/** Where a tenant stands with the orchestrator: what it would take to start the next run. */
+export interface TenantOrchestratorStatus {
+  enabled: boolean;
+  minNewFailures: number;
+  cooldownMs: number;
+  maxParallelJobs: number;
+  recipe: string;
+  /** Failures assigned to patterns since the tenant's last run was created. */
+  newFailures: number;
+  lastRunAt: string | null;
+  /** When the cooldown since the last run ends; null when there is no last run. */
+  cooldownEndsAt: string | null;
+  /** The promoted model runs would start from; null when there is none. */
+  productionModelId: string | null;
+  /** The tenant's queued and running runs. */
+  activeRuns: number;
+  /** True when the next look would start a run. */
+  due: boolean;
+  /** Why it is or is not due, in words. */
+  reason: string;
+}
+
+/** What the orchestrator needs beyond its settings. */
+export interface OrchestratorOptions {
+  db: Database;
+  config: OrchestratorConfig;
+  /** Where run folders go (`<ARC_HOME>/runs`). */
+  runsDir: string;
+  /** The tenant's verifiers and solution resolver for dataset synthesis (as the failure service gets them). */
+  setupRegistry?: RegistrySetup;
+  /** One line per thing it does (run triggered, started, ended). */
+  onEvent?: (line: string) => void;
+  /** A look that failed (the database went away...); the next look tries again. */
+  onError?: (error: Error) => void;
+}
+
+/** Reads a tenant's trigger state; `db` may be a transaction holding the tenant's row. */
+export async function tenantOrchestratorStatus(
+  db: Queryable,
+  tenantId: string,
+  config: OrchestratorConfig,
+): Promise<TenantOrchestratorStatus> {
+  const [row] = await db.query<{ last: string | null; active: number }>(
+    `select max(created_at) as last, count(*) filter (where status in ('queued', 'running'))::int as active
+     from runs where tenant_id = $1`,
+    [tenantId],
+  );
+  const lastRunAt = row.last ? new Date(row.last).toISOString() : null;
+  const [failures] = await db.query<{ n: number }>(
+    "select count(*)::int as n from failures where tenant_id = $1 and ($2::timestamptz is null or assigned_at > $2)",
+    [tenantId, lastRunAt],
+  );
+  const [production] = await listModelVersions(db, tenantId, ["promoted"]);
+  const cooldownEnds = lastRunAt ? new Date(Date.parse(lastRunAt) + config.cooldownMs) : null;
+  const newFailures = Number(failures.n);
+  const activeRuns = Number(row.active);
+  let reason: string;
+  if (!config.enabled) reason = "the orchestrator is off (ARC_ORCHESTRATOR=1 turns it on)";
+  else if (!production?.artifactDir) reason = "no production model with a checkpoint to train from";
+  else if (activeRuns > 0) reason = `${activeRuns} run(s) queued or running`;
+  else if (newFailures < config.minNewFailures)
+    reason = `${newFailures} new failures since the last run, ${config.minNewFailures} needed`;
+  else if (cooldownEnds && cooldownEnds.getTime() > Date.now())
+    reason = `cooling down until ${cooldownEnds.toISOString()}`;
+  else reason = `${newFailures} new failures since the last run (≥ ${config.minNewFailures})`;
+  const due =
+    config.enabled &&
+    Boolean(production?.artifactDir) &&
+    activeRuns === 0 &&
+    newFailures >= config.minNewFailures &&
+    !(cooldownEnds && cooldownEnds.getTime() > Date.now());
+  return {
+    enabled: config.enabled,
+    minNewFailures: config.minNewFailures,
+    cooldownMs: config.cooldownMs,
+    maxParallelJobs: config.maxParallelJobs,
+    recipe: config.recipe,
+    newFailures,
+    lastRunAt,
+    cooldownEndsAt: cooldownEnds?.toISOString() ?? null,
+    productionModelId: production?.id ?? null,
+    activeRuns,
+    due,
+    reason,
+  };
+}
+
+/**
+ * The server's training worker. Each look (every `intervalMs`): for every tenant whose patterns gathered
+ * `minNewFailures` new failures since its last run (cooldown passed, nothing queued or running, a production model
+ * to start from) it queues a run of the configured recipe (when `enabled`); then it claims queued runs, and runs
+ * whose server stopped reporting for `staleMs`, up to `maxParallelJobs` at once in this process, and runs each to
+ * its end (`executeRun`: datasets, `arc train` child process, candidate). Queuing holds the tenant's row
+ * (`FOR UPDATE SKIP LOCKED`) and claiming the run's, so several servers on one PostgreSQL never start a run twice.
+ */
+export class Orchestrator {
+  /** This process's name in `runs.owner`. */
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | null = null;
+  private looking: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: OrchestratorOptions) {}
+
+  /** Looks for work every `intervalMs` until `close`. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.looking = this.looking
+        .then(() => this.tick())
+        .catch((error) => this.options.onError?.(error as Error));
+    }, this.options.config.intervalMs);
+  }
+
+  /** Runs of this process that are training now. */
+  get runningHere(): number {
+    return this.active.size;
+  }
+
+  /** One look: queues due runs, then claims and starts runs while this process has room. */
+  async tick(): Promise<{ queued: RunRecord[]; started: RunRecord[] }> {
+    const queued: RunRecord[] = [];
+    if (this.options.config.enabled) {
+      for (const tenant of await listTenants(this.options.db)) {
+        const run = await this.queueIfDue(tenant.id);
+        if (run) queued.push(run);
+      }
+    }
+    const started: RunRecord[] = [];
+    while (!this.controller.signal.aborted && this.active.size < this.options.config.maxParallelJobs) {
+      const run = await claimRun(this.options.db, this.owner, { staleMs: this.options.config.staleMs });
+      if (!run) break;
+      if (run.attempts > this.options.config.maxAttempts) {
+        await finishRun(this.options.db, run.tenantId, run.id, this.owner, {
+          status: "failed",
+          error: `gave up after ${run.attempts - 1} attempts (its server died each time)`,
+        });
+        continue;
+      }
+      started.push(run);
+      this.launch(run);
+    }
+    return { queued, started };
+  }
+
+  /** Queues a run for the tenant when it is due; null when it is not, or another server is deciding right now. */
+  async queueIfDue(tenantId: string): Promise<RunRecord | null> {
+    const { db, config } = this.options;
+    const run = await db.transaction(async (tx) => {
+      const locked = await tx.query("select id from tenants where id = $1 for update skip locked", [
+        tenantId,
+      ]);
+      if (locked.length === 0) return null;
+      const status = await tenantOrchestratorStatus(tx, tenantId, config);
+      if (!status.due) return null;
+      return createRun(tx, tenantId, {
+        trigger: "orchestrator",
+        recipePath: config.recipe,
+        overrides: config.overrides,
+        runsDir: this.options.runsDir,
+        baseModelId: status.productionModelId,
+      });
+    });
+    if (run)
+      this.options.onEvent?.(
+        `run ${run.id} queued for tenant ${tenantId}: new failures crossed ${config.minNewFailures}`,
+      );
+    return run;
+  }
+
+  private launch(run: RunRecord): void {
+    const key = `${run.tenantId}/${run.id}`;
+    this.options.onEvent?.(
+      `run ${run.id} (tenant ${run.tenantId}) ${run.attempts > 1 ? "resumed" : "started"}`,
+    );
+    const done = executeRun(this.options.db, run, {
+      owner: this.owner,
+      pollMs: this.options.config.pollMs,
+      datasetSize: this.options.config.datasetSize,
+      setupRegistry: this.options.setupRegistry,
+      signal: this.controller.signal,
+      onAbort: "requeue",
+    })
+      .then((result) => {
+        this.options.onEvent?.(
+          `run ${run.id} ${result.run.status}${result.candidate ? `: candidate ${result.candidate.id}` : ""}${result.run.error ? `: ${result.run.error}` : ""}`,
+        );
+      })
+      .catch((error) => this.options.onError?.(error as Error))
+      .finally(() => this.active.delete(key));
+    this.active.set(key, done);
+  }
+
+  /** Resolves when this process's runs have ended (tests; `close` uses it after asking them to stop). */
+  async idle(): Promise<void> {
+    while (this.active.size > 0) await Promise.all([...this.active.values()]);
+  }
+
+  /** Stops looking; running runs stop after their current step with a checkpoint and go back to the queue. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.controller.abort();
+    await this.looking.catch(() => undefined);
+    await this.idle();
+  }
+}

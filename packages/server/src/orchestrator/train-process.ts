@@ -1,0 +1,118 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { RunDir, type RunState, type StepRecord } from "@arc/rl";
+
+/** The repository root: `bin/arc.mjs` and the shipped `recipes/` live there. */
+export const REPOSITORY_ROOT = resolve(fileURLToPath(new URL("../../../../", import.meta.url)));
+
+/** One `arc train` in a child process: the server's event loop stays free and a crash of the run is only the run's. */
+export interface TrainProcessRequest {
+  runsDir: string;
+  runId: string;
+  /** Absolute recipe path (ignored on resume: the run's own `recipe.yaml` is used). */
+  recipePath: string;
+  overrides: string[];
+  /** Continue from the run's last checkpoint (`arc train --resume`) instead of starting it. */
+  resume: boolean;
+  pollMs: number;
+  /** Called with the records written since the last call (possibly none) and the run's state, every `pollMs`. */
+  onPoll(records: StepRecord[], state: RunState | null): Promise<"continue" | "stop">;
+  /** The run's stderr lines (its progress and errors). */
+  onLog?: (line: string) => void;
+}
+
+/** How a child run ended. */
+export interface TrainProcessOutcome {
+  state: RunState;
+  records: StepRecord[];
+  /** Absolute path of the last checkpoint (HF layout); null when none was written. */
+  checkpoint: string | null;
+  /** `sha256:<hex>` of the resolved recipe the run wrote. */
+  recipeHash: string;
+}
+
+async function readState(dir: RunDir): Promise<RunState | null> {
+  try {
+    return await dir.readState();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs `arc train` (or `arc train --resume`) as a child process and polls its run folder. `onPoll` returning
+ * `stop` sends SIGINT: the run stops after its current step with a checkpoint and status `cancelled`.
+ * Throws with the run's last stderr lines when it exits without a state it could explain.
+ */
+export async function trainInChildProcess(request: TrainProcessRequest): Promise<TrainProcessOutcome> {
+  const dir = new RunDir(join(request.runsDir, request.runId));
+  const args = request.resume
+    ? ["train", "--resume", request.runId, "--runs-dir", request.runsDir]
+    : [
+        "train",
+        request.recipePath,
+        ...request.overrides,
+        "--runs-dir",
+        request.runsDir,
+        "--run-id",
+        request.runId,
+      ];
+  const env = { ...process.env };
+  // the server registers the candidate itself; `arc train` must not also do it through the HTTP API
+  delete env.ARC_URL;
+  delete env.ARC_API_KEY;
+  const child = spawn(process.execPath, [join(REPOSITORY_ROOT, "bin/arc.mjs"), ...args], {
+    cwd: REPOSITORY_ROOT,
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+    for (const line of chunk.split(/[\r\n]+/)) if (line.trim()) request.onLog?.(line.trim());
+  });
+  const exited = new Promise<number>((done) => {
+    child.once("exit", (code, signal) => done(code ?? (signal ? 128 : 1)));
+    child.once("error", () => done(127));
+  });
+  let seen = 0;
+  let stopping = false;
+  const poll = async () => {
+    const records = await dir.readMetrics();
+    const fresh = records.slice(seen);
+    seen = records.length;
+    if (
+      (await request.onPoll(fresh, await readState(dir))) === "stop" &&
+      !stopping &&
+      child.exitCode === null
+    ) {
+      stopping = true;
+      child.kill("SIGINT");
+    }
+  };
+  let polling = Promise.resolve();
+  const timer = setInterval(() => {
+    polling = polling.then(poll).catch(() => undefined);
+  }, request.pollMs);
+  const code = await exited;
+  clearInterval(timer);
+  await polling;
+  await poll();
+  const state = await readState(dir);
+  if (!state || (code !== 0 && state.status !== "cancelled")) {
+    const tail = stderr.trim().split("\n").slice(-5).join(" | ");
+    throw new Error(`arc train exited with ${code}${tail ? `: ${tail}` : ""}`);
+  }
+  const recipeText = existsSync(dir.recipePath) ? await readFile(dir.recipePath) : Buffer.from("");
+  return {
+    state,
+    records: await dir.readMetrics(),
+    checkpoint: state.lastCheckpoint ? join(dir.dir, state.lastCheckpoint) : null,
+    recipeHash: `sha256:${createHash("sha256").update(recipeText).digest("hex")}`,
+  };
+}
