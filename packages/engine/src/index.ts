@@ -8,6 +8,7 @@ export {
   OpenAIChatModel,
   type OpenAIChatModelOptions,
 } from "./chat-model/index.ts";
+export { CheckpointError } from "./checkpoint/checkpoint-error.ts";
 export {
   readHfCheckpoint,
   type WriteCheckpointOptions,

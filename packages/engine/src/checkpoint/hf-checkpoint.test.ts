@@ -3,9 +3,11 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { ArcError } from "@arc/core";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
 import { configForSize, type LlamaConfig } from "../model/llama-config.ts";
+import { CheckpointError } from "./checkpoint-error.ts";
 import { readHfCheckpoint, writeHfCheckpoint } from "./hf-checkpoint.ts";
 import { readSafetensors, writeSafetensors } from "./safetensors.ts";
 
@@ -75,6 +77,29 @@ describe("HF checkpoints", () => {
     );
     await writeFile(join(dir, "model.safetensors"), "garbage!garbage!");
     await assert.rejects(readHfCheckpoint(dir), /model\.safetensors: corrupt safetensors header/);
+  });
+
+  it("throws a CheckpointError (400) carrying the file and the tensor at fault", async () => {
+    const dir = await tmp();
+    await writeHfCheckpoint(dir, tiny, initWeights(tiny, 1));
+    const tensors = await readSafetensors(join(dir, "model.safetensors"));
+    tensors.set("model.norm.weight", { shape: [2], data: new Float32Array(2) });
+    await writeSafetensors(join(dir, "model.safetensors"), tensors);
+    const error = await readHfCheckpoint(dir).then(
+      () => assert.fail("expected the wrong shape to be rejected"),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof CheckpointError && ArcError.isInstance(error));
+    assert.equal(error.name, "CheckpointError");
+    assert.equal(error.statusCode, 400);
+    assert.equal(error.file, join(dir, "model.safetensors"));
+    assert.equal(error.tensor, "model.norm.weight");
+    await assert.rejects(readHfCheckpoint(join(dir, "absent")), (e: unknown) => {
+      assert.ok(e instanceof CheckpointError);
+      assert.equal(e.file, join(dir, "absent", "config.json"));
+      assert.equal(e.tensor, undefined);
+      return true;
+    });
   });
 
   it("loads a checkpoint with another tokenizer to run on token ids, and says so when asked for text", async () => {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { type LlamaConfig, parameterShapes, validateConfig } from "../model/llama-config.ts";
 import { specialId } from "../tokenizer/byte-tokenizer.ts";
 import { readTokenizerFiles, writeTokenizerFiles } from "../tokenizer/tokenizer-files.ts";
+import { CheckpointError } from "./checkpoint-error.ts";
 import { type NamedTensor, readSafetensors, type SafetensorsDtype, writeSafetensors } from "./safetensors.ts";
 
 /** Options for writing a checkpoint. */
@@ -57,16 +58,20 @@ export function parseConfigJson(raw: Record<string, unknown>, file = "config.jso
   const archs = raw.architectures;
   const arch = Array.isArray(archs) ? archs[0] : undefined;
   if (arch !== "LlamaForCausalLM" && arch !== "Qwen2ForCausalLM") {
-    throw new Error(
+    throw new CheckpointError(
       `${file}: unsupported architecture ${JSON.stringify(archs ?? raw.model_type)}; expected LlamaForCausalLM or Qwen2ForCausalLM`,
+      { file },
     );
   }
   if (raw.hidden_act !== undefined && raw.hidden_act !== "silu") {
-    throw new Error(`${file}: hidden_act: expected "silu", got ${JSON.stringify(raw.hidden_act)}`);
+    throw new CheckpointError(`${file}: hidden_act: expected "silu", got ${JSON.stringify(raw.hidden_act)}`, {
+      file,
+    });
   }
   if (raw.rope_scaling != null)
-    throw new Error(
+    throw new CheckpointError(
       `${file}: rope_scaling: expected null, got ${JSON.stringify(raw.rope_scaling)} (not supported)`,
+      { file },
     );
   const heads = raw.num_attention_heads as number;
   const config: LlamaConfig = {
@@ -86,8 +91,9 @@ export function parseConfigJson(raw: Record<string, unknown>, file = "config.jso
   };
   validateConfig(config, file);
   if (raw.head_dim !== undefined && raw.head_dim !== config.hidden_size / heads) {
-    throw new Error(
+    throw new CheckpointError(
       `${file}: head_dim: expected hidden_size / num_attention_heads = ${config.hidden_size / heads}, got ${raw.head_dim}`,
+      { file },
     );
   }
   return config;
@@ -105,7 +111,12 @@ export async function writeHfCheckpoint(
   const ordered = new Map<string, NamedTensor>();
   for (const name of parameterShapes(config).keys()) {
     const t = tensors.get(name);
-    if (!t) throw new Error(`cannot write checkpoint: tensor ${name} is missing`);
+    if (!t)
+      throw new CheckpointError(`cannot write checkpoint: tensor ${name} is missing`, {
+        file: dir,
+        tensor: name,
+        statusCode: 500,
+      });
     ordered.set(name, t);
   }
   await writeFile(join(dir, "config.json"), JSON.stringify(configJson(config, dtype), null, 2));
@@ -163,12 +174,15 @@ async function readJson(path: string): Promise<Record<string, unknown>> {
   try {
     raw = await readFile(path, "utf8");
   } catch {
-    throw new Error(`${path}: file not found`);
+    throw new CheckpointError(`${path}: file not found`, { file: path });
   }
   try {
     return JSON.parse(raw);
   } catch (error) {
-    throw new Error(`${path}: not valid JSON (${(error as Error).message})`);
+    throw new CheckpointError(`${path}: not valid JSON (${(error as Error).message})`, {
+      file: path,
+      cause: error,
+    });
   }
 }
 
@@ -210,7 +224,8 @@ export async function readHfCheckpoint(dir: string): Promise<HfCheckpoint> {
     try {
       tensors = await readSafetensors(path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${path}: file not found`);
+      if ((error as NodeJS.ErrnoException).code === "ENOENT")
+        throw new CheckpointError(`${path}: file not found`, { file: path, cause: error });
       throw error;
     }
     for (const [name, t] of tensors) {
@@ -221,10 +236,15 @@ export async function readHfCheckpoint(dir: string): Promise<HfCheckpoint> {
   const tensors = new Map<string, NamedTensor>();
   for (const [name, shape] of parameterShapes(config)) {
     const t = all.get(name);
-    if (!t) throw new Error(`${dir}: missing tensor ${name} (expected shape [${shape.join(", ")}])`);
+    if (!t)
+      throw new CheckpointError(`${dir}: missing tensor ${name} (expected shape [${shape.join(", ")}])`, {
+        file: dir,
+        tensor: name,
+      });
     if (t.shape.length !== shape.length || t.shape.some((s, i) => s !== shape[i])) {
-      throw new Error(
+      throw new CheckpointError(
         `${whereFrom.get(name)}: tensor ${name} has shape [${t.shape.join(", ")}], expected [${shape.join(", ")}]`,
+        { file: whereFrom.get(name), tensor: name },
       );
     }
     tensors.set(name, t);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { CheckpointError } from "./checkpoint-error.ts";
 import {
   decodeSafetensors,
   encodeSafetensors,
@@ -58,6 +59,11 @@ describe("safetensors", () => {
     assert.throws(
       () => decodeSafetensors(truncated, "z.safetensors"),
       /z\.safetensors: tensor b: data_offsets/,
+    );
+    assert.throws(
+      () => decodeSafetensors(truncated, "z.safetensors"),
+      (error: unknown) =>
+        error instanceof CheckpointError && error.file === "z.safetensors" && error.tensor === "b",
     );
   });
 });

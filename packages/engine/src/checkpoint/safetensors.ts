@@ -4,6 +4,7 @@
  * Tensors come back as float32 whatever their stored dtype (F32, F16, BF16).
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { CheckpointError } from "./checkpoint-error.ts";
 
 /** Storage dtypes this engine reads and writes. */
 export type SafetensorsDtype = "F32" | "F16" | "BF16";
@@ -111,19 +112,26 @@ export function encodeSafetensors(
 /** Parses safetensors bytes; `file` names the source in errors (corrupt header, bad offsets, unknown dtype). */
 export function decodeSafetensors(bytes: Uint8Array, file = "safetensors"): Map<string, NamedTensor> {
   if (bytes.length < 8)
-    throw new Error(`${file}: corrupt safetensors file: ${bytes.length} bytes, expected at least 8`);
+    throw new CheckpointError(
+      `${file}: corrupt safetensors file: ${bytes.length} bytes, expected at least 8`,
+      { file },
+    );
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLen = Number(view.getBigUint64(0, true));
   if (headerLen <= 0 || 8 + headerLen > bytes.length) {
-    throw new Error(
+    throw new CheckpointError(
       `${file}: corrupt safetensors header: length ${headerLen} does not fit in ${bytes.length} bytes`,
+      { file },
     );
   }
   let header: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
   try {
     header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLen)));
   } catch (error) {
-    throw new Error(`${file}: corrupt safetensors header: ${(error as Error).message}`);
+    throw new CheckpointError(`${file}: corrupt safetensors header: ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   }
   const base = 8 + headerLen;
   const out = new Map<string, NamedTensor>();
@@ -131,14 +139,16 @@ export function decodeSafetensors(bytes: Uint8Array, file = "safetensors"): Map<
     if (name === "__metadata__") continue;
     const dtype = entry?.dtype as SafetensorsDtype;
     if (!(dtype in BYTES))
-      throw new Error(
+      throw new CheckpointError(
         `${file}: tensor ${name}: unsupported dtype ${JSON.stringify(entry?.dtype)}, expected F32, F16 or BF16`,
+        { file, tensor: name },
       );
     const count = (entry.shape ?? []).reduce((a, b) => a * b, 1);
     const [begin, end] = entry.data_offsets ?? [];
     if (!Number.isInteger(begin) || end - begin !== count * BYTES[dtype] || base + end > bytes.length) {
-      throw new Error(
+      throw new CheckpointError(
         `${file}: tensor ${name}: data_offsets ${JSON.stringify(entry.data_offsets)} do not match shape ${JSON.stringify(entry.shape)} (${dtype}) within a file of ${bytes.length} bytes`,
+        { file, tensor: name },
       );
     }
     const data = new Float32Array(count);

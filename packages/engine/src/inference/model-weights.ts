@@ -1,5 +1,6 @@
 import type { WeightSource } from "@arc/core";
 import { tf } from "../backend/tf-backend.ts";
+import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import type { Weights } from "../model/llama.ts";
@@ -18,10 +19,15 @@ export function toWeights(
   const out: Weights = {};
   for (const [name, shape] of parameterShapes(config)) {
     const t = tensors.get(name);
-    if (!t) throw new Error(`${source}: missing tensor ${name} (expected shape [${shape.join(", ")}])`);
+    if (!t)
+      throw new CheckpointError(`${source}: missing tensor ${name} (expected shape [${shape.join(", ")}])`, {
+        file: source,
+        tensor: name,
+      });
     if (t.shape.join(",") !== shape.join(",")) {
-      throw new Error(
+      throw new CheckpointError(
         `${source}: tensor ${name} has shape [${t.shape.join(", ")}], expected [${shape.join(", ")}]`,
+        { file: source, tensor: name },
       );
     }
     out[name] = toEngineTensor(name, t);
@@ -36,8 +42,9 @@ export async function weightsFromSource(config: LlamaConfig, source: WeightSourc
   const loaded = await readHfCheckpoint(source.dir);
   for (const key of Object.keys(config) as (keyof LlamaConfig)[]) {
     if (loaded.config[key] !== config[key]) {
-      throw new Error(
+      throw new CheckpointError(
         `${source.dir}/config.json: ${key} is ${loaded.config[key]}, expected ${config[key]} (the engine's architecture)`,
+        { file: `${source.dir}/config.json` },
       );
     }
   }

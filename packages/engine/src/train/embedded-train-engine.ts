@@ -2,6 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Objective, StepMetrics, TokenBatch, TrainBatch, TrainEngine, WeightSource } from "@arc/core";
 import { initBackend, tf } from "../backend/tf-backend.ts";
+import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
 import { readHfCheckpoint, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { type NamedTensor, readSafetensors, writeSafetensors } from "../checkpoint/safetensors.ts";
 import { type RopeTables, ropeTables, type Weights } from "../model/llama.ts";
@@ -382,7 +383,11 @@ export class EmbeddedTrainEngine implements TrainEngine {
             : kind === "lora_base"
               ? this.params.get(name)
               : undefined;
-        if (!target) throw new Error(`${dir}/optimizer.safetensors: unexpected entry ${key}`);
+        if (!target)
+          throw new CheckpointError(`${dir}/optimizer.safetensors: unexpected entry ${key}`, {
+            file: `${dir}/optimizer.safetensors`,
+            tensor: key,
+          });
         target.assign(tensor);
         tensor.dispose();
       }
