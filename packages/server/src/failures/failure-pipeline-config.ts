@@ -2,6 +2,13 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type DetectorRegistry, InvalidInputError } from "@arc/core";
 import { z } from "zod";
+import {
+  type EnvConfigSpec,
+  envFlag,
+  envNumber,
+  parseEnvConfig,
+  readEnvFields,
+} from "../config/env-config.ts";
 
 /**
  * Adds a tenant's own detectors, verifiers (by env id) and solution resolvers to its registry. Called once per
@@ -64,34 +71,36 @@ export const FailurePipelineConfig = z.object({
 export type FailurePipelineConfig = z.infer<typeof FailurePipelineConfig>;
 export type FailurePipelineConfigInput = z.input<typeof FailurePipelineConfig>;
 
-const envNames: Record<keyof FailurePipelineConfig, string> = {
-  quietMs: "ARC_DETECT_QUIET_MS",
-  batchSize: "ARC_DETECT_BATCH",
-  pollMs: "ARC_DETECT_POLL_MS",
-  leaseMs: "ARC_DETECT_LEASE_MS",
-  maxAttempts: "ARC_DETECT_MAX_ATTEMPTS",
-  scheduleCheckMs: "ARC_SYNTH_CHECK_MS",
-  enabled: "ARC_DETECT_WORKER",
+const envConfig: EnvConfigSpec<keyof FailurePipelineConfig> = {
+  label: "failure pipeline",
+  envNames: {
+    quietMs: "ARC_DETECT_QUIET_MS",
+    batchSize: "ARC_DETECT_BATCH",
+    pollMs: "ARC_DETECT_POLL_MS",
+    leaseMs: "ARC_DETECT_LEASE_MS",
+    maxAttempts: "ARC_DETECT_MAX_ATTEMPTS",
+    scheduleCheckMs: "ARC_SYNTH_CHECK_MS",
+    enabled: "ARC_DETECT_WORKER",
+  },
+  convert: {
+    quietMs: envNumber,
+    batchSize: envNumber,
+    pollMs: envNumber,
+    leaseMs: envNumber,
+    maxAttempts: envNumber,
+    scheduleCheckMs: envNumber,
+    enabled: envFlag,
+  },
 };
 
 /** Parses a config, naming the field (and its environment variable) of the first problem. */
 export function parseFailurePipelineConfig(input: FailurePipelineConfigInput): FailurePipelineConfig {
-  const parsed = FailurePipelineConfig.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const key = issue.path[0] as keyof FailurePipelineConfig;
-  throw new InvalidInputError(`failure pipeline ${key} (${envNames[key]}): ${issue.message}`, { field: key });
+  return parseEnvConfig(FailurePipelineConfig, input, envConfig);
 }
 
 /** The config from environment variables (numbers; ARC_DETECT_WORKER=0|false turns the worker off). */
 export function failurePipelineConfigFromEnv(env: NodeJS.ProcessEnv): FailurePipelineConfig {
-  const raw: Record<string, unknown> = {};
-  for (const [key, name] of Object.entries(envNames)) {
-    const value = env[name];
-    if (value === undefined || value === "") continue;
-    raw[key] = key === "enabled" ? !["0", "false", "no", "off"].includes(value.toLowerCase()) : Number(value);
-  }
-  return parseFailurePipelineConfig(raw);
+  return parseFailurePipelineConfig(readEnvFields(env, envConfig));
 }
 
 /**
