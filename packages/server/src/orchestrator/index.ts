@@ -12,6 +12,7 @@ export {
   orchestratorConfigFromEnv,
 } from "./orchestrator-config.ts";
 export { type ImprovementCycleOptions, runImprovementCycle } from "./run-improvement-cycle.ts";
+export { createRunService, type RunService } from "./run-service.ts";
 export {
   claimRun,
   createRun,

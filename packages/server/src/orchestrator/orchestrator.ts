@@ -113,6 +113,16 @@ export class Orchestrator {
 
   constructor(private readonly options: OrchestratorOptions) {}
 
+  /** Its settings (the run routes show them with each tenant's status). */
+  get config(): OrchestratorConfig {
+    return this.options.config;
+  }
+
+  /** Where its run folders go. */
+  get runsDir(): string {
+    return this.options.runsDir;
+  }
+
   /** Looks for work every `intervalMs` until `close`. */
   start(): void {
     if (this.timer) return;

@@ -45,7 +45,8 @@ async function readState(dir: RunDir): Promise<RunState | null> {
 
 /**
  * Runs `arc train` (or `arc train --resume`) as a child process and polls its run folder. `onPoll` returning
- * `stop` sends SIGINT: the run stops after its current step with a checkpoint and status `cancelled`.
+ * `stop` sends SIGINT (once the child has written its state, so its handler is in place): the run stops after its
+ * current step with a checkpoint and status `cancelled`.
  * Throws with the run's last stderr lines when it exits without a state it could explain.
  */
 export async function trainInChildProcess(request: TrainProcessRequest): Promise<TrainProcessOutcome> {
@@ -86,8 +87,12 @@ export async function trainInChildProcess(request: TrainProcessRequest): Promise
     const records = await dir.readMetrics();
     const fresh = records.slice(seen);
     seen = records.length;
+    const state = await readState(dir);
+    // SIGINT only once this child wrote its state: `arc train` handles it from then on (before, it would kill it)
+    const listening = state?.pid === child.pid;
     if (
-      (await request.onPoll(fresh, await readState(dir))) === "stop" &&
+      (await request.onPoll(fresh, state)) === "stop" &&
+      listening &&
       !stopping &&
       child.exitCode === null
     ) {

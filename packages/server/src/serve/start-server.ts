@@ -11,6 +11,7 @@ import { createFailureService, type FailureServiceOptions } from "../failures/fa
 import { createApp } from "../http/app.ts";
 import { Authenticator } from "../http/authenticator.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
+import { createRunService, type OrchestratorConfigInput, type RunService } from "../orchestrator/index.ts";
 import type { Database } from "../store/database.ts";
 import { openDatabase } from "../store/open-database.ts";
 import { bootstrapDatabase } from "./bootstrap.ts";
@@ -28,6 +29,8 @@ export interface RunningServer {
   firstStart: boolean;
   /** Gateway, validator and deployer of this process. */
   release: ReleaseService;
+  /** Training runs of this process: the orchestrator and `/v1/runs`. */
+  runs: RunService;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,8 @@ export async function startServer(
   options: {
     release?: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes">;
     failures?: Omit<FailureServiceOptions, "db" | "maxBodyBytes">;
+    /** Orchestrator settings over the ARC_ORCHESTRATOR* variables. */
+    orchestrator?: OrchestratorConfigInput;
   } = {},
 ): Promise<RunningServer> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, home: config.home });
@@ -46,12 +51,19 @@ export async function startServer(
   const authenticator = new Authenticator(db, config.adminKey);
   const release = createReleaseService({ db, maxBodyBytes: config.maxBodyBytes, ...options.release });
   const failures = await createFailureService({ db, maxBodyBytes: config.maxBodyBytes, ...options.failures });
+  const runs = await createRunService({
+    db,
+    home: config.home,
+    maxBodyBytes: config.maxBodyBytes,
+    config: options.orchestrator,
+    setupRegistry: options.failures?.setupRegistry,
+  });
   const app = createApp({
     db,
     authenticator,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
-    tenantRoutes: [...release.tenantRoutes, ...failures.tenantRoutes],
+    tenantRoutes: [...release.tenantRoutes, ...failures.tenantRoutes, ...runs.tenantRoutes],
   });
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
   try {
@@ -66,6 +78,7 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   release.start();
   failures.start();
+  runs.start();
   return {
     url: `http://${config.host}:${port}`,
     db,
@@ -74,10 +87,12 @@ export async function startServer(
     credentials: made ?? readCredentials(config.home),
     firstStart: made !== null,
     release,
+    runs,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await release.close();
       await failures.close();
+      await runs.close();
       await db.close();
     },
   };

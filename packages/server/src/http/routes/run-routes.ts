@@ -1,0 +1,70 @@
+import { join } from "node:path";
+import { InvalidInputError, toInvalidInputError } from "@arc/core";
+import { RunDir } from "@arc/rl";
+import { Hono } from "hono";
+import { tenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
+import type { OrchestratorConfig } from "../../orchestrator/orchestrator-config.ts";
+import { queueRun, RunRequest } from "../../orchestrator/queue-run.ts";
+import { getRun, listRuns, type RunRowStatus, requestCancel } from "../../orchestrator/run-store.ts";
+import type { Database } from "../../store/database.ts";
+import type { AuthVariables } from "../auth-middleware.ts";
+import { readJson } from "../read-json.ts";
+
+const STATUSES: RunRowStatus[] = ["queued", "running", "succeeded", "failed", "cancelled"];
+
+/**
+ * Training runs under `/v1` (tenant key): `GET /runs` (with the orchestrator's status for the tenant),
+ * `GET /runs/:id` (progress, metrics per step), `POST /runs` (queue one now), `POST /runs/:id/cancel`,
+ * `GET /orchestrator`.
+ */
+export function runRoutes(deps: {
+  db: Database;
+  config: OrchestratorConfig;
+  runsDir: string;
+  maxBodyBytes: number;
+}) {
+  const app = new Hono<{ Variables: AuthVariables }>();
+
+  app.get("/runs", async (c) => {
+    const status = c.req.query("status");
+    const statuses = status ? status.split(",") : undefined;
+    for (const s of statuses ?? []) {
+      if (!STATUSES.includes(s as RunRowStatus)) {
+        throw new InvalidInputError(`status: expected one of ${STATUSES.join(", ")}, got "${s}"`, {
+          field: "status",
+        });
+      }
+    }
+    const tenantId = c.get("tenantId");
+    return c.json({
+      data: await listRuns(deps.db, tenantId, { statuses: statuses as RunRowStatus[] | undefined }),
+      orchestrator: await tenantOrchestratorStatus(deps.db, tenantId, deps.config),
+    });
+  });
+
+  app.get("/runs/:id", async (c) => {
+    const run = await getRun(deps.db, c.get("tenantId"), c.req.param("id"));
+    const records = await new RunDir(join(run.runsDir, run.id)).readMetrics();
+    return c.json({ run, records });
+  });
+
+  app.post("/runs", async (c) => {
+    const parsed = RunRequest.safeParse(await readJson(c, deps.maxBodyBytes));
+    if (!parsed.success) throw toInvalidInputError(parsed.error);
+    const run = await queueRun(deps.db, c.get("tenantId"), parsed.data, {
+      runsDir: deps.runsDir,
+      trigger: "api",
+    });
+    return c.json(run, 201);
+  });
+
+  app.post("/runs/:id/cancel", async (c) =>
+    c.json(await requestCancel(deps.db, c.get("tenantId"), c.req.param("id"))),
+  );
+
+  app.get("/orchestrator", async (c) =>
+    c.json(await tenantOrchestratorStatus(deps.db, c.get("tenantId"), deps.config)),
+  );
+
+  return app;
+}
