@@ -41,3 +41,17 @@ export class NotFoundError extends ArcError {
     super(message, { name: "NotFoundError", statusCode: 404 });
   }
 }
+
+/** A write that lost a race with another one for the same unique thing (a name, the one active deployment). */
+export class ConflictError extends ArcError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { name: "ConflictError", statusCode: 409, isRetryable: true, cause: options.cause });
+  }
+}
+
+/** Something the caller's key may not do, though the request is well formed. */
+export class ForbiddenError extends ArcError {
+  constructor(message: string) {
+    super(message, { name: "ForbiddenError", statusCode: 403 });
+  }
+}

@@ -1,1 +1,1 @@
-export { ArcError, InvalidInputError, NotFoundError } from "./arc-error.ts";
+export { ArcError, ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from "./arc-error.ts";

@@ -1,4 +1,4 @@
-import { decideCanaryStep } from "@arc/core";
+import { ConflictError, decideCanaryStep } from "@arc/core";
 import type { RoutingTable } from "../gateway/routing-table.ts";
 import type { Database } from "../store/database.ts";
 import { listModelVersions } from "../store/model-registry.ts";
@@ -120,7 +120,8 @@ export class Deployer {
       });
       this.changed(dep, "start_canary", `canary of ${next.name} at ${dep.share * 100}%`);
     } catch (error) {
-      if (!/already running|can become canary only/.test((error as Error).message)) throw error;
+      // another decider started a canary, or moved this candidate, first
+      if (!(error instanceof ConflictError)) throw error;
     }
   }
 

@@ -1,8 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { CanaryPolicy, type CanaryPolicyInput, InvalidInputError, NotFoundError } from "@arc/core";
+import {
+  CanaryPolicy,
+  type CanaryPolicyInput,
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+} from "@arc/core";
 import { appendAudit } from "../store/audit-log.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { getModelVersion, listModelVersions, transitionModelVersion } from "../store/model-registry.ts";
+import { conflictOnDuplicate } from "../store/unique-violation.ts";
 
 /** A deployment: the gateway's routing state for one candidate against the production model. */
 export interface Deployment {
@@ -83,12 +90,7 @@ export async function startCanary(
       });
     }
     if (await activeDeployment(tx, tenantId)) {
-      throw new InvalidInputError(
-        "a canary is already running for this tenant: promote or roll it back first",
-        {
-          field: "candidate",
-        },
-      );
+      throw new ConflictError("a canary is already running for this tenant: promote or roll it back first");
     }
     await transitionModelVersion(tx, tenantId, candidate.id, {
       from: ["validated", "approved"],
@@ -98,10 +100,14 @@ export async function startCanary(
       evidence: { control: control.id, share: policy.ramp[0], ...input.evidence },
     });
     const id = `dep_${randomBytes(6).toString("hex")}`;
-    const rows = await tx.query(
-      `insert into deployments (tenant_id, id, candidate_id, control_id, status, stage, share, policy)
-       values ($1, $2, $3, $4, 'canary', 0, $5, $6) returning *`,
-      [tenantId, id, candidate.id, control.id, policy.ramp[0], JSON.stringify(policy)],
+    const rows = await conflictOnDuplicate(
+      () =>
+        tx.query(
+          `insert into deployments (tenant_id, id, candidate_id, control_id, status, stage, share, policy)
+           values ($1, $2, $3, $4, 'canary', 0, $5, $6) returning *`,
+          [tenantId, id, candidate.id, control.id, policy.ramp[0], JSON.stringify(policy)],
+        ),
+      "a canary is already running for this tenant: promote or roll it back first",
     );
     await appendAudit(tx, {
       tenantId,

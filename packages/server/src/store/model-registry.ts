@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { InvalidInputError, NotFoundError } from "@arc/core";
+import { ConflictError, InvalidInputError, NotFoundError } from "@arc/core";
 import { appendAudit } from "./audit-log.ts";
 import type { Queryable } from "./database.ts";
+import { conflictOnDuplicate } from "./unique-violation.ts";
 
 /** Where a model version stands. `candidate → validated|rejected → (approved) → canary → promoted|rolled_back`; `retired` when replaced. */
 export type ModelStatus =
@@ -16,6 +17,9 @@ export type ModelStatus =
 
 /** An OpenAI-compatible server that serves a model (vLLM, SGLang, a hosted API, `arc engine serve`). */
 export interface UpstreamModel {
+  /** The admin's name for the server (ARC_UPSTREAMS) when a tenant registered it over HTTP. */
+  name?: string;
+  /** Where OpenAI's client base URL would point, e.g. `http://vllm:8000/v1`. */
   baseUrl: string;
   /** The model name to send upstream. */
   model: string;
@@ -86,28 +90,26 @@ export async function registerModelVersion(
       field: "artifactDir",
     });
   }
-  const taken = await db.query("select 1 from model_versions where tenant_id = $1 and name = $2", [
-    tenantId,
-    input.name,
-  ]);
-  if (taken.length > 0)
-    throw new InvalidInputError(`a model named "${input.name}" already exists`, { field: "name" });
   const id = `mv_${randomBytes(6).toString("hex")}`;
   const status = input.status ?? "candidate";
-  const rows = await db.query<Record<string, unknown>>(
-    `insert into model_versions (tenant_id, id, name, status, parent_id, artifact_dir, upstream, lineage, metrics)
+  const rows = await conflictOnDuplicate(
+    () =>
+      db.query<Record<string, unknown>>(
+        `insert into model_versions (tenant_id, id, name, status, parent_id, artifact_dir, upstream, lineage, metrics)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning *`,
-    [
-      tenantId,
-      id,
-      input.name,
-      status,
-      input.parentId ?? null,
-      input.artifactDir ?? null,
-      input.upstream ? JSON.stringify(input.upstream) : null,
-      JSON.stringify(input.lineage ?? {}),
-      JSON.stringify(input.metrics ?? {}),
-    ],
+        [
+          tenantId,
+          id,
+          input.name,
+          status,
+          input.parentId ?? null,
+          input.artifactDir ?? null,
+          input.upstream ? JSON.stringify(input.upstream) : null,
+          JSON.stringify(input.lineage ?? {}),
+          JSON.stringify(input.metrics ?? {}),
+        ],
+      ),
+    `a model named "${input.name}" already exists`,
   );
   await appendAudit(db, {
     tenantId,
@@ -174,9 +176,8 @@ export async function transitionModelVersion(
     [tenantId, current.id, move.to, move.from, JSON.stringify(move.metrics ?? {})],
   );
   if (!rows[0]) {
-    throw new InvalidInputError(
+    throw new ConflictError(
       `model ${current.name} is ${current.status}; it can become ${move.to} only from ${move.from.join(" or ")}`,
-      { field: "status" },
     );
   }
   await appendAudit(db, {

@@ -1,9 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { InvalidInputError } from "@arc/core";
 import type { Queryable } from "./database.ts";
+import { conflictOnDuplicate } from "./unique-violation.ts";
 
+/** A customer of the server: every trace, model and key belongs to one. */
 export interface Tenant {
+  /** `ten_<hex>`, what rows reference. */
   id: string;
+  /** A unique lower-case slug, e.g. `acme`. */
   name: string;
   createdAt: string;
 }
@@ -18,17 +22,19 @@ export async function createTenant(db: Queryable, name: unknown): Promise<Tenant
       { field: "name" },
     );
   }
-  const existing = await db.query("select 1 from tenants where name = $1", [name]);
-  if (existing.length > 0)
-    throw new InvalidInputError(`a tenant named "${name}" already exists`, { field: "name" });
   const id = `ten_${randomBytes(8).toString("hex")}`;
-  const rows = await db.query<{ created_at: string }>(
-    "insert into tenants (id, name) values ($1, $2) returning created_at",
-    [id, name],
+  const rows = await conflictOnDuplicate(
+    () =>
+      db.query<{ created_at: string }>(
+        "insert into tenants (id, name) values ($1, $2) returning created_at",
+        [id, name],
+      ),
+    `a tenant named "${name}" already exists`,
   );
   return { id, name, createdAt: new Date(rows[0].created_at).toISOString() };
 }
 
+/** Every tenant, oldest first. */
 export async function listTenants(db: Queryable): Promise<Tenant[]> {
   const rows = await db.query<{ id: string; name: string; created_at: string }>(
     "select id, name, created_at from tenants order by created_at, name",
