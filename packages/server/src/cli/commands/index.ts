@@ -4,7 +4,9 @@ import { deployCommand } from "./deploy.ts";
 import { engineCommand } from "./engine.ts";
 import { keysCommand } from "./keys.ts";
 import { modelsCommand } from "./models.ts";
+import { orchestratorCommand } from "./orchestrator.ts";
 import { patternsCommand } from "./patterns.ts";
+import { runsCommand } from "./runs.ts";
 import { serveCommand } from "./serve.ts";
 import { teachingCommand } from "./teaching.ts";
 import { tenantsCommand } from "./tenants.ts";
@@ -21,6 +23,8 @@ export const commands: Command[] = [
   datasetsCommand,
   engineCommand,
   trainCommand,
+  runsCommand,
+  orchestratorCommand,
   modelsCommand,
   deployCommand,
   teachingCommand,

@@ -1,0 +1,129 @@
+import { InvalidInputError } from "@arc/core";
+import type { StepRecord } from "@arc/rl";
+import type { TenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
+import type { RunRecord } from "../../orchestrator/run-store.ts";
+import { arcClient } from "../arc-client.ts";
+import type { Command } from "../command.ts";
+import { parseArgs, stringFlag } from "../parse-args.ts";
+import { printTable } from "../print-table.ts";
+
+const help = `arc runs — a tenant's training runs on the server (the orchestrator's and those started by hand)
+
+Usage:
+  arc runs ls [--status queued,running,...] [--json]   runs, newest first, and the orchestrator's status
+  arc runs show <id> [--json]                          progress, metrics, lineage, the last steps
+  arc runs start [recipe] [key=value ...] [--json]     queue a run of a shipped recipe (default toolcall-dpo)
+                                                       from the production model on the tenant's failures
+  arc runs cancel <id>                                 stop it after its current step (no candidate)
+
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+
+const num = (x: unknown, digits = 3) => (typeof x === "number" ? x.toFixed(digits) : "-");
+
+/** One line saying whether and when the orchestrator would start the tenant's next run. */
+export function orchestratorLine(s: TenantOrchestratorStatus): string {
+  return `orchestrator: ${s.enabled ? "on" : "off"} (min ${s.minNewFailures} new failures, cooldown ${Math.round(s.cooldownMs / 1000)} s, ${s.maxParallelJobs} job(s) per server, ${s.recipe}); ${s.due ? "due: " : ""}${s.reason}`;
+}
+
+export const runsCommand: Command = {
+  name: "runs",
+  summary: "list, show, start and cancel training runs on the server (tenant)",
+  help,
+  async run(argv) {
+    const args = parseArgs(argv);
+    const [action, ...rest] = args.positionals;
+    const client = arcClient(args, "tenant");
+    const json = args.flags.json === true;
+    if (action === "ls" || action === "list") {
+      const status = stringFlag(args, "status");
+      const listed = await client.request<{ data: RunRecord[]; orchestrator: TenantOrchestratorStatus }>(
+        "GET",
+        `/v1/runs${status ? `?status=${encodeURIComponent(status)}` : ""}`,
+      );
+      if (json) {
+        console.log(JSON.stringify(listed, null, 2));
+        return 0;
+      }
+      printTable(
+        ["ID", "STATUS", "TRIGGER", "STEP", "REWARD", "HELD-OUT FAIL", "CANDIDATE", "CREATED"],
+        listed.data.map((r) => [
+          r.id,
+          r.status,
+          r.trigger,
+          `${r.step}/${r.totalSteps ?? "?"}`,
+          num(r.metrics.reward),
+          `${num(r.metrics.heldOutFailureRateStart, 2)} -> ${num(r.metrics.heldOutFailureRate, 2)}`,
+          r.candidateId,
+          r.createdAt,
+        ]),
+      );
+      console.log(orchestratorLine(listed.orchestrator));
+      return 0;
+    }
+    if (action === "start") {
+      const [recipe, ...overrides] = rest[0]?.includes("=") ? [undefined, ...rest] : rest;
+      const run = await client.request<RunRecord>("POST", "/v1/runs", {
+        ...(recipe ? { recipe: recipe.replace(/^recipes\//, "").replace(/\.yaml$/, "") } : {}),
+        overrides,
+      });
+      console.log(
+        json
+          ? JSON.stringify(run, null, 2)
+          : `run ${run.id} queued (${run.recipePath}); a server's orchestrator starts it: arc runs show ${run.id}`,
+      );
+      return 0;
+    }
+    const id = rest[0];
+    if (!id) throw new InvalidInputError(`usage: arc runs ${action ?? "<ls|show|start|cancel>"} <id>`);
+    const path = `/v1/runs/${encodeURIComponent(id)}`;
+    if (action === "show") {
+      const shown = await client.request<{ run: RunRecord; records: StepRecord[] }>("GET", path);
+      if (json) {
+        console.log(JSON.stringify(shown, null, 2));
+        return 0;
+      }
+      const r = shown.run;
+      console.log(
+        `run ${r.id}  status=${r.status}  step ${r.step}/${r.totalSteps ?? "?"}  trigger=${r.trigger}`,
+      );
+      console.log(`  recipe ${r.recipePath} ${r.overrides.join(" ")}  ${r.recipeHash ?? ""}`);
+      console.log(`  base model ${r.baseModelId ?? "-"}  candidate ${r.candidateId ?? "-"}`);
+      console.log(
+        `  datasets ${r.datasets.map((d) => `${d.kind} ${d.id} (${d.rows})`).join(", ") || "-"}; ${r.patterns.length} patterns, ${r.sourceTraceCount} traces`,
+      );
+      console.log(`  metrics ${JSON.stringify(r.metrics)}`);
+      console.log(
+        `  created ${r.createdAt}  started ${r.startedAt ?? "-"}  ended ${r.endedAt ?? "-"}  attempts ${r.attempts}`,
+      );
+      if (r.error) console.log(`  error ${r.error}`);
+      printTable(
+        ["STEP", "LOSS", "REWARD", "ACCURACY", "HELD-OUT FAIL", "TOK/S"],
+        shown.records
+          .slice(-10)
+          .map((s) => [
+            s.step,
+            num(s.loss),
+            num(s.reward),
+            num(s.accuracy),
+            num(s.evalFailureRate, 2),
+            num(s.tokensPerSecond, 0),
+          ]),
+      );
+      return 0;
+    }
+    if (action === "cancel") {
+      const run = await client.request<RunRecord>("POST", `${path}/cancel`, {});
+      console.log(
+        json
+          ? JSON.stringify(run, null, 2)
+          : run.status === "cancelled"
+            ? `run ${run.id} cancelled`
+            : `run ${run.id} stops after its current step`,
+      );
+      return 0;
+    }
+    throw new InvalidInputError(
+      `unknown action "${action ?? ""}": expected ls, show, start or cancel (see arc runs --help)`,
+    );
+  },
+};
