@@ -32,6 +32,28 @@ export const ServerConfig = z.object({
     .positive()
     .default(10 * 1024 * 1024)
     .describe("Largest request body accepted; larger ones get 413 (ARC_MAX_BODY_BYTES)."),
+  upstreams: z
+    .record(
+      z
+        .object({
+          baseUrl: z.string().url(),
+          apiKeyEnv: z
+            .string()
+            .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
+            .optional(),
+        })
+        .strict(),
+    )
+    .default({})
+    .describe(
+      'OpenAI-compatible servers tenants may register models on, by name: JSON {"<name>": {"baseUrl", "apiKeyEnv"?}} (ARC_UPSTREAMS).',
+    ),
+  modelsDir: z
+    .string()
+    .optional()
+    .describe(
+      "A folder of shipped checkpoints every tenant may register, e.g. the repo's models/ (ARC_MODELS_DIR).",
+    ),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
@@ -42,7 +64,21 @@ const envNames: Record<keyof ServerConfig, string> = {
   port: "ARC_PORT",
   adminKey: "ARC_ADMIN_KEY",
   maxBodyBytes: "ARC_MAX_BODY_BYTES",
+  upstreams: "ARC_UPSTREAMS",
+  modelsDir: "ARC_MODELS_DIR",
 };
+
+function fromEnv(key: string, name: string, value: string): unknown {
+  if (key === "port" || key === "maxBodyBytes") return Number(value);
+  if (key !== "upstreams") return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new Error(
+      `config upstreams (${name}): expected JSON {"<name>": {"baseUrl": ..., "apiKeyEnv": ...}}`,
+    );
+  }
+}
 
 /** Config from the environment, then `overrides` on top; errors name the variable or flag. */
 export function loadServerConfig(
@@ -52,15 +88,15 @@ export function loadServerConfig(
   const raw: Record<string, unknown> = {};
   for (const [key, name] of Object.entries(envNames)) {
     const value = env[name];
-    if (value !== undefined && value !== "")
-      raw[key] = key === "port" || key === "maxBodyBytes" ? Number(value) : value;
+    if (value !== undefined && value !== "") raw[key] = fromEnv(key, name, value);
   }
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = value;
   const parsed = ServerConfig.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const key = issue.path[0] as keyof ServerConfig;
-    throw new Error(`config ${key} (${envNames[key]} or --${key}): ${issue.message}`);
+    const at = issue.path.length > 1 ? ` at ${issue.path.slice(1).join(".")}` : "";
+    throw new Error(`config ${key} (${envNames[key]} or --${key})${at}: ${issue.message}`);
   }
   return { ...parsed.data, home: resolve(parsed.data.home) };
 }

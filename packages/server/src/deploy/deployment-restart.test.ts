@@ -94,11 +94,11 @@ describe("deployment state across a crash", () => {
       await api(server, "POST", "/model-versions", {
         name: "production",
         status: "promoted",
-        artifactDir: "/m/wrong-pattern",
+        artifactDir: "m/wrong-pattern",
       });
       const candidate = await api<{ id: string }>(server, "POST", "/model-versions", {
         name: "fixed",
-        artifactDir: "/m/right",
+        artifactDir: "m/right",
       });
       await until(
         async () => (await api<Deployments>(server, "GET", "/deployments")).active,

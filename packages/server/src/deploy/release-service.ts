@@ -14,12 +14,15 @@ import type { JudgeOptions } from "../validate/judge-models.ts";
 import { Validator } from "../validate/validator-worker.ts";
 import { Deployer } from "./deployer.ts";
 import { PeriodicWorker } from "./periodic-worker.ts";
+import type { RegistrationPolicy } from "./registration-policy.ts";
 import { InlineVerdicts, StoredVerdicts, type VerdictSource } from "./verdict-source.ts";
 
 /** Options of the release service; everything but the database has a default. */
 export interface ReleaseServiceOptions {
   db: Database;
   maxBodyBytes: number;
+  /** What tenants may name when they register a model over HTTP (from the server config). */
+  registration: RegistrationPolicy;
   /** Model backends (default: ModelPool.fromEnv, which reads ARC_GATEWAY_FAULT_INJECTION). */
   pool?: ModelPool;
   /** Live verdicts on gateway traces (default: the failure pipeline's stored verdicts, the detectors inline after 5 s). */
@@ -86,7 +89,15 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     tenantRoutes: [
       { path: "/", app: gatewayRoutes(gateway, maxBodyBytes) },
       { path: "/", app: teachingRoutes(teaching, maxBodyBytes) },
-      { path: "/", app: modelRoutes({ ...validatorDeps, handedEvalSets: evalSets, maxBodyBytes }) },
+      {
+        path: "/",
+        app: modelRoutes({
+          ...validatorDeps,
+          handedEvalSets: evalSets,
+          maxBodyBytes,
+          registration: options.registration,
+        }),
+      },
       { path: "/", app: deployRoutes({ db, deployer, routing: gateway.routing, maxBodyBytes }) },
     ],
     start() {

@@ -38,7 +38,7 @@ export interface RunningServer {
 export async function startServer(
   config: ServerConfig,
   options: {
-    release?: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes">;
+    release?: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes" | "registration">;
     failures?: Omit<FailureServiceOptions, "db" | "maxBodyBytes">;
     /** Orchestrator settings over the ARC_ORCHESTRATOR* variables. */
     orchestrator?: OrchestratorConfigInput;
@@ -49,7 +49,12 @@ export async function startServer(
   if (made) writeCredentials(config.home, made);
   const metrics = new ServerMetrics();
   const authenticator = new Authenticator(db, config.adminKey);
-  const release = createReleaseService({ db, maxBodyBytes: config.maxBodyBytes, ...options.release });
+  const release = createReleaseService({
+    db,
+    maxBodyBytes: config.maxBodyBytes,
+    registration: { home: config.home, upstreams: config.upstreams, modelsDir: config.modelsDir },
+    ...options.release,
+  });
   const failures = await createFailureService({ db, maxBodyBytes: config.maxBodyBytes, ...options.failures });
   const runs = await createRunService({
     db,

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { createApp } from "../../http/app.ts";
 import { Authenticator } from "../../http/authenticator.ts";
@@ -7,6 +9,7 @@ import { ServerMetrics } from "../../metrics/metrics-registry.ts";
 import type { Database } from "../../store/database.ts";
 import { createApiKey } from "../../store/keys.ts";
 import { createTenant } from "../../store/tenants.ts";
+import type { RegistrationPolicy } from "../registration-policy.ts";
 import { createReleaseService, type ReleaseService, type ReleaseServiceOptions } from "../release-service.ts";
 
 /** A real HTTP server with the release service's routes, one tenant and its key; workers off unless asked. */
@@ -18,11 +21,23 @@ export interface ReleaseTestServer {
   close(): Promise<void>;
 }
 
+/**
+ * Starts it; `registration` defaults to a home under the OS temp folder with no upstreams allowed (so HTTP
+ * registrations of upstream models are refused unless a test allows some).
+ */
 export async function startReleaseTestServer(
   db: Database,
-  options: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes"> = {},
+  options: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes" | "registration"> & {
+    registration?: RegistrationPolicy;
+  } = {},
 ): Promise<ReleaseTestServer> {
-  const release = createReleaseService({ db, maxBodyBytes: 1024 * 1024, workers: false, ...options });
+  const release = createReleaseService({
+    db,
+    maxBodyBytes: 1024 * 1024,
+    workers: false,
+    registration: { home: join(tmpdir(), "arc-release-test-home"), upstreams: {} },
+    ...options,
+  });
   const app = createApp({
     db,
     authenticator: new Authenticator(db),

@@ -1,6 +1,11 @@
-import { InvalidInputError, toInvalidInputError } from "@arc/core";
+import { ForbiddenError, InvalidInputError, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
+import {
+  type RegistrationPolicy,
+  resolveArtifactDir,
+  resolveUpstream,
+} from "../../deploy/registration-policy.ts";
 import { getReleaseSettings, setReleaseSettings } from "../../deploy/release-settings.ts";
 import { listAudit } from "../../store/audit-log.ts";
 import {
@@ -25,11 +30,21 @@ const Register = z
     status: z
       .enum(["candidate", "promoted"])
       .default("candidate")
-      .describe("promoted: a base model serving production"),
+      .describe("promoted: the tenant's first model, serving production before any candidate exists"),
     parentId: z.string().optional(),
-    artifactDir: z.string().min(1).optional(),
+    artifactDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "a checkpoint under <home>/artifacts/<tenantId>/ (relative paths start there) or ARC_MODELS_DIR",
+      ),
     upstream: z
-      .object({ baseUrl: z.string().url(), model: z.string().min(1), apiKeyEnv: z.string().optional() })
+      .object({
+        name: z.string().min(1).describe("an upstream the admin allowed (ARC_UPSTREAMS)"),
+        model: z.string().min(1),
+      })
+      .strict()
       .optional(),
     lineage: z.record(z.unknown()).optional(),
     metrics: z.record(z.unknown()).optional(),
@@ -69,7 +84,14 @@ const STATUSES = [
  * validations and audit trail), `POST /model-versions/:id/validate|approve`, `POST /eval-sets`,
  * `GET|PUT /release-settings` (gates and canary policy).
  */
-export function modelRoutes(deps: ValidatorDeps & { handedEvalSets: StoredEvalSets; maxBodyBytes: number }) {
+export function modelRoutes(
+  deps: ValidatorDeps & {
+    handedEvalSets: StoredEvalSets;
+    maxBodyBytes: number;
+    /** What tenants may name when they register a model (allowlisted upstreams, their own checkpoints). */
+    registration: RegistrationPolicy;
+  },
+) {
   const app = new Hono<{ Variables: AuthVariables }>();
   const actor = (c: { get(k: "principal"): { keyId: string } }) => `user:${c.get("principal").keyId}`;
 
@@ -91,8 +113,25 @@ export function modelRoutes(deps: ValidatorDeps & { handedEvalSets: StoredEvalSe
   app.post("/model-versions", async (c) => {
     const parsed = Register.safeParse(await readJson(c, deps.maxBodyBytes));
     if (!parsed.success) throw toInvalidInputError(parsed.error);
+    const tenantId = c.get("tenantId");
+    const { upstream, artifactDir, parentId, ...rest } = parsed.data;
+    if (parentId) await getModelVersion(deps.db, tenantId, parentId);
+    if (rest.status === "promoted" && (await listModelVersions(deps.db, tenantId)).length > 0) {
+      throw new ForbiddenError(
+        "status: only a tenant's first model may be registered as promoted; register a candidate and let validation and the canary promote it",
+      );
+    }
     return c.json(
-      await registerModelVersion(deps.db, c.get("tenantId"), { ...parsed.data, actor: actor(c) }),
+      await registerModelVersion(deps.db, tenantId, {
+        ...rest,
+        parentId,
+        artifactDir:
+          artifactDir === undefined
+            ? undefined
+            : resolveArtifactDir(deps.registration, tenantId, artifactDir),
+        upstream: upstream && resolveUpstream(deps.registration, upstream),
+        actor: actor(c),
+      }),
       201,
     );
   });

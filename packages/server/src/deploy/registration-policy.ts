@@ -1,0 +1,79 @@
+import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { InvalidInputError } from "@arc/core";
+import type { UpstreamModel } from "../store/model-registry.ts";
+
+/** An OpenAI-compatible server an admin allows tenants to use, by name (config `ARC_UPSTREAMS`). */
+export interface AllowedUpstream {
+  /** Where OpenAI's client base URL would point, e.g. `http://vllm:8000/v1`. */
+  baseUrl: string;
+  /** The server environment variable holding its API key; only an admin can name one. */
+  apiKeyEnv?: string;
+}
+
+/**
+ * What a tenant may register over HTTP. Tenants name upstreams from the admin's allowlist (never a URL or an
+ * environment variable) and checkpoints under their own artifact folder (or the admin's shipped models folder).
+ */
+export interface RegistrationPolicy {
+  /** ARC_HOME: tenant checkpoints must sit under `<home>/artifacts/<tenantId>/`. */
+  home: string;
+  /** Upstreams by name (ARC_UPSTREAMS). */
+  upstreams: Record<string, AllowedUpstream>;
+  /** A read-only folder of shipped checkpoints every tenant may use (ARC_MODELS_DIR), e.g. the repo's `models/`. */
+  modelsDir?: string;
+}
+
+/** The folder a tenant's own checkpoints live in; relative artifact paths are read from it. */
+export function tenantArtifactRoot(policy: RegistrationPolicy, tenantId: string): string {
+  return resolve(policy.home, "artifacts", tenantId);
+}
+
+function real(path: string): string {
+  return existsSync(path) ? realpathSync(path) : path;
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/**
+ * The absolute checkpoint folder a tenant asked for, if it sits under the tenant's artifact folder or the shipped
+ * models folder (symbolic links resolved, so a link cannot lead out); relative paths are taken from the tenant's
+ * artifact folder.
+ */
+export function resolveArtifactDir(policy: RegistrationPolicy, tenantId: string, asked: string): string {
+  const root = tenantArtifactRoot(policy, tenantId);
+  const path = resolve(root, asked);
+  const roots = [root, ...(policy.modelsDir ? [resolve(policy.modelsDir)] : [])];
+  const ok = roots.some((r) => inside(r, path) && inside(real(r), real(path)));
+  if (!ok) {
+    throw new InvalidInputError(
+      `artifactDir: expected a folder under ${join(root, "/")}${policy.modelsDir ? ` or ${join(resolve(policy.modelsDir), "/")}` : ""}, got "${asked}"`,
+      { field: "artifactDir" },
+    );
+  }
+  return path;
+}
+
+/** The stored upstream for an allowlisted upstream name and a model name on it. */
+export function resolveUpstream(
+  policy: RegistrationPolicy,
+  asked: { name: string; model: string },
+): UpstreamModel {
+  const allowed = Object.hasOwn(policy.upstreams, asked.name) ? policy.upstreams[asked.name] : undefined;
+  if (!allowed) {
+    const names = Object.keys(policy.upstreams);
+    throw new InvalidInputError(
+      `upstream.name: expected one of the upstreams the admin configured (${names.length ? names.join(", ") : "none are configured: ARC_UPSTREAMS"}), got "${asked.name}"`,
+      { field: "upstream.name" },
+    );
+  }
+  return {
+    name: asked.name,
+    baseUrl: allowed.baseUrl,
+    model: asked.model,
+    ...(allowed.apiKeyEnv ? { apiKeyEnv: allowed.apiKeyEnv } : {}),
+  };
+}

@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import OpenAI from "openai";
+import {
+  type ReleaseTestServer,
+  startReleaseTestServer,
+} from "../../deploy/__fixtures__/release-test-server.ts";
+import type { RegistrationPolicy } from "../../deploy/registration-policy.ts";
+import { ModelPool } from "../../gateway/model-pool.ts";
+import type { Database } from "../../store/database.ts";
+import { databasesUnderTest } from "../../store/test-databases.ts";
+
+/** A registration answer: the model version, or an error. */
+type Answer = { error: { message: string; field?: string }; [key: string]: unknown };
+
+const adminKey = "arc_admin_secret_that_must_never_leave_the_server";
+const upstreamKey = "sk-allowed-upstream-key";
+
+/** An OpenAI-compatible listener that records every request it gets (stands in for an attacker's or a vLLM server). */
+async function listener(): Promise<{ url: string; seen: IncomingHttpHeaders[]; server: Server }> {
+  const seen: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers);
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          created: 0,
+          model: "m",
+          choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, seen, server };
+}
+
+for (const target of databasesUnderTest()) {
+  describe(`model registration over HTTP on ${target.name}`, { skip: target.skip }, () => {
+    let db: Database;
+    let home: string;
+    let upstream: Awaited<ReturnType<typeof listener>>;
+    let attacker: Awaited<ReturnType<typeof listener>>;
+    let acme: ReleaseTestServer;
+    let globex: ReleaseTestServer;
+
+    const register = async (server: ReleaseTestServer, body: unknown) => {
+      const res = await fetch(`${server.url}/v1/model-versions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Answer };
+    };
+    const chat = (server: ReleaseTestServer) =>
+      new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.key, maxRetries: 0 }).chat.completions
+        .create({ model: "arc", messages: [{ role: "user", content: "hi" }] })
+        .then(
+          () => "answered",
+          (e: { status?: number }) => e.status,
+        );
+
+    before(async () => {
+      db = await target.open();
+      home = await mkdtemp(join(tmpdir(), "arc-registration-"));
+      upstream = await listener();
+      attacker = await listener();
+      const registration: RegistrationPolicy = {
+        home,
+        upstreams: { vllm: { baseUrl: upstream.url, apiKeyEnv: "VLLM_KEY" } },
+      };
+      const pool = new ModelPool({ env: { ARC_ADMIN_KEY: adminKey, VLLM_KEY: upstreamKey } });
+      acme = await startReleaseTestServer(db, { pool, registration });
+      globex = await startReleaseTestServer(db, { pool, registration });
+    });
+    after(async () => {
+      await acme?.close();
+      await globex?.close();
+      for (const l of [upstream, attacker]) await new Promise((r) => l?.server.close(r));
+      await db?.close();
+      await rm(home, { recursive: true, force: true });
+    });
+
+    it("refuses a tenant's upstream with its own URL and server env var, so the admin key never reaches the tenant's listener", async () => {
+      const exploit = await register(acme, {
+        name: "steal",
+        status: "promoted",
+        upstream: { baseUrl: attacker.url, model: "m", apiKeyEnv: "ARC_ADMIN_KEY" },
+      });
+      assert.equal(exploit.status, 400);
+      assert.match(JSON.stringify(exploit.body), /unrecognized key.*baseUrl|baseUrl.*apiKeyEnv/i);
+      assert.notEqual(await chat(acme), "answered");
+      assert.deepEqual(attacker.seen, []);
+    });
+
+    it("serves an allowlisted upstream by name with the admin's key variable, not one the tenant chose", async () => {
+      const unknown = await register(acme, { name: "nope", upstream: { name: "internal", model: "m" } });
+      assert.equal(unknown.status, 400);
+      assert.match(unknown.body.error.message, /upstream\.name: expected one of .*vllm.*got "internal"/);
+
+      const made = await register(acme, {
+        name: "hosted",
+        status: "promoted",
+        upstream: { name: "vllm", model: "served-model" },
+      });
+      assert.equal(made.status, 201);
+      assert.deepEqual(made.body.upstream, {
+        name: "vllm",
+        baseUrl: upstream.url,
+        model: "served-model",
+        apiKeyEnv: "VLLM_KEY",
+      });
+      assert.equal(await chat(acme), "answered");
+      assert.equal(upstream.seen.at(-1)?.authorization, `Bearer ${upstreamKey}`);
+      assert.ok(!JSON.stringify(upstream.seen).includes(adminKey));
+      assert.deepEqual(attacker.seen, []);
+    });
+
+    it("lets only a tenant's first model be registered as promoted; later ones must be candidates", async () => {
+      const second = await register(acme, {
+        name: "shortcut",
+        status: "promoted",
+        upstream: { name: "vllm", model: "other" },
+      });
+      assert.equal(second.status, 403);
+      assert.match(second.body.error.message, /only a tenant's first model may be registered as promoted/);
+      const candidate = await register(acme, { name: "cand", upstream: { name: "vllm", model: "other" } });
+      assert.equal(candidate.status, 201);
+      assert.equal(candidate.body.status, "candidate");
+    });
+
+    it("takes checkpoints only under the tenant's own artifact folder, relative paths starting there", async () => {
+      const mine = await register(acme, { name: "ckpt", artifactDir: "run_1/step-10" });
+      assert.equal(mine.status, 201);
+      assert.equal(mine.body.artifactDir, join(home, "artifacts", acme.tenantId, "run_1", "step-10"));
+
+      const globexDir = join(home, "artifacts", globex.tenantId, "secret-run");
+      for (const artifactDir of ["/etc", "../../etc", globexDir, `../${globex.tenantId}/secret-run`, "."]) {
+        const res = await register(acme, { name: `bad-${artifactDir}`, artifactDir });
+        assert.equal(res.status, 400, artifactDir);
+        assert.equal(res.body.error.field, "artifactDir");
+        assert.match(res.body.error.message, /artifactDir: expected a folder under .*artifacts/);
+      }
+    });
+
+    it("refuses a symbolic link in the tenant's folder that leads outside it", async () => {
+      const root = join(home, "artifacts", acme.tenantId);
+      await mkdir(root, { recursive: true });
+      await symlink("/etc", join(root, "escape"));
+      const res = await register(acme, { name: "linked", artifactDir: "escape/ssl" });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.field, "artifactDir");
+    });
+
+    it("answers 404 for a parent model of another tenant", async () => {
+      const theirs = await register(globex, { name: "g-base", artifactDir: "base" });
+      assert.equal(theirs.status, 201);
+      const res = await register(acme, { name: "child", artifactDir: "c", parentId: theirs.body.id });
+      assert.equal(res.status, 404);
+    });
+  });
+}
