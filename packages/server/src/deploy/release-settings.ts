@@ -1,10 +1,4 @@
-import {
-  CanaryPolicy,
-  type CanaryPolicyInput,
-  toInvalidInputError,
-  ValidationGates,
-  type ValidationGatesInput,
-} from "@arc/core";
+import { CanaryPolicy, toInvalidInputError, ValidationGates } from "@arc/core";
 import type { z } from "zod";
 import type { Queryable } from "../store/database.ts";
 
@@ -36,11 +30,11 @@ export async function getReleaseSettings(db: Queryable, tenantId: string): Promi
   };
 }
 
-/** Replaces the given parts of a tenant's settings (validated first; errors name the field). */
+/** Replaces the given parts of a tenant's settings (validated first, so any input is safe; errors name the field). */
 export async function setReleaseSettings(
   db: Queryable,
   tenantId: string,
-  patch: { gates?: ValidationGatesInput; canary?: CanaryPolicyInput },
+  patch: { gates?: unknown; canary?: unknown },
 ): Promise<ReleaseSettings> {
   const gates = patch.gates === undefined ? undefined : parse(ValidationGates, patch.gates, "gates");
   const canary = patch.canary === undefined ? undefined : parse(CanaryPolicy, patch.canary, "canary");

@@ -166,5 +166,51 @@ for (const target of databasesUnderTest()) {
       const res = await register(acme, { name: "child", artifactDir: "c", parentId: theirs.body.id });
       assert.equal(res.status, 404);
     });
+
+    it("answers 400 naming the problem for a null or mistyped release-settings body, and changes nothing", async () => {
+      const put = async (body: string) => {
+        const res = await fetch(`${acme.url}/v1/release-settings`, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${acme.key}`, "content-type": "application/json" },
+          body,
+        });
+        return { status: res.status, body: (await res.json()) as Answer };
+      };
+      const before = await (
+        await fetch(`${acme.url}/v1/release-settings`, { headers: { authorization: `Bearer ${acme.key}` } })
+      ).json();
+      const nul = await put("null");
+      assert.equal(nul.status, 400);
+      assert.match(nul.body.error.message, /expected object, received null/i);
+      const typo = await put('{"gate": {"minNdr": 0.5}}');
+      assert.equal(typo.status, 400);
+      assert.match(typo.body.error.message, /unrecognized key.*'gate'/i);
+      const nested = await put('{"gates": {"minNdr": 0.5, "minFunctionl": 0.1}}');
+      assert.equal(nested.status, 400);
+      assert.match(nested.body.error.message, /gates.*unrecognized key.*'minFunctionl'/i);
+      const nullPart = await put('{"canary": null}');
+      assert.equal(nullPart.status, 400);
+      assert.match(nullPart.body.error.message, /canary.*expected object, received null/i);
+      const after = await (
+        await fetch(`${acme.url}/v1/release-settings`, { headers: { authorization: `Bearer ${acme.key}` } })
+      ).json();
+      assert.deepEqual(after, before);
+    });
+
+    it("answers 400 naming an unknown key in a handed-over EvalSet", async () => {
+      const res = await fetch(`${acme.url}/v1/eval-sets`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${acme.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          kind: "eval",
+          version: "v1",
+          rows: [
+            { id: "r1", question: "q", env: "toolcall", solution: 1, meta: { slice: "general" }, extra: 1 },
+          ],
+        }),
+      });
+      assert.equal(res.status, 400);
+      assert.match(((await res.json()) as Answer).error.message, /rows\.0.*unrecognized key.*'extra'/i);
+    });
   });
 }

@@ -51,22 +51,40 @@ const Register = z
   })
   .strict();
 
-const EvalSetBody = z.object({
-  kind: z.literal("eval"),
-  version: z.string().min(1),
-  rows: z
-    .array(
-      z.object({
-        id: z.string(),
-        question: z.string(),
-        env: z.string(),
-        solution: z.unknown(),
-        meta: z.object({ slice: z.string() }).passthrough(),
-      }),
-    )
-    .min(1),
-  createdFrom: z.record(z.unknown()).optional(),
-});
+/** An EvalSet handed over as `buildEvalSet` makes it; its `tenantId`, if any, is ignored (the key's tenant owns it). */
+const EvalSetBody = z
+  .object({
+    kind: z.literal("eval"),
+    version: z.string().min(1),
+    tenantId: z.string().optional(),
+    rows: z
+      .array(
+        z
+          .object({
+            id: z.string(),
+            question: z.string(),
+            env: z.string(),
+            solution: z.unknown(),
+            meta: z.object({ slice: z.string() }).passthrough(),
+          })
+          .strict(),
+      )
+      .min(1),
+    createdFrom: z
+      .object({ seed: z.number(), patternIds: z.array(z.string()), params: z.record(z.unknown()) })
+      .strict()
+      .optional(),
+    stats: z.record(z.number()).optional(),
+  })
+  .strict();
+
+/** `PUT /release-settings`: either part or both; each is checked against its own strict schema when stored. */
+const ReleaseSettingsBody = z
+  .object({
+    gates: z.unknown().optional().describe("validation gates (ValidationGates)"),
+    canary: z.unknown().optional().describe("canary policy (CanaryPolicy)"),
+  })
+  .strict();
 
 const STATUSES = [
   "candidate",
@@ -157,18 +175,21 @@ export function modelRoutes(
   app.post("/eval-sets", async (c) => {
     const parsed = EvalSetBody.safeParse(await readJson(c, deps.maxBodyBytes));
     if (!parsed.success) throw toInvalidInputError(parsed.error);
+    const { kind, version, rows, createdFrom } = parsed.data;
     const stored = await deps.handedEvalSets.put(c.get("tenantId"), {
-      ...parsed.data,
-      rows: parsed.data.rows as never,
-      createdFrom: (parsed.data.createdFrom ?? { seed: 0, patternIds: [], params: {} }) as never,
+      kind,
+      version,
+      rows: rows as never,
+      createdFrom: createdFrom ?? { seed: 0, patternIds: [], params: {} },
     });
     return c.json({ version: stored.version, rows: stored.rows.length }, 201);
   });
 
   app.get("/release-settings", async (c) => c.json(await getReleaseSettings(deps.db, c.get("tenantId"))));
   app.put("/release-settings", async (c) => {
-    const body = (await readJson(c, deps.maxBodyBytes)) as { gates?: unknown; canary?: unknown };
-    return c.json(await setReleaseSettings(deps.db, c.get("tenantId"), body as never));
+    const parsed = ReleaseSettingsBody.safeParse(await readJson(c, deps.maxBodyBytes));
+    if (!parsed.success) throw toInvalidInputError(parsed.error);
+    return c.json(await setReleaseSettings(deps.db, c.get("tenantId"), parsed.data));
   });
 
   return app;
