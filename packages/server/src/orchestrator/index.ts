@@ -22,4 +22,5 @@ export {
   type RunRecord,
   type RunRowStatus,
   requestCancel,
+  tenantRunsDir,
 } from "./run-store.ts";

@@ -14,7 +14,7 @@ import {
 } from "./__fixtures__/orchestrator-tenant.ts";
 import { Orchestrator, tenantOrchestratorStatus } from "./orchestrator.ts";
 import { OrchestratorConfig } from "./orchestrator-config.ts";
-import { createRun, getRun, listRuns } from "./run-store.ts";
+import { createRun, getRun, listRuns, tenantRunsDir } from "./run-store.ts";
 
 const { traffic, setupRegistry } = toolcallTraffic(21, 240);
 
@@ -27,7 +27,7 @@ for (const target of databasesUnderTest()) {
     after(() => db?.close());
 
     it("queues exactly one run when new failures cross the threshold, even with two servers looking, and registers its candidate with full lineage", async () => {
-      const { tenantId, base, runsDir } = await tenantWithProduction(db, "acme");
+      const { tenantId, base, artifactsDir } = await tenantWithProduction(db, "acme");
       const config = OrchestratorConfig.parse({
         enabled: true,
         minNewFailures: 40,
@@ -36,7 +36,7 @@ for (const target of databasesUnderTest()) {
         pollMs: 100,
         datasetSize: 24,
       });
-      const options = { db, config, runsDir, setupRegistry };
+      const options = { db, config, artifactsDir, setupRegistry };
       const one = new Orchestrator(options);
       const two = new Orchestrator(options);
       try {
@@ -67,6 +67,7 @@ for (const target of databasesUnderTest()) {
         assert.equal(candidate.status, "candidate");
         assert.equal(candidate.parentId, base.id);
         assert.ok(existsSync(join(candidate.artifactDir as string, "model.safetensors")));
+        assert.ok((candidate.artifactDir as string).startsWith(join(artifactsDir, tenantId, "runs", run.id)));
         assert.deepEqual(
           {
             runId: candidate.lineage.runId,
@@ -97,10 +98,10 @@ for (const target of databasesUnderTest()) {
     });
 
     it("trains at most maxParallelJobs runs at once and starts the next when one ends", async () => {
-      const { tenantId, runsDir } = await tenantWithProduction(db, "globex");
+      const { tenantId, artifactsDir } = await tenantWithProduction(db, "globex");
       await ingestJudged(db, tenantId, traffic.slice(0, 120), setupRegistry);
       const config = OrchestratorConfig.parse({ maxParallelJobs: 1, pollMs: 100, datasetSize: 16 });
-      const orchestrator = new Orchestrator({ db, config, runsDir, setupRegistry });
+      const orchestrator = new Orchestrator({ db, config, artifactsDir, setupRegistry });
       try {
         const queued = [];
         for (const id of ["run_first", "run_second"]) {
@@ -110,7 +111,7 @@ for (const target of databasesUnderTest()) {
               trigger: "api",
               recipePath: "recipes/toolcall-dpo.yaml",
               overrides: QUICK_RUN,
-              runsDir,
+              runsDir: tenantRunsDir(artifactsDir, tenantId),
             }),
           );
         }

@@ -6,7 +6,7 @@ import { listModelVersions } from "../store/model-registry.ts";
 import { listTenants } from "../store/tenants.ts";
 import { executeRun } from "./execute-run.ts";
 import type { OrchestratorConfig } from "./orchestrator-config.ts";
-import { claimRun, createRun, finishRun, type RunRecord } from "./run-store.ts";
+import { claimRun, createRun, finishRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
 
 /** Where a tenant stands with the orchestrator: what it would take to start the next run. */
 export interface TenantOrchestratorStatus {
@@ -34,8 +34,8 @@ export interface TenantOrchestratorStatus {
 export interface OrchestratorOptions {
   db: Database;
   config: OrchestratorConfig;
-  /** Where run folders go (`<ARC_HOME>/runs`). */
-  runsDir: string;
+  /** The artifacts folder (`<ARC_HOME>/artifacts`): a tenant's runs go to `<artifactsDir>/<tenantId>/runs/`. */
+  artifactsDir: string;
   /** The tenant's verifiers and solution resolver for dataset synthesis (as the failure service gets them). */
   setupRegistry?: RegistrySetup;
   /** One line per thing it does (run triggered, started, ended). */
@@ -118,9 +118,9 @@ export class Orchestrator {
     return this.options.config;
   }
 
-  /** Where its run folders go. */
-  get runsDir(): string {
-    return this.options.runsDir;
+  /** The artifacts folder its tenants' run folders go under. */
+  get artifactsDir(): string {
+    return this.options.artifactsDir;
   }
 
   /** Looks for work every `intervalMs` until `close`. */
@@ -178,7 +178,7 @@ export class Orchestrator {
         trigger: "orchestrator",
         recipePath: config.recipe,
         overrides: config.overrides,
-        runsDir: this.options.runsDir,
+        runsDir: tenantRunsDir(this.options.artifactsDir, tenantId),
         baseModelId: status.productionModelId,
       });
     });

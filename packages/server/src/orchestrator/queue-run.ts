@@ -5,7 +5,7 @@ import { loadRecipe } from "@arc/rl";
 import { z } from "zod";
 import type { Queryable } from "../store/database.ts";
 import { productionModel } from "./execute-run.ts";
-import { createRun, type RunRecord } from "./run-store.ts";
+import { createRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
 import { REPOSITORY_ROOT } from "./train-process.ts";
 
 /** The body of `POST /v1/runs`: a shipped recipe by name and `key=value` overrides. */
@@ -38,7 +38,7 @@ export async function queueRun(
   db: Queryable,
   tenantId: string,
   request: RunRequest,
-  options: { runsDir: string; trigger: string },
+  options: { artifactsDir: string; trigger: string },
 ): Promise<RunRecord> {
   const recipePath = `recipes/${request.recipe}.yaml`;
   if (!existsSync(join(REPOSITORY_ROOT, recipePath))) {
@@ -61,7 +61,7 @@ export async function queueRun(
     trigger: options.trigger,
     recipePath,
     overrides: request.overrides,
-    runsDir: options.runsDir,
+    runsDir: tenantRunsDir(options.artifactsDir, tenantId),
     baseModelId: base.id,
   });
 }

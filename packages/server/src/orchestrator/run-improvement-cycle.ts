@@ -4,12 +4,12 @@ import type { StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import type { Database } from "../store/database.ts";
 import { type ExecuteRunResult, executeRun, productionModel, recipeFile } from "./execute-run.ts";
-import { createRun, type RunRecord } from "./run-store.ts";
+import { createRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
 
 /** One improvement cycle, as a caller (the demo, a script) asks for it. */
 export interface ImprovementCycleOptions {
-  /** Folder of the run's files (`<runsDir>/<runId>/`), e.g. `<ARC_HOME>/runs`. */
-  runsDir: string;
+  /** The artifacts folder, e.g. `<ARC_HOME>/artifacts`: the run's files go to `<artifactsDir>/<tenantId>/runs/<runId>/`. */
+  artifactsDir: string;
   /** Recipe file, absolute or relative to the repository root (default `recipes/toolcall-dpo.yaml`). */
   recipe?: string;
   /** `key=value` recipe overrides after the cycle's own (`model.path`, `data.prompts`, `data.preferences`). */
@@ -55,7 +55,7 @@ export async function runImprovementCycle(
     trigger: options.trigger ?? "api",
     recipePath: recipe,
     overrides: options.overrides,
-    runsDir: options.runsDir,
+    runsDir: tenantRunsDir(options.artifactsDir, tenantId),
     baseModelId: base.id,
     status: "running",
     owner,

@@ -18,7 +18,7 @@ export interface RunService {
   close(): Promise<void>;
 }
 
-/** Wires the orchestrator (settings from ARC_ORCHESTRATOR* under `config`) and its routes; runs go to `<home>/runs`. */
+/** Wires the orchestrator (settings from ARC_ORCHESTRATOR* under `config`) and its routes; runs go to `<home>/artifacts/<tenantId>/runs`. */
 export async function createRunService(options: {
   db: Database;
   home: string;
@@ -32,7 +32,7 @@ export async function createRunService(options: {
   const orchestrator = new Orchestrator({
     db: options.db,
     config: orchestratorConfigFromEnv(env, options.config),
-    runsDir: join(options.home, "runs"),
+    artifactsDir: join(options.home, "artifacts"),
     setupRegistry: options.setupRegistry ?? (await registrySetupFromEnv(env)),
     onEvent: (line) => console.log(`orchestrator: ${line}`),
     onError: (error) => console.error(`orchestrator: ${error.message}`),
@@ -40,7 +40,7 @@ export async function createRunService(options: {
   const routes = runRoutes({
     db: options.db,
     config: orchestrator.config,
-    runsDir: orchestrator.runsDir,
+    artifactsDir: orchestrator.artifactsDir,
     maxBodyBytes: options.maxBodyBytes,
   });
   return {

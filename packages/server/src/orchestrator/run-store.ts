@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { join, resolve } from "node:path";
 import { InvalidInputError, NotFoundError } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 
@@ -81,6 +82,11 @@ function fromRow(r: Record<string, unknown>): RunRecord {
     endedAt: iso(r.ended_at),
     error: (r.error as string | null) ?? null,
   };
+}
+
+/** Where a tenant's runs live: `<artifacts>/<tenantId>/runs/<runId>/` (checkpoints are the tenant's artifacts). */
+export function tenantRunsDir(artifactsDir: string, tenantId: string): string {
+  return join(resolve(artifactsDir), tenantId, "runs");
 }
 
 /** A new run id: `run_` + UTC time + random suffix (sortable, safe as a folder name). */

@@ -12,6 +12,8 @@ import {
   startRun,
 } from "@arc/rl";
 import { asyncRolloutSource, embeddedEngineFactory } from "@arc/rl/embedded";
+import { registerRunCheckpoint } from "../../orchestrator/register-run-checkpoint.ts";
+import { arcClient } from "../arc-client.ts";
 import type { Command } from "../command.ts";
 import { parseArgs, stringFlag } from "../parse-args.ts";
 
@@ -25,7 +27,11 @@ Usage:
 
 A run lives in <runs-dir>/<runId>/: recipe.yaml, state.json, metrics.jsonl, metrics.svg and
 checkpoints/step-N/ (Hugging Face layout plus optimizer state). Ctrl-C stops after the current step
-with a checkpoint and status "cancelled"; --resume continues it.`;
+with a checkpoint and status "cancelled"; --resume continues it.
+
+With a server configured (--url or ARC_URL, key as for arc models), a completed run's last checkpoint is
+registered there as a candidate ModelVersion (--base-model <id> names its parent; --no-register skips it).
+The server accepts checkpoints under <ARC_HOME>/artifacts/<tenantId>/: give --runs-dir a folder there.`;
 
 /** Prints progress: one rewritten line on a TTY, else a plain line every `every` steps and at checkpoints. */
 function progressPrinter(stream: NodeJS.WriteStream) {
@@ -93,6 +99,18 @@ async function train(argv: string[]): Promise<number> {
     }
   } finally {
     process.off("SIGINT", onSigint);
+  }
+  const server = stringFlag(args, "url") ?? process.env.ARC_URL;
+  if (
+    server &&
+    args.flags["no-register"] !== true &&
+    result.status === "completed" &&
+    result.lastCheckpoint
+  ) {
+    const model = await registerRunCheckpoint(arcClient(args, "tenant"), result, {
+      parentId: stringFlag(args, "base-model"),
+    });
+    process.stderr.write(`registered ${model.name} as ${model.id} (candidate) on ${server}\n`);
   }
   const last = [...result.records].reverse().find((r) => r.evalFailureRate !== undefined);
   const first = result.records.find((r) => r.evalFailureRate !== undefined);

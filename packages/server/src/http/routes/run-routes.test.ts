@@ -34,14 +34,17 @@ for (const target of databasesUnderTest()) {
       keys.acme = (await createApiKey(db, { role: "tenant", tenantId: acme.tenantId })).key;
       keys.globex = (await createApiKey(db, { role: "tenant", tenantId: globex.tenantId })).key;
       const config = OrchestratorConfig.parse({ minNewFailures: 5, pollMs: 100, datasetSize: 16 });
-      orchestrator = new Orchestrator({ db, config, runsDir: acme.runsDir, setupRegistry });
+      orchestrator = new Orchestrator({ db, config, artifactsDir: acme.artifactsDir, setupRegistry });
       app = createApp({
         db,
         authenticator: new Authenticator(db),
         metrics: new ServerMetrics(),
         maxBodyBytes: 1 << 20,
         tenantRoutes: [
-          { path: "/", app: runRoutes({ db, config, runsDir: acme.runsDir, maxBodyBytes: 1 << 20 }) },
+          {
+            path: "/",
+            app: runRoutes({ db, config, artifactsDir: acme.artifactsDir, maxBodyBytes: 1 << 20 }),
+          },
         ],
       });
     });

@@ -20,7 +20,8 @@ const STATUSES: RunRowStatus[] = ["queued", "running", "succeeded", "failed", "c
 export function runRoutes(deps: {
   db: Database;
   config: OrchestratorConfig;
-  runsDir: string;
+  /** `<ARC_HOME>/artifacts`: runs go to `<artifactsDir>/<tenantId>/runs/`. */
+  artifactsDir: string;
   maxBodyBytes: number;
 }) {
   const app = new Hono<{ Variables: AuthVariables }>();
@@ -52,7 +53,7 @@ export function runRoutes(deps: {
     const parsed = RunRequest.safeParse(await readJson(c, deps.maxBodyBytes));
     if (!parsed.success) throw toInvalidInputError(parsed.error);
     const run = await queueRun(deps.db, c.get("tenantId"), parsed.data, {
-      runsDir: deps.runsDir,
+      artifactsDir: deps.artifactsDir,
       trigger: "api",
     });
     return c.json(run, 201);

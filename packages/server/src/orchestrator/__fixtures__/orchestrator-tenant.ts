@@ -26,7 +26,7 @@ export const QUICK_RUN = [
   "data.evalCount=4",
 ];
 
-/** A tenant with a promoted `tiny` model (freshly initialised, HF layout) and a temp folder for runs. */
+/** A tenant with a promoted `tiny` model (freshly initialised, HF layout) and a temp artifacts folder for its runs. */
 export async function tenantWithProduction(db: Database, name: string) {
   const root = await mkdtemp(join(tmpdir(), "arc-orchestrator-"));
   const config = configForSize("tiny");
@@ -39,7 +39,7 @@ export async function tenantWithProduction(db: Database, name: string) {
     artifactDir: modelDir,
     actor: "test",
   });
-  return { tenantId: tenant.id, base, runsDir: join(root, "runs") };
+  return { tenantId: tenant.id, base, artifactsDir: join(root, "artifacts") };
 }
 
 /** Simulated toolcall production traffic and the registry setup that resolves its solutions (gateway traffic has none). */
