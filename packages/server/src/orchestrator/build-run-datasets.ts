@@ -8,10 +8,11 @@ import {
   getDataset,
   listPatterns,
   type RegistrySetup,
+  type StoredDataset,
   synthesizeDataset,
 } from "../failures/index.ts";
 import { parseDatasetRequest } from "../failures/synthesize-dataset.ts";
-import type { Database } from "../store/database.ts";
+import type { Database, Queryable } from "../store/database.ts";
 import type { RunDataset } from "./run-store.ts";
 
 /** The datasets one run trains and is judged on, exported where `arc train` reads them. */
@@ -20,8 +21,10 @@ export interface RunDatasets {
   pool: DatasetInfo;
   /** Null when no failure had a chosen answer (no feedback correction, no candidate given). */
   preferences: DatasetInfo | null;
-  /** JSONL of the pool (question/solution/env rows: `data.prompts`). */
+  /** JSONL of the pool's rows of the recipe's env (question/solution/env rows: `data.prompts`). */
   poolPath: string;
+  /** Rows in `poolPath`. */
+  poolRows: number;
   /** JSONL of the preference pairs (`data.preferences`), when there are any. */
   preferencesPath: string | null;
   /** Patterns the datasets draw on. */
@@ -37,6 +40,8 @@ export interface BuildRunDatasetsOptions {
   seed: number;
   /** Pool rows; also the cap of the eval and preference sets. */
   size: number;
+  /** The recipe's env: only the pool's rows of this env are exported (the trainer verifies one env per run). */
+  env: string;
   /** `orchestrator`, `api`, `demo`...: recorded as the datasets' `createdBy`. */
   createdBy: string;
   /** The tenant's verifiers and solution resolver (as the failure service gets them). */
@@ -81,24 +86,41 @@ export async function buildRunDatasets(
     candidates: options.preferenceCandidates ?? {},
   });
   const preferences = preferenceSet.rowCount > 0 ? preferenceSet : null;
-  await mkdir(options.dir, { recursive: true });
-  const poolPath = join(options.dir, `${pool.id}.jsonl`);
-  await writeFile(poolPath, exportDataset(await getDataset(db, tenantId, pool.id), "jsonl").body);
-  let preferencesPath: string | null = null;
-  if (preferences) {
-    preferencesPath = join(options.dir, `${preferences.id}.jsonl`);
-    await writeFile(
-      preferencesPath,
-      exportDataset(await getDataset(db, tenantId, preferences.id), "preferences").body,
-    );
-  }
+  const exported = await exportRunDataset(db, tenantId, pool.id, options.dir, options.env);
+  const preferencesPath = preferences
+    ? (await exportRunDataset(db, tenantId, preferences.id, options.dir, options.env)).path
+    : null;
   return {
+    poolRows: exported.rows,
     evalSet,
     pool,
     preferences,
-    poolPath,
+    poolPath: exported.path,
     preferencesPath,
     patterns: patterns.map((p) => p.id),
     sourceTraceCount: new Set([...pool.sourceTraceIds, ...(preferences?.sourceTraceIds ?? [])]).size,
   };
+}
+
+/**
+ * Writes a stored dataset where `arc train` reads it: a PromptPool as question/solution/env JSONL with the rows of
+ * `env` only, a PreferenceSet as prompt/chosen/rejected JSONL. Returns the file and its row count.
+ */
+export async function exportRunDataset(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  dir: string,
+  env: string,
+): Promise<{ path: string; rows: number }> {
+  const stored = await getDataset(db, tenantId, id);
+  const rows =
+    stored.kind === "preferences"
+      ? stored.rows
+      : stored.rows.filter((r) => (r as { env?: string }).env === env);
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, `${id}.jsonl`);
+  const format = stored.kind === "preferences" ? "preferences" : "jsonl";
+  await writeFile(path, exportDataset({ ...stored, rows } as StoredDataset, format).body);
+  return { path, rows: rows.length };
 }

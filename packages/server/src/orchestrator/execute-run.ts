@@ -1,11 +1,8 @@
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
-import type { StepRecord } from "@arc/rl";
-import { exportDataset } from "../failures/export-dataset.ts";
+import { loadRecipe, type StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
-import { getDataset } from "../failures/index.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
   getModelVersion,
@@ -13,7 +10,7 @@ import {
   type ModelVersion,
   registerModelVersion,
 } from "../store/model-registry.ts";
-import { buildRunDatasets, runDataset } from "./build-run-datasets.ts";
+import { buildRunDatasets, exportRunDataset, runDataset } from "./build-run-datasets.ts";
 import { finishRun, getRun, type RunRecord, reportProgress } from "./run-store.ts";
 import { REPOSITORY_ROOT, trainInChildProcess } from "./train-process.ts";
 
@@ -90,31 +87,26 @@ export async function productionModel(db: Queryable, tenantId: string): Promise<
 
 /** The datasets of a run: built now on its first attempt, re-exported from the store when it resumes. */
 async function datasetsFor(db: Database, run: RunRecord, ctx: ExecuteRunContext, dataDir: string) {
+  const { env } = (await loadRecipe(recipeFile(run.recipePath), run.overrides)).data;
   if (run.datasets.length > 0) {
-    await mkdir(dataDir, { recursive: true });
-    const pathOf = async (kind: string, format: string) => {
+    const pathOf = async (kind: string) => {
       const d = run.datasets.find((x) => x.kind === kind);
-      if (!d) return null;
-      const path = join(dataDir, `${d.id}.jsonl`);
-      await writeFile(path, exportDataset(await getDataset(db, run.tenantId, d.id), format).body);
-      return path;
+      return d ? (await exportRunDataset(db, run.tenantId, d.id, dataDir, env)).path : null;
     };
-    return {
-      poolPath: await pathOf("prompts", "jsonl"),
-      preferencesPath: await pathOf("preferences", "preferences"),
-    };
+    return { poolPath: await pathOf("prompts"), preferencesPath: await pathOf("preferences") };
   }
   const built = await buildRunDatasets(db, run.tenantId, {
     dir: dataDir,
     seed: Number.parseInt(run.id.replace(/[^0-9a-f]/g, "").slice(-6) || "0", 16),
     size: ctx.datasetSize,
+    env,
     createdBy: `run:${run.id}`,
     setupRegistry: ctx.setupRegistry,
     preferenceCandidates: ctx.preferenceCandidates,
   });
-  if (built.pool.rowCount === 0) {
+  if (built.poolRows === 0) {
     throw new InvalidInputError(
-      "no verifiable failure to train on: the prompt pool is empty (traces need a solution the tenant's registry can resolve)",
+      `no verifiable ${env} failure to train on: the prompt pool has no ${env} row (traces need a solution the tenant's registry can resolve, and the recipe's data.env must be their env)`,
       { field: "datasets" },
     );
   }

@@ -42,9 +42,13 @@ export async function tenantWithProduction(db: Database, name: string) {
   return { tenantId: tenant.id, base, artifactsDir: join(root, "artifacts") };
 }
 
-/** Simulated toolcall production traffic and the registry setup that resolves its solutions (gateway traffic has none). */
-export function toolcallTraffic(seed: number, count: number) {
-  const traffic = simulateProductionTraffic({ seed, count, envMix: { toolcall: 1 } });
+/** Simulated production traffic (toolcall only unless `envMix` says otherwise) and the registry setup that resolves its solutions (gateway traffic has none). */
+export function toolcallTraffic(
+  seed: number,
+  count: number,
+  envMix: Record<string, number> = { toolcall: 1 },
+) {
+  const traffic = simulateProductionTraffic({ seed, count, envMix });
   const setupRegistry = (registry: DetectorRegistry) => {
     registry.resolveSolutionsWith(solutionsByQuestion(traffic.map((s) => s.task)));
   };
