@@ -1,5 +1,6 @@
 import type { Command } from "../command.ts";
 import { datasetsCommand } from "./datasets.ts";
+import { demoCommand } from "./demo.ts";
 import { deployCommand } from "./deploy.ts";
 import { engineCommand } from "./engine.ts";
 import { keysCommand } from "./keys.ts";
@@ -16,6 +17,7 @@ import { trainCommand } from "./train.ts";
 /** Every `arc` command, in the order `arc --help` lists them. One file per command in this folder. */
 export const commands: Command[] = [
   serveCommand,
+  demoCommand,
   tenantsCommand,
   keysCommand,
   tracesCommand,

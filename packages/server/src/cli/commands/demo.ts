@@ -1,0 +1,80 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { InvalidInputError } from "@arc/core";
+import { demoReportHtml } from "../../demo/demo-report.ts";
+import { summaryJson, summaryTable } from "../../demo/demo-result.ts";
+import { demoPaths, REPO_ROOT, runDemo } from "../../demo/run-demo.ts";
+import type { Command } from "../command.ts";
+import { intFlag, parseArgs, stringFlag } from "../parse-args.ts";
+
+const HELP = `arc demo — the whole loop in one command, on the embedded defaults
+
+Usage:
+  arc demo [--minutes 13] [--seed 1] [--home .arc/demo] [--rate 4] [--train-steps 200] [--serve]
+           [--base-model <dir>] [--max-tokens 96] [--train-set key=value,...]
+
+Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
+on the toolcall production split, detects and clusters its failures, synthesizes datasets, trains a candidate
+with semi-online DPO, validates it, deploys it as a canary (10% → 50% → 100%) and keeps the traffic running to
+measure each model version's live failure rate. Prints a live line per phase and a summary table, and writes
+<home>/summary.json and <home>/report.html.
+
+  --minutes      wall-clock budget; the phases are cut to fit (default 13)
+  --seed         seed of the production traffic and of the datasets (default 1)
+  --home         the demo's ARC_HOME; its previous demo data is removed first (default .arc/demo)
+  --rate         conversations per second of the simulated agent (default 4)
+  --train-steps  DPO steps at most (training also stops at its share of the budget; default 200)
+  --base-model   the starting checkpoint (default models/toolcall-base)
+  --max-tokens   output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
+  --train-set    more recipe overrides, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2
+  --serve        leave the platform running afterwards and print its URL and keys`;
+
+function numberFlag(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new InvalidInputError(`--${name}: expected a positive number, got "${value}"`, { field: name });
+  }
+  return n;
+}
+
+async function demo(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const home = stringFlag(args, "home", ".arc/demo") as string;
+  const serve = args.flags.serve === true;
+  const { result, server } = await runDemo({
+    home,
+    minutes: numberFlag(stringFlag(args, "minutes"), "minutes", 13),
+    seed: intFlag(args, "seed", 1),
+    rate: numberFlag(stringFlag(args, "rate"), "rate", 4),
+    trainSteps: intFlag(args, "train-steps", 200),
+    baseModel: stringFlag(args, "base-model", join(REPO_ROOT, "models/toolcall-base")) as string,
+    maxTokens: intFlag(args, "max-tokens", 96),
+    extraOverrides: (stringFlag(args, "train-set") ?? "").split(",").filter((o) => o.trim() !== ""),
+    serve,
+    out: process.stderr,
+  });
+  const paths = demoPaths(home);
+  writeFileSync(paths.summary, `${JSON.stringify(summaryJson(result), null, 2)}\n`);
+  writeFileSync(paths.report, demoReportHtml(result));
+  console.log(`\n${summaryTable(result)}\n\nsummary: ${paths.summary}\nreport:  ${paths.report}`);
+  if (!serve) {
+    await server.close();
+    return 0;
+  }
+  const c = server.credentials;
+  console.log(
+    `\nArc is still running at ${server.url} (Ctrl-C stops it)\n  tenant ${c?.tenant} key: ${c?.tenantKey}\n  admin key: ${c?.adminKey}\n  e.g. ARC_URL=${server.url} ARC_API_KEY=${c?.tenantKey} npx arc models ls`,
+  );
+  await new Promise<void>((resolve) => process.once("SIGINT", resolve));
+  await server.close();
+  return 0;
+}
+
+/** `arc demo`: the whole loop — traffic, failures, datasets, DPO, validation, canary — with a report. */
+export const demoCommand: Command = {
+  name: "demo",
+  summary: "run the whole loop on a simulated agent and write a report (--serve keeps Arc running)",
+  help: HELP,
+  run: demo,
+};

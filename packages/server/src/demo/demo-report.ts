@@ -1,0 +1,134 @@
+import type { DemoResult } from "./demo-result.ts";
+import { barChartSvg, esc, lineChartSvg, type Series } from "./svg-charts.ts";
+
+function num(v: number | null | undefined, digits = 3): string {
+  return v === null || v === undefined ? "–" : v.toFixed(digits);
+}
+
+function table(head: string[], rows: string[][]): string {
+  return `<table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`)
+    .join("")}</tbody></table>`;
+}
+
+/** The demo's report: one self-contained HTML file (inline CSS and SVG charts drawn here, no scripts, no fetches). */
+export function demoReportHtml(result: DemoResult): string {
+  const byVersion = new Map<string, Series>();
+  for (const p of result.timeline) {
+    if (p.n === 0) continue;
+    const s = byVersion.get(p.modelVersion) ?? { name: p.modelVersion, points: [] };
+    s.points.push({ x: (p.t + result.timelineBucketS / 2) / 60, y: p.failures / p.n });
+    byVersion.set(p.modelVersion, s);
+  }
+  const failureChart = lineChartSvg({
+    title: "Live failure rate by model version",
+    series: [...byVersion.values()],
+    xLabel: `minutes since start (buckets of ${result.timelineBucketS} s)`,
+    yLabel: "failure rate",
+    yMin: 0,
+    yMax: 1,
+  });
+  const records = result.training?.records ?? [];
+  const rewardChart = lineChartSvg({
+    title: "Training reward per step",
+    series: [
+      {
+        name: "mean rollout reward",
+        points: records.filter((r) => r.reward !== null).map((r) => ({ x: r.step, y: r.reward as number })),
+      },
+      {
+        name: "held-out failure rate",
+        points: records
+          .filter((r) => r.evalFailureRate !== undefined)
+          .map((r) => ({ x: r.step, y: r.evalFailureRate as number })),
+      },
+    ],
+    xLabel: "optimizer step",
+    yLabel: "reward / failure rate",
+    yMin: 0,
+    yMax: 1,
+  });
+  // largest first (the order of the pipeline's pattern list); the table names them by the same numbers
+  const shown = result.patterns.slice(0, 10);
+  const patternChart = barChartSvg({
+    title: "Per-pattern live incidence before and after",
+    categories: shown.map((_, i) => `#${i + 1}`),
+    series: [
+      { name: "base model", values: shown.map((p) => p.baseIncidence) },
+      { name: `final (${result.finalVersion})`, values: shown.map((p) => p.finalIncidence) },
+    ],
+    yLabel: "failures of the pattern per call",
+  });
+  const v = result.validation;
+  const headline = `${esc(result.verdict)}`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Arc demo report</title>
+<style>
+body{font-family:system-ui,sans-serif;max-width:960px;margin:24px auto;padding:0 16px;color:#222}
+h1{font-size:24px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
+.verdict{padding:10px 14px;border-radius:6px;font-weight:600;background:${result.targetMet ? "#e8f6ec" : "#fdecea"}}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}
+.fig{margin:12px 0}.note{color:#555;font-size:13px}
+</style></head><body>
+<h1>Arc demo report</h1>
+<p class="verdict" id="verdict">${headline}</p>
+<p>Started ${esc(result.startedAt)}, ${result.wallS.toFixed(0)} s of a ${result.budgetS.toFixed(0)} s budget, seed ${result.seed}.
+Base failure rate: live, during the baseline phase; final: live, the production model after the last deployment decision.</p>
+<h2>Model versions</h2>
+${table(
+  ["model version", "status", "judged calls", "failures", "failure rate"],
+  result.versions.map((x) => [x.name, x.status, String(x.n), String(x.failures), num(x.failureRate)]),
+)}
+<p>Patterns fixed: <b id="fixed">${result.patternsFixed}</b>, worse: <b id="worse">${result.patternsWorse}</b> · NDR: <b id="ndr">${num(result.ndr)}</b> · rollbacks: ${result.rollbacks}</p>
+<h2>Failure rate over time</h2><div class="fig" id="chart-failure">${failureChart}</div>
+<h2>Training</h2>
+<p>${result.training ? esc(`run ${result.training.runId}: ${result.training.steps} steps${result.training.stoppedAtDeadline ? " (stopped at its time budget)" : ""}; pairs formed in ${result.training.pairRate === null ? "–" : `${(result.training.pairRate * 100).toFixed(0)}%`} of prompt groups. arc train recipes/toolcall-dpo.yaml ${result.training.overrides.join(" ")}`) : "no training"}</p>
+<div class="fig" id="chart-reward">${rewardChart}</div>
+<h2>Per-pattern before / after</h2><div class="fig" id="chart-patterns">${patternChart}</div>
+${table(
+  ["#", "pattern", "base incidence", "final incidence", "verdict"],
+  result.patterns
+    .slice(0, 25)
+    .map((p, i) => [String(i + 1), p.label, num(p.baseIncidence), num(p.finalIncidence), p.verdict]),
+)}
+${result.patterns.length > 25 ? `<p class="note">…and ${result.patterns.length - 25} smaller patterns (${result.patterns.filter((p) => p.verdict === "fixed").length} fixed, ${result.patterns.filter((p) => p.verdict === "worse").length} worse in all).</p>` : ""}
+<h2>Validation</h2>
+${
+  v
+    ? `<p>Decision: <b>${esc(v.decision)}</b>. Gates used: <code>${esc(JSON.stringify(v.report.gates))}</code></p><p class="note">${esc(v.gatesWhy)}</p><ul>${v.reasons.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>${table(
+        ["slice", "items", "base failure", "candidate failure", "worse?"],
+        v.report.slices.map((s) => [
+          s.slice,
+          String(s.n),
+          num(s.baselineFailureRate),
+          num(s.candidateFailureRate),
+          s.test.worse ? "yes" : "no",
+        ]),
+      )}`
+    : "<p>No validation ran.</p>"
+}
+<h2>Canary</h2>
+${table(
+  ["deployment", "status", "stage", "share", "last decision"],
+  result.deployments.map((d) => [
+    d.id,
+    d.status,
+    String(d.stage + 1),
+    `${(d.share * 100).toFixed(0)}%`,
+    String((d.lastStep as { reason?: string } | null)?.reason ?? ""),
+  ]),
+)}
+<h2>Phases</h2>
+${table(
+  ["phase", "from (s)", "to (s)", "what happened"],
+  result.phases.map((p) => [p.name, p.startS.toFixed(0), p.endS.toFixed(0), p.note]),
+)}
+<h2>Datasets</h2>
+${table(
+  ["dataset", "kind", "rows"],
+  result.datasets.map((d) => [d.id, d.kind, String(d.rows)]),
+)}
+${result.notes.length ? `<h2>Notes</h2><ul>${result.notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul>` : ""}
+</body></html>
+`;
+}

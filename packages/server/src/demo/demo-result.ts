@@ -1,0 +1,117 @@
+import type { ValidationReport } from "@arc/core";
+import type { StepRecord } from "@arc/rl";
+import type { RatePoint } from "./live-failure-rates.ts";
+
+/** One model version as the demo saw it serve. */
+export interface DemoVersion {
+  id: string;
+  name: string;
+  status: string;
+  /** Judged gateway calls it answered during the whole demo, and how many failed. */
+  n: number;
+  failures: number;
+  failureRate: number | null;
+}
+
+/** One failure pattern: its live incidence (failures of the pattern per judged call) under base and final model. */
+export interface DemoPattern {
+  id: string;
+  label: string;
+  baseIncidence: number;
+  finalIncidence: number;
+  /** `fixed`: incidence at most half and significantly lower; `worse`: significantly higher (one-sided z, 5%). */
+  verdict: "fixed" | "worse" | "unchanged";
+}
+
+/** A phase of the demo and what it did. */
+export interface DemoPhase {
+  name: string;
+  startS: number;
+  endS: number;
+  note: string;
+}
+
+/** Everything `arc demo` measured: what the summary, the table and the report are made of. */
+export interface DemoResult {
+  startedAt: string;
+  wallS: number;
+  budgetS: number;
+  seed: number;
+  baseFailureRate: number | null;
+  /** Live failure rate of the model in production at the end, measured after the last deployment decision. */
+  finalFailureRate: number | null;
+  finalVersion: string;
+  targetMet: boolean;
+  /** One honest sentence on the target (halve the failure rate, no pattern worse). */
+  verdict: string;
+  versions: DemoVersion[];
+  patterns: DemoPattern[];
+  patternsFixed: number;
+  patternsWorse: number;
+  ndr: number | null;
+  rollbacks: number;
+  validation: {
+    decision: string;
+    reasons: string[];
+    gatesWhy: string;
+    report: ValidationReport;
+  } | null;
+  deployments: { id: string; status: string; stage: number; share: number; lastStep: unknown }[];
+  training: {
+    runId: string;
+    steps: number;
+    stoppedAtDeadline: boolean;
+    records: StepRecord[];
+    /** Share of DPO groups that gave a pair (a prompt with a better and a worse sample). */
+    pairRate: number | null;
+    overrides: string[];
+  } | null;
+  timeline: RatePoint[];
+  timelineBucketS: number;
+  phases: DemoPhase[];
+  datasets: { id: string; kind: string; rows: number }[];
+  notes: string[];
+}
+
+/** The figures file `.arc/demo/summary.json`, exactly these keys. */
+export function summaryJson(result: DemoResult): Record<string, unknown> {
+  return {
+    base_failure_rate: result.baseFailureRate,
+    final_failure_rate: result.finalFailureRate,
+    patterns_fixed: result.patternsFixed,
+    patterns_worse: result.patternsWorse,
+    ndr: result.ndr,
+    wall_s: Math.round(result.wallS * 10) / 10,
+    rollbacks: result.rollbacks,
+    versions: result.versions.map((v) => ({
+      id: v.id,
+      name: v.name,
+      status: v.status,
+      n: v.n,
+      failure_rate: v.failureRate,
+    })),
+  };
+}
+
+function pct(v: number | null): string {
+  return v === null ? "–" : v.toFixed(3);
+}
+
+/** The summary table printed at the end. */
+export function summaryTable(result: DemoResult): string {
+  const rows = [
+    ["model version", "status", "judged calls", "failure rate"],
+    ...result.versions.map((v) => [v.name, v.status, String(v.n), pct(v.failureRate)]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ");
+  return [
+    line(rows[0]),
+    ...rows.slice(1).map(line),
+    "",
+    `failure rate (production model, live): ${pct(result.baseFailureRate)} → ${pct(result.finalFailureRate)} (${result.finalVersion})`,
+    `patterns fixed: ${result.patternsFixed}, worse: ${result.patternsWorse} (of ${result.patterns.length})`,
+    `NDR: ${pct(result.ndr)}   rollbacks: ${result.rollbacks}   time: ${result.wallS.toFixed(0)} s`,
+    result.verdict,
+  ].join("\n");
+}

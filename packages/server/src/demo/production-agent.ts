@@ -1,0 +1,106 @@
+import type { Task } from "@arc/core";
+import { createArc } from "@arc/sdk";
+import OpenAI from "openai";
+
+/** Where the simulated agent sends its calls and its traces. */
+export interface ProductionAgentOptions {
+  /** The Arc server (without `/v1`): the gateway for the model calls and the ingest API for the SDK's traces. */
+  serverUrl: string;
+  /** The tenant key (the gateway and the SDK both take it). */
+  apiKey: string;
+  /** The production tasks it works through, in order, wrapping around. */
+  tasks: readonly Task[];
+  /** Conversations started per second at most (bounded so that training keeps a core). */
+  ratePerSecond: number;
+  /** Conversations in flight at most. */
+  maxInFlight?: number;
+  /** Output budget per call (default 96: the longest toolcall reference answer is 84 byte tokens). */
+  maxTokens?: number;
+}
+
+/** What the agent has done so far. */
+export interface AgentStats {
+  sent: number;
+  answered: number;
+  /** Calls that threw (HTTP error or network): the agent logs them and goes on, as a production agent would. */
+  errors: number;
+  lastError?: string;
+}
+
+/**
+ * A simulated production agent: the official `openai` client, wrapped by `@arc/sdk`, pointed at Arc's gateway,
+ * answering the `toolcall` production split (the task's question as the user turn, as `toolcallFamily.prompt`
+ * renders it) one conversation at a time at a bounded rate. Every call is traced by the
+ * SDK and routed (and traced) by the gateway; the SDK sends its trace and step ids so both land in one trace.
+ */
+export class ProductionAgent {
+  readonly stats: AgentStats = { sent: 0, answered: 0, errors: 0 };
+  private readonly arc;
+  private readonly openai;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight = new Set<Promise<void>>();
+  private next = 0;
+
+  constructor(private readonly options: ProductionAgentOptions) {
+    if (options.tasks.length === 0) throw new Error("tasks: expected at least one production task, got none");
+    if (!(options.ratePerSecond > 0)) {
+      throw new Error(`ratePerSecond: expected a positive number, got ${options.ratePerSecond}`);
+    }
+    this.arc = createArc({ baseUrl: options.serverUrl, apiKey: options.apiKey, flushIntervalMs: 250 });
+    this.openai = this.arc.wrapOpenAI(
+      new OpenAI({
+        baseURL: `${options.serverUrl}/v1`,
+        apiKey: options.apiKey,
+        maxRetries: 0,
+        timeout: 30_000,
+      }),
+    );
+  }
+
+  /** Starts sending; calls continue until `stop`. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), 1000 / this.options.ratePerSecond);
+  }
+
+  /** Stops starting conversations, waits for those in flight, and flushes the SDK's traces. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await Promise.all(this.inFlight);
+    await this.arc.shutdown({ timeoutMs: 5000 });
+  }
+
+  private tick(): void {
+    if (this.inFlight.size >= (this.options.maxInFlight ?? 8)) return;
+    const task = this.options.tasks[this.next % this.options.tasks.length];
+    const conversation = `conv-${this.next}`;
+    this.next++;
+    const call = this.converse(task, conversation).finally(() => this.inFlight.delete(call));
+    this.inFlight.add(call);
+  }
+
+  private async converse(task: Task, conversation: string): Promise<void> {
+    this.stats.sent++;
+    try {
+      await this.arc.trace(
+        "toolcall-agent",
+        () =>
+          this.openai.chat.completions.create(
+            {
+              model: "arc",
+              messages: [{ role: "user", content: task.question }],
+              temperature: 0,
+              max_tokens: this.options.maxTokens ?? 96,
+            },
+            { headers: { "x-arc-env": "toolcall", "x-arc-session": conversation } },
+          ),
+        { env: "toolcall", sessionId: conversation, input: task.question },
+      );
+      this.stats.answered++;
+    } catch (error) {
+      this.stats.errors++;
+      this.stats.lastError = error instanceof Error ? error.message : String(error);
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { configForSize, initWeights, writeHfCheckpoint } from "@arc/engine";
+import { main } from "../cli/main.ts";
+import { demoPaths } from "./run-demo.ts";
+
+/**
+ * `arc demo` end to end on a tiny, freshly initialised model and a one-minute budget: every phase runs for real
+ * (server, SDK agent through the gateway, detection, datasets, `arc train` in a child process, validator, deployer),
+ * only smaller. What the figures are is the real demo's business; here the plumbing and the files are checked.
+ */
+describe("arc demo (tiny model, one-minute budget)", () => {
+  let dir: string;
+  let home: string;
+  let stderr = "";
+  let code: number;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "arc-demo-"));
+    home = join(dir, "home");
+    const model = join(dir, "tiny");
+    const config = configForSize("tiny");
+    await writeHfCheckpoint(model, config, initWeights(config, 0));
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      stderr += String(chunk);
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      code = await main([
+        "demo",
+        "--home",
+        home,
+        "--minutes",
+        "1.2",
+        "--train-steps",
+        "1",
+        "--rate",
+        "6",
+        "--base-model",
+        model,
+        "--max-tokens",
+        "8",
+        "--train-set",
+        "data.evalCount=4,trainer.promptsPerStep=2,trainer.samplesPerPrompt=2",
+      ]);
+    } finally {
+      process.stderr.write = write;
+    }
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("exits 0 and runs every phase, each announced on its own line", () => {
+    assert.equal(code, 0, stderr.slice(-2000));
+    for (const phase of [
+      "platform",
+      "baseline traffic",
+      "failures → datasets",
+      "train (semi-online DPO)",
+      "validate",
+      "canary",
+      "measure",
+    ]) {
+      assert.match(stderr, new RegExp(`✓ ${phase.replace(/[()]/g, "\\$&")} \\(\\d+ s\\)`), `phase ${phase}`);
+    }
+    assert.match(stderr, /gates: \{"minFunctional":0/, "the gates used are printed");
+  });
+
+  it("writes summary.json with exactly the figures' keys and a version per model", () => {
+    const summary = JSON.parse(readFileSync(demoPaths(home).summary, "utf8")) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(summary).sort(), [
+      "base_failure_rate",
+      "final_failure_rate",
+      "ndr",
+      "patterns_fixed",
+      "patterns_worse",
+      "rollbacks",
+      "versions",
+      "wall_s",
+    ]);
+    assert.equal(typeof summary.base_failure_rate, "number");
+    assert.ok((summary.base_failure_rate as number) >= 0 && (summary.base_failure_rate as number) <= 1);
+    assert.equal(typeof summary.wall_s, "number");
+    assert.ok((summary.wall_s as number) < 120, `wall_s ${summary.wall_s}`);
+    assert.equal(typeof summary.rollbacks, "number");
+    const versions = summary.versions as { name: string; n: number }[];
+    assert.equal(versions.length, 2, "the base model and the trained candidate");
+    assert.ok(
+      versions.some((v) => v.name === "toolcall-base" && v.n > 0),
+      "the base model served judged calls",
+    );
+  });
+
+  it("writes a self-contained report.html with its three charts", () => {
+    const path = demoPaths(home).report;
+    assert.ok(existsSync(path));
+    const html = readFileSync(path, "utf8");
+    assert.equal((html.match(/<svg /g) ?? []).length, 3);
+    assert.doesNotMatch(html, /<script|<link|src="http/);
+  });
+});

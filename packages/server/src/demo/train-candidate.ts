@@ -1,0 +1,116 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RunState, StepRecord } from "@arc/rl";
+
+/** The repository root (the demo runs the shipped recipe and `bin/arc.mjs` from it). */
+export const REPO_ROOT = resolve(fileURLToPath(new URL("../../../../", import.meta.url)));
+
+/** A training run of `arc train` in a child process, so the server and the agent keep the other core. */
+export interface TrainRequest {
+  runsDir: string;
+  runId: string;
+  /** `key=value` overrides of `recipes/toolcall-dpo.yaml`. */
+  overrides: string[];
+  /** Stop (clean checkpoint, status cancelled) at this time, if the run has not ended by then. */
+  deadline: number;
+  /** Every new step record, as the run writes it. */
+  onStep(record: StepRecord, state: RunState | null): void;
+  /** The run's stderr lines (its own progress and errors), for the log. */
+  onLog?: (line: string) => void;
+}
+
+/** How a training run ended. */
+export interface TrainOutcome {
+  runId: string;
+  dir: string;
+  state: RunState;
+  records: StepRecord[];
+  /** The last checkpoint (HF layout), absolute; null when the run wrote none. */
+  checkpoint: string | null;
+  /** sha256 of the resolved recipe the run wrote. */
+  recipeHash: string;
+  /** True when the deadline stopped it before its last step. */
+  stoppedAtDeadline: boolean;
+}
+
+function readRecords(path: string): StepRecord[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as StepRecord];
+      } catch {
+        return []; // the line being written
+      }
+    });
+}
+
+function readState(path: string): RunState | null {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as RunState;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `arc train recipes/toolcall-dpo.yaml <overrides>`, reports each step, and stops it at the deadline. */
+export async function trainCandidate(request: TrainRequest): Promise<TrainOutcome> {
+  const dir = join(request.runsDir, request.runId);
+  const child = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, "bin/arc.mjs"),
+      "train",
+      join(REPO_ROOT, "recipes/toolcall-dpo.yaml"),
+      ...request.overrides,
+      "--runs-dir",
+      request.runsDir,
+      "--run-id",
+      request.runId,
+    ],
+    { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+    for (const line of chunk.split(/[\r\n]+/)) if (line.trim()) request.onLog?.(line.trim());
+  });
+  child.stdout.resume();
+  const exited = new Promise<number>((done) => child.once("exit", (code) => done(code ?? 1)));
+  let seen = 0;
+  let stoppedAtDeadline = false;
+  const poll = () => {
+    const records = readRecords(join(dir, "metrics.jsonl"));
+    const state = readState(join(dir, "state.json"));
+    for (; seen < records.length; seen++) request.onStep(records[seen], state);
+    // stop only a run that has begun (its state.json exists): a signal before that would lose it
+    if (!stoppedAtDeadline && state && Date.now() >= request.deadline && child.exitCode === null) {
+      stoppedAtDeadline = true;
+      child.kill("SIGINT");
+    }
+  };
+  const timer = setInterval(poll, 1000);
+  const code = await exited;
+  clearInterval(timer);
+  poll();
+  const state = readState(join(dir, "state.json"));
+  if (!state || (code !== 0 && state.status !== "cancelled")) {
+    throw new Error(`arc train exited with ${code}: ${stderr.trim().split("\n").slice(-5).join(" | ")}`);
+  }
+  const recipePath = join(dir, "recipe.yaml");
+  return {
+    runId: request.runId,
+    dir,
+    state,
+    records: readRecords(join(dir, "metrics.jsonl")),
+    checkpoint: state.lastCheckpoint ? join(dir, state.lastCheckpoint) : null,
+    recipeHash: `sha256:${createHash("sha256").update(readFileSync(recipePath)).digest("hex")}`,
+    stoppedAtDeadline: stoppedAtDeadline && state.status === "cancelled",
+  };
+}
