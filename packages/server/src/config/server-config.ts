@@ -32,6 +32,14 @@ export const ServerConfig = z.object({
     .positive()
     .default(10 * 1024 * 1024)
     .describe("Largest request body accepted; larger ones get 413 (ARC_MAX_BODY_BYTES)."),
+  gatewayTraceQueue: z
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .describe(
+      "Most gateway traces waiting for the database; past it the oldest are dropped and counted (ARC_GATEWAY_TRACE_QUEUE).",
+    ),
   upstreams: z
     .record(
       z
@@ -64,12 +72,13 @@ const envNames: Record<keyof ServerConfig, string> = {
   port: "ARC_PORT",
   adminKey: "ARC_ADMIN_KEY",
   maxBodyBytes: "ARC_MAX_BODY_BYTES",
+  gatewayTraceQueue: "ARC_GATEWAY_TRACE_QUEUE",
   upstreams: "ARC_UPSTREAMS",
   modelsDir: "ARC_MODELS_DIR",
 };
 
 function fromEnv(key: string, name: string, value: string): unknown {
-  if (key === "port" || key === "maxBodyBytes") return Number(value);
+  if (key === "port" || key === "maxBodyBytes" || key === "gatewayTraceQueue") return Number(value);
   if (key !== "upstreams") return value;
   try {
     return JSON.parse(value);

@@ -2,10 +2,12 @@ import type { DetectorRegistry } from "@arc/core";
 import type { Hono } from "hono";
 import { ChatGateway } from "../gateway/chat-gateway.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
+import type { TraceRecorderOptions } from "../gateway/trace-recorder.ts";
 import type { AuthVariables } from "../http/auth-middleware.ts";
 import { deployRoutes } from "../http/routes/deploy-routes.ts";
 import { gatewayRoutes } from "../http/routes/gateway-routes.ts";
 import { modelRoutes } from "../http/routes/model-routes.ts";
+import type { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
 import { teachingRoutes } from "../teaching/teaching-routes.ts";
 import { TeachingRuntime } from "../teaching/teaching-runtime.ts";
@@ -30,6 +32,10 @@ export interface ReleaseServiceOptions {
   /** The tenant's detectors for that inline fallback (default: the built-in ones; give the failure pipeline's, with its solution resolver). */
   registryFor?: (tenantId: string) => DetectorRegistry;
   judge?: JudgeOptions;
+  /** Where gateway trace outcomes are counted (`arc_gateway_traces_total` on `/metrics`). */
+  metrics?: ServerMetrics;
+  /** The gateway's trace queue and retries (defaults in TraceRecorderOptions). */
+  traceRecorder?: Omit<TraceRecorderOptions, "counter">;
   /** Run the validator and deployer loops (default true). */
   workers?: boolean;
   validatorIntervalMs?: number;
@@ -60,7 +66,12 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
   const pool = options.pool ?? ModelPool.fromEnv();
   const evalSets = new StoredEvalSets(db);
   const teaching = new TeachingRuntime({ db, pool });
-  const gateway = new ChatGateway({ db, pool, teaching });
+  const gateway = new ChatGateway({
+    db,
+    pool,
+    teaching,
+    recorderOptions: { ...options.traceRecorder, counter: options.metrics?.gatewayTraces },
+  });
   const deployer = new Deployer({
     db,
     verdicts: options.verdicts ?? new StoredVerdicts(db, new InlineVerdicts(options.registryFor)),

@@ -1,5 +1,6 @@
 import type { Trace } from "@arc/core";
-import type { Database } from "../store/database.ts";
+import type { Counter } from "../metrics/metrics-registry.ts";
+import type { Queryable } from "../store/database.ts";
 import { insertTraces } from "../store/trace-store.ts";
 
 /** Options of the trace recorder. */
@@ -8,39 +9,81 @@ export interface TraceRecorderOptions {
   maxBatch?: number;
   /** Flush at least this often while traces wait, in ms (default 250): each flush has a fixed cost, and on the embedded PGlite it runs on this thread. */
   flushMs?: number;
-  /** Called when a batch could not be stored (default: logged); the traces are dropped, the requests are not. */
+  /**
+   * Most traces kept waiting while the database is slow or down (default 10,000): past it the oldest waiting trace
+   * is dropped (counted), so memory stays bounded and the newest traffic is the one kept.
+   */
+  maxQueued?: number;
+  /** Tries per batch before its traces are given up (default 3), waiting `retryDelayMs` × the try number between. */
+  maxAttempts?: number;
+  /** Base wait between tries in ms (default 200). */
+  retryDelayMs?: number;
+  /**
+   * Counts traces by `outcome`: `stored`, `dropped` (queue full), `retried` (a failed try to be tried again), `lost`
+   * (every try failed). The server passes `ServerMetrics.gatewayTraces`, shown on `/metrics`.
+   */
+  counter?: Counter;
+  /** Called when a batch could not be stored after every try (default: logged); the requests are not affected. */
   onError?: (error: unknown, lost: number) => void;
 }
 
 /**
  * Stores gateway traces in batches off the request path, through the same `insertTraces` as `POST /v1/traces`:
- * a request never waits for the database, and a burst becomes a few multi-row inserts.
+ * a request never waits for the database, and a burst becomes a few multi-row inserts. At most `maxQueued` traces
+ * wait, plus the one batch being written.
  */
 export class TraceRecorder {
-  private queued = new Map<string, Trace[]>();
-  private size = 0;
+  private queue: { tenantId: string; trace: Trace }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  /** True while a drain is chained but has not started: later flushes ride on it instead of chaining more. */
+  private drainPending = false;
   private readonly maxBatch: number;
   private readonly flushMs: number;
+  private readonly maxQueued: number;
+  private readonly maxAttempts: number;
+  private readonly retryDelayMs: number;
   /** Traces stored so far (for metrics and tests). */
   stored = 0;
+  /** Traces dropped because the queue was full. */
+  dropped = 0;
+  /** Traces given up after every try failed. */
+  lost = 0;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: Queryable,
     private readonly options: TraceRecorderOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 500;
     this.flushMs = options.flushMs ?? 250;
+    this.maxQueued = options.maxQueued ?? 10_000;
+    this.maxAttempts = options.maxAttempts ?? 3;
+    this.retryDelayMs = options.retryDelayMs ?? 200;
+    for (const [name, value] of Object.entries({
+      maxBatch: this.maxBatch,
+      maxQueued: this.maxQueued,
+      maxAttempts: this.maxAttempts,
+    })) {
+      if (!Number.isInteger(value) || value < 1) {
+        throw new Error(`TraceRecorder ${name}: expected an integer >= 1, got ${value}`);
+      }
+    }
   }
 
-  /** Queues a tenant's trace; it is stored within `flushMs`. */
+  /** Traces waiting to be written (not counting the batch being written). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Queues a tenant's trace; it is stored within `flushMs` unless the queue overflows first. */
   record(tenantId: string, trace: Trace): void {
-    const list = this.queued.get(tenantId);
-    if (list) list.push(trace);
-    else this.queued.set(tenantId, [trace]);
-    this.size++;
-    if (this.size >= this.maxBatch) void this.flush();
+    if (this.queue.length >= this.maxQueued) {
+      this.queue.shift();
+      this.dropped++;
+      this.options.counter?.inc({ outcome: "dropped" });
+    }
+    this.queue.push({ tenantId, trace });
+    if (this.queue.length >= this.maxBatch) void this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), this.flushMs);
       this.timer.unref();
@@ -51,20 +94,48 @@ export class TraceRecorder {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const batch = this.queued;
-    this.queued = new Map();
-    this.size = 0;
-    this.flushing = this.flushing.then(async () => {
-      for (const [tenantId, traces] of batch) {
-        try {
-          await insertTraces(this.db, tenantId, traces);
-          this.stored += traces.length;
-        } catch (error) {
-          if (this.options.onError) this.options.onError(error, traces.length);
-          else console.error(`gateway: could not store ${traces.length} traces:`, error);
-        }
-      }
-    });
+    if (!this.drainPending) {
+      this.drainPending = true;
+      this.flushing = this.flushing.then(() => {
+        this.drainPending = false;
+        return this.drain();
+      });
+    }
     return this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      const byTenant = new Map<string, Trace[]>();
+      for (const { tenantId, trace } of batch) {
+        const list = byTenant.get(tenantId);
+        if (list) list.push(trace);
+        else byTenant.set(tenantId, [trace]);
+      }
+      for (const [tenantId, traces] of byTenant) await this.store(tenantId, traces);
+    }
+  }
+
+  private async store(tenantId: string, traces: Trace[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await insertTraces(this.db, tenantId, traces);
+        this.stored += traces.length;
+        this.options.counter?.inc({ outcome: "stored" }, traces.length);
+        return;
+      } catch (error) {
+        if (attempt < this.maxAttempts) {
+          this.options.counter?.inc({ outcome: "retried" }, traces.length);
+          await new Promise((r) => setTimeout(r, this.retryDelayMs * attempt));
+          continue;
+        }
+        this.lost += traces.length;
+        this.options.counter?.inc({ outcome: "lost" }, traces.length);
+        if (this.options.onError) this.options.onError(error, traces.length);
+        else console.error(`gateway: could not store ${traces.length} traces after ${attempt} tries:`, error);
+        return;
+      }
+    }
   }
 }

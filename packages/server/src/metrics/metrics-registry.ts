@@ -80,13 +80,23 @@ export class ServerMetrics {
     "arc_ingest_rejected_total",
     "Ingest requests or spans rejected, by reason (malformed_json, invalid, too_large, unauthorized...).",
   );
+  readonly gatewayTraces = new Counter(
+    "arc_gateway_traces_total",
+    "Gateway traces by outcome: stored; dropped (the queue was full); retried (a failed write tried again); lost (every try failed).",
+  );
   readonly requestDuration = new Histogram(
     "arc_http_request_duration_seconds",
     "Time from request to response, by route and status.",
   );
 
   render(): string {
-    return `${[this.ingestedTraces, this.ingestedSteps, this.rejectedRequests, this.requestDuration]
+    return `${[
+      this.ingestedTraces,
+      this.ingestedSteps,
+      this.rejectedRequests,
+      this.gatewayTraces,
+      this.requestDuration,
+    ]
       .map((m) => m.render())
       .join("\n")}\n`;
   }

@@ -53,6 +53,8 @@ export async function startServer(
     db,
     maxBodyBytes: config.maxBodyBytes,
     registration: { home: config.home, upstreams: config.upstreams, modelsDir: config.modelsDir },
+    metrics,
+    traceRecorder: { maxQueued: config.gatewayTraceQueue },
     ...options.release,
   });
   const failures = await createFailureService({ db, maxBodyBytes: config.maxBodyBytes, ...options.failures });
