@@ -82,4 +82,55 @@ describe("decideValidation", () => {
       /at least one pattern or general item/,
     );
   });
+
+  it("does not call a slice worse for a p-value under alpha that Holm–Bonferroni across five slices does not reject", () => {
+    // each slice: 5 regressions, 0 improvements -> p = 1/32 = 0.031 < 0.05, but the smallest Holm threshold is 0.01
+    const report = decideValidation(
+      ["a", "b", "c", "d", "e"].flatMap((p) =>
+        items(`pat-${p}`, "pattern", [
+          ...repeat<[boolean, boolean]>([true, false], 5),
+          ...repeat<[boolean, boolean]>([true, true], 95),
+        ]),
+      ),
+      { minFunctional: 0, minNdr: 0 },
+    );
+    for (const s of report.slices) {
+      assert.ok(s.test.pValue < 0.05);
+      assert.equal(s.test.worse, false, s.slice);
+    }
+    assert.equal(report.decision, "pass");
+    assert.match(
+      report.checks.find((c) => c.gate === "slices")?.detail ?? "",
+      /Holm–Bonferroni over 5 slices/,
+    );
+  });
+
+  it("still calls the one clearly worse slice out of five worse, with its Holm threshold in the reason", () => {
+    const report = decideValidation(
+      [
+        ...items("pat-bad", "pattern", [
+          ...repeat<[boolean, boolean]>([true, false], 12),
+          ...repeat<[boolean, boolean]>([true, true], 88),
+        ]),
+        ...["a", "b", "c", "d"].flatMap((p) =>
+          items(`pat-${p}`, "pattern", [
+            ...repeat<[boolean, boolean]>([true, false], 5),
+            ...repeat<[boolean, boolean]>([true, true], 95),
+          ]),
+        ),
+      ],
+      { minFunctional: 0, minNdr: 0 },
+    );
+    assert.deepEqual(
+      report.slices.filter((s) => s.test.worse).map((s) => s.slice),
+      ["pat-bad"],
+    );
+    assert.equal(report.decision, "fail");
+    assert.ok(
+      report.reasons.some((r) =>
+        /slice pat-bad significantly worse: .* p=0\.00024 < 0\.010 \(Holm–Bonferroni/.test(r),
+      ),
+      report.reasons.join("; "),
+    );
+  });
 });

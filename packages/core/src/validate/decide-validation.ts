@@ -1,6 +1,7 @@
 import { InvalidInputError } from "../errors/index.ts";
 import { wilsonInterval } from "../teach/ndr-monitor/wilson-interval.ts";
 import { type PairedWorseTest, pairedWorseTest } from "./binomial-test.ts";
+import { holmBonferroni } from "./holm-bonferroni.ts";
 import { nonDegradationRate } from "./non-degradation-rate.ts";
 import type { SafetyCheck } from "./safety-slice.ts";
 import { ValidationGates, type ValidationGatesInput } from "./validation-gates.ts";
@@ -34,7 +35,11 @@ export interface SliceReport {
   candidateFailureRate: number;
   /** 95% Wilson interval of the candidate's failure rate. */
   candidateFailureInterval: { lower: number; upper: number };
-  test: PairedWorseTest;
+  /**
+   * The paired test; for pattern and general slices `worse` is decided by Holm–Bonferroni across those slices (so
+   * many slices do not make one unlucky one likely), with `threshold` the level its p-value was compared with.
+   */
+  test: PairedWorseTest & { threshold: number };
 }
 
 /** One gate, whether it held, and the figures that decided it. */
@@ -82,9 +87,9 @@ function passRate(items: ValidationItem[], who: "baseline" | "candidate"): numbe
 }
 
 function sliceReport(slice: string, items: ValidationItem[], alpha: number): SliceReport {
-  const failures = items.filter((i) => !i.candidate.pass).length;
   const regressions = items.filter((i) => i.baseline.pass && !i.candidate.pass).length;
   const improvements = items.filter((i) => !i.baseline.pass && i.candidate.pass).length;
+  const failures = items.filter((i) => !i.candidate.pass).length;
   return {
     slice,
     kind: items[0].kind,
@@ -92,8 +97,21 @@ function sliceReport(slice: string, items: ValidationItem[], alpha: number): Sli
     baselineFailureRate: 1 - passRate(items, "baseline"),
     candidateFailureRate: failures / items.length,
     candidateFailureInterval: wilsonInterval(failures, items.length),
-    test: pairedWorseTest(regressions, improvements, alpha),
+    test: { ...pairedWorseTest(regressions, improvements, alpha), threshold: alpha },
   };
+}
+
+/** Decides `worse` for the pattern and general slices together with Holm–Bonferroni at family-wise level alpha. */
+function correctForSlices(slices: SliceReport[], alpha: number): void {
+  const tested = slices.filter((s) => s.kind !== "safety");
+  const decisions = holmBonferroni(
+    tested.map((s) => s.test.pValue),
+    alpha,
+  );
+  tested.forEach((s, i) => {
+    s.test.worse = decisions[i].rejected;
+    s.test.threshold = decisions[i].threshold;
+  });
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -101,7 +119,9 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 /**
  * Judges a candidate against the current model on paired outcomes with a tenant's gates: functional pass rate,
  * NDR, no slice significantly worse (McNemar exact test per slice, so three unlucky items in a slice of twenty do
- * not block a release but a real regression does), and the safety slice. Pure: the server runs the models.
+ * not block a release but a real regression does; Holm–Bonferroni across the slices keeps the chance that any
+ * slice is wrongly called worse at alpha however many patterns there are), and the safety slice. Pure: the server
+ * runs the models.
  */
 export function decideValidation(
   items: readonly ValidationItem[],
@@ -124,6 +144,7 @@ export function decideValidation(
   const slices = [...bySlice.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([slice, sliceItems]) => sliceReport(slice, sliceItems, gates.alpha));
+  correctForSlices(slices, gates.alpha);
 
   const functional = passRate(functionalItems, "candidate");
   const ndr = nonDegradationRate(
@@ -151,11 +172,11 @@ export function decideValidation(
     passed: worse.length === 0,
     detail:
       worse.length === 0
-        ? `no slice significantly worse (McNemar one-sided, alpha ${gates.alpha})`
+        ? `no slice significantly worse (McNemar one-sided, Holm–Bonferroni over ${slices.filter((s) => s.kind !== "safety").length} slices, alpha ${gates.alpha})`
         : worse
             .map(
               (s) =>
-                `slice ${s.slice} significantly worse: failure rate ${pct(s.baselineFailureRate)} -> ${pct(s.candidateFailureRate)}, ${s.test.regressions} regressions vs ${s.test.improvements} improvements, p=${s.test.pValue.toPrecision(2)} < ${gates.alpha}`,
+                `slice ${s.slice} significantly worse: failure rate ${pct(s.baselineFailureRate)} -> ${pct(s.candidateFailureRate)}, ${s.test.regressions} regressions vs ${s.test.improvements} improvements, p=${s.test.pValue.toPrecision(2)} < ${s.test.threshold.toPrecision(2)} (Holm–Bonferroni, alpha ${gates.alpha})`,
             )
             .join("; "),
   });

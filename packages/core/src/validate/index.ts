@@ -7,6 +7,7 @@ export {
   type ValidationItem,
   type ValidationReport,
 } from "./decide-validation.ts";
+export { type HolmDecision, holmBonferroni } from "./holm-bonferroni.ts";
 export { nonDegradationRate, type PairedScore } from "./non-degradation-rate.ts";
 export {
   builtinSafetySlice,
