@@ -21,8 +21,10 @@ export interface SprtResult {
 
 /**
  * Wald's sequential probability ratio test of the canary's failures (a Bernoulli stream) between H0: p = p0, the
- * control's failure rate (Laplace-smoothed), and H1: p = p0 + minDetectableIncrease. It can be looked at after every
- * request without inflating the error rates: alpha bounds rolling back a good canary, beta bounds passing a bad one.
+ * control's failure rate (Laplace-smoothed), and H1: p = p0 + minDetectableIncrease. With p0 known, Wald's bounds
+ * hold however often it is looked at: alpha (about) bounds rolling back a good canary, beta passing a bad one. Here p0
+ * is re-estimated from the control at each look, so those bounds are approximate: close when the control has many
+ * more samples than the canary (the usual canary split), looser early on; `minControlSamples` guards the start.
  */
 export function canarySprt(canary: ArmCounts, control: ArmCounts, policy: CanaryPolicy): SprtResult {
   const p0 = Math.min(0.98, Math.max(0.01, (control.failures + 1) / (control.n + 2)));
