@@ -17,12 +17,23 @@ export class LlmCall {
   private readonly scope: StepScope;
   private readonly started = performance.now();
   private readonly streaming: boolean;
+  /** `x-arc-model-version` of the response, when Arc's gateway answered. */
+  private arcModelVersion: string | undefined;
 
   constructor(
     private readonly tracer: Tracer,
     body: ChatRequestLike | undefined,
   ) {
-    this.scope = tracer.beginStep(llmRequestStep(body));
+    const scope = tracer.beginStep(llmRequestStep(body));
+    this.scope = {
+      step: scope.step,
+      traceId: scope.traceId,
+      end: (patch) => {
+        // Arc's gateway names the model version that answered; it beats the provider's system_fingerprint
+        if (this.arcModelVersion && scope.step.llm) scope.step.llm.modelVersion = this.arcModelVersion;
+        scope.end(patch);
+      },
+    };
     this.streaming = body?.stream === true;
   }
 
@@ -45,7 +56,7 @@ export class LlmCall {
   }
 
   /**
-   * Notes the request id header of the response the client is about to parse (`props.response` of openai's
+   * Notes the request id (and Arc's model version) headers of the response the client is about to parse (`props.response` of openai's
    * parse step); for a stream it is the only place it can be read.
    */
   noteResponse(props: unknown): void {
@@ -54,6 +65,8 @@ export class LlmCall {
         props as { response?: { headers?: { get?: (name: string) => string | null } } } | undefined
       )?.response?.headers;
       const requestId = typeof headers?.get === "function" ? headers.get("x-request-id") : null;
+      const arcModelVersion = typeof headers?.get === "function" ? headers.get("x-arc-model-version") : null;
+      if (arcModelVersion) this.arcModelVersion = arcModelVersion;
       if (requestId) this.scope.step.metadata = { ...this.scope.step.metadata, requestId };
     });
   }

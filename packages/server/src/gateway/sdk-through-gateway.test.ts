@@ -74,6 +74,11 @@ describe("SDK through the gateway", () => {
     };
     assert.equal(trace.steps.length, 1, "the SDK's step and the gateway's are one step");
     assert.equal(trace.steps[0].kind, "llm");
+    assert.equal(
+      trace.steps[0].llm?.modelVersion,
+      model.id,
+      "the gateway's model version, whichever copy was stored",
+    );
     assert.equal(trace.name, "weather-agent");
     assert.equal(trace.metadata.team, "support", "the SDK's metadata is kept");
     assert.equal(trace.metadata.source, "gateway", "the gateway's metadata is merged in");
