@@ -68,8 +68,8 @@ export async function deleteDatasetSchedule(db: Queryable, tenantId: string, nam
 /**
  * Runs every schedule that is due, across tenants. Each is claimed by moving its next run on in one statement
  * (`FOR UPDATE SKIP LOCKED`), so of several servers sharing a database exactly one runs it; the synthesis itself runs
- * outside any transaction, with each tenant's registry (`setupRegistry`). Returns the schedules run, with what each
- * made.
+ * in its own transaction under the tenant's dataset-build lock, with each tenant's registry (`setupRegistry`).
+ * Returns the schedules run, with what each made.
  */
 export async function runDueSchedules(
   db: Database,

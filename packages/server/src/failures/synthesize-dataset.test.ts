@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
-  type DetectorRegistry,
+  DetectorRegistry,
   type EvalRow,
   simulateProductionTraffic,
   solutionsByQuestion,
@@ -13,7 +13,12 @@ import { databasesUnderTest } from "../store/test-databases.ts";
 import { insertTraces } from "../store/trace-store.ts";
 import { getDataset } from "./dataset-store.ts";
 import { DetectionWorker } from "./detection-worker.ts";
-import { parseDatasetRequest, synthesizeDataset } from "./synthesize-dataset.ts";
+import {
+  lockDatasetBuilds,
+  parseDatasetRequest,
+  passedRows,
+  synthesizeDataset,
+} from "./synthesize-dataset.ts";
 
 /** Gateway traffic: the same episodes, recorded without the reference solution the simulator knows. */
 const traffic = simulateProductionTraffic({ seed: 11, count: 300 });
@@ -61,6 +66,66 @@ for (const target of databasesUnderTest()) {
       assert.equal(b.dataset.version, a.dataset.version);
       assert.equal(b.created, false);
       assert.notEqual(c.dataset.version, a.dataset.version);
+    });
+
+    it("reads the passed traces of the replay slice in a seeded order spread over all of them, not the lowest ids", async () => {
+      const registry = new DetectorRegistry();
+      setupRegistry(registry);
+      const ids = async (seed: number) =>
+        (await passedRows(db, tenant, registry, { seed, limit: 20 })).map((r) => r.meta.id as string);
+      const [a, again, other, all] = [
+        await ids(1),
+        await ids(1),
+        await ids(2),
+        await passedRows(db, tenant, registry, { seed: 1 }),
+      ];
+      assert.equal(a.length, 20);
+      assert.deepEqual(again, a, "the same seed reads the same traces");
+      assert.notDeepEqual(new Set(other), new Set(a), "another seed reads other traces");
+      const lowest = all
+        .map((r) => r.meta.id as string)
+        .sort()
+        .slice(0, 20);
+      assert.notDeepEqual([...a].sort(), lowest, "the sample is not the first traces by id");
+      assert.ok(all.length > 40, `passed traces with a solution: ${all.length}`);
+    });
+
+    it("waits while another build of the same tenant holds the dataset-build lock, then builds", async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked!: () => void;
+      const lockTaken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = db.transaction(async (tx) => {
+        await lockDatasetBuilds(tx, tenant);
+        locked();
+        await held;
+      });
+      await lockTaken;
+      let done = false;
+      const build = synthesizeDataset(
+        db,
+        tenant,
+        parseDatasetRequest({ kind: "prompts", seed: 9, size: 10 }),
+        {
+          createdBy: "api",
+          setupRegistry,
+        },
+      ).then((made) => {
+        done = true;
+        return made;
+      });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.equal(done, false, "the build waits for the lock");
+      } finally {
+        release();
+        await holder;
+      }
+      assert.ok((await build).dataset.rowCount > 0);
     });
   });
 }

@@ -97,13 +97,16 @@ const maxGeneralRows = 5000;
 
 /**
  * Passed production traces whose reference solution is known (stored in `metadata.solution`, or found by the
- * tenant's resolver), as dataset rows in id order, so the seed alone decides the sample: the general regression
- * slice of an EvalSet and the replay share of a PromptPool.
+ * tenant's resolver), as dataset rows: the general regression slice of an EvalSet and the replay share of a
+ * PromptPool. At most `limit` traces are read, in an order the seed decides (`md5(seed:id)`): the same seed over
+ * the same traces reads the same ones, and a tenant with more than `limit` passed traces gets a sample spread over
+ * all of them rather than always the same lowest ids.
  */
-async function passedRows(
+export async function passedRows(
   db: Queryable,
   tenantId: string,
   registry: DetectorRegistry,
+  options: { seed: number; limit?: number },
 ): Promise<DatasetRow[]> {
   const rows = await db.query<{
     id: string;
@@ -115,8 +118,8 @@ async function passedRows(
     `select t.id, t.started_at, t.env, t.input, t.metadata
        from traces t join verdicts v on v.tenant_id = t.tenant_id and v.trace_id = t.id
       where t.tenant_id = $1 and v.status = 'passed' and t.env is not null
-      order by t.id limit $2`,
-    [tenantId, maxGeneralRows],
+      order by md5($3 || ':' || t.id), t.id limit $2`,
+    [tenantId, options.limit ?? maxGeneralRows, String(options.seed)],
   );
   const out: DatasetRow[] = [];
   for (const r of rows) {
@@ -201,7 +204,7 @@ export async function buildDataset(
       tenantId,
       seed: request.seed,
       failures: items,
-      general: await passedRows(db, tenantId, registry),
+      general: await passedRows(db, tenantId, registry, { seed: request.seed }),
       trainingQuestions: training.flatMap(questionsOf),
       perPattern: request.perPattern,
       generalSize: request.generalSize,
@@ -214,7 +217,7 @@ export async function buildDataset(
       tenantId,
       seed: request.seed,
       failures: items,
-      replay: await passedRows(db, tenantId, registry),
+      replay: await passedRows(db, tenantId, registry, { seed: request.seed }),
       size: request.size,
       failureSamplingRatio: request.failureSamplingRatio,
       evalSets,
@@ -240,10 +243,25 @@ export async function buildDataset(
   });
 }
 
+/** Class of the transaction-scoped advisory locks that serialize a tenant's dataset builds (an arbitrary constant). */
+const datasetBuildLockClass = 0x41726364;
+
+/**
+ * Takes the tenant's dataset-build lock for the rest of transaction `tx`, waiting while another build of the same
+ * tenant holds it (in any process sharing the database). Builds exclude each other's questions (an EvalSet leaves
+ * out training questions, a PromptPool or PreferenceSet leaves out eval questions); two overlapping builds would each
+ * miss the other's and leak eval items into training.
+ */
+export async function lockDatasetBuilds(tx: Queryable, tenantId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock($1, hashtext($2))", [datasetBuildLockClass, tenantId]);
+}
+
 /**
  * Synthesizes a dataset and stores it, unless a dataset with the same content is stored already (then that one is
  * returned with `created: false`). `createdBy` is `api` or `schedule:<name>`. The tenant's registry (`setup`)
- * supplies its verifiers and solution resolver, so its own envs and gateway traffic become verifiable rows.
+ * supplies its verifiers and solution resolver, so its own envs and gateway traffic become verifiable rows. Reading,
+ * building and saving run in one transaction under the tenant's dataset-build lock (`lockDatasetBuilds`), so a
+ * build always sees the datasets of the builds before it.
  */
 export async function synthesizeDataset(
   db: Database,
@@ -252,6 +270,9 @@ export async function synthesizeDataset(
   options: { createdBy: string; setupRegistry?: RegistrySetup },
 ): Promise<{ dataset: DatasetInfo; created: boolean }> {
   const registry = await tenantRegistry(db, tenantId, options.setupRegistry);
-  const dataset = await buildDataset(db, tenantId, request, registry);
-  return saveDataset(db, dataset, options.createdBy);
+  return db.transaction(async (tx) => {
+    await lockDatasetBuilds(tx, tenantId);
+    const dataset = await buildDataset(tx, tenantId, request, registry);
+    return saveDataset(tx, dataset, options.createdBy);
+  });
 }
