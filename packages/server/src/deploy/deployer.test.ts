@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
+import type { FaultInjection } from "../gateway/fault-injecting-engine.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
 import { listAudit } from "../store/audit-log.ts";
 import type { Database } from "../store/database.ts";
@@ -81,9 +82,8 @@ for (const dbUnderTest of databasesUnderTest()) {
     });
 
     it("rolls back a candidate that passed offline but fails live, answers every request, and sends traffic back to the production model", async () => {
-      const pool: ModelPool = toolcallModelPool(fx, {
-        faultInjection: { faulty: { mode: "wrong_output", rate: 1, seed: 1 } },
-      });
+      const faults: Record<string, FaultInjection> = {};
+      const pool: ModelPool = toolcallModelPool(fx, { faultInjection: faults });
       const server: ReleaseTestServer = await startReleaseTestServer(db, {
         pool,
         verdicts: toolcallVerdicts(fx),
@@ -91,6 +91,7 @@ for (const dbUnderTest of databasesUnderTest()) {
         validatorIntervalMs: 60_000,
         deployerIntervalMs: 30,
       });
+      faults[`${server.tenantId}/faulty`] = { mode: "wrong_output", rate: 1, seed: 1 };
       try {
         const candidateId = await validatedCandidate(db, server.tenantId, "faulty");
         const dep = await until(() => activeDeployment(db, server.tenantId), "the canary to start");

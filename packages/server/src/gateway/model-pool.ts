@@ -4,11 +4,15 @@ import type { ModelVersion } from "../store/model-registry.ts";
 import { FaultInjectingEngine, FaultInjection } from "./fault-injecting-engine.ts";
 import { embeddedBackend, type ModelBackend, upstreamBackend } from "./model-backend.ts";
 
+/** A fault injection key: a model version id, or a tenant id and a model name. */
+const faultKey = /^(mv_[0-9a-f]+|[^/]+\/.+)$/;
+
 /** Options of the model pool. */
 export interface ModelPoolOptions {
   /**
-   * FAULT INJECTION (tests and drills only): model version id or name → how it misbehaves. Read from the
-   * environment variable ARC_GATEWAY_FAULT_INJECTION (JSON) by `fromEnv`.
+   * FAULT INJECTION (tests and drills only): which model misbehaves and how, keyed by model version id (`mv_...`) or
+   * `<tenantId>/<model name>` (a bare name would hit every tenant's model of that name). Read from the environment
+   * variable ARC_GATEWAY_FAULT_INJECTION (JSON) by `fromEnv`; read when a backend is made.
    */
   faultInjection?: Record<string, FaultInjection>;
   env?: NodeJS.ProcessEnv;
@@ -33,10 +37,17 @@ export class ModelPool {
     try {
       parsed = JSON.parse(raw);
     } catch {
-      throw new Error(`ARC_GATEWAY_FAULT_INJECTION: expected JSON {"<model>": {"mode": ...}}, got ${raw}`);
+      throw new Error(
+        `ARC_GATEWAY_FAULT_INJECTION: expected JSON {"<model version id or tenantId/model name>": {"mode": ...}}, got ${raw}`,
+      );
     }
     const faults: Record<string, FaultInjection> = {};
     for (const [model, spec] of Object.entries(parsed as Record<string, unknown>)) {
+      if (!faultKey.test(model)) {
+        throw new Error(
+          `ARC_GATEWAY_FAULT_INJECTION: expected a key "mv_..." (a model version id) or "<tenantId>/<model name>", got "${model}"`,
+        );
+      }
       const result = FaultInjection.safeParse(spec);
       if (!result.success) {
         throw new Error(`ARC_GATEWAY_FAULT_INJECTION.${model}: ${result.error.issues[0]?.message}`);
@@ -68,7 +79,9 @@ export class ModelPool {
     const engine = this.options.loadEngine
       ? await this.options.loadEngine(version.artifactDir)
       : await EmbeddedInferenceEngine.load(version.artifactDir);
-    const fault = this.options.faultInjection?.[version.id] ?? this.options.faultInjection?.[version.name];
+    const faults = this.options.faultInjection ?? {};
+    const key = Object.hasOwn(faults, version.id) ? version.id : `${version.tenantId}/${version.name}`;
+    const fault = Object.hasOwn(faults, key) ? faults[key] : undefined;
     return embeddedBackend(fault ? new FaultInjectingEngine(engine, fault) : engine, version.id);
   }
 }
