@@ -57,7 +57,8 @@ describe("validator", () => {
       production: book((q, slice) => (slice === "pattern" ? fx.wrong(q) : fx.right(q))),
       // a good candidate: learned the pattern, kept the rest
       fixed: book((q) => fx.right(q)),
-      // "trained on corrupted pairs": chosen and rejected swapped for general prompts, so it learned wrong tool calls there
+      // TEST DOUBLE: an answer book scripted to answer half the general questions wrong, standing for what a model
+      // trained on swapped (corrupted) pairs would do; nothing is trained here
       corrupted: book((q, slice) =>
         slice === "pattern" || fx.generalQuestions.indexOf(q) % 2 === 0 ? fx.right(q) : fx.wrong(q),
       ),
@@ -92,7 +93,7 @@ describe("validator", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("rejects a candidate trained on corrupted pairs, naming the slice, NDR and functional gates it failed", async () => {
+  it("rejects a candidate scripted to regress on half the general slice, naming the slice, NDR and functional gates it failed", async () => {
     await registerModelVersion(db, server.tenantId, {
       name: "corrupted",
       artifactDir: join(dir, "corrupted"),
