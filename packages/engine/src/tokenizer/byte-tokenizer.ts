@@ -52,20 +52,3 @@ export function tokenString(id: number): string {
 export function tokenBytes(id: number): number[] {
   return id < 256 ? [id] : [];
 }
-
-/**
- * Decodes a growing token stream into text pieces without splitting multi-byte characters:
- * `push` returns only the text that became complete.
- */
-export class StreamingDecoder {
-  private readonly decoder = new TextDecoder();
-  /** Text completed by this token (may be empty while a UTF-8 sequence is unfinished). */
-  push(id: number): string {
-    if (id >= 256) return "";
-    return this.decoder.decode(Uint8Array.of(id), { stream: true });
-  }
-  /** Whatever is left (an unfinished sequence becomes U+FFFD). */
-  flush(): string {
-    return this.decoder.decode();
-  }
-}
