@@ -25,6 +25,11 @@ export interface ExecuteRunContext {
   preferenceCandidates?: Record<string, ChosenCandidate[]>;
   /** Aborting stops the run after its current step. */
   signal?: AbortSignal;
+  /**
+   * Time (epoch ms) at which training stops after its current step and the checkpoint it wrote then becomes the
+   * candidate (a time-boxed run, e.g. the demo's); the run's metrics say `stoppedAtDeadline: true`.
+   */
+  deadline?: number;
   /** What an abort means: `cancel` ends the run cancelled; `requeue` (a server shutting down) hands it back to be resumed. */
   onAbort: "cancel" | "requeue";
   /** Every poll of a running run: the new step records and the run's row after the update. */
@@ -126,6 +131,7 @@ async function registerCandidate(
   base: ModelVersion,
   checkpoint: string,
   records: StepRecord[],
+  stoppedAtDeadline: boolean,
 ): Promise<ModelVersion> {
   const name = `${run.id}/final`;
   try {
@@ -150,7 +156,7 @@ async function registerCandidate(
       sourceTraceCount: run.sourceTraceCount,
       trigger: run.trigger,
     },
-    metrics: { ...metricsSummary(records), steps: records.at(-1)?.step ?? 0 },
+    metrics: { ...metricsSummary(records), steps: records.at(-1)?.step ?? 0, stoppedAtDeadline },
   });
 }
 
@@ -183,6 +189,7 @@ export async function executeRun(
       ...run.overrides,
     ];
     let cancelled = false;
+    let deadlineHit = false;
     const outcome = await trainInChildProcess({
       runsDir: resolve(run.runsDir),
       runId: run.id,
@@ -200,7 +207,10 @@ export async function executeRun(
         });
         cancelled ||= report.cancelRequested;
         if (fresh.length > 0) ctx.onProgress?.(await getRun(db, run.tenantId, run.id), fresh);
-        return report.cancelRequested || report.lost || ctx.signal?.aborted ? "stop" : "continue";
+        deadlineHit ||= ctx.deadline !== undefined && Date.now() >= ctx.deadline;
+        return report.cancelRequested || report.lost || ctx.signal?.aborted || deadlineHit
+          ? "stop"
+          : "continue";
       },
     });
     records = outcome.records;
@@ -211,7 +221,8 @@ export async function executeRun(
       recipeHash: outcome.recipeHash,
     });
     run = await getRun(db, run.tenantId, run.id);
-    if (outcome.state.status === "cancelled") {
+    const timeBoxed = deadlineHit && !cancelled && !ctx.signal?.aborted && outcome.checkpoint !== null;
+    if (outcome.state.status === "cancelled" && !timeBoxed) {
       if (!cancelled && ctx.signal?.aborted && ctx.onAbort === "requeue") {
         // this server is shutting down: hand the run back to the queue; the next claim resumes it
         await db.query(
@@ -226,10 +237,12 @@ export async function executeRun(
         records,
       };
     }
-    if (outcome.state.status !== "completed" || !outcome.checkpoint) {
+    if (!(outcome.state.status === "completed" || timeBoxed) || !outcome.checkpoint) {
       throw new Error(outcome.state.error ?? `run ended ${outcome.state.status} without a checkpoint`);
     }
-    const candidate = await registerCandidate(db, run, base, outcome.checkpoint, records);
+    if (timeBoxed)
+      await reportProgress(db, run.tenantId, run.id, owner, { metrics: { stoppedAtDeadline: true } });
+    const candidate = await registerCandidate(db, run, base, outcome.checkpoint, records, timeBoxed);
     const ended = await finishRun(db, run.tenantId, run.id, owner, {
       status: "succeeded",
       candidateId: candidate.id,

@@ -72,4 +72,22 @@ describe("runImprovementCycle", () => {
     const audit = await listAudit(db, tenantId, { kind: "model_version", id: candidate.id });
     assert.equal(audit[0].actor, "system:run:demo");
   });
+
+  it("stops a time-boxed run at its deadline and still registers the checkpoint it wrote then", async () => {
+    const { tenantId, artifactsDir } = await tenantWithProduction(db, "globex");
+    await ingestJudged(db, tenantId, traffic, setupRegistry);
+    const result = await runImprovementCycle(db, tenantId, {
+      artifactsDir,
+      overrides: [...QUICK_RUN, "trainer.steps=5000"],
+      datasetSize: 16,
+      setupRegistry,
+      pollMs: 50,
+      deadline: Date.now() + 8000,
+    });
+    assert.equal(result.run.status, "succeeded", result.run.error ?? "");
+    assert.ok(result.run.step >= 1 && result.run.step < 5000, `step ${result.run.step}`);
+    assert.equal(result.run.metrics.stoppedAtDeadline, true);
+    assert.equal(result.candidate?.metrics.stoppedAtDeadline, true);
+    assert.match(result.candidate?.artifactDir ?? "", new RegExp(`checkpoints/step-${result.run.step}$`));
+  });
 });

@@ -25,6 +25,11 @@ export interface ImprovementCycleOptions {
   preferenceCandidates?: Record<string, ChosenCandidate[]>;
   /** Aborting stops training after the current step; the run ends `cancelled` and no candidate is registered. */
   signal?: AbortSignal;
+  /**
+   * Epoch ms at which training stops after its current step and the checkpoint written then is registered anyway
+   * (a time-boxed run); `result.candidate.metrics.stoppedAtDeadline` says whether it did.
+   */
+  deadline?: number;
   /** How often the run's progress is read (default 1000 ms). */
   pollMs?: number;
   /** Every poll that saw new steps: the run's row (step, metrics) and the new step records. */
@@ -68,6 +73,7 @@ export async function runImprovementCycle(
     preferenceCandidates: options.preferenceCandidates,
     signal: options.signal,
     onAbort: "cancel",
+    deadline: options.deadline,
     onProgress: options.onProgress,
     onLog: options.onLog,
   });
