@@ -45,14 +45,21 @@ export type FinishReason = "stop" | "length" | "abort";
 
 /** One sample drawn for a request. A request with `n` samples yields `n` results with the same `requestId`. */
 export interface GenResult {
+  /** The request's `id`, echoed so results can be matched without relying on order. */
   requestId?: string;
   /** Which of the request's n samples this is. */
   sampleIndex: number;
+  /** The decoded output, without a stop string that ended it. */
   text: string;
+  /** Token ids of the prompt as the engine saw it (after the chat template), so training can reuse them exactly. */
   promptTokens: number[];
+  /** Token ids the model produced, aligned with `outputLogprobs` and `outputVersions`. */
   outputTokens: number[];
+  /** Log-prob of each output token under the policy that sampled it (the behaviour policy of PPO/GRPO). */
   outputLogprobs: number[];
+  /** Weight version that produced each output token; a sample can span a `setWeights` (staleness accounting). */
   outputVersions: number[];
+  /** Why the sample ended. */
   finishReason: FinishReason;
   /** Per output token, the most likely alternatives (only when the request asked for `topLogprobs`). */
   topLogprobs?: { token: number; logprob: number }[][];
@@ -87,6 +94,7 @@ export type WeightSource =
   | { kind: "checkpoint"; dir: string }
   | { kind: "tensors"; tensors: Map<string, { shape: number[]; data: Float32Array }> };
 
+/** The generation role (embedded engine, vLLM/SGLang behind an OpenAI-compatible server): samples with versioned weights. */
 export interface InferenceEngine {
   /** Batched generation: one result per sample, in request order then sample order. */
   generate(requests: GenRequest[], options?: GenerateOptions): Promise<GenResult[]>;
@@ -98,7 +106,9 @@ export interface InferenceEngine {
 
 /** Sequences for log-prob computation: prompt followed by output, loss over the output. */
 export interface TokenBatch {
+  /** Prompt token ids per row. */
   promptTokens: number[][];
+  /** Output token ids per row; log-probs and the loss are over these only. */
   outputTokens: number[][];
   /** Per output token; defaults to all ones. */
   lossMask?: number[][];
@@ -151,15 +161,21 @@ export interface TrainBatch extends TokenBatch {
 
 /** What one optimizer step did. */
 export interface StepMetrics {
+  /** Optimizer steps taken so far, this one included. */
   step: number;
+  /** The objective's loss on this batch, before the update. */
   loss: number;
+  /** Global gradient norm before clipping (a spike warns of divergence). */
   gradNorm: number;
+  /** Learning rate used for this step (after warm-up/schedule). */
   learningRate: number;
+  /** Output tokens that counted in the loss (`lossMask` 1). */
   tokens: number;
   /** Objective-specific figures (e.g. `rewardAccuracy`, `margin` for DPO; `clipFraction`, `kl`, `entropy` for GRPO). */
   extra: Record<string, number>;
 }
 
+/** The training role (embedded engine, or a VERL/TRL job): computes log-probs, takes optimizer steps, hands out weights. */
 export interface TrainEngine {
   /** Log-prob of each output token under the current policy. */
   logprobs(batch: TokenBatch): Promise<Float32Array[]>;

@@ -16,6 +16,7 @@ export class ArcError extends Error {
     this.isRetryable = options.isRetryable ?? false;
   }
 
+  /** True for any ArcError, also one from another copy of this package where `instanceof` fails (a marker field is checked). */
   static isInstance(error: unknown): error is ArcError {
     return (
       typeof error === "object" &&

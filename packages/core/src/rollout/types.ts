@@ -2,23 +2,29 @@ import type { GenResult, InferenceEngine } from "../engine-api/index.ts";
 
 /** A unit of work for a rollout: one question of a task family, with what is needed to verify it. */
 export interface Task {
+  /** Stable id within its dataset or generator, for lineage and de-duplication. */
   id: string;
   /** The environment family, e.g. `toolcall`, `arith`, `orderdesk`. */
   env: string;
+  /** The user's request as the model sees it. */
   question: string;
   /** What a verifier checks against (expected tool call, number, final state...). */
   solution: unknown;
+  /** Provenance and extras (source trace ids, pattern id, split) carried into the trajectory untouched. */
   meta?: Record<string, unknown>;
 }
 
 /** What the agent sees: the conversation so far. */
 export interface Observation {
+  /** The chat so far, tool results included, in the order the model should read it. */
   messages: { role: "system" | "user" | "assistant" | "tool"; content: string }[];
 }
 
 /** A gymnasium-like environment over chat turns. */
 export interface Environment {
+  /** Starts an episode of `task`; the seed makes a stochastic environment reproducible. */
   reset(task: Task, seed: number): Promise<Observation>;
+  /** Applies the model's reply; `done` ends the episode, `reward` is what this step earned, `info` explains it. */
   step(
     action: string,
   ): Promise<{ observation: Observation; reward: number; done: boolean; info: Record<string, unknown> }>;
@@ -26,6 +32,7 @@ export interface Environment {
 
 /** Decides the next action from an observation, using an inference engine. */
 export interface Agent {
+  /** One model turn; the GenResult keeps the tokens, log-probs and versions training needs. */
   act(engine: InferenceEngine, observation: Observation): Promise<GenResult>;
 }
 
@@ -34,6 +41,7 @@ export interface Trajectory {
   task: Task;
   /** Every model turn of the episode, in order (one for single-turn tasks). */
   turns: GenResult[];
+  /** The episode's reward (the verifier's score, or the mean of `rewards`). */
   reward: number;
   /**
    * One reward per turn when the turns are independent samples of the same prompt (a single-turn group,
@@ -42,10 +50,12 @@ export interface Trajectory {
   rewards?: number[];
   /** Weight versions that produced the episode's tokens: min and max over all turns. */
   versionRange: [number, number];
+  /** Why the reward is what it is (verifier details, environment info), for logs and debugging. */
   info: Record<string, unknown>;
 }
 
 /** Runs one episode. Returns `null` to reject it (e.g. it was aborted, or is useless for training). */
 export interface RolloutWorkflow {
+  /** Plays `task` with `engine` to the end; `null` rejects the episode. */
   runEpisode(engine: InferenceEngine, task: Task): Promise<Trajectory | null>;
 }

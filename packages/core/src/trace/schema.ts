@@ -86,6 +86,7 @@ export const LlmCall = z.object({
 });
 export type LlmCall = z.infer<typeof LlmCall>;
 
+/** What a step was: a model call, a tool call, a retrieval, or anything else the agent wants on record. */
 export const StepKind = z.enum(["llm", "tool", "retrieval", "custom"]);
 export type StepKind = z.infer<typeof StepKind>;
 
@@ -129,6 +130,7 @@ export const Trace = z.object({
   steps: z.array(Step).default([]),
 });
 export type Trace = z.infer<typeof Trace>;
+/** A trace as a sender may write it, before defaults are filled in. */
 export type TraceInput = z.input<typeof Trace>;
 
 /** The body of `POST /v1/traces`. */
