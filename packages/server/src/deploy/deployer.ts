@@ -62,40 +62,41 @@ export class Deployer {
   }
 
   /** Promotes the running canary now (a person's decision; the evidence so far is recorded with it). */
-  async promote(
+  promote(
     tenantId: string,
     deploymentId: string,
     by: string,
     reason = "promoted by hand",
   ): Promise<Deployment> {
-    const dep = await getDeployment(this.deps.db, tenantId, deploymentId);
-    const counts = await stageCounts(this.deps.db, dep, dep.stage);
-    const done = await finishCanary(this.deps.db, tenantId, deploymentId, {
-      to: "promoted",
-      actor: by,
-      reason,
-      evidence: counts,
-    });
-    this.changed(done, "promote", reason);
-    return done;
+    return this.finishByHand(tenantId, deploymentId, by, reason, "promoted");
   }
 
   /** Rolls the running canary back now: all traffic returns to the production model. */
-  async rollback(
+  rollback(
     tenantId: string,
     deploymentId: string,
     by: string,
     reason = "rolled back by hand",
   ): Promise<Deployment> {
+    return this.finishByHand(tenantId, deploymentId, by, reason, "rolled_back");
+  }
+
+  private async finishByHand(
+    tenantId: string,
+    deploymentId: string,
+    by: string,
+    reason: string,
+    to: "promoted" | "rolled_back",
+  ): Promise<Deployment> {
     const dep = await getDeployment(this.deps.db, tenantId, deploymentId);
     const counts = await stageCounts(this.deps.db, dep, dep.stage);
     const done = await finishCanary(this.deps.db, tenantId, deploymentId, {
-      to: "rolled_back",
+      to,
       actor: by,
       reason,
       evidence: counts,
     });
-    this.changed(done, "rollback", reason);
+    this.changed(done, to === "promoted" ? "promote" : "rollback", reason);
     return done;
   }
 
