@@ -43,6 +43,17 @@ const DROPPED_HEADERS = new Set([
   "keep-alive",
 ]);
 
+/**
+ * Whether run-time teaching may answer a request: the teaching protocol returns one plain-text choice, so a request
+ * offering tools or functions (the client expects tool calls) or asking for several choices (`n` > 1) goes to the
+ * model untaught rather than getting an answer of another shape.
+ */
+function teachable(request: Record<string, unknown>): boolean {
+  const offers = (k: string) => Array.isArray(request[k]) && (request[k] as unknown[]).length > 0;
+  if (offers("tools") || offers("functions")) return false;
+  return request.n === undefined || request.n === null || request.n === 1;
+}
+
 /** An OpenAI-shaped error answer made by the gateway itself (not forwarded from a model). */
 export function openAiError(
   status: number,
@@ -119,7 +130,9 @@ export class ChatGateway {
     const choice: RouteChoice = pinned
       ? { model: pinned, arm: "pinned" }
       : this.routing.choose(route, context.sessionId ?? userId);
-    const taught = await this.deps.teaching?.teach(tenantId, request, choice, { ...context, userId });
+    const taught = teachable(request)
+      ? await this.deps.teaching?.teach(tenantId, request, choice, { ...context, userId })
+      : null;
     if (taught) {
       this.recorder.record(tenantId, taught.trace);
       return taught.response;

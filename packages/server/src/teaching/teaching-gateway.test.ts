@@ -151,6 +151,27 @@ for (const dbUnderTest of databasesUnderTest()) {
       assert.equal(text, formatToolCall({ tool: "add_event", args: { title: "Nobu" } }));
     });
 
+    it("forwards requests offering tools or asking for several choices untaught, in the model's own shape", async () => {
+      assert.equal((await put({ teacher: "teacher", mode: "always", baselineShare: 0 })).status, 200);
+      const withTools = await client.chat.completions
+        .create({
+          model: "arc",
+          messages: [{ role: "user", content: b.helped }],
+          tools: [{ type: "function", function: { name: "add_event", parameters: { type: "object" } } }],
+        })
+        .withResponse();
+      assert.equal(withTools.response.headers.get("x-arc-teaching"), null);
+      assert.equal(
+        withTools.data.choices[0].message.content,
+        formatToolCall({ tool: "add_event", args: { title: "Nobu" } }),
+      );
+      const several = await client.chat.completions
+        .create({ model: "arc", messages: [{ role: "user", content: b.helped }], n: 2 })
+        .withResponse();
+      assert.equal(several.response.headers.get("x-arc-teaching"), null);
+      assert.equal(several.data.choices.length, 2);
+    });
+
     it("switches teaching off for a pattern whose live NDR falls below its gate, audit-logs it, then answers untaught", async () => {
       await put({
         teacher: "teacher",
