@@ -29,16 +29,25 @@ export interface UpstreamModel {
 
 /** What a model version was made from: enough to trace it back to production traces. */
 export interface ModelLineage {
+  /** The training run that produced the checkpoint. */
   runId?: string;
+  /** Hash of the resolved recipe, so two runs with the same settings can be told apart from different ones. */
   recipeHash?: string;
+  /** The datasets trained on, by id and content version. */
   datasets?: { id: string; version: string; kind: string }[];
+  /** The failure patterns the datasets were drawn from. */
   patterns?: string[];
+  /** How many production traces the datasets came from. */
   sourceTraceCount?: number;
+  /** Anything else a producer wants kept with the model (free-form, stored as JSON). */
   [key: string]: unknown;
 }
 
+/** A model in a tenant's registry: a checkpoint or an upstream model, its status and where it came from. */
 export interface ModelVersion {
+  /** `mv_<hex>`, what deployments and traces reference. */
   id: string;
+  /** The tenant that owns it; no other tenant can see or serve it. */
   tenantId: string;
   /** Unique per tenant, human-readable, e.g. `toolcall-small-base` or `run_ab12/step-200`. */
   name: string;
@@ -47,10 +56,15 @@ export interface ModelVersion {
   parentId: string | null;
   /** A checkpoint in the Hugging Face layout (embedded engine); null for an upstream-only model. */
   artifactDir: string | null;
+  /** An OpenAI-compatible server that serves it instead of the embedded engine; null for a checkpoint. */
   upstream: UpstreamModel | null;
+  /** What it was trained from (runs, datasets, patterns). */
   lineage: ModelLineage;
+  /** Figures recorded for it (training metrics, validation results), free-form. */
   metrics: Record<string, unknown>;
+  /** ISO 8601 date-time. */
   createdAt: string;
+  /** ISO 8601 date-time of the last status change. */
   updatedAt: string;
 }
 

@@ -9,6 +9,7 @@ export interface Tenant {
   id: string;
   /** A unique lower-case slug, e.g. `acme`. */
   name: string;
+  /** ISO 8601 date-time. */
   createdAt: string;
 }
 

@@ -3,51 +3,89 @@ import type { Step, Trace } from "@arc/core";
 
 /** A content-addressed body (messages, tool definitions), stored once however many steps share it. */
 export interface BlobRow {
+  /** sha256 of `json`: the key steps reference. */
   hash: string;
+  /** The body as JSON text. */
   json: string;
 }
 
 /** Column arrays for one bulk insert of traces (`unnest` takes one array per column). */
 export interface TraceColumns {
+  /** `Trace.id` per trace; every other array is aligned with this one. */
   id: string[];
+  /** `Trace.name`; null when absent (so `coalesce` keeps a stored name on a re-send). */
   name: (string | null)[];
+  /** ISO 8601 date-times. */
   startedAt: string[];
+  /** ISO 8601 date-times; null while the episode runs. */
   endedAt: (string | null)[];
+  /** `Trace.userId`. */
   userId: (string | null)[];
+  /** `Trace.sessionId`. */
   sessionId: (string | null)[];
+  /** `Trace.env`: selects the verifier. */
   env: (string | null)[];
+  /** `ok`, `error` or `unknown`. */
   status: string[];
+  /** `Trace.input` as JSON text (cast to jsonb in the insert); null when absent. */
   input: (string | null)[];
+  /** `Trace.output` as JSON text. */
   output: (string | null)[];
+  /** Postgres text-array literals (`{a,b}`): `unnest` cannot take an array of arrays. */
   tags: string[];
+  /** `Trace.metadata` as JSON text. */
   metadata: (string | null)[];
+  /** Text-array literals of every model requested or served in the trace, for filtering by model. */
   models: string[];
+  /** Name, input, output and each step's last message and reply, capped at 2,000 characters, for text search. */
   searchText: string[];
 }
 
 /** Column arrays for one bulk insert of steps. */
 export interface StepColumns {
+  /** The trace each step belongs to; every other array is aligned with this one. */
   traceId: string[];
+  /** `Step.id`. */
   id: string[];
+  /** `Step.parentId`. */
   parentId: (string | null)[];
+  /** `llm`, `tool`, `retrieval` or `custom`. */
   kind: string[];
+  /** `Step.name`. */
   name: (string | null)[];
+  /** ISO 8601 date-times. */
   startedAt: string[];
+  /** ISO 8601 date-times; null while the step runs. */
   endedAt: (string | null)[];
+  /** `Step.latencyMs`. */
   latencyMs: (number | null)[];
+  /** `llm.modelRequested`, in a column of its own for filtering. */
   modelRequested: (string | null)[];
+  /** `llm.modelServed`. */
   modelServed: (string | null)[];
+  /** `llm.modelVersion`: which model version answered (canary analysis reads it). */
   modelVersion: (string | null)[];
+  /** `llm.finishReason`. */
   finishReason: (string | null)[];
+  /** `llm.usage.promptTokens`. */
   promptTokens: (number | null)[];
+  /** `llm.usage.completionTokens`. */
   completionTokens: (number | null)[];
+  /** `llm.usage.totalTokens`. */
   totalTokens: (number | null)[];
+  /** Hash of the `llm.messages` blob: a conversation resent on every turn is stored once. */
   messagesHash: (string | null)[];
+  /** Hash of the `llm.tools` blob, shared by every call offering the same tools. */
   toolsHash: (string | null)[];
+  /** `llm.params` as JSON text. */
   params: (string | null)[];
+  /** `Step.input` as JSON text. */
   input: (string | null)[];
+  /** `Step.output` as JSON text; for `llm` steps `llm.output` (the reply and its tool calls). */
   output: (string | null)[];
+  /** `Step.error` as JSON text. */
   error: (string | null)[];
+  /** `Step.metadata` as JSON text. */
   metadata: (string | null)[];
 }
 
