@@ -16,6 +16,7 @@ export interface AuditEntry {
   evidence: Record<string, unknown>;
 }
 
+/** An audit entry as written: the log assigns `seq` and `at`. */
 export type NewAuditEntry = Omit<AuditEntry, "seq" | "at">;
 
 /** Appends to the audit log (rows can never be changed or removed: a trigger refuses it). */

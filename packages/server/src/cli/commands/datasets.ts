@@ -83,6 +83,7 @@ function summary(d: DatasetInfo): string {
   ].join("\n");
 }
 
+/** `arc datasets`: synthesize datasets from failure patterns and export them for training. */
 export const datasetsCommand: Command = {
   name: "datasets",
   summary: "create, list, show and export datasets made from failure patterns (tenant)",

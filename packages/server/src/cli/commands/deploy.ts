@@ -32,6 +32,7 @@ function printRates(rates: Rates): void {
   );
 }
 
+/** `arc deploy`: watch and steer a canary deployment. */
 export const deployCommand: Command = {
   name: "deploy",
   summary: "canary deployments: status, start, promote, rollback (tenant)",

@@ -20,6 +20,7 @@ function tenantFlag(args: ReturnType<typeof parseArgs>): string {
   return encodeURIComponent(tenant);
 }
 
+/** `arc keys`: an admin manages tenant API keys. */
 export const keysCommand: Command = {
   name: "keys",
   summary: "create, list and revoke tenant API keys (admin)",

@@ -44,6 +44,7 @@ function printReport(report: ValidationReport): void {
   );
 }
 
+/** `arc models`: a tenant's model registry, validation and approval. */
 export const modelsCommand: Command = {
   name: "models",
   summary: "list, show, validate and approve model versions (tenant)",

@@ -16,6 +16,7 @@ ARC_ORCHESTRATOR_OVERRIDES tune it. Queued runs (arc runs start) are trained eit
 
 Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
 
+/** `arc orchestrator`: what the training orchestrator is doing for the tenant. */
 export const orchestratorCommand: Command = {
   name: "orchestrator",
   summary: "the training orchestrator's status for the tenant (tenant)",

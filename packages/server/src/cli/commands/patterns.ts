@@ -44,6 +44,7 @@ function printPattern(p: FailurePattern & { recentTraces: { traceId: string; sta
   console.log(`(arc traces show <trace-id> shows one in full)`);
 }
 
+/** `arc patterns`: the failure patterns found in production traces. */
 export const patternsCommand: Command = {
   name: "patterns",
   summary: "list and show failure patterns found in production traces (tenant)",

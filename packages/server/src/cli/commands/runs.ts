@@ -25,6 +25,7 @@ export function orchestratorLine(s: TenantOrchestratorStatus): string {
   return `orchestrator: ${s.enabled ? "on" : "off"} (min ${s.minNewFailures} new failures, cooldown ${Math.round(s.cooldownMs / 1000)} s, ${s.maxParallelJobs} job(s) per server, ${s.recipe}); ${s.due ? "due: " : ""}${s.reason}`;
 }
 
+/** `arc runs`: training runs on the server. */
 export const runsCommand: Command = {
   name: "runs",
   summary: "list, show, start and cancel training runs on the server (tenant)",

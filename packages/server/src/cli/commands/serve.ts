@@ -18,6 +18,7 @@ them and saves them to <home>/credentials.json (readable by you only). Keys are 
 Also: ARC_ADMIN_KEY (an extra admin key to accept), ARC_MAX_BODY_BYTES (default 10 MiB).
 Stop with Ctrl-C; the database is closed cleanly.`;
 
+/** `arc serve`: runs the Arc server in this process until SIGINT/SIGTERM. */
 export const serveCommand: Command = {
   name: "serve",
   summary: "run the Arc server: ingest API, trace store, OTLP endpoint",

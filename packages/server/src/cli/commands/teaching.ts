@@ -54,6 +54,7 @@ function printStatus(status: Status): void {
   );
 }
 
+/** `arc teaching`: a tenant's run-time teaching config and each pattern's live NDR. */
 export const teachingCommand: Command = {
   name: "teaching",
   summary:

@@ -13,6 +13,7 @@ Usage:
 
 Options: --url (ARC_URL), --key (ARC_ADMIN_KEY; default: the admin key in <ARC_HOME>/credentials.json)`;
 
+/** `arc tenants`: an admin creates and lists tenants. */
 export const tenantsCommand: Command = {
   name: "tenants",
   summary: "create and list tenants (admin)",

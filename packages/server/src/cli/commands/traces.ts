@@ -43,6 +43,7 @@ function printTrace(trace: Trace & { feedback?: { id: string; score?: number; la
     console.log(`feedback ${f.id}: score=${f.score ?? "-"} label=${f.label ?? "-"}`);
 }
 
+/** `arc traces`: list and read stored traces. */
 export const tracesCommand: Command = {
   name: "traces",
   summary: "list and show traces (tenant)",
