@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { InvalidInputError } from "@arc/core";
 import { loadServerConfig } from "./server-config.ts";
 
 describe("loadServerConfig", () => {
@@ -27,6 +28,21 @@ describe("loadServerConfig", () => {
     assert.throws(
       () => loadServerConfig({ ARC_UPSTREAMS: '{"vllm": {"baseUrl": "http://x/v1", "apiKeyEnv": "$(id)"}}' }),
       /at vllm\.apiKeyEnv: expected an environment variable name/,
+    );
+  });
+
+  it("rejects a bad ARC_PORT with an InvalidInputError naming the variable and the flag (the CLI prints it, exit 2)", () => {
+    assert.throws(
+      () => loadServerConfig({ ARC_PORT: "http" }),
+      (error: unknown) =>
+        error instanceof InvalidInputError &&
+        error.field === "port" &&
+        error.message === "config port (ARC_PORT or --port): Expected number, received nan",
+    );
+    assert.equal(
+      loadServerConfig({ ARC_PORT: "8080" }, { port: 0 }).port,
+      0,
+      "a flag overrides the variable",
     );
   });
 });

@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
+import { InvalidInputError } from "@arc/core";
 import { z } from "zod";
+import { type EnvConfigSpec, envNumber, parseEnvConfig, readEnvFields } from "./env-config.ts";
 
 /** How `arc serve` runs. Every field has a default; environment variables override them, flags override those. */
 export const ServerConfig = z.object({
@@ -65,47 +67,44 @@ export const ServerConfig = z.object({
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
-const envNames: Record<keyof ServerConfig, string> = {
-  home: "ARC_HOME",
-  databaseUrl: "DATABASE_URL",
-  host: "ARC_HOST",
-  port: "ARC_PORT",
-  adminKey: "ARC_ADMIN_KEY",
-  maxBodyBytes: "ARC_MAX_BODY_BYTES",
-  gatewayTraceQueue: "ARC_GATEWAY_TRACE_QUEUE",
-  upstreams: "ARC_UPSTREAMS",
-  modelsDir: "ARC_MODELS_DIR",
+const envConfig: EnvConfigSpec<keyof ServerConfig> = {
+  label: "config",
+  flags: true,
+  envNames: {
+    home: "ARC_HOME",
+    databaseUrl: "DATABASE_URL",
+    host: "ARC_HOST",
+    port: "ARC_PORT",
+    adminKey: "ARC_ADMIN_KEY",
+    maxBodyBytes: "ARC_MAX_BODY_BYTES",
+    gatewayTraceQueue: "ARC_GATEWAY_TRACE_QUEUE",
+    upstreams: "ARC_UPSTREAMS",
+    modelsDir: "ARC_MODELS_DIR",
+  },
+  convert: {
+    port: envNumber,
+    maxBodyBytes: envNumber,
+    gatewayTraceQueue: envNumber,
+    upstreams: (value, name) => {
+      try {
+        return JSON.parse(value);
+      } catch {
+        throw new InvalidInputError(
+          `config upstreams (${name}): expected JSON {"<name>": {"baseUrl": ..., "apiKeyEnv": ...}}`,
+          { field: "upstreams" },
+        );
+      }
+    },
+  },
 };
-
-function fromEnv(key: string, name: string, value: string): unknown {
-  if (key === "port" || key === "maxBodyBytes" || key === "gatewayTraceQueue") return Number(value);
-  if (key !== "upstreams") return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    throw new Error(
-      `config upstreams (${name}): expected JSON {"<name>": {"baseUrl": ..., "apiKeyEnv": ...}}`,
-    );
-  }
-}
 
 /** Config from the environment, then `overrides` on top; errors name the variable or flag. */
 export function loadServerConfig(
   env: NodeJS.ProcessEnv,
   overrides: Partial<Record<keyof ServerConfig, unknown>> = {},
 ) {
-  const raw: Record<string, unknown> = {};
-  for (const [key, name] of Object.entries(envNames)) {
-    const value = env[name];
-    if (value !== undefined && value !== "") raw[key] = fromEnv(key, name, value);
-  }
+  const raw = readEnvFields(env, envConfig);
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = value;
-  const parsed = ServerConfig.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const key = issue.path[0] as keyof ServerConfig;
-    const at = issue.path.length > 1 ? ` at ${issue.path.slice(1).join(".")}` : "";
-    throw new Error(`config ${key} (${envNames[key]} or --${key})${at}: ${issue.message}`);
-  }
-  return { ...parsed.data, home: resolve(parsed.data.home) };
+  const config = parseEnvConfig(ServerConfig, raw, envConfig);
+  return { ...config, home: resolve(config.home) };
 }
