@@ -37,6 +37,15 @@ describe("RolloutController", () => {
     assert.deepEqual(submitted, [0, 1, 2, 3]);
   });
 
+  it("rejects a waiting batch when the generator fails, instead of waiting forever", async () => {
+    const { c } = controller(0);
+    c.complete(0, group(0, 0));
+    const waiting = c.batch(1);
+    c.fail(new Error("rollout worker exited (code 1)"));
+    await assert.rejects(waiting, { message: "rollout worker exited (code 1)" });
+    await assert.rejects(c.batch(2), { message: "rollout worker exited (code 1)" });
+  });
+
   it("runs up to maxStaleness steps ahead of the trainer", () => {
     const { c, submitted } = controller(2);
     c.pump();

@@ -27,6 +27,7 @@ export class RolloutController {
   private running = 0;
   private readonly done = new Map<number, ScoredGroup | null>();
   private wake: (() => void) | undefined;
+  private failure: Error | undefined;
 
   constructor(private readonly options: RolloutControllerOptions) {
     this.version = options.version ?? 0;
@@ -69,6 +70,12 @@ export class RolloutController {
     this.pump();
   }
 
+  /** The generator broke (its thread crashed or reported an error): every waiting and later `batch` rejects with `error`. */
+  fail(error: Error): void {
+    this.failure ??= error;
+    this.wake?.();
+  }
+
   /** The generator now holds policy version `version`: later rollouts may start. */
   setVersion(version: number): void {
     this.version = version;
@@ -81,6 +88,7 @@ export class RolloutController {
     const indices = Array.from({ length: this.options.batchSize }, (_, k) => first + k);
     this.pump();
     while (!indices.every((i) => this.done.has(i))) {
+      if (this.failure) throw this.failure;
       if (signal?.aborted) throw signal.reason ?? new Error("aborted");
       await new Promise<void>((resolve) => {
         this.wake = resolve;

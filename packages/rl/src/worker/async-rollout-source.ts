@@ -54,19 +54,20 @@ export class AsyncRolloutSource implements RolloutSource {
         this.send({ type: "rollout", index, task, seed: rolloutSeed(t.seed, task, index) }),
     });
     this.ready = new Promise((resolve, reject) => {
+      const fail = (error: Error) => {
+        this.failure ??= error;
+        this.controller.fail(this.failure);
+        reject(this.failure);
+      };
       this.worker.on("message", (message: FromWorker) => {
         if (message.type === "ready") resolve();
         else if (message.type === "group") this.controller.complete(message.index, message.group);
-        else if (message.type === "error") {
-          this.failure = new Error(`rollout worker: ${message.message}`);
-          reject(this.failure);
-        }
+        else if (message.type === "error") fail(new Error(`rollout worker: ${message.message}`));
       });
-      this.worker.on("error", (error) => {
-        this.failure = error;
-        reject(error);
-      });
+      this.worker.on("error", fail);
+      this.worker.on("exit", (code) => fail(new Error(`rollout worker exited (code ${code})`)));
     });
+    this.ready.catch(() => {});
     this.send({
       type: "init",
       modelDir: generatorDir,
