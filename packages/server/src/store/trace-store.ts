@@ -4,7 +4,9 @@ import { toRows } from "./trace-rows.ts";
 
 /** How many traces and steps a batch wrote anew (re-sent ones are not counted again). */
 export interface InsertResult {
+  /** Traces stored for the first time. */
   traces: number;
+  /** Steps stored for the first time. */
   steps: number;
 }
 
@@ -16,6 +18,7 @@ export interface TraceQuery {
   to?: string;
   /** Traces with an LLM step that asked for, or was answered by, this model. */
   model?: string;
+  /** Only traces that ended this way. */
   status?: "ok" | "error" | "unknown";
   /** Case-insensitive text in the trace's name, input, output or LLM messages. */
   text?: string;
@@ -27,16 +30,27 @@ export interface TraceQuery {
 
 /** A trace in a listing, without its steps. */
 export interface TraceSummary {
+  /** The sender's trace id. */
   id: string;
+  /** `Trace.name`. */
   name: string | null;
+  /** ISO 8601 date-time. */
   startedAt: string;
+  /** ISO 8601 date-time; null while the episode runs. */
   endedAt: string | null;
+  /** `ok`, `error` or `unknown`. */
   status: string;
+  /** `Trace.userId`. */
   userId: string | null;
+  /** `Trace.sessionId`. */
   sessionId: string | null;
+  /** `Trace.env`. */
   env: string | null;
+  /** Every model requested or served in the trace's LLM steps. */
   models: string[];
+  /** `Trace.tags`. */
   tags: string[];
+  /** Steps stored so far. */
   stepCount: number;
 }
 
@@ -272,7 +286,7 @@ export async function getTraces(
     `select s.*, m.body as messages, tl.body as tools from steps s
      left join blobs m on m.tenant_id = s.tenant_id and m.hash = s.messages_hash
      left join blobs tl on tl.tenant_id = s.tenant_id and tl.hash = s.tools_hash
-     where s.tenant_id = $1 and s.trace_id = any($2::text[]) order by s.trace_id, s.started_at, s.id`,
+     where s.tenant_id = $1 and s.trace_id = any($2::text[]) order by s.trace_id, s.started_at, s.ended_at nulls last, s.id collate "C"`,
     [tenantId, traceIds],
   );
   const feedback = await db.query<Row>(
