@@ -69,9 +69,13 @@ export interface GenResult {
 export interface TokenEvent {
   /** Index of the request in the `generate` call. */
   requestIndex: number;
+  /** Which of the request's n samples the token belongs to. */
   sampleIndex: number;
+  /** The token id sampled. */
   token: number;
+  /** Its log-prob under the policy that sampled it. */
   logprob: number;
+  /** The weight version that sampled it. */
   version: number;
   /** New final text (held back while it could still be the start of a stop string or an unfinished character). */
   textDelta: string;

@@ -2,7 +2,9 @@ import { InvalidInputError } from "@arc/core";
 
 /** Parsed command line: positionals in order, `--flag value` / `--flag=value` / bare `--flag` (true). */
 export interface ParsedArgs {
+  /** Arguments that are not flags, in order (a sub-command, ids...). */
   positionals: string[];
+  /** Flag values by name without the dashes; `true` for a bare flag. */
   flags: Record<string, string | true>;
 }
 

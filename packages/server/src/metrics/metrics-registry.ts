@@ -17,6 +17,7 @@ export class Counter {
     readonly name: string,
     readonly help: string,
   ) {}
+  /** Adds `by` to the series of `labels` (created at 0). */
   inc(labels: Labels = {}, by = 1): void {
     const key = seriesKey(labels);
     this.series.set(key, (this.series.get(key) ?? 0) + by);
@@ -25,6 +26,7 @@ export class Counter {
   value(labels: Labels = {}): number {
     return this.series.get(seriesKey(labels)) ?? 0;
   }
+  /** Every series in the Prometheus text format. */
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
     for (const [key, value] of this.series) lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
@@ -40,6 +42,7 @@ export class Histogram {
     readonly help: string,
     readonly buckets: number[] = defaultBuckets,
   ) {}
+  /** Counts `value` (seconds) in every bucket it fits under, and in the sum and count, for `labels`. */
   observe(labels: Labels, value: number): void {
     const key = seriesKey(labels);
     let s = this.series.get(key);
@@ -51,6 +54,7 @@ export class Histogram {
     s.sum += value;
     s.count++;
   }
+  /** Every series in the Prometheus text format (`_bucket`, `_sum`, `_count`). */
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [key, s] of this.series) {
@@ -89,6 +93,7 @@ export class ServerMetrics {
     "Time from request to response, by route and status.",
   );
 
+  /** The body of `GET /metrics`. */
   render(): string {
     return `${[
       this.ingestedTraces,

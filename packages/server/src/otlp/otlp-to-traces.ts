@@ -4,8 +4,11 @@ import { attributeMap, type ExportTraceServiceRequest, type OtlpSpan } from "./o
 
 /** The result of mapping one OTLP export: traces to store and spans that could not be used (with why). */
 export interface OtlpMapping {
+  /** Traces to store, one per OTLP trace id, spans as steps. */
   traces: Trace[];
+  /** Spans left out (OTLP's `partialSuccess.rejectedSpans`). */
   rejectedSpans: number;
+  /** Why each rejected span was left out, naming it. */
   errors: string[];
 }
 

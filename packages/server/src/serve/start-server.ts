@@ -19,9 +19,13 @@ import { type LocalCredentials, readCredentials, writeCredentials } from "./cred
 
 /** A running Arc server. */
 export interface RunningServer {
+  /** `http://<host>:<port>` with the port actually bound (useful with port 0). */
   url: string;
+  /** The server's database, for tests and in-process tools. */
   db: Database;
+  /** The Hono app, for `app.request(...)` without sockets. */
   app: Hono;
+  /** What `GET /metrics` renders. */
   metrics: ServerMetrics;
   /** Keys for the local user: made on this start, or read from `<home>/credentials.json`; null if neither. */
   credentials: LocalCredentials | null;
@@ -31,6 +35,7 @@ export interface RunningServer {
   release: ReleaseService;
   /** Training runs of this process: the orchestrator and `/v1/runs`. */
   runs: RunService;
+  /** Stops listening, then closes the release service, the failure workers and the runs, then the database. */
   close(): Promise<void>;
 }
 

@@ -2,17 +2,25 @@ import type { Queryable } from "./database.ts";
 
 /** One recorded state change: who or what did it, to what, and on what evidence. */
 export interface AuditEntry {
+  /** Position in the log, increasing: the order entries were written in. */
   seq: number;
+  /** The tenant whose record changed. */
   tenantId: string;
+  /** ISO 8601 date-time of the change. */
   at: string;
   /** `user:<key id>`, `system:<worker>`, `cli`... */
   actor: string;
   /** `model_version`, `deployment`, `pattern`... */
   subjectKind: string;
+  /** Id of the record that changed. */
   subjectId: string;
+  /** What was done, e.g. `register`, `promote`, `rollback`, `switch_off`. */
   action: string;
+  /** State before the change; null for a creation. */
   fromState: string | null;
+  /** State after the change; null for a deletion. */
   toState: string | null;
+  /** The figures or inputs the change was decided on (validation result, SPRT statistics...). */
   evidence: Record<string, unknown>;
 }
 

@@ -3,6 +3,7 @@ export type Row = Record<string, unknown>;
 
 /** What a store needs from PostgreSQL; implemented over PGlite (embedded) and node-postgres (server). */
 export interface Queryable {
+  /** One parameterized statement (`$1`, `$2`...); rows with columns as PostgreSQL names them. */
   query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Runs several `;`-separated statements that take no parameters (migrations). */
   exec(sql: string): Promise<void>;
@@ -14,5 +15,6 @@ export interface Database extends Queryable {
   readonly kind: "pglite" | "postgres";
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Ends every connection (and the PGlite worker); the database cannot be used after. */
   close(): Promise<void>;
 }

@@ -9,12 +9,19 @@ export type Principal =
 
 /** A key as listed: never the key itself, only its first characters. */
 export interface ApiKeyInfo {
+  /** What audit entries and revocation refer to. */
   id: string;
+  /** The tenant the key acts for; null for an admin key. */
   tenantId: string | null;
+  /** What the key may do. */
   role: "admin" | "tenant";
+  /** A label for people, e.g. `ci` or `laptop`. */
   name: string;
+  /** The key's first characters, enough to recognize it in a config without revealing it. */
   keyPrefix: string;
+  /** ISO 8601 date-time. */
   createdAt: string;
+  /** ISO 8601 date-time of revocation; null while the key works. */
   revokedAt: string | null;
 }
 

@@ -51,6 +51,7 @@ export interface ModelVersion {
   tenantId: string;
   /** Unique per tenant, human-readable, e.g. `toolcall-small-base` or `run_ab12/step-200`. */
   name: string;
+  /** Where it stands in the release flow (see `ModelStatus`). */
   status: ModelStatus;
   /** The model this one was trained from. */
   parentId: string | null;

@@ -6,8 +6,11 @@ import type { PgliteRequest, PgliteResponse, TransferredError } from "./pglite-w
 
 /** An error from the embedded database, with PostgreSQL's `code` (e.g. `23505`) as node-postgres gives it. */
 export class PgliteQueryError extends Error {
+  /** SQLSTATE, e.g. `23505` for a unique violation. */
   readonly code: string | undefined;
+  /** PostgreSQL's detail line. */
   readonly detail: string | undefined;
+  /** The constraint violated, when one was. */
   readonly constraint: string | undefined;
   constructor(error: TransferredError) {
     super(error.message);

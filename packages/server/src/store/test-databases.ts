@@ -6,9 +6,11 @@ import { openPostgresDatabase } from "./postgres-database.ts";
 
 /** A database engine the store's tests run on; `skip` says why it cannot run here. */
 export interface DatabaseUnderTest {
+  /** Which engine; test names carry it. */
   name: "pglite" | "postgres";
   /** A fresh, migrated, isolated database; closing it removes what the test wrote. */
   open(): Promise<Database>;
+  /** Why the engine cannot run here (for `describe`'s `skip`), or false. */
   skip: string | false;
 }
 
