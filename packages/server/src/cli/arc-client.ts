@@ -5,7 +5,9 @@ import { type ParsedArgs, stringFlag } from "./parse-args.ts";
 
 /** Talks to a running `arc serve` over HTTP, as the admin or as a tenant. */
 export interface ArcClient {
+  /** The server's base URL, without a trailing slash. */
   url: string;
+  /** Sends JSON with the key; answers the parsed body, or throws an ArcError with the server's status and message. */
   request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   /** GETs a body that is not JSON (an export file) as bytes; a failed answer throws as `request` does. */
   download(path: string): Promise<Uint8Array>;
