@@ -19,7 +19,10 @@ export interface DemoPattern {
   label: string;
   baseIncidence: number;
   finalIncidence: number;
-  /** `fixed`: incidence at most half and significantly lower; `worse`: significantly higher (one-sided z, 5%). */
+  /**
+   * `fixed`: incidence at most half and significantly lower; `worse`: significantly higher (one-sided two-proportion
+   * z tests, Holm–Bonferroni over all patterns at 5%).
+   */
   verdict: "fixed" | "worse" | "unchanged";
 }
 

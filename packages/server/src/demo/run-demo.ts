@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join, resolve } from "node:path";
 import {
   DetectorRegistry,
+  holmBonferroni,
   InvalidInputError,
   solutionsByQuestion,
   type Task,
@@ -87,6 +88,18 @@ async function pendingJudgements(db: Queryable, tenantId: string): Promise<numbe
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Standard normal CDF (Abramowitz–Stegun 7.1.26 for erf, |error| < 1.5e-7). */
+function normalCdf(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * x);
+  const erf =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) *
+      t *
+      Math.exp(-x * x);
+  return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
+}
 
 function zWorse(n1: number, k1: number, n2: number, k2: number): number {
   // one-sided two-proportion z statistic for "rate 2 > rate 1"
@@ -453,26 +466,37 @@ async function demoLoop(context: {
   const incidence = await patternIncidence(db, tenantId);
   const nOf = (id: string) => totals.find((r) => r.modelVersion === id)?.n ?? 0;
   const allPatterns = await listPatterns(db, tenantId, { limit: 1000 });
-  const patternRows: DemoPattern[] = allPatterns.map((p) => {
+  const nb = nOf(base.id);
+  const nf = nOf(production.id);
+  const measured = allPatterns.map((p) => {
     const k = (v: string) =>
       incidence.find((i) => i.patternId === p.id && i.modelVersion === v)?.failures ?? 0;
-    const nb = nOf(base.id);
-    const nf = nOf(production.id);
-    const kb = k(base.id);
-    const kf = k(production.id);
-    const z = zWorse(nb, kb, nf, kf);
-    const bi = nb ? kb / nb : 0;
-    const fi = nf ? kf / nf : 0;
-    const verdict: DemoPattern["verdict"] =
+    const z = zWorse(nb, k(base.id), nf, k(production.id));
+    return { p, z, bi: nb ? k(base.id) / nb : 0, fi: nf ? k(production.id) / nf : 0 };
+  });
+  // many patterns, one test each: Holm–Bonferroni keeps the chance of any false "worse" (or "fixed") at 5%
+  const worse = holmBonferroni(
+    measured.map((m) => 1 - normalCdf(m.z)),
+    0.05,
+  );
+  const better = holmBonferroni(
+    measured.map((m) => normalCdf(m.z)),
+    0.05,
+  );
+  const patternRows: DemoPattern[] = measured.map((m, i) => ({
+    id: m.p.id,
+    label: m.p.label,
+    baseIncidence: m.bi,
+    finalIncidence: m.fi,
+    verdict:
       production.id === base.id
         ? "unchanged"
-        : z > 1.645
+        : worse[i].rejected
           ? "worse"
-          : z < -1.645 && fi <= bi / 2
+          : better[i].rejected && m.fi <= m.bi / 2
             ? "fixed"
-            : "unchanged";
-    return { id: p.id, label: p.label, baseIncidence: bi, finalIncidence: fi, verdict };
-  });
+            : "unchanged",
+  }));
   const baseRate = baseline?.failureRate ?? null;
   const finalRate = after?.failureRate ?? null;
   const patternsWorse = patternRows.filter((p) => p.verdict === "worse").length;
