@@ -64,10 +64,12 @@ console.log(
     `(rounds ${rounds(pglite)}), ${Math.round(pgliteAlone.stepsPerSecond)} steps/s with ARC_DETECT_WORKER=0 ` +
     `(rounds ${rounds(pgliteAlone)}); medians, batches of 100 steps, 8 in flight   target >= 5,000`,
 );
-const postgres = await withBenchDatabase(async (url) => ({
-  withDetection: await measureIngest({ databaseUrl: url }),
-  alone: await measureIngest({ databaseUrl: url, detection: false }),
-}));
+const postgresWithDetection = await withBenchDatabase((url) => measureIngest({ databaseUrl: url }));
+const postgresAlone = await withBenchDatabase((url) => measureIngest({ databaseUrl: url, detection: false }));
+const postgres =
+  postgresWithDetection && postgresAlone
+    ? { withDetection: postgresWithDetection, alone: postgresAlone }
+    : null;
 if (postgres) {
   console.log(
     `ingest into PostgreSQL: ${Math.round(postgres.withDetection.stepsPerSecond)} steps/s with detection in the same ` +
