@@ -213,7 +213,9 @@ export class TeachingRuntime {
     const allowed = config.patterns ? patterns.filter((p) => config.patterns?.includes(p.id)) : patterns;
     // A named pattern counts only if the tenant's config lists it or, with no list, if it exists: a client must
     // not mint monitor state with made-up ids.
-    const known = config.patterns ? config.patterns.includes(named ?? "") : allowed.some((p) => p.id === named);
+    const known = config.patterns
+      ? config.patterns.includes(named ?? "")
+      : allowed.some((p) => p.id === named);
     if (named && known) return named;
     const matched = matchPattern(question, allowed);
     if (matched) return matched;
