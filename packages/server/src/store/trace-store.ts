@@ -127,10 +127,11 @@ export async function insertTraces(db: Queryable, tenantId: string, traces: Trac
        from unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::timestamptz[],
                    $24::timestamptz[], $25::float8[], $26::text[], $27::text[], $28::text[], $29::text[],
                    $30::int[], $31::int[], $32::int[], $33::text[], $34::text[], $35::text[], $36::text[],
-                   $37::text[], $38::text[], $39::text[])
+                   $37::text[], $38::text[], $39::text[]) with ordinality
             as x(trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
                  model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
-                 messages_hash, tools_hash, params, input, output, error, metadata)
+                 messages_hash, tools_hash, params, input, output, error, metadata, position)
+       order by position
        on conflict do nothing
        returning 1
      )
@@ -286,7 +287,7 @@ export async function getTraces(
     `select s.*, m.body as messages, tl.body as tools from steps s
      left join blobs m on m.tenant_id = s.tenant_id and m.hash = s.messages_hash
      left join blobs tl on tl.tenant_id = s.tenant_id and tl.hash = s.tools_hash
-     where s.tenant_id = $1 and s.trace_id = any($2::text[]) order by s.trace_id, s.started_at, s.ended_at nulls last, s.id collate "C"`,
+     where s.tenant_id = $1 and s.trace_id = any($2::text[]) order by s.trace_id, s.started_at, s.arrival`,
     [tenantId, traceIds],
   );
   const feedback = await db.query<Row>(

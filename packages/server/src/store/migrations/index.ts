@@ -3,6 +3,7 @@ import { failurePipelineSchema } from "./002-failure-pipeline.ts";
 import { modelRegistrySchema } from "./003-model-registry.ts";
 import { deploymentsSchema } from "./004-deployments.ts";
 import { runsSchema } from "./005-runs.ts";
+import { stepOrderSchema } from "./006-step-order.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -21,4 +22,5 @@ export const migrations: Migration[] = [
   { version: 3, name: "model registry and audit log", sql: modelRegistrySchema },
   { version: 4, name: "validations and deployments", sql: deploymentsSchema },
   { version: 5, name: "training runs", sql: runsSchema },
+  { version: 6, name: "step arrival order", sql: stepOrderSchema },
 ];
