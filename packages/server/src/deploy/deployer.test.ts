@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import type { FaultInjection } from "../gateway/fault-injecting-engine.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
@@ -34,20 +35,6 @@ async function ask(
     version: response.headers.get("x-arc-model-version"),
     content: data.choices[0].message.content ?? "",
   };
-}
-
-async function until<T>(
-  fn: () => Promise<T | null | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Registers the production model and a candidate, and validates the candidate offline (no fault injection there). */
@@ -94,7 +81,9 @@ for (const dbUnderTest of databasesUnderTest()) {
       faults[`${server.tenantId}/faulty`] = { mode: "wrong_output", rate: 1, seed: 1 };
       try {
         const candidateId = await validatedCandidate(db, server.tenantId, "faulty");
-        const dep = await until(() => activeDeployment(db, server.tenantId), "the canary to start");
+        const dep = await waitUntil(() => activeDeployment(db, server.tenantId), "the canary to start", {
+          timeoutMs: 20_000,
+        });
         assert.equal(dep.share, 0.1);
         const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.key, maxRetries: 0 });
         const answers: Awaited<ReturnType<typeof ask>>[] = [];

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import { toolcallEvalFixture } from "./__fixtures__/toolcall-eval-fixture.ts";
 
@@ -62,20 +63,6 @@ async function ask(c: Child, session: string, i: number): Promise<string | null>
   return response.headers.get("x-arc-model-version");
 }
 
-async function until<T>(
-  fn: () => Promise<T | null | undefined | false>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
-
 describe("deployment state across a crash", () => {
   const homes: string[] = [];
   after(async () => {
@@ -100,17 +87,22 @@ describe("deployment state across a crash", () => {
         name: "fixed",
         artifactDir: "m/right",
       });
-      await until(
+      await waitUntil(
         async () => (await api<Deployments>(server, "GET", "/deployments")).active,
         "the validator and deployer to start a canary",
+        { timeoutMs: 30_000 },
       );
 
       let i = 0;
-      const atStage1 = await until(async () => {
-        await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
-        const { active } = await api<Deployments>(server, "GET", "/deployments");
-        return active?.stage === 1 ? active : null;
-      }, "the canary to reach 50%");
+      const atStage1 = await waitUntil(
+        async () => {
+          await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
+          const { active } = await api<Deployments>(server, "GET", "/deployments");
+          return active?.stage === 1 ? active : null;
+        },
+        "the canary to reach 50%",
+        { timeoutMs: 30_000 },
+      );
       const sessions = Array.from({ length: 12 }, (_, k) => `probe-${k}`);
       const before = await Promise.all(sessions.map((s, k) => ask(server, s, k)));
       assert.ok(
@@ -130,13 +122,17 @@ describe("deployment state across a crash", () => {
       assert.equal(active.share, 0.5);
       assert.deepEqual(await Promise.all(sessions.map((s, k) => ask(server, s, k))), before);
 
-      await until(async () => {
-        await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
-        return (
-          (await api<{ model: { status: string } }>(server, "GET", `/model-versions/${candidate.id}`)).model
-            .status === "promoted"
-        );
-      }, "the resumed canary to be promoted");
+      await waitUntil(
+        async () => {
+          await Promise.all(Array.from({ length: 8 }, () => ask(server, `load-${i}`, i++)));
+          return (
+            (await api<{ model: { status: string } }>(server, "GET", `/model-versions/${candidate.id}`)).model
+              .status === "promoted"
+          );
+        },
+        "the resumed canary to be promoted",
+        { timeoutMs: 30_000 },
+      );
       const { audit } = await api<{ audit: { action: string }[] }>(
         server,
         "GET",

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { waitUntil } from "@arc/core/testing";
 import {
   configForSize,
   EmbeddedInferenceEngine,
@@ -22,16 +23,6 @@ import { registerModelVersion } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
 import { getTrace, listTraces } from "../store/trace-store.ts";
 import { ModelPool } from "./model-pool.ts";
-
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 for (const dbUnderTest of databasesUnderTest()) {
   describe(`gateway (${dbUnderTest.name})`, { skip: dbUnderTest.skip }, () => {
@@ -115,7 +106,7 @@ for (const dbUnderTest of databasesUnderTest()) {
       }
       assert.equal(usage, 5);
 
-      const page = await waitFor(async () => {
+      const page = await waitUntil(async () => {
         const p = await listTraces(db, server.tenantId, { model: "tiny-base" });
         return p.data.length === 2 ? p : undefined;
       }, "two gateway traces");
@@ -160,7 +151,7 @@ for (const dbUnderTest of databasesUnderTest()) {
           assert.equal(res.status, direct.status);
           assert.equal(res.status, 404);
           assert.deepEqual(await res.json(), await direct.json());
-          const page = await waitFor(async () => {
+          const page = await waitUntil(async () => {
             const p = await listTraces(db, other.tenantId, { status: "error" });
             return p.data.length === 1 ? p : undefined;
           }, "the failed call's trace");
@@ -195,7 +186,7 @@ for (const dbUnderTest of databasesUnderTest()) {
             return true;
           },
         );
-        await waitFor(async () => {
+        await waitUntil(async () => {
           const p = await listTraces(db, other.tenantId, { status: "error" });
           return p.data.length === 1 ? p : undefined;
         }, "the failed call's trace");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { formatToolCall, renderTemplate, teachingTemplates } from "@arc/core";
+import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
 import {
@@ -49,16 +50,6 @@ function books() {
     ]),
   );
   return { student, teacher, helped, harmed };
-}
-
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 for (const dbUnderTest of databasesUnderTest()) {
@@ -126,7 +117,7 @@ for (const dbUnderTest of databasesUnderTest()) {
         /mode=adaptive; judgement=weak; pattern=\*/,
       );
       await server.release.gateway.flush();
-      const page = await waitFor(async () => {
+      const page = await waitUntil(async () => {
         const p = await listTraces(db, server.tenantId, { limit: 10 });
         return p.data.length > 0 ? p : undefined;
       }, "the taught trace");
