@@ -1,8 +1,8 @@
 // npm run bench: the platform backbone's figures — SDK overhead per wrapped call and ingest throughput into PGlite
 // and into the PostgreSQL server — printed and written to bench/results/backbone.json.
 import { mkdirSync, writeFileSync } from "node:fs";
-import pg from "pg";
 import { printFailuresBench, runFailuresBench } from "./failures.bench.ts";
+import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
 import { runGatewayBench } from "./gateway.bench.ts";
 import { measureIngest } from "./ingest-throughput.ts";
 import { measureSdkOverhead } from "./sdk-overhead.ts";
@@ -27,34 +27,6 @@ async function sdkOverhead() {
   return { p50, p99 };
 }
 
-/** A fresh database on the server named by ARC_TEST_DATABASE_URL (or DATABASE_URL), dropped afterwards. */
-async function withBenchDatabase<T>(fn: (url: string) => Promise<T>): Promise<T | null> {
-  const serverUrl = process.env.ARC_TEST_DATABASE_URL ?? process.env.DATABASE_URL;
-  if (!serverUrl) {
-    console.log(
-      "ingest into PostgreSQL server: not measured (set ARC_TEST_DATABASE_URL to a server to measure it)",
-    );
-    return null;
-  }
-  const name = `arc_bench_${process.pid}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  try {
-    await admin.connect();
-  } catch (error) {
-    console.log(`ingest into PostgreSQL server: not measured (cannot connect: ${(error as Error).message})`);
-    return null;
-  }
-  await admin.query(`create database ${name}`);
-  try {
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    return await fn(url.toString());
-  } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
-}
-
 const sdk = await sdkOverhead();
 const rounds = (r: { rounds: number[] }) => r.rounds.map(Math.round).join(", ");
 const pglite = await measureIngest();
@@ -64,8 +36,12 @@ console.log(
     `(rounds ${rounds(pglite)}), ${Math.round(pgliteAlone.stepsPerSecond)} steps/s with ARC_DETECT_WORKER=0 ` +
     `(rounds ${rounds(pgliteAlone)}); medians, batches of 100 steps, 8 in flight   target >= 5,000`,
 );
-const postgresWithDetection = await withBenchDatabase((url) => measureIngest({ databaseUrl: url }));
-const postgresAlone = await withBenchDatabase((url) => measureIngest({ databaseUrl: url, detection: false }));
+const postgresWithDetection = await withFreshPostgresDatabase("arc_bench_ingest", (url) =>
+  measureIngest({ databaseUrl: url }),
+);
+const postgresAlone = await withFreshPostgresDatabase("arc_bench_ingest", (url) =>
+  measureIngest({ databaseUrl: url, detection: false }),
+);
 const postgres =
   postgresWithDetection && postgresAlone
     ? { withDetection: postgresWithDetection, alone: postgresAlone }

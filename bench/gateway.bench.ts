@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
-import pg from "pg";
+import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
 
 interface BenchServer {
   gatewayUrl: string;
@@ -162,24 +162,6 @@ async function measure(options: { calls: number; runs: number; seconds: number; 
   }
 }
 
-/** A fresh database on the server named by ARC_TEST_DATABASE_URL, dropped afterwards; null when none is set. */
-async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T | null> {
-  const serverUrl = process.env.ARC_TEST_DATABASE_URL;
-  if (!serverUrl) return null;
-  const name = `arc_gateway_bench_${process.pid}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  try {
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    return await fn(url.toString());
-  } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
-}
-
 function report(label: string, m: Awaited<ReturnType<typeof measure>>, calls: number): void {
   const sign = (x: number) => (x >= 0 ? `+${x}` : `${x}`);
   console.log(
@@ -203,7 +185,9 @@ export async function runGatewayBench(
   const settings = { calls: options.calls ?? 1000, runs: options.runs ?? 3, seconds: options.seconds ?? 5 };
   const pglite = await measure(settings);
   report("PGlite store", pglite, settings.calls);
-  const postgres = await withPostgres((databaseUrl) => measure({ ...settings, databaseUrl }));
+  const postgres = await withFreshPostgresDatabase("arc_bench_gateway", (databaseUrl) =>
+    measure({ ...settings, databaseUrl }),
+  );
   if (postgres) report("PostgreSQL store", postgres, settings.calls);
   else console.log("gateway on a PostgreSQL store: not measured (set ARC_TEST_DATABASE_URL to measure it)");
   const figures: GatewayBench = {
