@@ -11,16 +11,25 @@ export type BackendName = "wasm" | "cpu";
 
 let wasmPathsSet = false;
 let chosen: BackendName | undefined;
+/** The last requested switch; each call waits for the one before, so none sees a backend half set up. */
+let lastSwitch: Promise<unknown> = Promise.resolve();
 
 /**
  * Selects and initialises a backend. Without a name it keeps the one chosen before, else takes
  * `ARC_ENGINE_BACKEND` (wasm by default). The wasm binaries are read from the installed
- * `@tensorflow/tfjs-backend-wasm` package, so nothing is fetched.
+ * `@tensorflow/tfjs-backend-wasm` package, so nothing is fetched. Concurrent calls are safe: tfjs
+ * names the new backend before its asynchronous set-up ends, so calls run one after another.
  */
-export async function initBackend(requested?: BackendName): Promise<BackendName> {
+export function initBackend(requested?: BackendName): Promise<BackendName> {
   const name = requested ?? chosen ?? defaultBackend();
   chosen = name;
-  if (tf.getBackend() === name) return name;
+  const switched = lastSwitch.then(() => switchBackend(name));
+  lastSwitch = switched.catch(() => undefined);
+  return switched;
+}
+
+async function switchBackend(name: BackendName): Promise<BackendName> {
+  if (tf.getBackend() === name && tf.findBackend(name) != null) return name;
   if (name === "wasm" && !wasmPathsSet) {
     const require = createRequire(import.meta.url);
     const dist = join(dirname(require.resolve("@tensorflow/tfjs-backend-wasm/package.json")), "dist");
