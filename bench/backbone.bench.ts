@@ -2,9 +2,8 @@
 // and into the PostgreSQL server — printed and written to bench/results/backbone.json.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { printFailuresBench, runFailuresBench } from "./failures.bench.ts";
-import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
 import { runGatewayBench } from "./gateway.bench.ts";
-import { measureIngest } from "./ingest-throughput.ts";
+import { runIngestBench } from "./ingest-throughput.ts";
 import { measureSdkOverhead } from "./sdk-overhead.ts";
 
 function median(values: number[]): number {
@@ -28,31 +27,7 @@ async function sdkOverhead() {
 }
 
 const sdk = await sdkOverhead();
-const rounds = (r: { rounds: number[] }) => r.rounds.map(Math.round).join(", ");
-const pglite = await measureIngest();
-const pgliteAlone = await measureIngest({ detection: false });
-console.log(
-  `ingest into PGlite: ${Math.round(pglite.stepsPerSecond)} steps/s with failure detection running in the same process ` +
-    `(rounds ${rounds(pglite)}), ${Math.round(pgliteAlone.stepsPerSecond)} steps/s with ARC_DETECT_WORKER=0 ` +
-    `(rounds ${rounds(pgliteAlone)}); medians, batches of 100 steps, 8 in flight   target >= 5,000`,
-);
-const postgresWithDetection = await withFreshPostgresDatabase("arc_bench_ingest", (url) =>
-  measureIngest({ databaseUrl: url }),
-);
-const postgresAlone = await withFreshPostgresDatabase("arc_bench_ingest", (url) =>
-  measureIngest({ databaseUrl: url, detection: false }),
-);
-const postgres =
-  postgresWithDetection && postgresAlone
-    ? { withDetection: postgresWithDetection, alone: postgresAlone }
-    : null;
-if (postgres) {
-  console.log(
-    `ingest into PostgreSQL: ${Math.round(postgres.withDetection.stepsPerSecond)} steps/s with detection in the same ` +
-      `process (rounds ${rounds(postgres.withDetection)}), ${Math.round(postgres.alone.stepsPerSecond)} steps/s as an ` +
-      `ingest-only process (rounds ${rounds(postgres.alone)})   target >= 20,000`,
-  );
-}
+const { pglite, pgliteAlone, postgres } = await runIngestBench();
 
 const figures = {
   sdk_overhead_p50_ms: round2(sdk.p50),

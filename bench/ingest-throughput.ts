@@ -1,9 +1,12 @@
 // Ingest throughput: steps/s that `arc serve` commits through POST /v1/traces, batches of 100 steps, with the
 // server in its own process (as in production, where agents run elsewhere) and a few requests in flight.
+// `npm run bench` measures it among the backbone's figures; `node --import tsx bench/ingest-throughput.ts` alone.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
 
 /** Options of `measureIngest`. */
 export interface IngestOptions {
@@ -144,3 +147,45 @@ export async function measureIngest(
     rmSync(home, { recursive: true, force: true });
   }
 }
+
+/** Median steps/s and the rounds behind it. */
+type IngestThroughput = Awaited<ReturnType<typeof measureIngest>>;
+
+/**
+ * Measures and prints ingest into PGlite and, when ARC_TEST_DATABASE_URL names one, into a PostgreSQL server: each
+ * with the failure-detection worker in the server process (as `arc serve` runs by default) and without it.
+ */
+export async function runIngestBench(): Promise<{
+  pglite: IngestThroughput;
+  pgliteAlone: IngestThroughput;
+  postgres: { withDetection: IngestThroughput; alone: IngestThroughput } | null;
+}> {
+  const rounds = (r: IngestThroughput) => r.rounds.map(Math.round).join(", ");
+  const pglite = await measureIngest();
+  const pgliteAlone = await measureIngest({ detection: false });
+  console.log(
+    `ingest into PGlite: ${Math.round(pglite.stepsPerSecond)} steps/s with failure detection running in the same process ` +
+      `(rounds ${rounds(pglite)}), ${Math.round(pgliteAlone.stepsPerSecond)} steps/s with ARC_DETECT_WORKER=0 ` +
+      `(rounds ${rounds(pgliteAlone)}); medians, batches of 100 steps, 8 in flight   target >= 5,000`,
+  );
+  const postgresWithDetection = await withFreshPostgresDatabase("arc_bench_ingest", (url) =>
+    measureIngest({ databaseUrl: url }),
+  );
+  const postgresAlone = await withFreshPostgresDatabase("arc_bench_ingest", (url) =>
+    measureIngest({ databaseUrl: url, detection: false }),
+  );
+  const postgres =
+    postgresWithDetection && postgresAlone
+      ? { withDetection: postgresWithDetection, alone: postgresAlone }
+      : null;
+  if (postgres) {
+    console.log(
+      `ingest into PostgreSQL: ${Math.round(postgres.withDetection.stepsPerSecond)} steps/s with detection in the same ` +
+        `process (rounds ${rounds(postgres.withDetection)}), ${Math.round(postgres.alone.stepsPerSecond)} steps/s as an ` +
+        `ingest-only process (rounds ${rounds(postgres.alone)})   target >= 20,000`,
+    );
+  }
+  return { pglite, pgliteAlone, postgres };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await runIngestBench();

@@ -1,4 +1,5 @@
 export { toInvalidInputError } from "./format-zod-error.ts";
+export { parseTraceBatch } from "./parse-trace-batch.ts";
 export {
   ChatMessage,
   Feedback,

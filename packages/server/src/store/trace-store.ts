@@ -1,6 +1,7 @@
 import { type ChatMessage, type Feedback, InvalidInputError, NotFoundError, type Trace } from "@arc/core";
 import type { Queryable, Row } from "./database.ts";
 import { toRows } from "./trace-rows.ts";
+import { keepTraceStatisticsCurrent } from "./trace-statistics.ts";
 
 /** How many traces and steps a batch wrote anew (re-sent ones are not counted again). */
 export interface InsertResult {
@@ -74,7 +75,7 @@ function rejectDuplicateIds(traces: Trace[]): void {
  * Writes a batch of validated traces atomically: all of it or none of it.
  * Idempotent: a trace id already stored is merged (first values kept, missing ones filled in, models and tags
  * united, metadata keys merged with the first value of a key kept, `error` status wins), a step id already stored
- * for its trace is left as it was.
+ * for its trace is left as it was. After the insert it may ANALYZE `traces` (see `keepTraceStatisticsCurrent`).
  */
 export async function insertTraces(db: Queryable, tenantId: string, traces: Trace[]): Promise<InsertResult> {
   rejectDuplicateIds(traces);
@@ -179,6 +180,7 @@ export async function insertTraces(db: Queryable, tenantId: string, traces: Trac
       s.metadata,
     ],
   );
+  await keepTraceStatisticsCurrent(db, rows[0].traces);
   return rows[0];
 }
 

@@ -1,4 +1,4 @@
-import { Feedback, InvalidInputError, TraceBatch, toInvalidInputError } from "@arc/core";
+import { Feedback, InvalidInputError, parseTraceBatch, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
@@ -22,14 +22,12 @@ export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBod
   const app = new Hono<{ Variables: AuthVariables }>();
 
   app.post("/traces", async (c) => {
-    const body = await readJson(c, deps.maxBodyBytes);
-    const parsed = TraceBatch.safeParse(body);
-    if (!parsed.success) throw toInvalidInputError(parsed.error);
-    const result = await insertTraces(deps.db, c.get("tenantId"), parsed.data.traces);
+    const { traces } = parseTraceBatch(await readJson(c, deps.maxBodyBytes));
+    const result = await insertTraces(deps.db, c.get("tenantId"), traces);
     deps.metrics.ingestedTraces.inc({ source: "api" }, result.traces);
     deps.metrics.ingestedSteps.inc({ source: "api" }, result.steps);
-    const received = parsed.data.traces.reduce((n, t) => n + t.steps.length, 0);
-    return c.json({ received: { traces: parsed.data.traces.length, steps: received }, inserted: result });
+    const received = traces.reduce((n, t) => n + t.steps.length, 0);
+    return c.json({ received: { traces: traces.length, steps: received }, inserted: result });
   });
 
   app.get("/traces", async (c) => {
