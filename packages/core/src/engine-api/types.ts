@@ -127,6 +127,10 @@ export type Objective =
       beta?: number;
       /** `sigmoid` is DPO (Rafailov et al. 2023, eq. 7); `ipo` is IPO (Azar et al. 2023, eq. 17). Default `sigmoid`. */
       loss?: "sigmoid" | "ipo";
+      /** Entropy regularization: subtracts this times the mean per-token entropy of both responses (default 0). */
+      entropyCoef?: number;
+      /** Adds this times the mean per-token NLL of the chosen responses (RPO, Pang et al. 2024); default 0. */
+      nllCoef?: number;
     }
   | {
       kind: "grpo";

@@ -89,6 +89,16 @@ describe("EmbeddedTrainEngine", () => {
     await assert.rejects(trainer.step(batch, { kind: "grpo" }), /batch\.advantages/);
   });
 
+  it("lowers the chosen responses' NLL under DPO with nllCoef, and reports the entropy it regularizes", async () => {
+    const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 5), { learningRate: 2e-3 });
+    const objective = { kind: "dpo", beta: 0.1, loss: "sigmoid", nllCoef: 1, entropyCoef: 0.01 } as const;
+    const first = await trainer.step(batch, objective);
+    let m = first;
+    for (let i = 0; i < 10; i++) m = await trainer.step(batch, objective);
+    assert.ok(m.extra.chosenNll < first.extra.chosenNll, `${m.extra.chosenNll} !< ${first.extra.chosenNll}`);
+    assert.ok(Number.isFinite(m.extra.entropy) && m.extra.entropy > 0, `entropy ${m.extra.entropy}`);
+  });
+
   it("steps the decoupled GRPO objective with the current policy as the proximal one", async () => {
     const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 4), { learningRate: 2e-3 });
     const advantages = [1, -1, 1, -1, 1, -1];

@@ -245,13 +245,17 @@ export class EmbeddedTrainEngine implements TrainEngine {
         policy,
         this.rope,
         grid,
-        grpo !== undefined,
+        grpo !== undefined || (objective.kind === "dpo" && (objective.entropyCoef ?? 0) !== 0),
         this.loraScale(),
       );
       let result: { loss: tf.Scalar; extra: Record<string, tf.Scalar> };
       if (objective.kind === "sft") result = sftLoss(logp, mask);
       else if (objective.kind === "dpo") {
-        result = dpoLoss(logp, refLogp!, mask, objective.beta ?? 0.1, objective.loss ?? "sigmoid");
+        result = dpoLoss(logp, refLogp!, mask, objective.beta ?? 0.1, objective.loss ?? "sigmoid", {
+          entropyCoef: objective.entropyCoef,
+          entropy,
+          nllCoef: objective.nllCoef,
+        });
       } else {
         result = grpoLoss(
           logp,

@@ -1,4 +1,10 @@
-export { applyOverrides, loadRecipe, parseOverrideValue, parseRecipe } from "./load-recipe.ts";
+export {
+  applyOverrides,
+  loadRecipe,
+  parseOverrideValue,
+  parseRecipe,
+  readRecipeYaml,
+} from "./load-recipe.ts";
 export {
   DataBlock,
   ModelBlock,

@@ -72,8 +72,11 @@ export function applyOverrides(raw: unknown, overrides: readonly string[]): Reco
   return root;
 }
 
-/** Reads a YAML recipe, applies `key=value` overrides and validates it. */
-export async function loadRecipe(path: string, overrides: readonly string[] = []): Promise<Recipe> {
+/** Reads a YAML recipe file and applies `key=value` overrides, not yet validated; an unreadable file names its path. */
+export async function readRecipeYaml(
+  path: string,
+  overrides: readonly string[] = [],
+): Promise<Record<string, unknown>> {
   let raw: unknown;
   try {
     raw = parse(await readFile(path, "utf8"));
@@ -82,5 +85,10 @@ export async function loadRecipe(path: string, overrides: readonly string[] = []
       field: "recipe",
     });
   }
-  return parseRecipe(applyOverrides(raw, overrides), path);
+  return applyOverrides(raw, overrides);
+}
+
+/** Reads a YAML recipe, applies `key=value` overrides and validates it. */
+export async function loadRecipe(path: string, overrides: readonly string[] = []): Promise<Recipe> {
+  return parseRecipe(await readRecipeYaml(path, overrides), path);
 }

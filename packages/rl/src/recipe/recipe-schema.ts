@@ -99,7 +99,7 @@ export const TrainerBlock = z
     weightDecay: z.number().nonnegative().default(0).describe("AdamW decoupled weight decay."),
     maxGradNorm: z.number().nonnegative().default(1).describe("Clip the global gradient norm (0 disables)."),
     temperature: z.number().positive().default(1).describe("Sampling temperature of rollouts."),
-    maxTokens: z.number().int().positive().default(64).describe("Output budget per rollout sample."),
+    maxTokens: z.number().int().positive().default(96).describe("Output budget per rollout sample."),
     seed: z.number().int().default(1).describe("Seed of sampling; with data.seed it fixes the whole run."),
     syncInterval: syncInterval.default(1),
     syncReference: z
@@ -114,7 +114,16 @@ export const TrainerBlock = z
       .nonnegative()
       .default(0)
       .describe("GRPO: weight of KL(policy || reference); 0 disables."),
-    entropyCoef: z.number().nonnegative().default(0).describe("GRPO: weight of the entropy bonus."),
+    entropyCoef: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe("GRPO and DPO: weight of the entropy bonus (DPO: entropy regularization)."),
+    nllCoef: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe("DPO: weight of the chosen responses' token NLL added to the loss (RPO)."),
     normalization: z
       .enum(["grpo", "dr-grpo"])
       .default("grpo")

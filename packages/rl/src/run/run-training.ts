@@ -388,7 +388,16 @@ async function trainOnRollouts(
         : [];
     const out = dpoBatch(rollouts.groups, mixed);
     const pairs = out.sampledPairs + out.mixedPairs;
-    const m = pairs > 0 ? await train.step(out.batch, { kind: "dpo", beta: t.beta, loss: t.loss }) : null;
+    const m =
+      pairs > 0
+        ? await train.step(out.batch, {
+            kind: "dpo",
+            beta: t.beta,
+            loss: t.loss,
+            entropyCoef: t.entropyCoef,
+            nllCoef: t.nllCoef,
+          })
+        : null;
     return stepRecord(
       step,
       "dpo",

@@ -1,8 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { AdaptiveTeachingRewardConfig, InvalidInputError, toInvalidInputError } from "@arc/core";
-import { parse } from "yaml";
 import { z } from "zod";
-import { applyOverrides } from "../recipe/index.ts";
+import { readRecipeYaml } from "../recipe/index.ts";
 
 /**
  * A teacher-training recipe (`recipes/teacher-sft.yaml`, `recipes/teacher-grpo.yaml`): SFT warm-up
@@ -133,15 +131,7 @@ export async function loadTeacherRecipe(
   path: string,
   overrides: readonly string[] = [],
 ): Promise<TeacherRecipe> {
-  let raw: unknown;
-  try {
-    raw = parse(await readFile(path, "utf8"));
-  } catch (error) {
-    throw new InvalidInputError(`${path}: cannot read the recipe: ${(error as Error).message}`, {
-      field: "recipe",
-    });
-  }
-  const parsed = TeacherRecipe.safeParse(applyOverrides(raw, overrides));
+  const parsed = TeacherRecipe.safeParse(await readRecipeYaml(path, overrides));
   if (!parsed.success) {
     const error = toInvalidInputError(parsed.error);
     throw new InvalidInputError(`${path}: ${error.message}`, { field: error.field });

@@ -1,11 +1,22 @@
 import { tf } from "../../backend/tf-backend.ts";
 
+/** Optional terms added to the DPO loss. */
+export interface DpoRegularizers {
+  /** Weight of the entropy bonus (the loss falls by it times the mean per-token entropy); needs `entropy`. */
+  entropyCoef?: number;
+  /** Per-token entropy of the policy's next-token distributions, [2P, L]. */
+  entropy?: tf.Tensor2D;
+  /** Weight of the mean per-token NLL of the chosen responses (RPO). */
+  nllCoef?: number;
+}
+
 /**
  * Direct preference optimisation over (chosen, rejected) row pairs: rows 2i and 2i+1 of [2P, L] grids.
  * With h = (log pi(c) - log pi(r)) - (log ref(c) - log ref(r)) summed over each response's tokens:
  * - `sigmoid`: -log sigmoid(beta * h)        (Rafailov et al. 2023, eq. 7)
  * - `ipo`:     (h - 1 / (2 * beta))^2       (Azar et al. 2023, eq. 17, on summed log-ratios)
- * averaged over pairs.
+ * averaged over pairs; plus `nllCoef` x the chosen responses' mean token NLL (Pang et al. 2024, RPO) and minus
+ * `entropyCoef` x the mean token entropy of both responses (keeps sampling diverse in semi-online runs).
  */
 export function dpoLoss(
   logp: tf.Tensor2D,
@@ -13,6 +24,7 @@ export function dpoLoss(
   mask: tf.Tensor2D,
   beta: number,
   variant: "sigmoid" | "ipo",
+  regularizers: DpoRegularizers = {},
 ): { loss: tf.Scalar; extra: Record<string, tf.Scalar> } {
   const pairs = logp.shape[0] / 2;
   const seq = tf.reshape(tf.sum(tf.mul(logp, mask), 1), [pairs, 2]); // [P, 2] policy log-prob of (chosen, rejected)
@@ -22,10 +34,28 @@ export function dpoLoss(
   const h = tf.sub(chosen, rejected); // [P]
   const perPair =
     variant === "sigmoid" ? tf.softplus(tf.neg(tf.mul(h, beta))) : tf.square(tf.sub(h, 1 / (2 * beta))); // [P], softplus(-z) = -log sigmoid(z)
-  const loss = tf.mean(perPair) as tf.Scalar;
+  let loss = tf.mean(perPair) as tf.Scalar;
+  const extra: Record<string, tf.Scalar> = {};
+  const nllCoef = regularizers.nllCoef ?? 0;
+  if (nllCoef !== 0) {
+    const [chosenMask] = tf.unstack(tf.reshape(mask, [pairs, 2, -1]), 1); // [P, L]
+    const [chosenLogp] = tf.unstack(tf.reshape(logp, [pairs, 2, -1]), 1); // [P, L]
+    const nll = tf.div(tf.neg(tf.sum(tf.mul(chosenLogp, chosenMask))), tf.maximum(tf.sum(chosenMask), 1));
+    extra.chosenNll = nll as tf.Scalar;
+    loss = tf.add(loss, tf.mul(nll, nllCoef)) as tf.Scalar;
+  }
+  const entropyCoef = regularizers.entropyCoef ?? 0;
+  if (entropyCoef !== 0) {
+    if (!regularizers.entropy)
+      throw new TypeError("entropy: DPO with entropyCoef needs the per-token entropy");
+    const meanEntropy = tf.div(tf.sum(tf.mul(regularizers.entropy, mask)), tf.maximum(tf.sum(mask), 1));
+    extra.entropy = meanEntropy as tf.Scalar;
+    loss = tf.sub(loss, tf.mul(meanEntropy, entropyCoef)) as tf.Scalar;
+  }
   return {
     loss,
     extra: {
+      ...extra,
       margin: tf.mean(tf.mul(h, beta)) as tf.Scalar,
       rewardAccuracy: tf.mean(tf.cast(tf.greater(h, 0), "float32")) as tf.Scalar,
       chosenReward: tf.mean(tf.mul(chosen, beta)) as tf.Scalar,

@@ -69,6 +69,40 @@ describe("losses on fixed inputs", () => {
     close(val(loss), (1 - 2) ** 2);
   });
 
+  it("DPO adds nllCoef x the chosen rows' mean token NLL and subtracts entropyCoef x the mean token entropy", () => {
+    // two pairs; rows 0 and 2 are chosen; the last token of row 2 is masked out
+    const logp = t2([
+      [-1, -3],
+      [-2, -2],
+      [-0.5, -9],
+      [-1, -1],
+    ]);
+    const mask = t2([
+      [1, 1],
+      [1, 1],
+      [1, 0],
+      [1, 1],
+    ]);
+    const entropy = t2([
+      [1, 2],
+      [3, 4],
+      [5, 100],
+      [6, 7],
+    ]);
+    const plain = val(dpoLoss(logp, logp, mask, 0.1, "sigmoid").loss);
+    const { loss, extra } = dpoLoss(logp, logp, mask, 0.1, "sigmoid", {
+      nllCoef: 0.5,
+      entropyCoef: 0.1,
+      entropy,
+    });
+    const nll = (1 + 3 + 0.5) / 3;
+    const meanEntropy = (1 + 2 + 3 + 4 + 5 + 6 + 7) / 7;
+    close(val(extra.chosenNll), nll);
+    close(val(extra.entropy), meanEntropy);
+    close(val(loss), plain + 0.5 * nll - 0.1 * meanEntropy);
+    assert.throws(() => dpoLoss(logp, logp, mask, 0.1, "sigmoid", { entropyCoef: 0.1 }), /entropy/);
+  });
+
   it("GRPO clips the ratio on the side the advantage makes profitable, and aggregates as asked", () => {
     const logp = t2([
       [Math.log(1.5), 0],
