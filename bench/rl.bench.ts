@@ -86,7 +86,7 @@ async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
       steps: STEPS,
       promptsPerStep: PROMPTS,
       samplesPerPrompt: 4,
-      maxTokens: 64,
+      maxTokens: 96,
       temperature: 1,
       checkpointEvery: STEPS,
       evalEvery: Math.max(1, Math.floor(STEPS / 6)),

@@ -38,7 +38,7 @@ describe("built-in task families", () => {
     });
   }
 
-  it("toolcall: shifts production toward booking and toward cities train never shows", () => {
+  it("toolcall: shifts production toward booking, toward cities train never shows and toward a rare phrasing", () => {
     const train = getTaskFamily("toolcall").generate({ split: "train", seed: 1, count: 2000 });
     const prod = getTaskFamily("toolcall").generate({ split: "production", seed: 1, count: 2000 });
     const share = (tasks: typeof train, tool: string) =>
@@ -53,11 +53,17 @@ describe("built-in task families", () => {
     );
     assert.ok(!trainCities.has("Reykjavik"));
     assert.ok(prod.some((t) => (t.solution as ToolcallSolution).args.city === "Reykjavik"));
+    const thirdTemplate = (tasks: typeof train) =>
+      tasks.filter((t) => String(t.meta?.template).endsWith("2")).length / tasks.length;
+    assert.ok(thirdTemplate(prod) > 0.25, "production phrases a third of its requests the third way");
+    assert.ok(
+      thirdTemplate(train) > 0 && thirdTemplate(train) < 0.1,
+      "train shows that phrasing only rarely",
+    );
     assert.ok(
       prod.some((t) => /How many \w+ is/.test(t.question)),
       "production names currencies instead of codes",
     );
-    assert.ok(!train.some((t) => /How many \w+ is/.test(t.question)));
   });
 
   for (const family of Object.values(TASK_FAMILIES)) {

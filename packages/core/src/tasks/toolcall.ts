@@ -17,6 +17,8 @@ export type ToolcallSolution = ToolCallJson;
 
 type Intent = "get_weather" | "add_event" | "book_table" | "convert_currency";
 
+// Train values are many and varied so that SFT learns to copy a value from the request rather than
+// memorize a short list; production values never appear in train.
 const TRAIN_CITIES = [
   "Paris",
   "London",
@@ -28,11 +30,63 @@ const TRAIN_CITIES = [
   "Lima",
   "Cairo",
   "Boston",
+  "Dublin",
+  "Vienna",
+  "Prague",
+  "Lisbon",
+  "Seoul",
+  "Dakar",
+  "Accra",
+  "Denver",
+  "Austin",
+  "Milan",
+  "Porto",
+  "Kyiv",
+  "Riga",
+  "Sofia",
+  "Tunis",
+  "Quebec",
+  "Bogota",
+  "Manila",
+  "Jakarta",
+  "Sydney",
+  "Chicago",
+  "Mexico City",
 ];
 const PROD_CITIES = ["Reykjavik", "Nairobi", "Hanoi", "Quito", "Perth", "Zagreb", "São Paulo", "New Delhi"];
-const TRAIN_TITLES = ["Sync", "Dentist", "Gym", "Lunch", "Standup", "Yoga"];
+const TRAIN_TITLES = [
+  "Sync",
+  "Dentist",
+  "Gym",
+  "Lunch",
+  "Standup",
+  "Yoga",
+  "Review",
+  "Demo",
+  "Dinner",
+  "Haircut",
+  "Piano",
+  "Run",
+  "Retro",
+  "Interview",
+  "Coffee",
+  "Doctor",
+];
 const PROD_TITLES = ["Budget", "Call", "Flight", "Vet"];
-const TRAIN_PLACES = ["Nobu", "Chez Marie", "Blue Fin", "Golden Wok", "Olive Tree"];
+const TRAIN_PLACES = [
+  "Nobu",
+  "Chez Marie",
+  "Blue Fin",
+  "Golden Wok",
+  "Olive Tree",
+  "Red Lion",
+  "Le Petit",
+  "Bamboo",
+  "Green Leaf",
+  "Mama Rosa",
+  "Sushi Bar",
+  "Oak Grill",
+];
 const PROD_PLACES = ["The Ivy", "Sakura House", "El Toro", "Casa Luna"];
 const CODES = ["USD", "EUR", "GBP", "JPY", "CHF", "CAD"];
 const CURRENCY_NAMES: Record<string, string> = {
@@ -61,8 +115,11 @@ function isoDate(rng: Rng): string {
   return `2026-${String(rng.int(1, 12)).padStart(2, "0")}-${String(rng.int(1, 28)).padStart(2, "0")}`;
 }
 
+/** Production phrases a third of its requests with a template (the third) that train shows only this rarely. */
+const TRAIN_THIRD_TEMPLATE_SHARE = 0.06;
+
 function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
-  const variant = prod ? rng.int(0, 2) : rng.int(0, 1);
+  const variant = prod ? rng.int(0, 2) : rng.chance(TRAIN_THIRD_TEMPLATE_SHARE) ? 2 : rng.int(0, 1);
   switch (intent) {
     case "get_weather": {
       const city = rng.pick(prod && rng.chance(0.7) ? PROD_CITIES : TRAIN_CITIES);

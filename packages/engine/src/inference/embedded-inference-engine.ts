@@ -200,7 +200,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
         `${field}: a prompt of ${prompt.length} tokens leaves no room in the context of ${this.config.max_position_embeddings}`,
       );
     }
-    const maxTokens = request.maxTokens ?? 64;
+    const maxTokens = request.maxTokens ?? 96;
     if (!Number.isInteger(maxTokens) || maxTokens < 1) {
       throw new TypeError(`${field}.maxTokens: expected a positive integer, got ${maxTokens}`);
     }

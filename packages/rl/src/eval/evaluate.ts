@@ -13,7 +13,7 @@ export interface EvalResult {
 
 /** Options of `evaluate`. */
 export interface EvaluateOptions {
-  /** Output budget per task (default 64). */
+  /** Output budget per task (default 96). */
   maxTokens?: number;
   /** 0 (default) is greedy decoding: the deterministic answer a deployed model gives. */
   temperature?: number;
@@ -31,7 +31,7 @@ export async function evaluate(
     tasks.map((task, i) => ({
       id: task.id,
       messages: getTaskFamily(task.env).prompt(task),
-      maxTokens: options.maxTokens ?? 64,
+      maxTokens: options.maxTokens ?? 96,
       temperature: options.temperature ?? 0,
       seed: i,
     })),

@@ -12,7 +12,7 @@ import type { ModelBackend } from "../gateway/model-backend.ts";
 
 /** How items are sent to the models. */
 export interface JudgeOptions {
-  /** Output budget per item (default 64). */
+  /** Output budget per item (default 96). */
   maxTokens?: number;
   /** Requests in flight per model at once (default 16; the embedded engine batches them). */
   concurrency?: number;
@@ -82,7 +82,7 @@ export async function judgeModels(
   safety: readonly SafetyItem[],
   options: JudgeOptions = {},
 ): Promise<ValidationItem[]> {
-  const maxTokens = options.maxTokens ?? 64;
+  const maxTokens = options.maxTokens ?? 96;
   const concurrency = options.concurrency ?? 16;
   const prompts = [
     ...rows.map((row) =>
