@@ -57,10 +57,18 @@ export interface DemoOptions {
 
 /** The demo's gates, set explicitly and printed: the defaults (functional ≥ 0.85) assume a usable base model. */
 const DEMO_GATES: ValidationGatesInput = { minFunctional: 0, minNdr: 0.95, alpha: 0.05, safety: "clean" };
-const GATES_WHY =
-  "functional ≥ 0.85 (default) is out of reach for the ~1M-parameter base model (it fails ~98% of production " +
-  "tasks), so the demo gates on not being worse instead: minFunctional 0, NDR ≥ 0.95 (default 0.99), no slice " +
-  "significantly worse (McNemar exact, α 0.05, default), safety slice clean (default).";
+/** Why the demo lowers the gates, with the base model's production failure rate from its base-model.json when known. */
+function gatesWhy(baseFailureRate: unknown): string {
+  const known =
+    typeof baseFailureRate === "number"
+      ? ` (the base model fails ${(baseFailureRate * 100).toFixed(0)}% of it)`
+      : "";
+  return (
+    `functional ≥ 0.85 (default) is out of reach for a ~1M-parameter model on the production split${known}, ` +
+    "so the demo gates on not being worse instead: minFunctional 0, NDR ≥ 0.95 (default 0.99), no slice " +
+    "significantly worse (McNemar exact, α 0.05, default), safety slice clean (default)."
+  );
+}
 
 /** One line that rewrites itself on a TTY and prints every few seconds elsewhere. */
 class LiveLine {
@@ -207,7 +215,8 @@ async function demoLoop(context: {
   });
   const names = new Map<string, string>([[base.id, base.name]]);
   say(`Arc demo — server ${server.url}, tenant ${credentials.tenant}, base model ${baseModel}`);
-  say(`gates: ${JSON.stringify(DEMO_GATES)}\n  why: ${GATES_WHY}`);
+  const gatesExplanation = gatesWhy(base.metrics.productionFailureRate);
+  say(`gates: ${JSON.stringify(DEMO_GATES)}\n  why: ${gatesExplanation}`);
   endPhase("platform", `server up, base model registered as ${base.id} (promoted)`);
 
   // 2. production traffic on the base model
@@ -263,8 +272,8 @@ async function demoLoop(context: {
     maxTracesPerPattern: 1000,
     candidates: {},
   });
-  const pool = await synth({
-    kind: "prompts",
+  /** The training datasets' request; the PreferenceSet adds the teacher's candidates. */
+  const trainingRequest = {
     fromPatterns: "all",
     seed: options.seed,
     size: 256,
@@ -273,8 +282,8 @@ async function demoLoop(context: {
     generalSize: 50,
     nearDuplicateThreshold: 0.8,
     maxTracesPerPattern: 1000,
-    candidates: {},
-  });
+  } as const;
+  const pool = await synth({ ...trainingRequest, kind: "prompts", candidates: {} });
   // preference chosen answers: the simulated agent's teacher is the task's reference answer, verified by the
   // verifier on the server like any teacher output
   const members = await currentFailureMembers(db, tenantId, "all", 1000);
@@ -293,18 +302,7 @@ async function demoLoop(context: {
     );
     if (task) candidates[trace.id] = [{ text: toolcallFamily.reference(task)[0], source: "teacher" }];
   }
-  const preferences = await synth({
-    kind: "preferences",
-    fromPatterns: "all",
-    seed: options.seed,
-    size: 256,
-    failureSamplingRatio: 0.8,
-    perPattern: 20,
-    generalSize: 50,
-    nearDuplicateThreshold: 0.8,
-    maxTracesPerPattern: 1000,
-    candidates,
-  });
+  const preferences = await synth({ ...trainingRequest, kind: "preferences", candidates });
   const dataDir = join(home, "datasets");
   mkdirSync(dataDir, { recursive: true });
   const poolPath = join(dataDir, `${pool.id}.jsonl`);
@@ -534,7 +532,7 @@ async function demoLoop(context: {
       ? {
           decision: validation.decision,
           reasons: validation.report.reasons,
-          gatesWhy: GATES_WHY,
+          gatesWhy: gatesExplanation,
           report: validation.report,
         }
       : null,

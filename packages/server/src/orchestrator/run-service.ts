@@ -34,7 +34,7 @@ export async function createRunService(options: {
     config: orchestratorConfigFromEnv(env, options.config),
     artifactsDir: join(options.home, "artifacts"),
     setupRegistry: options.setupRegistry ?? (await registrySetupFromEnv(env)),
-    onEvent: (line) => console.log(`orchestrator: ${line}`),
+    onEvent: (line) => console.error(`orchestrator: ${line}`),
     onError: (error) => console.error(`orchestrator: ${error.message}`),
   });
   const routes = runRoutes({

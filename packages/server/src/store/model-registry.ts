@@ -85,6 +85,24 @@ function fromRow(r: Record<string, unknown>): ModelVersion {
   };
 }
 
+/** Class of the transaction-scoped advisory locks that serialize a tenant's registrations (an arbitrary constant). */
+const modelRegistrationLockClass = 0x4172636d;
+
+/**
+ * Takes the tenant's model-registration lock for the rest of transaction `tx`, waiting while another registration of
+ * the same tenant holds it (in any process sharing the database). A check of the registry followed by an insert, such
+ * as "promoted only when the tenant has no model yet", holds only when both run under it.
+ */
+export async function lockModelRegistrations(tx: Queryable, tenantId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock($1, hashtext($2))", [modelRegistrationLockClass, tenantId]);
+}
+
+/** Whether the tenant has any model version, in any status. */
+export async function hasModelVersions(db: Queryable, tenantId: string): Promise<boolean> {
+  const rows = await db.query("select 1 from model_versions where tenant_id = $1 limit 1", [tenantId]);
+  return rows.length > 0;
+}
+
 /** Adds a model version (a run's checkpoint, a base model, or an upstream model) and audits it. */
 export async function registerModelVersion(
   db: Queryable,

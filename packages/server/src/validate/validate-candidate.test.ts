@@ -14,7 +14,6 @@ import {
   toolcallEvalFixture,
 } from "../deploy/__fixtures__/toolcall-eval-fixture.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
-import { listAudit } from "../store/audit-log.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { getModelVersion, type ModelVersion, registerModelVersion } from "../store/model-registry.ts";
@@ -57,11 +56,6 @@ describe("validator", () => {
       production: book((q, slice) => (slice === "pattern" ? fx.wrong(q) : fx.right(q))),
       // a good candidate: learned the pattern, kept the rest
       fixed: book((q) => fx.right(q)),
-      // TEST DOUBLE: an answer book scripted to answer half the general questions wrong, standing for what a model
-      // trained on swapped (corrupted) pairs would do; nothing is trained here
-      corrupted: book((q, slice) =>
-        slice === "pattern" || fx.generalQuestions.indexOf(q) % 2 === 0 ? fx.right(q) : fx.wrong(q),
-      ),
     };
     const config = configForSize("tiny");
     const weights = initWeights(config, 3);
@@ -91,26 +85,6 @@ describe("validator", () => {
     await server.close();
     await db.close();
     await rm(dir, { recursive: true, force: true });
-  });
-
-  it("rejects a candidate scripted to regress on half the general slice, naming the slice, NDR and functional gates it failed", async () => {
-    await registerModelVersion(db, server.tenantId, {
-      name: "corrupted",
-      artifactDir: join(dir, "corrupted"),
-      actor: "test",
-    });
-    const { status, body } = await post(server, "/model-versions/corrupted/validate");
-    assert.equal(status, 200);
-    assert.equal(body.validation.decision, "fail");
-    assert.equal(body.model.status, "rejected");
-    const reasons = body.validation.report.reasons.join("\n");
-    assert.match(reasons, /slice general significantly worse: failure rate 0\.0% -> 50\.0%/);
-    assert.match(reasons, /NDR .* < 99\.0%/);
-    assert.match(reasons, /functional pass rate .* < 85\.0%/);
-    const audit = await listAudit(db, server.tenantId, { kind: "model_version", id: body.model.id });
-    const reject = audit.find((a) => a.action === "reject");
-    assert.equal(reject?.actor.startsWith("user:"), true);
-    assert.deepEqual(reject?.evidence.reasons, body.validation.report.reasons);
   });
 
   it("validates a candidate that fixes the pattern and keeps general and safety, with per-slice figures", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it, mock } from "node:test";
+import { after, before, describe, it } from "node:test";
 import {
   type ReleaseTestServer,
   startReleaseTestServer,
@@ -11,21 +11,7 @@ import type { Database } from "../../store/database.ts";
 import { migrate } from "../../store/migrate.ts";
 import { getModelVersion, registerModelVersion } from "../../store/model-registry.ts";
 import { openPgliteDatabase } from "../../store/pglite-database.ts";
-import { main } from "../main.ts";
-
-/** Runs `arc <argv>` against the test server and returns the exit code and what it printed. */
-async function arc(server: ReleaseTestServer, argv: string[]): Promise<{ code: number; out: string }> {
-  const log = mock.method(console, "log", () => {});
-  const err = mock.method(console, "error", () => {});
-  try {
-    const code = await main([...argv, "--url", server.url, "--key", server.key]);
-    const out = [...log.mock.calls, ...err.mock.calls].map((c) => c.arguments.join(" ")).join("\n");
-    return { code, out };
-  } finally {
-    log.mock.restore();
-    err.mock.restore();
-  }
-}
+import { runArcCli } from "../__fixtures__/run-arc-cli.ts";
 
 describe("arc models / arc deploy", () => {
   let db: Database;
@@ -56,31 +42,31 @@ describe("arc models / arc deploy", () => {
   });
 
   it("validates a candidate and shows its per-slice report and audit trail", async () => {
-    const validated = await arc(server, ["models", "validate", "cand"]);
+    const validated = await runArcCli(server, ["models", "validate", "cand"]);
     assert.equal(validated.code, 0);
     assert.match(validated.out, /model cand is now validated/);
     assert.match(validated.out, /pat-booking\s+20\s+100\.0%\s+0\.0%/);
-    const ls = await arc(server, ["models", "ls"]);
+    const ls = await runArcCli(server, ["models", "ls"]);
     assert.match(ls.out, /cand\s+mv_\w+\s+validated/);
-    const show = await arc(server, ["models", "show", "cand"]);
+    const show = await runArcCli(server, ["models", "show", "cand"]);
     assert.match(show.out, /user:\S+\s+validate\s+candidate -> validated/);
   });
 
   it("starts, shows and rolls back a canary, and refuses to promote it afterwards", async () => {
-    assert.equal((await arc(server, ["deploy", "start", "cand"])).code, 0);
-    const status = await arc(server, ["deploy", "status"]);
+    assert.equal((await runArcCli(server, ["deploy", "start", "cand"])).code, 0);
+    const status = await runArcCli(server, ["deploy", "status"]);
     assert.match(status.out, /canary dep_\w+: mv_\w+ at 10% \(stage 1 of 3\)/);
-    const rolled = await arc(server, ["deploy", "rollback", "--reason", "drill"]);
+    const rolled = await runArcCli(server, ["deploy", "rollback", "--reason", "drill"]);
     assert.match(rolled.out, /is now rolled_back/);
     assert.equal((await getModelVersion(db, server.tenantId, "cand")).status, "rolled_back");
     const depId = /deployment (dep_\w+)/.exec(rolled.out)?.[1] as string;
-    const promote = await arc(server, ["deploy", "promote", depId]);
+    const promote = await runArcCli(server, ["deploy", "promote", depId]);
     assert.equal(promote.code, 2);
     assert.match(promote.out, /only a running canary can be promoted/);
   });
 
   it("names the missing argument when a model is not given", async () => {
-    const r = await arc(server, ["models", "approve"]);
+    const r = await runArcCli(server, ["models", "approve"]);
     assert.equal(r.code, 2);
     assert.match(r.out, /usage: arc models approve <id\|name>/);
   });

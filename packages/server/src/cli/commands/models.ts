@@ -4,18 +4,71 @@ import type { ModelVersion } from "../../store/model-registry.ts";
 import type { Validation } from "../../validate/validate-candidate.ts";
 import { arcClient } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { type ParsedArgs, parseArgs, stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
-const help = `arc models — a tenant's model versions: list, inspect, validate, approve
+const help = `arc models — a tenant's model versions: register, list, inspect, validate, approve
 
 Usage:
+  arc models register --name <name> (--artifact-dir <dir> | --upstream <name> --upstream-model <id>)
+                      [--parent <id|name>] [--status candidate|promoted] [--json]
+                                           add a checkpoint or an upstream model; prints its id
   arc models ls [--status candidate,validated,...] [--json]
   arc models show <id|name> [--json]       lineage, validations (scores, per-slice tests, reasons), audit trail
   arc models validate <id|name> [--json]   judge a candidate against production now (the validator does this by itself)
   arc models approve <id|name>             release a validated model held by requireApproval to a canary
 
+register: --artifact-dir is a checkpoint folder under <ARC_HOME>/artifacts/<tenant>/ (relative paths start there)
+or under ARC_MODELS_DIR; --upstream names a server the admin allowed (ARC_UPSTREAMS) and --upstream-model the model
+to ask it for. --status promoted is only for your first model (it serves production at once); later models are
+candidates (the default) that validation and a canary promote.
 Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+
+/** The `POST /v1/model-versions` body for `arc models register`'s flags; a missing or conflicting flag is an error naming it. */
+function registerRequest(args: ParsedArgs): Record<string, unknown> {
+  const name = stringFlag(args, "name");
+  if (!name) {
+    throw new InvalidInputError("--name is required: the model's name, unique among your models", {
+      field: "name",
+    });
+  }
+  const artifactDir = stringFlag(args, "artifact-dir");
+  const upstream = stringFlag(args, "upstream");
+  const upstreamModel = stringFlag(args, "upstream-model");
+  if (artifactDir !== undefined && (upstream !== undefined || upstreamModel !== undefined)) {
+    throw new InvalidInputError(
+      "--artifact-dir and --upstream are exclusive: register either a checkpoint or an upstream model",
+      { field: "artifact-dir" },
+    );
+  }
+  if (artifactDir === undefined && upstream === undefined && upstreamModel === undefined) {
+    throw new InvalidInputError(
+      "--artifact-dir <dir> or --upstream <name> --upstream-model <id> is required: what serves the model",
+      { field: "artifact-dir" },
+    );
+  }
+  if ((upstream === undefined) !== (upstreamModel === undefined)) {
+    const missing = upstream === undefined ? "upstream" : "upstream-model";
+    throw new InvalidInputError(
+      `--${missing} is required with --${missing === "upstream" ? "upstream-model" : "upstream"}`,
+      { field: missing },
+    );
+  }
+  const status = stringFlag(args, "status");
+  if (status !== undefined && status !== "candidate" && status !== "promoted") {
+    throw new InvalidInputError(`--status: expected candidate or promoted, got "${status}"`, {
+      field: "status",
+    });
+  }
+  const parentId = stringFlag(args, "parent");
+  return {
+    name,
+    ...(status === undefined ? {} : { status }),
+    ...(parentId === undefined ? {} : { parentId }),
+    ...(artifactDir === undefined ? {} : { artifactDir }),
+    ...(upstream === undefined ? {} : { upstream: { name: upstream, model: upstreamModel } }),
+  };
+}
 
 const pct = (x: unknown) => (typeof x === "number" ? `${(x * 100).toFixed(1)}%` : "-");
 
@@ -47,13 +100,18 @@ function printReport(report: ValidationReport): void {
 /** `arc models`: a tenant's model registry, validation and approval. */
 export const modelsCommand: Command = {
   name: "models",
-  summary: "list, show, validate and approve model versions (tenant)",
+  summary: "register, list, show, validate and approve model versions (tenant)",
   help,
   async run(argv) {
     const args = parseArgs(argv);
     const [action, id] = args.positionals;
     const client = arcClient(args, "tenant");
     const json = args.flags.json === true;
+    if (action === "register") {
+      const m = await client.request<ModelVersion>("POST", "/v1/model-versions", registerRequest(args));
+      console.log(json ? JSON.stringify(m, null, 2) : `model ${m.name} registered as ${m.id} (${m.status})`);
+      return 0;
+    }
     if (action === "ls" || action === "list") {
       const status = stringFlag(args, "status");
       const { data } = await client.request<{ data: ModelVersion[] }>(
@@ -82,7 +140,9 @@ export const modelsCommand: Command = {
       return 0;
     }
     if (!id)
-      throw new InvalidInputError(`usage: arc models ${action ?? "<ls|show|validate|approve>"} <id|name>`);
+      throw new InvalidInputError(
+        `usage: arc models ${action ?? "<register|ls|show|validate|approve>"} <id|name>`,
+      );
     const path = `/v1/model-versions/${encodeURIComponent(id)}`;
     if (action === "show") {
       const shown = await client.request<{
@@ -130,7 +190,7 @@ export const modelsCommand: Command = {
       return 0;
     }
     throw new InvalidInputError(
-      `unknown action "${action ?? ""}": expected ls, show, validate or approve (see arc models --help)`,
+      `unknown action "${action ?? ""}": expected register, ls, show, validate or approve (see arc models --help)`,
     );
   },
 };

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it, mock } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { AnswerBookEngine } from "../../deploy/__fixtures__/answer-book-engine.ts";
 import {
   type ReleaseTestServer,
@@ -10,19 +10,7 @@ import type { Database } from "../../store/database.ts";
 import { migrate } from "../../store/migrate.ts";
 import { registerModelVersion } from "../../store/model-registry.ts";
 import { openPgliteDatabase } from "../../store/pglite-database.ts";
-import { main } from "../main.ts";
-
-async function arc(server: ReleaseTestServer, argv: string[]): Promise<{ code: number; out: string }> {
-  const log = mock.method(console, "log", () => {});
-  const err = mock.method(console, "error", () => {});
-  try {
-    const code = await main([...argv, "--url", server.url, "--key", server.key]);
-    return { code, out: [...log.mock.calls, ...err.mock.calls].map((c) => c.arguments.join(" ")).join("\n") };
-  } finally {
-    log.mock.restore();
-    err.mock.restore();
-  }
-}
+import { runArcCli } from "../__fixtures__/run-arc-cli.ts";
 
 describe("arc teaching", () => {
   let db: Database;
@@ -42,7 +30,7 @@ describe("arc teaching", () => {
   });
 
   it("sets a teacher for some patterns, shows each pattern's teaching, and turns teaching off", async () => {
-    const set = await arc(server, [
+    const set = await runArcCli(server, [
       "teaching",
       "set",
       "--teacher",
@@ -54,7 +42,7 @@ describe("arc teaching", () => {
     ]);
     assert.equal(set.code, 0, set.out);
     assert.match(set.out, /mode adaptive, teacher teacher-v1, patterns p-1, p-2/);
-    const shown = await arc(server, ["teaching", "show", "--json"]);
+    const shown = await runArcCli(server, ["teaching", "show", "--json"]);
     const status = JSON.parse(shown.out);
     assert.deepEqual(
       status.patterns.map((p: { patternId: string; teaching: boolean }) => [p.patternId, p.teaching]),
@@ -64,12 +52,12 @@ describe("arc teaching", () => {
       ],
     );
     assert.equal(status.config.ndr.gate, 0.95);
-    const off = await arc(server, ["teaching", "off"]);
+    const off = await runArcCli(server, ["teaching", "off"]);
     assert.match(off.out, /teaching: off/);
   });
 
   it("fails with the reason when the teacher is not one of the tenant's models", async () => {
-    const bad = await arc(server, ["teaching", "set", "--teacher", "nobody"]);
+    const bad = await runArcCli(server, ["teaching", "set", "--teacher", "nobody"]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.out, /no model version "nobody"/);
   });

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import {
   type ReleaseTestServer,
@@ -13,6 +14,7 @@ import {
 import type { RegistrationPolicy } from "../../deploy/registration-policy.ts";
 import { ModelPool } from "../../gateway/model-pool.ts";
 import type { Database } from "../../store/database.ts";
+import { listModelVersions } from "../../store/model-registry.ts";
 import { databasesUnderTest } from "../../store/test-databases.ts";
 
 /** A registration answer: the model version, or an error. */
@@ -135,6 +137,53 @@ for (const target of databasesUnderTest()) {
       const candidate = await register(acme, { name: "cand", upstream: { name: "vllm", model: "other" } });
       assert.equal(candidate.status, 201);
       assert.equal(candidate.body.status, "candidate");
+    });
+
+    it("promotes exactly one of eight concurrent first registrations as promoted and refuses the rest with 403", async () => {
+      const fresh = await startReleaseTestServer(db, { registration: { home, upstreams: {} } });
+      const registerAll = () =>
+        Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            register(fresh, { name: `first-${i}`, status: "promoted", artifactDir: `base-${i}` }),
+          ),
+        );
+      try {
+        let pending: ReturnType<typeof registerAll> | undefined;
+        if (db.kind === "postgres") {
+          // PostgreSQL answers fast enough that the requests rarely overlap on their own: hold the registry table
+          // until all eight wait behind it (directly, or behind one that does), so every check runs before any insert.
+          await db.transaction(async (tx) => {
+            await tx.query("lock table model_versions in access exclusive mode");
+            const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid");
+            pending = registerAll();
+            await waitUntil(async () => {
+              const [{ waiting }] = await db.query<{ waiting: number }>(
+                `with recursive behind(pid) as (
+                   select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))
+                   union select a.pid from pg_stat_activity a join behind b on b.pid = any(pg_blocking_pids(a.pid))
+                 ) select count(*)::int as waiting from behind`,
+                [pid],
+              );
+              return waiting === 8;
+            }, "eight registrations waiting behind the locked registry");
+          });
+        }
+        const answers = await (pending ?? registerAll());
+        const statuses = answers.map((a) => a.status).sort();
+        assert.deepEqual(statuses, [201, 403, 403, 403, 403, 403, 403, 403]);
+        for (const refused of answers.filter((a) => a.status === 403)) {
+          assert.match(
+            refused.body.error.message,
+            /only a tenant's first model may be registered as promoted/,
+          );
+        }
+        const models = await listModelVersions(db, fresh.tenantId);
+        assert.equal(models.length, 1);
+        assert.equal(models[0].status, "promoted");
+        assert.equal(models[0].id, answers.find((a) => a.status === 201)?.body.id);
+      } finally {
+        await fresh.close();
+      }
     });
 
     it("takes checkpoints only under the tenant's own artifact folder, relative paths starting there", async () => {

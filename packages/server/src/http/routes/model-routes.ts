@@ -10,7 +10,9 @@ import { getReleaseSettings, setReleaseSettings } from "../../deploy/release-set
 import { listAudit } from "../../store/audit-log.ts";
 import {
   getModelVersion,
+  hasModelVersions,
   listModelVersions,
+  lockModelRegistrations,
   type ModelStatus,
   registerModelVersion,
 } from "../../store/model-registry.ts";
@@ -31,7 +33,10 @@ const Register = z
       .enum(["candidate", "promoted"])
       .default("candidate")
       .describe("promoted: the tenant's first model, serving production before any candidate exists"),
-    parentId: z.string().optional(),
+    parentId: z
+      .string()
+      .optional()
+      .describe("the model it was trained from, by id or name (stored as its id)"),
     artifactDir: z
       .string()
       .min(1)
@@ -133,25 +138,28 @@ export function modelRoutes(
     if (!parsed.success) throw toInvalidInputError(parsed.error);
     const tenantId = c.get("tenantId");
     const { upstream, artifactDir, parentId, ...rest } = parsed.data;
-    if (parentId) await getModelVersion(deps.db, tenantId, parentId);
-    if (rest.status === "promoted" && (await listModelVersions(deps.db, tenantId)).length > 0) {
-      throw new ForbiddenError(
-        "status: only a tenant's first model may be registered as promoted; register a candidate and let validation and the canary promote it",
-      );
-    }
-    return c.json(
-      await registerModelVersion(deps.db, tenantId, {
+    const resolvedArtifactDir =
+      artifactDir === undefined ? undefined : resolveArtifactDir(deps.registration, tenantId, artifactDir);
+    const resolvedUpstream = upstream && resolveUpstream(deps.registration, upstream);
+    // The "no model yet" check and the insert share one transaction under the tenant's registration lock, so two
+    // concurrent first registrations cannot both be promoted.
+    const model = await deps.db.transaction(async (tx) => {
+      await lockModelRegistrations(tx, tenantId);
+      const parent = parentId === undefined ? undefined : await getModelVersion(tx, tenantId, parentId);
+      if (rest.status === "promoted" && (await hasModelVersions(tx, tenantId))) {
+        throw new ForbiddenError(
+          "status: only a tenant's first model may be registered as promoted; register a candidate and let validation and the canary promote it",
+        );
+      }
+      return registerModelVersion(tx, tenantId, {
         ...rest,
-        parentId,
-        artifactDir:
-          artifactDir === undefined
-            ? undefined
-            : resolveArtifactDir(deps.registration, tenantId, artifactDir),
-        upstream: upstream && resolveUpstream(deps.registration, upstream),
+        parentId: parent?.id,
+        artifactDir: resolvedArtifactDir,
+        upstream: resolvedUpstream,
         actor: actor(c),
-      }),
-      201,
-    );
+      });
+    });
+    return c.json(model, 201);
   });
 
   app.get("/model-versions/:id", async (c) => {
