@@ -11,6 +11,7 @@
  *
  * Writes models/<env>-base/ (HF layout, bf16) and models/<env>-base/base-model.json (how it was made).
  */
+import { execFileSync } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -70,25 +71,47 @@ const GUIDED_EVERY = 4;
 /** Production tasks the written checkpoint is measured on, apart from the ones it was picked on. */
 const CONFIRMATION_TASKS = 512;
 
+/** One training command of a checkpoint's history, with the commit whose code (and so whose data) it ran. */
+interface Stage {
+  command: string;
+  /** `git rev-parse HEAD` when it ran, `-dirty` appended if packages/ or scripts/ had uncommitted changes; null if unknown. */
+  commit: string | null;
+}
+
 /** Where a run continues from: `--init`'s checkpoint and the SFT steps already in it (from its base-model.json). */
 interface Start {
   dir: string;
   steps: number;
   /** The commands that made the checkpoint, oldest first. */
-  commands: string[];
+  stages: Stage[];
 }
 
 async function readStart(dir: string): Promise<Start> {
   const record = JSON.parse(await readFile(join(dir, "base-model.json"), "utf8")) as {
     steps?: unknown;
+    stages?: Stage[];
     commands?: unknown;
     command?: unknown;
   };
   if (!Number.isInteger(record.steps)) {
     throw new Error(`--init: ${dir}/base-model.json has no integer "steps" (made by this script?)`);
   }
-  const commands = Array.isArray(record.commands) ? record.commands.map(String) : [String(record.command)];
-  return { dir, steps: record.steps as number, commands };
+  const legacy = Array.isArray(record.commands) ? record.commands.map(String) : [String(record.command)];
+  const stages = record.stages ?? legacy.map((command) => ({ command, commit: null }));
+  return { dir, steps: record.steps as number, stages };
+}
+
+/** The commit this script runs at (see Stage.commit). */
+function currentCommit(): string | null {
+  try {
+    const head = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "packages", "scripts"], {
+      encoding: "utf8",
+    });
+    return dirty.trim() === "" ? head : `${head}-dirty`;
+  } catch {
+    return null;
+  }
 }
 
 async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start): Promise<void> {
@@ -114,6 +137,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const firstStep = (start?.steps ?? 0) + 1;
   const lastStep = (start?.steps ?? 0) + plan.maxSteps;
   const command = `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}${start ? ` --init ${start.dir}` : ""}`;
+  const commit = currentCommit();
   const started = performance.now();
   let best = Number.POSITIVE_INFINITY;
   /** Writes the checkpoint (bf16) and how it was made; the best one so far stays on disk. */
@@ -129,7 +153,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     await writeHfCheckpoint(out, config, trainer.exportTensors(), { dtype: "BF16" });
     const record = {
       env,
-      commands: [...(start?.commands ?? []), command],
+      stages: [...(start?.stages ?? []), { command, commit }],
       seed: SEED,
       steps,
       plan,
