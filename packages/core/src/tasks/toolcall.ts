@@ -185,8 +185,9 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
   const variant = prod ? rng.int(0, 2) : rng.chance(TRAIN_THIRD_TEMPLATE_SHARE) ? 2 : rng.int(0, 1);
   switch (intent) {
     case "get_weather": {
-      const city =
-        prod && rng.chance(0.7) ? rng.pick(PROD_CITIES) : trainValue(rng, TRAIN_CITIES, CITY_SHAPE);
+      const city = prod
+        ? rng.pick(rng.chance(0.7) ? PROD_CITIES : TRAIN_CITIES)
+        : trainValue(rng, TRAIN_CITIES, CITY_SHAPE);
       const unit = rng.pick(["c", "f"] as const);
       const word = unit === "c" ? "celsius" : "fahrenheit";
       const question = [
@@ -197,8 +198,9 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
       return { question, call: { tool: intent, args: { city, unit } }, template: `weather${variant}` };
     }
     case "add_event": {
-      const title =
-        prod && rng.chance(0.7) ? rng.pick(PROD_TITLES) : trainValue(rng, TRAIN_TITLES, TITLE_SHAPE);
+      const title = prod
+        ? rng.pick(rng.chance(0.7) ? PROD_TITLES : TRAIN_TITLES)
+        : trainValue(rng, TRAIN_TITLES, TITLE_SHAPE);
       const date = isoDate(rng);
       const time = `${String(rng.int(7, 20)).padStart(2, "0")}:${rng.pick(["00", "30"])}`;
       const question = [
@@ -209,8 +211,9 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
       return { question, call: { tool: intent, args: { title, date, time } }, template: `event${variant}` };
     }
     case "book_table": {
-      const restaurant =
-        prod && rng.chance(0.7) ? rng.pick(PROD_PLACES) : trainValue(rng, TRAIN_PLACES, PLACE_SHAPE);
+      const restaurant = prod
+        ? rng.pick(rng.chance(0.7) ? PROD_PLACES : TRAIN_PLACES)
+        : trainValue(rng, TRAIN_PLACES, PLACE_SHAPE);
       const date = isoDate(rng);
       const people = rng.int(1, 8);
       const question = [
