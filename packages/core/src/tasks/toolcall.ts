@@ -18,8 +18,7 @@ export type ToolcallSolution = ToolCallJson;
 type Intent = "get_weather" | "add_event" | "book_table" | "convert_currency";
 
 // Train values are many and varied so that SFT learns to copy a value from the request rather than
-// memorize a short list: most are made-up names (see madeUpName), the rest come from these lists.
-// Production values never appear in train.
+// memorize a short list; production values never appear in train.
 const TRAIN_CITIES = [
   "Paris",
   "London",
@@ -99,68 +98,6 @@ const CURRENCY_NAMES: Record<string, string> = {
   CAD: "Canadian dollars",
 };
 
-const SYLLABLE_STARTS = [
-  "b",
-  "c",
-  "d",
-  "f",
-  "g",
-  "h",
-  "k",
-  "l",
-  "m",
-  "n",
-  "p",
-  "r",
-  "s",
-  "t",
-  "v",
-  "z",
-  "br",
-  "ch",
-  "st",
-  "tr",
-];
-const SYLLABLE_VOWELS = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "u", "ai", "ou", "ea"];
-/** Non-ASCII vowels, drawn now and then, so that names like "São Paulo" are not the first multi-byte ones seen. */
-const ACCENTED_VOWELS = ["é", "ã", "ö", "í"];
-const SYLLABLE_ENDS = ["", "", "", "n", "r", "l", "s", "t", "m"];
-const PRODUCTION_VALUES = new Set([...PROD_CITIES, ...PROD_TITLES, ...PROD_PLACES]);
-/** Share of train/eval names made up rather than taken from the train lists. */
-const MADE_UP_NAME_SHARE = 0.7;
-
-/** How a made-up name may look: at most `words` words and `maxLength` characters (reference outputs stay under 85). */
-interface NameShape {
-  words: 1 | 2;
-  maxLength: number;
-}
-const CITY_SHAPE: NameShape = { words: 2, maxLength: 12 };
-const TITLE_SHAPE: NameShape = { words: 1, maxLength: 8 };
-const PLACE_SHAPE: NameShape = { words: 2, maxLength: 12 };
-
-/** A pronounceable made-up name of one or two capitalised words (`"Toubren"`, `"Kãl Mirot"`), never a production value. */
-function madeUpName(rng: Rng, shape: NameShape): string {
-  for (;;) {
-    const words = Array.from({ length: shape.words === 2 && rng.chance(0.3) ? 2 : 1 }, () => {
-      const word = Array.from(
-        { length: rng.int(1, 3) },
-        () =>
-          rng.pick(SYLLABLE_STARTS) +
-          rng.pick(rng.chance(0.05) ? ACCENTED_VOWELS : SYLLABLE_VOWELS) +
-          rng.pick(SYLLABLE_ENDS),
-      ).join("");
-      return word[0].toUpperCase() + word.slice(1);
-    });
-    const name = words.join(" ");
-    if (name.length <= shape.maxLength && !PRODUCTION_VALUES.has(name)) return name;
-  }
-}
-
-/** A train/eval value: made up (so only copying it from the request gets it right) or from the train list. */
-function trainValue(rng: Rng, list: readonly string[], shape: NameShape): string {
-  return rng.chance(MADE_UP_NAME_SHARE) ? madeUpName(rng, shape) : rng.pick(list);
-}
-
 /** Tool mix per split: production leans on booking, which train under-covers. */
 const MIX: Record<Split, Record<Intent, number>> = {
   train: { get_weather: 0.35, add_event: 0.3, book_table: 0.1, convert_currency: 0.25 },
@@ -185,9 +122,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
   const variant = prod ? rng.int(0, 2) : rng.chance(TRAIN_THIRD_TEMPLATE_SHARE) ? 2 : rng.int(0, 1);
   switch (intent) {
     case "get_weather": {
-      const city = prod
-        ? rng.pick(rng.chance(0.7) ? PROD_CITIES : TRAIN_CITIES)
-        : trainValue(rng, TRAIN_CITIES, CITY_SHAPE);
+      const city = rng.pick(prod && rng.chance(0.7) ? PROD_CITIES : TRAIN_CITIES);
       const unit = rng.pick(["c", "f"] as const);
       const word = unit === "c" ? "celsius" : "fahrenheit";
       const question = [
@@ -198,9 +133,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
       return { question, call: { tool: intent, args: { city, unit } }, template: `weather${variant}` };
     }
     case "add_event": {
-      const title = prod
-        ? rng.pick(rng.chance(0.7) ? PROD_TITLES : TRAIN_TITLES)
-        : trainValue(rng, TRAIN_TITLES, TITLE_SHAPE);
+      const title = rng.pick(prod && rng.chance(0.7) ? PROD_TITLES : TRAIN_TITLES);
       const date = isoDate(rng);
       const time = `${String(rng.int(7, 20)).padStart(2, "0")}:${rng.pick(["00", "30"])}`;
       const question = [
@@ -211,9 +144,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
       return { question, call: { tool: intent, args: { title, date, time } }, template: `event${variant}` };
     }
     case "book_table": {
-      const restaurant = prod
-        ? rng.pick(rng.chance(0.7) ? PROD_PLACES : TRAIN_PLACES)
-        : trainValue(rng, TRAIN_PLACES, PLACE_SHAPE);
+      const restaurant = rng.pick(prod && rng.chance(0.7) ? PROD_PLACES : TRAIN_PLACES);
       const date = isoDate(rng);
       const people = rng.int(1, 8);
       const question = [
