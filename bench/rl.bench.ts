@@ -170,6 +170,14 @@ async function main() {
     .map((o) => (target === null ? null : timeToReward(o, target)))
     .filter((t): t is number => t !== null);
   const speedup = syncTime !== null && asyncTimes.length > 0 ? syncTime / Math.min(...asyncTimes) : null;
+  // What overlapping could give at most: the sync run's trainer waited `wait` of its `total` seconds for rollouts, so
+  // with generation fully hidden behind training (or the reverse) a step takes max(wait, total - wait).
+  const syncTotal = sync.result.records.at(-1)?.elapsedS ?? null;
+  const syncWait = sync.usage?.trainerWaitS ?? null;
+  const speedupCeiling =
+    syncTotal !== null && syncWait !== null && syncTotal > 0
+      ? syncTotal / Math.max(syncWait, syncTotal - syncWait)
+      : null;
 
   const figures = {
     base_failure_rate: base,
@@ -177,6 +185,8 @@ async function main() {
     best_setting: best.setting.label,
     seconds_to_half_failure_rate: halfTimes.length > 0 ? Math.min(...halfTimes) : null,
     async_speedup_vs_sync: speedup,
+    /** The most overlapping generation with training could give, from the sync run's own waiting (see above). */
+    async_speedup_ceiling: speedupCeiling,
     runs: outcomes.map((o) => ({
       algo: o.setting.algo,
       sync_interval: o.setting.syncInterval,
@@ -222,6 +232,10 @@ async function main() {
     `Base failure rate ${fmt(base)}; best ${fmt(final(best))} (${best.setting.label}); ` +
       `seconds to half the failure rate: ${fmt(figures.seconds_to_half_failure_rate, 0)}; ` +
       `async speed-up vs sync (time to ${fmt(target)} smoothed reward): ${fmt(speedup, 2)}x.`,
+    "",
+    `Ceiling on that speed-up: the sync run's trainer waited ${fmt(syncWait, 0)} s of its ${fmt(syncTotal, 0)} s for rollouts, ` +
+      `so hiding generation behind training (or the reverse) could make it at most ${fmt(speedupCeiling, 2)}x faster ` +
+      "(both threads need a free core each; on a shared machine they get less, see CPU s per wall s).",
     "",
     STEPS <= 100
       ? `With ${STEPS} steps per run, s=100 never syncs inside the run, so it trains exactly like offline (s=inf): same generator, same samples.\n`
