@@ -21,7 +21,6 @@ import {
   EmbeddedInferenceEngine,
   EmbeddedTrainEngine,
   initWeights,
-  readHfCheckpoint,
   renderChatExample,
   writeHfCheckpoint,
 } from "@arc/engine";
@@ -82,7 +81,7 @@ interface Stage {
 interface Start {
   dir: string;
   steps: number;
-  /** The commands that made the checkpoint, oldest first. */
+  /** The training commands that made the checkpoint, oldest first. */
   stages: Stage[];
 }
 
@@ -127,13 +126,12 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   // where 512 said 0.92); its recorded failure rate comes from a larger, independent production set.
   const confirmation = family.generate({ split: "production", seed: 1000, count: CONFIRMATION_TASKS });
   const settings = { learningRate: plan.learningRate, warmupSteps: 20 };
-  const config = start ? (await readHfCheckpoint(start.dir)).config : configForSize(plan.size);
+  const fresh = configForSize(plan.size);
   const trainer = start
     ? await EmbeddedTrainEngine.fromCheckpoint(start.dir, settings)
-    : await EmbeddedTrainEngine.create(config, initWeights(config, SEED), settings);
-  const inference = start
-    ? await EmbeddedInferenceEngine.load(start.dir)
-    : await EmbeddedInferenceEngine.create(config, initWeights(config, SEED));
+    : await EmbeddedTrainEngine.create(fresh, initWeights(fresh, SEED), settings);
+  const config = trainer.config;
+  const inference = await EmbeddedInferenceEngine.create(config, trainer.exportTensors());
   const firstStep = (start?.steps ?? 0) + 1;
   const lastStep = (start?.steps ?? 0) + plan.maxSteps;
   const command = `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}${start ? ` --init ${start.dir}` : ""}`;

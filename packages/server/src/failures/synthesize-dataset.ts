@@ -19,6 +19,7 @@ import {
 } from "@arc/core";
 import { z } from "zod";
 import type { Database, Queryable } from "../store/database.ts";
+import { lockTenant } from "../store/tenant-lock.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { type DatasetInfo, datasetsOfKinds, saveDataset } from "./dataset-store.ts";
 import { tenantRegistry } from "./detector-config-store.ts";
@@ -243,9 +244,6 @@ export async function buildDataset(
   });
 }
 
-/** Class of the transaction-scoped advisory locks that serialize a tenant's dataset builds (an arbitrary constant). */
-const datasetBuildLockClass = 0x41726364;
-
 /**
  * Takes the tenant's dataset-build lock for the rest of transaction `tx`, waiting while another build of the same
  * tenant holds it (in any process sharing the database). Builds exclude each other's questions (an EvalSet leaves
@@ -253,7 +251,7 @@ const datasetBuildLockClass = 0x41726364;
  * miss the other's and leak eval items into training.
  */
 export async function lockDatasetBuilds(tx: Queryable, tenantId: string): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock($1, hashtext($2))", [datasetBuildLockClass, tenantId]);
+  await lockTenant(tx, "datasetBuilds", tenantId);
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ConflictError, InvalidInputError, NotFoundError } from "@arc/core";
 import { appendAudit } from "./audit-log.ts";
 import type { Queryable } from "./database.ts";
+import { lockTenant } from "./tenant-lock.ts";
 import { conflictOnDuplicate } from "./unique-violation.ts";
 
 /** Where a model version stands. `candidate → validated|rejected → (approved) → canary → promoted|rolled_back`; `retired` when replaced. */
@@ -85,16 +86,13 @@ function fromRow(r: Record<string, unknown>): ModelVersion {
   };
 }
 
-/** Class of the transaction-scoped advisory locks that serialize a tenant's registrations (an arbitrary constant). */
-const modelRegistrationLockClass = 0x4172636d;
-
 /**
  * Takes the tenant's model-registration lock for the rest of transaction `tx`, waiting while another registration of
  * the same tenant holds it (in any process sharing the database). A check of the registry followed by an insert, such
  * as "promoted only when the tenant has no model yet", holds only when both run under it.
  */
 export async function lockModelRegistrations(tx: Queryable, tenantId: string): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock($1, hashtext($2))", [modelRegistrationLockClass, tenantId]);
+  await lockTenant(tx, "modelRegistrations", tenantId);
 }
 
 /** Whether the tenant has any model version, in any status. */
