@@ -38,21 +38,38 @@ describe("built-in task families", () => {
     });
   }
 
-  it("toolcall: shifts production toward booking, toward cities train never shows and toward a rare phrasing", () => {
+  it("toolcall: shifts production toward booking, toward names and amounts train under-covers and toward a rare phrasing", () => {
     const train = getTaskFamily("toolcall").generate({ split: "train", seed: 1, count: 2000 });
     const prod = getTaskFamily("toolcall").generate({ split: "production", seed: 1, count: 2000 });
     const share = (tasks: typeof train, tool: string) =>
       tasks.filter((t) => (t.solution as ToolcallSolution).tool === tool).length / tasks.length;
     assert.ok(share(prod, "book_table") > 2 * share(train, "book_table"));
-    const trainCities = new Set(
-      train.flatMap((t) =>
+    const productionCities = [
+      "Reykjavik",
+      "Nairobi",
+      "Hanoi",
+      "Quito",
+      "Perth",
+      "Zagreb",
+      "São Paulo",
+      "New Delhi",
+    ];
+    const cityShare = (tasks: typeof train) => {
+      const cities = tasks.flatMap((t) =>
         (t.solution as ToolcallSolution).tool === "get_weather"
           ? [(t.solution as ToolcallSolution).args.city]
           : [],
-      ),
+      );
+      return cities.filter((c) => productionCities.includes(String(c))).length / cities.length;
+    };
+    assert.ok(
+      cityShare(train) > 0 && cityShare(train) < 0.1,
+      `train under-covers production's cities: ${cityShare(train)}`,
     );
-    assert.ok(!trainCities.has("Reykjavik"));
-    assert.ok(prod.some((t) => (t.solution as ToolcallSolution).args.city === "Reykjavik"));
+    assert.ok(cityShare(prod) > 0.6, `production leans on its own cities: ${cityShare(prod)}`);
+    const largeAmounts = (tasks: typeof train) =>
+      tasks.filter((t) => Number((t.solution as ToolcallSolution).args.amount) > 500).length / tasks.length;
+    assert.ok(largeAmounts(prod) > 5 * largeAmounts(train) && largeAmounts(train) > 0);
     const thirdTemplate = (tasks: typeof train) =>
       tasks.filter((t) => String(t.meta?.template).endsWith("2")).length / tasks.length;
     assert.ok(thirdTemplate(prod) > 0.25, "production phrases a third of its requests the third way");

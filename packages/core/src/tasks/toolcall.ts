@@ -18,7 +18,7 @@ export type ToolcallSolution = ToolCallJson;
 type Intent = "get_weather" | "add_event" | "book_table" | "convert_currency";
 
 // Train values are many and varied so that SFT learns to copy a value from the request rather than
-// memorize a short list; production values never appear in train.
+// memorize a short list; production's own values are under-covered in train (see TRAIN_PRODUCTION_VALUE_SHARE).
 const TRAIN_CITIES = [
   "Paris",
   "London",
@@ -53,6 +53,7 @@ const TRAIN_CITIES = [
   "Chicago",
   "Mexico City",
 ];
+/** Production's own names; train draws them only TRAIN_PRODUCTION_VALUE_SHARE of the time. */
 const PROD_CITIES = ["Reykjavik", "Nairobi", "Hanoi", "Quito", "Perth", "Zagreb", "São Paulo", "New Delhi"];
 const TRAIN_TITLES = [
   "Sync",
@@ -116,13 +117,33 @@ function isoDate(rng: Rng): string {
 }
 
 /** Production phrases a third of its requests with a template (the third) that train shows only this rarely. */
-const TRAIN_THIRD_TEMPLATE_SHARE = 0.06;
+const TRAIN_THIRD_TEMPLATE_SHARE = 0.08;
+/**
+ * Share of train requests that carry one of production's own names (cities, titles, places) or an amount
+ * above train's usual 500; production draws them 70% of the time. A small model (the embedded base models)
+ * does not learn to copy a name it has never seen, so a value train never showed would be a failure that no
+ * amount of RL on sampled replies could fix; under-covered, it is a failure that training can fix.
+ */
+const TRAIN_PRODUCTION_VALUE_SHARE = 0.05;
+const PRODUCTION_VALUE_SHARE = 0.7;
+
+/** A name for a request: production leans on its own names, which train draws only rarely. */
+function pickName(prod: boolean, rng: Rng, productionNames: string[], trainNames: string[]): string {
+  const share = prod ? PRODUCTION_VALUE_SHARE : TRAIN_PRODUCTION_VALUE_SHARE;
+  return rng.pick(rng.chance(share) ? productionNames : trainNames);
+}
+
+/** An amount: up to 2000 in production; train stays at or under 500 except for a rare larger one. */
+function pickAmount(prod: boolean, rng: Rng): number {
+  if (prod) return rng.int(1, 2000);
+  return rng.chance(TRAIN_PRODUCTION_VALUE_SHARE) ? rng.int(501, 2000) : rng.int(1, 500);
+}
 
 function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
   const variant = prod ? rng.int(0, 2) : rng.chance(TRAIN_THIRD_TEMPLATE_SHARE) ? 2 : rng.int(0, 1);
   switch (intent) {
     case "get_weather": {
-      const city = rng.pick(prod && rng.chance(0.7) ? PROD_CITIES : TRAIN_CITIES);
+      const city = pickName(prod, rng, PROD_CITIES, TRAIN_CITIES);
       const unit = rng.pick(["c", "f"] as const);
       const word = unit === "c" ? "celsius" : "fahrenheit";
       const question = [
@@ -133,7 +154,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
       return { question, call: { tool: intent, args: { city, unit } }, template: `weather${variant}` };
     }
     case "add_event": {
-      const title = rng.pick(prod && rng.chance(0.7) ? PROD_TITLES : TRAIN_TITLES);
+      const title = pickName(prod, rng, PROD_TITLES, TRAIN_TITLES);
       const date = isoDate(rng);
       const time = `${String(rng.int(7, 20)).padStart(2, "0")}:${rng.pick(["00", "30"])}`;
       const question = [
@@ -144,7 +165,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
       return { question, call: { tool: intent, args: { title, date, time } }, template: `event${variant}` };
     }
     case "book_table": {
-      const restaurant = rng.pick(prod && rng.chance(0.7) ? PROD_PLACES : TRAIN_PLACES);
+      const restaurant = pickName(prod, rng, PROD_PLACES, TRAIN_PLACES);
       const date = isoDate(rng);
       const people = rng.int(1, 8);
       const question = [
@@ -161,7 +182,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
     case "convert_currency": {
       const from = rng.pick(CODES);
       const to = rng.pick(CODES.filter((c) => c !== from));
-      const amount = rng.int(1, prod ? 2000 : 500);
+      const amount = pickAmount(prod, rng);
       const question = [
         `Convert ${amount} ${from} to ${to}.`,
         `How much is ${amount} ${from} in ${to}?`,
