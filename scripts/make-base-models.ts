@@ -134,7 +134,8 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const inference = await EmbeddedInferenceEngine.create(config, trainer.exportTensors());
   const firstStep = (start?.steps ?? 0) + 1;
   const lastStep = (start?.steps ?? 0) + plan.maxSteps;
-  const command = `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}${start ? ` --init ${start.dir}` : ""}`;
+  const defaultOut = join("models", `${env}-base`);
+  const command = `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}${start ? ` --init ${start.dir}` : ""}${out === defaultOut ? "" : ` --out ${out}`}`;
   const commit = currentCommit();
   const started = performance.now();
   let best = Number.POSITIVE_INFINITY;
