@@ -125,6 +125,7 @@ const TRAIN_THIRD_TEMPLATE_SHARE = 0.08;
  * amount of RL on sampled replies could fix; under-covered, it is a failure that training can fix.
  */
 const TRAIN_PRODUCTION_VALUE_SHARE = 0.05;
+/** Share of production requests that carry one of production's own names (the rest take a train name). */
 const PRODUCTION_VALUE_SHARE = 0.7;
 
 /** A name for a request: production leans on its own names, which train draws only rarely. */
