@@ -3,11 +3,12 @@
  * the first checkpoint that fails on 30-60% of the `production` split (so the RL loop has something real
  * to fix). A seeded share of the SFT prompts carries a teacher's guidance (issue 7).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--out DIR] [--init DIR]
  *
- * `--max-steps` caps the SFT steps, `--learning-rate` replaces the plan's peak rate, `--out` writes somewhere
- * other than models/<env>-base (to compare settings side by side), `--init` continues from a checkpoint this
- * script wrote (its weights and step count; the data order goes on where it stopped, Adam starts fresh).
+ * `--max-steps` caps the SFT steps, `--learning-rate` replaces the plan's peak rate, `--batch-size` its examples
+ * per step (guided steps take half as many), `--out` writes somewhere other than models/<env>-base (to compare
+ * settings side by side), `--init` continues from a checkpoint this script wrote (its weights and step count; the
+ * data order goes on where it stopped at an unchanged batch size, Adam starts fresh).
  *
  * Writes models/<env>-base/ (HF layout, bf16) and models/<env>-base/base-model.json (how it was made).
  */
@@ -135,7 +136,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const firstStep = (start?.steps ?? 0) + 1;
   const lastStep = (start?.steps ?? 0) + plan.maxSteps;
   const defaultOut = join("models", `${env}-base`);
-  const command = `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}${start ? ` --init ${start.dir}` : ""}${out === defaultOut ? "" : ` --out ${out}`}`;
+  const command = `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}${plan.batchSize === PLANS[env].batchSize ? "" : ` --batch-size ${plan.batchSize}`}${start ? ` --init ${start.dir}` : ""}${out === defaultOut ? "" : ` --out ${out}`}`;
   const commit = currentCommit();
   const started = performance.now();
   let best = Number.POSITIVE_INFINITY;
@@ -207,6 +208,7 @@ const { positionals, values } = parseArgs({
   options: {
     "max-steps": { type: "string" },
     "learning-rate": { type: "string" },
+    "batch-size": { type: "string" },
     init: { type: "string" },
     out: { type: "string" },
   },
@@ -224,10 +226,15 @@ for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
     throw new Error(
       `--learning-rate: expected a positive number, got ${JSON.stringify(values["learning-rate"])}`,
     );
+  const batchSize = values["batch-size"] === undefined ? plan.batchSize : Number(values["batch-size"]);
+  if (!Number.isInteger(batchSize) || batchSize < 2 || batchSize % 2 !== 0)
+    throw new Error(
+      `--batch-size: expected an even integer of at least 2 (guided steps take half), got ${JSON.stringify(values["batch-size"])}`,
+    );
   const start = values.init === undefined ? undefined : await readStart(values.init);
   await makeBaseModel(
     env,
-    { ...plan, maxSteps, learningRate },
+    { ...plan, maxSteps, learningRate, batchSize },
     values.out ?? join("models", `${env}-base`),
     start,
   );
