@@ -116,6 +116,11 @@ function currentCommit(): string | null {
   }
 }
 
+/** Where a base model is written unless `--out` says otherwise. */
+function defaultOutDir(env: string): string {
+  return join("models", `${env}-base`);
+}
+
 async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start): Promise<void> {
   const family = getTaskFamily(env);
   const examples = sftExamples(
@@ -137,8 +142,13 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const inference = await EmbeddedInferenceEngine.create(config, trainer.exportTensors());
   const firstStep = (start?.steps ?? 0) + 1;
   const lastStep = (start?.steps ?? 0) + plan.maxSteps;
-  const defaultOut = join("models", `${env}-base`);
-  const command = `node --import tsx scripts/make-base-models.ts ${env} --max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}${plan.batchSize === PLANS[env].batchSize ? "" : ` --batch-size ${plan.batchSize}`}${start ? ` --init ${start.dir}` : ""}${out === defaultOut ? "" : ` --out ${out}`}`;
+  const command = [
+    `node --import tsx scripts/make-base-models.ts ${env}`,
+    `--max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}`,
+    ...(plan.batchSize === PLANS[env].batchSize ? [] : [`--batch-size ${plan.batchSize}`]),
+    ...(start ? [`--init ${start.dir}`] : []),
+    ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
+  ].join(" ");
   const commit = currentCommit();
   const started = performance.now();
   let best = Number.POSITIVE_INFINITY;
@@ -237,7 +247,7 @@ for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
   await makeBaseModel(
     env,
     { ...plan, maxSteps, learningRate, batchSize },
-    values.out ?? join("models", `${env}-base`),
+    values.out ?? defaultOutDir(env),
     start,
   );
 }
