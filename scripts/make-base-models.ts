@@ -3,10 +3,10 @@
  * the first checkpoint that fails on 30-60% of the `production` split (so the RL loop has something real
  * to fix). A seeded share of the SFT prompts carries a teacher's guidance (issue 7).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--out DIR] [--init DIR]
  *
  * `--max-steps` caps the SFT steps, `--learning-rate` replaces the plan's peak rate, `--batch-size` its examples
- * per step (guided steps take half as many), `--out` writes somewhere other than models/<env>-base (to compare
+ * per step (guided steps take half as many), `--decay-to` cosine-decays the rate from its peak to X over the run, `--out` writes somewhere other than models/<env>-base (to compare
  * settings side by side), `--init` continues from a checkpoint this script wrote (its weights and step count; the
  * data order goes on where it stopped at an unchanged batch size, Adam starts fresh).
  *
@@ -33,6 +33,8 @@ interface Plan {
   guidedFraction: number;
   batchSize: number;
   learningRate: number;
+  /** Cosine-decay the learning rate to this over the run; null keeps it constant after warm-up. */
+  decayTo: number | null;
   maxSteps: number;
   evalEvery: number;
   evalTasks: number;
@@ -47,6 +49,7 @@ const PLANS: Record<string, Plan> = {
     guidedFraction: 0.15,
     batchSize: 16,
     learningRate: 2e-3,
+    decayTo: null,
     maxSteps: 2000,
     evalEvery: 50,
     evalTasks: 64,
@@ -58,6 +61,7 @@ const PLANS: Record<string, Plan> = {
     guidedFraction: 0.08,
     batchSize: 16,
     learningRate: 2e-3,
+    decayTo: null,
     maxSteps: 800,
     evalEvery: 50,
     evalTasks: 64,
@@ -72,6 +76,8 @@ const GUIDED_EVERY = 4;
 const MAX_BATCH_SIZE = 32;
 /** Production tasks the written checkpoint is measured on, apart from the ones it was picked on. */
 const CONFIRMATION_TASKS = 512;
+/** Linear learning-rate warm-up at the start of every stage (Adam's moments start fresh). */
+const WARMUP_STEPS = 20;
 
 /** One training command of a checkpoint's history, with the commit whose code (and so whose data) it ran. */
 interface Stage {
@@ -133,7 +139,13 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   // The kept checkpoint is the best of many noisy 64-task evaluations, which flatters it (64 tasks said 0.84
   // where 512 said 0.92); its recorded failure rate comes from a larger, independent production set.
   const confirmation = family.generate({ split: "production", seed: 1000, count: CONFIRMATION_TASKS });
-  const settings = { learningRate: plan.learningRate, warmupSteps: 20 };
+  const settings = {
+    learningRate: plan.learningRate,
+    warmupSteps: WARMUP_STEPS,
+    ...(plan.decayTo === null
+      ? {}
+      : { decaySteps: Math.max(1, plan.maxSteps - WARMUP_STEPS), minLearningRate: plan.decayTo }),
+  };
   const fresh = configForSize(plan.size);
   const trainer = start
     ? await EmbeddedTrainEngine.fromCheckpoint(start.dir, settings)
@@ -146,6 +158,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     `node --import tsx scripts/make-base-models.ts ${env}`,
     `--max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}`,
     ...(plan.batchSize === PLANS[env].batchSize ? [] : [`--batch-size ${plan.batchSize}`]),
+    ...(plan.decayTo === null ? [] : [`--decay-to ${plan.decayTo}`]),
     ...(start ? [`--init ${start.dir}`] : []),
     ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
   ].join(" ");
@@ -221,6 +234,7 @@ const { positionals, values } = parseArgs({
     "max-steps": { type: "string" },
     "learning-rate": { type: "string" },
     "batch-size": { type: "string" },
+    "decay-to": { type: "string" },
     init: { type: "string" },
     out: { type: "string" },
   },
@@ -243,10 +257,15 @@ for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
     throw new Error(
       `--batch-size: expected an even integer from 2 to ${MAX_BATCH_SIZE} (guided steps take half; a guided step of 32 rows × ~345 tokens runs the wasm backend out of memory), got ${JSON.stringify(values["batch-size"])}`,
     );
+  const decayTo = values["decay-to"] === undefined ? null : Number(values["decay-to"]);
+  if (decayTo !== null && !(decayTo >= 0 && decayTo < learningRate))
+    throw new Error(
+      `--decay-to: expected a number from 0 to below the learning rate (${learningRate}), got ${JSON.stringify(values["decay-to"])}`,
+    );
   const start = values.init === undefined ? undefined : await readStart(values.init);
   await makeBaseModel(
     env,
-    { ...plan, maxSteps, learningRate, batchSize },
+    { ...plan, maxSteps, learningRate, decayTo, batchSize },
     values.out ?? defaultOutDir(env),
     start,
   );

@@ -6,6 +6,10 @@ export interface AdamWOptions {
   learningRate: number;
   /** Linear warm-up from lr/warmupSteps to lr over this many steps (0: none). */
   warmupSteps: number;
+  /** Cosine decay from the peak to `minLearningRate` over this many steps after warm-up, then flat (0: constant peak). */
+  decaySteps: number;
+  /** Where the cosine decay ends. */
+  minLearningRate: number;
   /** Decay of the first-moment (mean) estimate. */
   beta1: number;
   /** Decay of the second-moment (uncentred variance) estimate. */
@@ -31,11 +35,13 @@ export class AdamW {
     this.options = options;
   }
 
-  /** Learning rate of the next update (warm-up, then constant). */
+  /** Learning rate of the next update: linear warm-up, then the peak, or a cosine decay when `decaySteps` > 0. */
   learningRate(): number {
-    const { learningRate, warmupSteps } = this.options;
-    if (warmupSteps <= 0) return learningRate;
-    return (learningRate * Math.min(this.step + 1, warmupSteps)) / warmupSteps;
+    const { learningRate, warmupSteps, decaySteps, minLearningRate } = this.options;
+    if (this.step < warmupSteps) return (learningRate * (this.step + 1)) / warmupSteps;
+    if (!(decaySteps > 0)) return learningRate;
+    const progress = Math.min(this.step - warmupSteps, decaySteps) / decaySteps;
+    return minLearningRate + ((learningRate - minLearningRate) * (1 + Math.cos(Math.PI * progress))) / 2;
   }
 
   /** Applies one update to `params` with `grads` (same names); returns the learning rate used. */

@@ -37,6 +37,8 @@ interface TrainerState {
 const DEFAULTS: AdamWOptions & { maxGradNorm: number } = {
   learningRate: 1e-3,
   warmupSteps: 0,
+  decaySteps: 0,
+  minLearningRate: 0,
   beta1: 0.9,
   beta2: 0.999,
   epsilon: 1e-8,

@@ -16,6 +16,9 @@ export type RenderExample = (
 export interface TrainEngineSettings {
   learningRate: number;
   warmupSteps: number;
+  /** Cosine decay steps after warm-up (0: constant learning rate). */
+  decaySteps: number;
+  minLearningRate: number;
   weightDecay: number;
   maxGradNorm: number;
 }

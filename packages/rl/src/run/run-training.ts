@@ -142,6 +142,8 @@ async function execute(
   const train = await factory.trainEngine(checkpointDir ?? modelDir, {
     learningRate: t.learningRate,
     warmupSteps: t.warmupSteps,
+    decaySteps: t.decaySteps,
+    minLearningRate: t.minLearningRate,
     weightDecay: t.weightDecay,
     maxGradNorm: t.maxGradNorm,
   });
