@@ -3,12 +3,14 @@
  * the first checkpoint that fails on 30-60% of the `production` split (so the RL loop has something real
  * to fix). A seeded share of the SFT prompts carries a teacher's guidance (issue 7).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--out DIR] [--init DIR]
  *
  * `--max-steps` caps the SFT steps, `--learning-rate` replaces the plan's peak rate, `--batch-size` its examples
- * per step (guided steps take half as many), `--decay-to` cosine-decays the rate from its peak to X over the run, `--out` writes somewhere other than models/<env>-base (to compare
- * settings side by side), `--init` continues from a checkpoint this script wrote (its weights and step count; the
- * data order goes on where it stopped at an unchanged batch size, Adam starts fresh).
+ * per step (guided steps take half as many), `--decay-to` cosine-decays the rate from its peak to X over the run,
+ * `--eval-every` says how often a checkpoint is evaluated (and may be kept), `--out` writes somewhere other than
+ * models/<env>-base (to compare settings side by side), `--init` continues from a checkpoint this script wrote
+ * (its weights and step count; the data order goes on where it stopped at an unchanged batch size, Adam starts
+ * fresh).
  *
  * Writes models/<env>-base/ (HF layout, bf16) and models/<env>-base/base-model.json (how it was made).
  */
@@ -159,6 +161,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     `--max-steps ${plan.maxSteps} --learning-rate ${plan.learningRate}`,
     ...(plan.batchSize === PLANS[env].batchSize ? [] : [`--batch-size ${plan.batchSize}`]),
     ...(plan.decayTo === null ? [] : [`--decay-to ${plan.decayTo}`]),
+    ...(plan.evalEvery === PLANS[env].evalEvery ? [] : [`--eval-every ${plan.evalEvery}`]),
     ...(start ? [`--init ${start.dir}`] : []),
     ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
   ].join(" ");
@@ -235,6 +238,7 @@ const { positionals, values } = parseArgs({
     "learning-rate": { type: "string" },
     "batch-size": { type: "string" },
     "decay-to": { type: "string" },
+    "eval-every": { type: "string" },
     init: { type: "string" },
     out: { type: "string" },
   },
@@ -262,10 +266,13 @@ for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
     throw new Error(
       `--decay-to: expected a number from 0 to below the learning rate (${learningRate}), got ${JSON.stringify(values["decay-to"])}`,
     );
+  const evalEvery = values["eval-every"] === undefined ? plan.evalEvery : Number(values["eval-every"]);
+  if (!Number.isInteger(evalEvery) || evalEvery < 1)
+    throw new Error(`--eval-every: expected a positive integer, got ${JSON.stringify(values["eval-every"])}`);
   const start = values.init === undefined ? undefined : await readStart(values.init);
   await makeBaseModel(
     env,
-    { ...plan, maxSteps, learningRate, decayTo, batchSize },
+    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery },
     values.out ?? defaultOutDir(env),
     start,
   );
