@@ -95,6 +95,8 @@ async function pendingJudgements(db: Queryable, tenantId: string): Promise<numbe
   return Number(row?.n ?? 0);
 }
 
+/** How long the demo measures the serving model at the least (all it does when the candidate serves no traffic). */
+const MIN_MEASURE_MS = 20_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Standard normal CDF (Abramowitz–Stegun 7.1.26 for erf, |error| < 1.5e-7). */
@@ -427,9 +429,16 @@ async function demoLoop(context: {
       : "no canary: the candidate was not validated",
   );
 
-  // 7. keep the traffic running and measure the production model
+  // 7. keep the traffic running and measure the production model; with no new one, a short last look will do
   const measureFrom = new Date();
-  const measureEnd = Math.max(at(1) - 15_000, Date.now() + 20_000);
+  const candidateServes = decided?.status === "promoted" || decided?.status === "canary";
+  const measureEnd = candidateServes
+    ? Math.max(at(1) - 15_000, Date.now() + MIN_MEASURE_MS)
+    : Date.now() + MIN_MEASURE_MS;
+  if (!candidateServes)
+    notes.push(
+      `the candidate serves no traffic, so the base model still serves; the demo measured it ${MIN_MEASURE_MS / 1000} s more and stopped before its ${options.minutes}-minute budget.`,
+    );
   while (Date.now() < measureEnd) {
     live.update(await trafficLine("measure"));
     await sleep(1000);
