@@ -14,6 +14,7 @@ import { initAdapter, type LoraOptions, loraWeightNames, mergeAdapter } from "./
 import { dpoLoss } from "./losses/dpo-loss.ts";
 import { grpoLoss } from "./losses/grpo-loss.ts";
 import { sftLoss } from "./losses/sft-loss.ts";
+import { assertTrainStepFits } from "./step-memory.ts";
 import { offGrid, onGrid, type TokenGrid, tokenGrid } from "./token-grid.ts";
 
 /** Optimiser settings of the embedded trainer; every field has a default. */
@@ -198,6 +199,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
 
   async step(batch: TrainBatch, objective: Objective): Promise<StepMetrics> {
     const grid = tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
+    if (tf.getBackend() === "wasm") assertTrainStepFits(this.config, grid.rows, grid.length);
     const B = grid.rows;
     const G = grid.length - 1;
     const current = () => this.logprobsWith(this.policy(), grid).map((r) => Array.from(r));
