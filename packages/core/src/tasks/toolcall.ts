@@ -101,8 +101,8 @@ const CURRENCY_NAMES: Record<string, string> = {
 
 /** Tool mix per split: production leans on booking, which train under-covers. */
 const MIX: Record<Split, Record<Intent, number>> = {
-  train: { get_weather: 0.3, add_event: 0.29, book_table: 0.16, convert_currency: 0.25 },
-  eval: { get_weather: 0.3, add_event: 0.29, book_table: 0.16, convert_currency: 0.25 },
+  train: { get_weather: 0.35, add_event: 0.3, book_table: 0.1, convert_currency: 0.25 },
+  eval: { get_weather: 0.35, add_event: 0.3, book_table: 0.1, convert_currency: 0.25 },
   production: { get_weather: 0.2, add_event: 0.25, book_table: 0.3, convert_currency: 0.25 },
 };
 
