@@ -40,7 +40,7 @@ interface Plan {
   maxSteps: number;
   evalEvery: number;
   evalTasks: number;
-  /** Keep the first evaluated checkpoint whose production failure rate is at or below this. */
+  /** Stop at the first written checkpoint whose production failure rate, on the 512 confirmation tasks, is at or below this. */
   targetFailure: number;
 }
 
@@ -166,7 +166,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const commit = currentCommit();
   const started = performance.now();
   let best = Number.POSITIVE_INFINITY;
-  /** Writes the checkpoint (bf16) and how it was made; the best one so far stays on disk. */
+  /** Writes the checkpoint (bf16) and how it was made, and returns its confirmed production failure rate. */
   const save = async (
     steps: number,
     selectionFailureRate: number,
@@ -194,6 +194,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     console.error(
       `${env}: wrote ${out} at step ${steps} (production failure rate ${confirmed.failureRate.toFixed(2)} on ${CONFIRMATION_TASKS} tasks, ${selectionFailureRate.toFixed(2)} on the ${plan.evalTasks} it was picked on)`,
     );
+    return confirmed.failureRate;
   };
   // Guided prompts are ~2.5x longer than plain ones; a batch mixing both pads every row to the guided length
   // (4x slower steps), so every GUIDED_EVERY-th step is a half-size batch of guided examples only.
@@ -218,11 +219,11 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     console.error(
       `${env} step ${step} loss ${m.loss.toFixed(3)} eval acc ${evalSplit.accuracy.toFixed(2)} production failure ${prod.failureRate.toFixed(2)} (${secs}s)`,
     );
-    if (prod.failureRate <= best) {
-      best = prod.failureRate;
-      await save(step, prod.failureRate, evalSplit.accuracy, Number(secs));
-    }
-    if (prod.failureRate <= plan.targetFailure) return;
+    if (prod.failureRate > best) continue;
+    best = prod.failureRate;
+    // the 64 selection tasks flatter the best of many evaluations; only the confirmation figure may end the run
+    const confirmed = await save(step, prod.failureRate, evalSplit.accuracy, Number(secs));
+    if (confirmed <= plan.targetFailure) return;
   }
   console.error(
     `${env}: production failure rate never reached ${plan.targetFailure} by step ${lastStep}; ${Number.isFinite(best) ? `kept the best (${best.toFixed(2)})` : "nothing evaluated, nothing written"}`,
