@@ -207,7 +207,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
         ? sftBatch(guided, renderChatExample, step / GUIDED_EVERY, plan.batchSize / 2, SEED)
         : sftBatch(plain, renderChatExample, step - Math.floor(step / GUIDED_EVERY), plan.batchSize, SEED);
     const m = await trainer.step(batch, { kind: "sft" });
-    if (step % plan.evalEvery !== 0) continue;
+    if ((step - firstStep + 1) % plan.evalEvery !== 0 && step !== lastStep) continue;
     await inference.setWeights(step, trainer.weights());
     const prod = await evaluate(inference, production);
     const evalSplit = await evaluate(inference, held);
