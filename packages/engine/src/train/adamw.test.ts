@@ -1,17 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AdamW, type AdamWOptions } from "./adamw.ts";
+import { ADAMW_DEFAULTS, AdamW, type AdamWOptions } from "./adamw.ts";
 
-const base: AdamWOptions = {
-  learningRate: 1e-3,
-  warmupSteps: 0,
-  decaySteps: 0,
-  minLearningRate: 0,
-  beta1: 0.9,
-  beta2: 0.999,
-  epsilon: 1e-8,
-  weightDecay: 0,
-};
+const base: AdamWOptions = { ...ADAMW_DEFAULTS, learningRate: 1e-3 };
 
 /** The learning rate AdamW would use at each of the first `steps` updates. */
 function schedule(options: AdamWOptions, steps: number): number[] {

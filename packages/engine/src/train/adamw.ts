@@ -20,6 +20,18 @@ export interface AdamWOptions {
   weightDecay: number;
 }
 
+/** AdamW's defaults: a constant 1e-3 with no warm-up or decay, PyTorch's betas and epsilon, no weight decay. */
+export const ADAMW_DEFAULTS: AdamWOptions = {
+  learningRate: 1e-3,
+  warmupSteps: 0,
+  decaySteps: 0,
+  minLearningRate: 0,
+  beta1: 0.9,
+  beta2: 0.999,
+  epsilon: 1e-8,
+  weightDecay: 0,
+};
+
 /**
  * AdamW with bias correction and decoupled weight decay; its moments are plain tensors so that
  * `save`/`load` can write and restore them exactly.

@@ -8,7 +8,7 @@ import { type NamedTensor, readSafetensors, writeSafetensors } from "../checkpoi
 import { type RopeTables, ropeTables, type Weights } from "../model/llama.ts";
 import type { LlamaConfig } from "../model/llama-config.ts";
 import { toEngineTensor, toHfTensor } from "../model/weight-layout.ts";
-import { AdamW, type AdamWOptions } from "./adamw.ts";
+import { ADAMW_DEFAULTS, AdamW, type AdamWOptions } from "./adamw.ts";
 import { gridLogprobs } from "./grid-logprobs.ts";
 import { initAdapter, type LoraOptions, loraWeightNames, mergeAdapter } from "./lora.ts";
 import { dpoLoss } from "./losses/dpo-loss.ts";
@@ -35,17 +35,7 @@ interface TrainerState {
   lora?: LoraOptions;
 }
 
-const DEFAULTS: AdamWOptions & { maxGradNorm: number } = {
-  learningRate: 1e-3,
-  warmupSteps: 0,
-  decaySteps: 0,
-  minLearningRate: 0,
-  beta1: 0.9,
-  beta2: 0.999,
-  epsilon: 1e-8,
-  weightDecay: 0,
-  maxGradNorm: 1,
-};
+const DEFAULTS: AdamWOptions & { maxGradNorm: number } = { ...ADAMW_DEFAULTS, maxGradNorm: 1 };
 
 let engineCounter = 0;
 
