@@ -27,7 +27,7 @@ import {
   renderChatExample,
   writeHfCheckpoint,
 } from "@arc/engine";
-import { evaluate, sftBatch, sftExamples } from "@arc/rl";
+import { evaluate, formatDuration, sftBatch, sftExamples } from "@arc/rl";
 
 interface Plan {
   size: "tiny" | "small";
@@ -200,6 +200,18 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   // (4x slower steps), so every GUIDED_EVERY-th step is a half-size batch of guided examples only.
   const plain = examples.filter((e) => !e.guided);
   const guided = examples.filter((e) => e.guided);
+  let lastPlainLine = 0;
+  /** A live line (rewritten on a terminal, every 30 s otherwise): step, loss, seconds per step, ETA. */
+  const showProgress = (step: number, loss: number) => {
+    const seconds = (performance.now() - started) / 1000;
+    const perStep = seconds / (step - firstStep + 1);
+    const line = `${env} step ${step}/${lastStep} loss ${loss.toFixed(3)} ${perStep.toFixed(2)} s/step ETA ${formatDuration(perStep * (lastStep - step))}`;
+    if (process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${line}`);
+    else if (seconds - lastPlainLine >= 30) {
+      lastPlainLine = seconds;
+      process.stderr.write(`${line}\n`);
+    }
+  };
   // Step numbers (and so the data order) continue from --init's steps; Adam's moments start fresh.
   for (let step = firstStep; step <= lastStep; step++) {
     const batch =
@@ -207,11 +219,13 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
         ? sftBatch(guided, renderChatExample, step / GUIDED_EVERY, plan.batchSize / 2, SEED)
         : sftBatch(plain, renderChatExample, step - Math.floor(step / GUIDED_EVERY), plan.batchSize, SEED);
     const m = await trainer.step(batch, { kind: "sft" });
+    showProgress(step, m.loss);
     if ((step - firstStep + 1) % plan.evalEvery !== 0 && step !== lastStep) continue;
     await inference.setWeights(step, trainer.weights());
     const prod = await evaluate(inference, production);
     const evalSplit = await evaluate(inference, held);
     const secs = ((performance.now() - started) / 1000).toFixed(0);
+    if (process.stderr.isTTY) process.stderr.write("\n");
     const [sample] = await inference.generate([
       { messages: family.prompt(production[0]), maxTokens: 80, temperature: 0 },
     ]);

@@ -76,11 +76,11 @@ export const bookTable: ToolSpec = {
   parameters: {
     type: "object",
     properties: {
+      people: { type: "integer", minimum: 1, maximum: 20 },
       place: { type: "string", minLength: 1, description: "restaurant name" },
       date: { type: "string", minLength: 1, description: "YYYY-MM-DD" },
-      people: { type: "integer", minimum: 1, maximum: 20 },
     },
-    required: ["place", "date", "people"],
+    required: ["people", "place", "date"],
     additionalProperties: false,
   },
   execute(args) {

@@ -176,7 +176,7 @@ function draw(intent: Intent, prod: boolean, rng: Rng): Drawn {
       ][variant];
       return {
         question,
-        call: { tool: intent, args: { place: restaurant, date, people } },
+        call: { tool: intent, args: { people, place: restaurant, date } },
         template: `book${variant}`,
       };
     }
