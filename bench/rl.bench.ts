@@ -183,8 +183,7 @@ async function main() {
   // A run halves the failure rate when its judged final checkpoint does; the curve says how soon it got there.
   const halfTimes = outcomes
     .filter((o) => final(o) <= base / 2)
-    .map((o) => evalPoints(o).find((p) => p.x > 0 && p.y <= curveBase / 2)?.x ?? o.wallS)
-    .filter((t): t is number => t !== undefined);
+    .map((o) => evalPoints(o).find((p) => p.x > 0 && p.y <= curveBase / 2)?.x ?? o.wallS);
   const grpo = outcomes.filter((o) => o.setting.algo === "grpo");
   const sync = grpo.find((o) => o.setting.staleness === 0) as Outcome;
   // "the same reward": 90% of the way from the sync run's first smoothed reward to its best
