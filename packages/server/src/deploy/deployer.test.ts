@@ -37,8 +37,13 @@ async function ask(
   };
 }
 
-/** Registers the production model and a candidate, and validates the candidate offline (no fault injection there). */
-async function validatedCandidate(db: Database, tenantId: string, name: string): Promise<string> {
+/**
+ * Registers the production model and a candidate, validates the candidate offline (no fault injection there), and
+ * only then starts the server's workers: a validator tick running alongside would judge the candidate too (through
+ * the fault-injecting pool) and race this validation for its status.
+ */
+async function validatedCandidate(server: ReleaseTestServer, db: Database, name: string): Promise<string> {
+  const tenantId = server.tenantId;
   const evalSets = new StoredEvalSets(db);
   await evalSets.put(tenantId, toolcallEvalFixture(tenantId).evalSet);
   await registerModelVersion(db, tenantId, {
@@ -55,6 +60,7 @@ async function validatedCandidate(db: Database, tenantId: string, name: string):
     "test",
   );
   assert.equal(offline.validation.decision, "pass", offline.validation.report.reasons.join("; "));
+  server.release.start();
   return c.id;
 }
 
@@ -75,12 +81,13 @@ for (const dbUnderTest of databasesUnderTest()) {
         pool,
         verdicts: toolcallVerdicts(fx),
         workers: true,
+        startWorkers: false,
         validatorIntervalMs: 60_000,
         deployerIntervalMs: 30,
       });
       faults[`${server.tenantId}/faulty`] = { mode: "wrong_output", rate: 1, seed: 1 };
       try {
-        const candidateId = await validatedCandidate(db, server.tenantId, "faulty");
+        const candidateId = await validatedCandidate(server, db, "faulty");
         const dep = await waitUntil(() => activeDeployment(db, server.tenantId), "the canary to start", {
           timeoutMs: 20_000,
         });
@@ -131,6 +138,7 @@ for (const dbUnderTest of databasesUnderTest()) {
         pool: toolcallModelPool(fx),
         verdicts: toolcallVerdicts(fx),
         workers: true,
+        startWorkers: false,
         validatorIntervalMs: 60_000,
         deployerIntervalMs: 30,
       });
@@ -138,7 +146,7 @@ for (const dbUnderTest of databasesUnderTest()) {
         await setReleaseSettings(db, server.tenantId, {
           canary: { minSamplesPerStage: 10, minControlSamples: 10, minDetectableIncrease: 0.3 },
         });
-        const candidateId = await validatedCandidate(db, server.tenantId, "good");
+        const candidateId = await validatedCandidate(server, db, "good");
         const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.key, maxRetries: 0 });
         let i = 0;
         while ((await getModelVersion(db, server.tenantId, candidateId)).status !== "promoted" && i < 3_000) {
@@ -165,7 +173,7 @@ for (const dbUnderTest of databasesUnderTest()) {
       });
       try {
         await setReleaseSettings(db, server.tenantId, { canary: { autoStart: false } });
-        const candidateId = await validatedCandidate(db, server.tenantId, "manual");
+        const candidateId = await validatedCandidate(server, db, "manual");
         const headers = { authorization: `Bearer ${server.key}`, "content-type": "application/json" };
         const started = await fetch(`${server.url}/v1/deployments`, {
           method: "POST",

@@ -27,8 +27,13 @@ export interface ReleaseTestServer {
  */
 export async function startReleaseTestServer(
   db: Database,
-  options: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes" | "registration"> & {
+  {
+    startWorkers = true,
+    ...options
+  }: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes" | "registration"> & {
     registration?: RegistrationPolicy;
+    /** false: the test calls `release.start()` itself, once its set-up can no longer race the workers' first tick. */
+    startWorkers?: boolean;
   } = {},
 ): Promise<ReleaseTestServer> {
   const release = createReleaseService({
@@ -50,7 +55,7 @@ export async function startReleaseTestServer(
   const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
   await new Promise((resolve) => server.once("listening", resolve));
   const { port } = server.address() as AddressInfo;
-  release.start();
+  if (startWorkers) release.start();
   return {
     url: `http://127.0.0.1:${port}`,
     tenantId: tenant.id,
