@@ -43,6 +43,7 @@ const result: DemoResult = {
   baseFailureRate: 0.9,
   finalFailureRate: 0.4,
   finalVersion: "toolcall-dpo-run1",
+  newModelServed: true,
   targetMet: false,
   verdict: "failure rate 0.90 → 0.40, 1 pattern(s) worse: target not met (halve it with no pattern worse)",
   versions: [

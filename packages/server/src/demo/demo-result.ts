@@ -40,10 +40,16 @@ export interface DemoResult {
   wallS: number;
   budgetS: number;
   seed: number;
+  /** Live failure rate before training; with no new model in production, the base model's over the whole demo. */
   baseFailureRate: number | null;
-  /** Live failure rate of the model in production at the end, measured after the last deployment decision. */
+  /**
+   * Live failure rate of the model in production at the end, measured after the last deployment decision; with no
+   * new model in production, the base model's over the whole demo (the same figure as `baseFailureRate`).
+   */
   finalFailureRate: number | null;
   finalVersion: string;
+  /** Whether a model other than the base was in production (promoted) at the end. */
+  newModelServed: boolean;
   targetMet: boolean;
   /** One honest sentence on the target (halve the failure rate, no pattern worse). */
   verdict: string;
@@ -74,6 +80,39 @@ export interface DemoResult {
   phases: DemoPhase[];
   datasets: { id: string; kind: string; rows: number }[];
   notes: string[];
+}
+
+/** What the demo's verdict is drawn from. */
+export interface VerdictInputs {
+  /** Live failure rate before training (with no new model in production, the base model's over the whole demo). */
+  baseRate: number | null;
+  /** Live failure rate of the production model at the end. */
+  finalRate: number | null;
+  patternsWorse: number;
+  /** Whether a model other than the base was in production (promoted) at the end. */
+  newModelServes: boolean;
+  /** Where the candidate ended (`rejected`, `rolled_back`, `validated`, ...). */
+  candidateStatus: string;
+}
+
+/**
+ * The demo's target (halve the live failure rate with no pattern worse) and one honest sentence on it. With no
+ * new model in production there is nothing to compare: two windows of the same model differ only by chance.
+ */
+export function demoVerdict(inputs: VerdictInputs): { targetMet: boolean; verdict: string } {
+  const { baseRate, finalRate, patternsWorse } = inputs;
+  if (!inputs.newModelServes)
+    return {
+      targetMet: false,
+      verdict: `no new model in production: the candidate ended ${inputs.candidateStatus}, so production stayed on the base model${baseRate === null ? "" : ` (live failure rate ${baseRate.toFixed(2)} over the demo)`}: target not met (halve it with no pattern worse)`,
+    };
+  if (baseRate === null || finalRate === null)
+    return { targetMet: false, verdict: "target not measured: too few judged calls" };
+  const targetMet = finalRate <= baseRate / 2 && patternsWorse === 0;
+  return {
+    targetMet,
+    verdict: `failure rate ${baseRate.toFixed(2)} → ${finalRate.toFixed(2)}${patternsWorse ? `, ${patternsWorse} pattern(s) worse` : ""}: ${targetMet ? "target met (at least halved, no pattern worse)" : "target not met (halve it with no pattern worse)"}`,
+  };
 }
 
 /** The figures file `.arc/demo/summary.json`, exactly these keys. */
@@ -112,7 +151,9 @@ export function summaryTable(result: DemoResult): string {
     line(rows[0]),
     ...rows.slice(1).map(line),
     "",
-    `failure rate (production model, live): ${pct(result.baseFailureRate)} → ${pct(result.finalFailureRate)} (${result.finalVersion})`,
+    result.newModelServed
+      ? `failure rate (production model, live): ${pct(result.baseFailureRate)} → ${pct(result.finalFailureRate)} (${result.finalVersion})`
+      : `failure rate (production model, live): ${pct(result.finalFailureRate)} (${result.finalVersion}, unchanged: no new model in production)`,
     `patterns fixed: ${result.patternsFixed}, worse: ${result.patternsWorse} (of ${result.patterns.length})`,
     `NDR: ${pct(result.ndr)}   rollbacks: ${result.rollbacks}   time: ${result.wallS.toFixed(0)} s`,
     result.verdict,

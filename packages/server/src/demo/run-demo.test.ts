@@ -92,6 +92,10 @@ describe("arc demo (tiny model, one-minute budget)", () => {
       versions.some((v) => v.name === "toolcall-base" && v.n > 0),
       "the base model served judged calls",
     );
+    if (!versions.some((v) => v.name !== "toolcall-base" && (v as { status?: string }).status === "promoted")) {
+      assert.equal(summary.final_failure_rate, summary.base_failure_rate, "one model, one figure");
+      assert.match(readFileSync(demoPaths(home).report, "utf8"), /no new model in production/);
+    }
   });
 
   it("writes a self-contained report.html with its three charts", () => {

@@ -27,7 +27,13 @@ import { listModelVersions, type ModelVersion, registerModelVersion } from "../s
 import { findTenant } from "../store/tenants.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { listValidations } from "../validate/validate-candidate.ts";
-import type { DemoPattern, DemoPhase, DemoResult, DemoVersion } from "./demo-result.ts";
+import {
+  type DemoPattern,
+  type DemoPhase,
+  type DemoResult,
+  type DemoVersion,
+  demoVerdict,
+} from "./demo-result.ts";
 import { failureRatesBetween, failureRatesOverTime, patternIncidence } from "./live-failure-rates.ts";
 import { ProductionAgent } from "./production-agent.ts";
 import { REPO_ROOT, trainCandidate } from "./train-candidate.ts";
@@ -504,15 +510,19 @@ async function demoLoop(context: {
             ? "fixed"
             : "unchanged",
   }));
-  const baseRate = baseline?.failureRate ?? null;
-  const finalRate = after?.failureRate ?? null;
+  const newModelServes = production.id !== base.id;
+  // with the base still serving, its whole-demo rate is the best estimate of both (two windows differ by chance)
+  const baseWhole = totals.find((r) => r.modelVersion === base.id)?.failureRate ?? null;
+  const baseRate = newModelServes ? (baseline?.failureRate ?? null) : baseWhole;
+  const finalRate = newModelServes ? (after?.failureRate ?? null) : baseWhole;
   const patternsWorse = patternRows.filter((p) => p.verdict === "worse").length;
-  const targetMet =
-    baseRate !== null && finalRate !== null && finalRate <= baseRate / 2 && patternsWorse === 0;
-  const verdict =
-    baseRate === null || finalRate === null
-      ? "target not measured: too few judged calls"
-      : `failure rate ${baseRate.toFixed(2)} → ${finalRate.toFixed(2)}${patternsWorse ? `, ${patternsWorse} pattern(s) worse` : ""}: ${targetMet ? "target met (at least halved, no pattern worse)" : "target not met (halve it with no pattern worse)"}`;
+  const { targetMet, verdict } = demoVerdict({
+    baseRate,
+    finalRate,
+    patternsWorse,
+    newModelServes,
+    candidateStatus: versionsNow.find((v) => v.id === candidate.id)?.status ?? "unknown",
+  });
   if (pairRate !== null && pairRate < 0.5) {
     notes.push(
       `DPO found a pair (one sample scored better than another) in only ${(pairRate * 100).toFixed(0)}% of its prompt groups: the base model rarely produces a better answer to learn from; the production preference pairs (teacher answers) supplied the rest.`,
@@ -529,6 +539,7 @@ async function demoLoop(context: {
     baseFailureRate: baseRate,
     finalFailureRate: finalRate,
     finalVersion: production.name,
+    newModelServed: newModelServes,
     targetMet,
     verdict,
     versions,
