@@ -86,13 +86,13 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     assert.equal(typeof summary.wall_s, "number");
     assert.ok((summary.wall_s as number) < 120, `wall_s ${summary.wall_s}`);
     assert.equal(typeof summary.rollbacks, "number");
-    const versions = summary.versions as { name: string; n: number }[];
+    const versions = summary.versions as { name: string; n: number; status: string }[];
     assert.equal(versions.length, 2, "the base model and the trained candidate");
     assert.ok(
       versions.some((v) => v.name === "toolcall-base" && v.n > 0),
       "the base model served judged calls",
     );
-    if (!versions.some((v) => v.name !== "toolcall-base" && (v as { status?: string }).status === "promoted")) {
+    if (!versions.some((v) => v.name !== "toolcall-base" && v.status === "promoted")) {
       assert.equal(summary.final_failure_rate, summary.base_failure_rate, "one model, one figure");
       assert.match(readFileSync(demoPaths(home).report, "utf8"), /no new model in production/);
     }
