@@ -3,11 +3,12 @@
  * the first checkpoint that fails on 30-60% of the `production` split (so the RL loop has something real
  * to fix). A seeded share of the SFT prompts carries a teacher's guidance (issue 7).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--out DIR] [--init DIR]
  *
  * `--max-steps` caps the SFT steps, `--learning-rate` replaces the plan's peak rate, `--batch-size` its examples
  * per step (guided steps take half as many), `--decay-to` cosine-decays the rate from its peak to X over the run,
- * `--eval-every` says how often a checkpoint is evaluated (and may be kept), `--out` writes somewhere other than
+ * `--eval-every` says how often a checkpoint is evaluated (and may be kept), `--train-tasks` how many `train` tasks
+ * the SFT data is made of (more, fresher examples when a model starts to memorize them), `--out` writes somewhere other than
  * models/<env>-base (to compare settings side by side), `--init` continues from a checkpoint this script wrote
  * (its weights and step count; the data order goes on where it stopped at an unchanged batch size, Adam starts
  * fresh).
@@ -160,6 +161,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     ...(plan.batchSize === PLANS[env].batchSize ? [] : [`--batch-size ${plan.batchSize}`]),
     ...(plan.decayTo === null ? [] : [`--decay-to ${plan.decayTo}`]),
     ...(plan.evalEvery === PLANS[env].evalEvery ? [] : [`--eval-every ${plan.evalEvery}`]),
+    ...(plan.trainTasks === PLANS[env].trainTasks ? [] : [`--train-tasks ${plan.trainTasks}`]),
     ...(start ? [`--init ${start.dir}`] : []),
     ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
   ].join(" ");
@@ -252,6 +254,7 @@ const { positionals, values } = parseArgs({
     "batch-size": { type: "string" },
     "decay-to": { type: "string" },
     "eval-every": { type: "string" },
+    "train-tasks": { type: "string" },
     init: { type: "string" },
     out: { type: "string" },
   },
@@ -282,10 +285,15 @@ for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
   const evalEvery = values["eval-every"] === undefined ? plan.evalEvery : Number(values["eval-every"]);
   if (!Number.isInteger(evalEvery) || evalEvery < 1)
     throw new Error(`--eval-every: expected a positive integer, got ${JSON.stringify(values["eval-every"])}`);
+  const trainTasks = values["train-tasks"] === undefined ? plan.trainTasks : Number(values["train-tasks"]);
+  if (!Number.isInteger(trainTasks) || trainTasks < batchSize)
+    throw new Error(
+      `--train-tasks: expected an integer of at least the batch size (${batchSize}), got ${JSON.stringify(values["train-tasks"])}`,
+    );
   const start = values.init === undefined ? undefined : await readStart(values.init);
   await makeBaseModel(
     env,
-    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery },
+    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery, trainTasks },
     values.out ?? defaultOutDir(env),
     start,
   );
