@@ -63,7 +63,7 @@ describe("built-in task families", () => {
       return cities.filter((c) => productionCities.includes(String(c))).length / cities.length;
     };
     assert.ok(
-      cityShare(train) > 0 && cityShare(prod) > 4 * cityShare(train),
+      cityShare(train) > 0 && cityShare(train) < 0.1,
       `train under-covers production's cities: ${cityShare(train)}`,
     );
     assert.ok(cityShare(prod) > 0.6, `production leans on its own cities: ${cityShare(prod)}`);
@@ -74,8 +74,8 @@ describe("built-in task families", () => {
       tasks.filter((t) => String(t.meta?.template).endsWith("2")).length / tasks.length;
     assert.ok(thirdTemplate(prod) > 0.25, "production phrases a third of its requests the third way");
     assert.ok(
-      thirdTemplate(train) > 0 && thirdTemplate(prod) > 1.5 * thirdTemplate(train),
-      `train shows that phrasing less than half as often: ${thirdTemplate(train)}`,
+      thirdTemplate(train) > 0 && thirdTemplate(train) < 0.1,
+      "train shows that phrasing only rarely",
     );
     assert.ok(
       prod.some((t) => /How many \w+ is/.test(t.question)),

@@ -117,14 +117,14 @@ function isoDate(rng: Rng): string {
 }
 
 /** Production phrases a third of its requests with a template (the third) that train shows only this rarely. */
-const TRAIN_THIRD_TEMPLATE_SHARE = 0.15;
+const TRAIN_THIRD_TEMPLATE_SHARE = 0.08;
 /**
  * Share of train requests that carry one of production's own names (cities, titles, places) or an amount
  * above train's usual 500; production draws them 70% of the time. A small model (the embedded base models)
  * does not learn to copy a name it has never seen, so a value train never showed would be a failure that no
  * amount of RL on sampled replies could fix; under-covered, it is a failure that training can fix.
  */
-const TRAIN_PRODUCTION_VALUE_SHARE = 0.1;
+const TRAIN_PRODUCTION_VALUE_SHARE = 0.05;
 /** Share of production requests that carry one of production's own names (the rest take a train name). */
 const PRODUCTION_VALUE_SHARE = 0.7;
 
