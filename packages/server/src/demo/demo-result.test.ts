@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { type DemoResult, demoVerdict, summaryTable } from "./demo-result.ts";
 
 describe("demoVerdict", () => {
-  const served = { patternsWorse: 0, newModelServes: true, candidateStatus: "promoted" };
+  const served = { patternsWorse: 0, newModelServed: true, candidateStatus: "promoted" };
 
   it("meets the target only when a new model at least halves the failure rate with no pattern worse", () => {
     assert.equal(demoVerdict({ ...served, baseRate: 0.6, finalRate: 0.3 }).targetMet, true);
@@ -18,7 +18,7 @@ describe("demoVerdict", () => {
       baseRate: 0.57,
       finalRate: 0.57,
       patternsWorse: 0,
-      newModelServes: false,
+      newModelServed: false,
       candidateStatus: "rolled_back",
     });
     assert.equal(v.targetMet, false);

@@ -90,7 +90,7 @@ export interface VerdictInputs {
   finalRate: number | null;
   patternsWorse: number;
   /** Whether a model other than the base was in production (promoted) at the end. */
-  newModelServes: boolean;
+  newModelServed: boolean;
   /** Where the candidate ended (`rejected`, `rolled_back`, `validated`, ...). */
   candidateStatus: string;
 }
@@ -101,7 +101,7 @@ export interface VerdictInputs {
  */
 export function demoVerdict(inputs: VerdictInputs): { targetMet: boolean; verdict: string } {
   const { baseRate, finalRate, patternsWorse } = inputs;
-  if (!inputs.newModelServes)
+  if (!inputs.newModelServed)
     return {
       targetMet: false,
       verdict: `no new model in production: the candidate ended ${inputs.candidateStatus}, so production stayed on the base model${baseRate === null ? "" : ` (live failure rate ${baseRate.toFixed(2)} over the demo)`}: target not met (halve it with no pattern worse)`,

@@ -510,17 +510,17 @@ async function demoLoop(context: {
             ? "fixed"
             : "unchanged",
   }));
-  const newModelServes = production.id !== base.id;
+  const newModelServed = production.id !== base.id;
   // with the base still serving, its whole-demo rate is the best estimate of both (two windows differ by chance)
   const baseWhole = totals.find((r) => r.modelVersion === base.id)?.failureRate ?? null;
-  const baseRate = newModelServes ? (baseline?.failureRate ?? null) : baseWhole;
-  const finalRate = newModelServes ? (after?.failureRate ?? null) : baseWhole;
+  const baseRate = newModelServed ? (baseline?.failureRate ?? null) : baseWhole;
+  const finalRate = newModelServed ? (after?.failureRate ?? null) : baseWhole;
   const patternsWorse = patternRows.filter((p) => p.verdict === "worse").length;
   const { targetMet, verdict } = demoVerdict({
     baseRate,
     finalRate,
     patternsWorse,
-    newModelServes,
+    newModelServed,
     candidateStatus: versionsNow.find((v) => v.id === candidate.id)?.status ?? "unknown",
   });
   if (pairRate !== null && pairRate < 0.5) {
@@ -539,7 +539,7 @@ async function demoLoop(context: {
     baseFailureRate: baseRate,
     finalFailureRate: finalRate,
     finalVersion: production.name,
-    newModelServed: newModelServes,
+    newModelServed,
     targetMet,
     verdict,
     versions,
