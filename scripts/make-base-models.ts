@@ -168,6 +168,8 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const commit = currentCommit();
   const started = performance.now();
   let best = Number.POSITIVE_INFINITY;
+  /** The written checkpoint: its step and its failure rate on the 512 confirmation tasks. */
+  let kept: { step: number; confirmed: number } | null = null;
   /** Writes the checkpoint (bf16) and how it was made, and returns its confirmed production failure rate. */
   const save = async (
     steps: number,
@@ -239,10 +241,11 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     best = prod.failureRate;
     // the 64 selection tasks flatter the best of many evaluations; only the confirmation figure may end the run
     const confirmed = await save(step, prod.failureRate, evalSplit.accuracy, Number(secs));
+    kept = { step, confirmed };
     if (confirmed <= plan.targetFailure) return;
   }
   console.error(
-    `${env}: production failure rate never reached ${plan.targetFailure} by step ${lastStep}; ${Number.isFinite(best) ? `kept the best (${best.toFixed(2)})` : "nothing evaluated, nothing written"}`,
+    `${env}: production failure rate never reached ${plan.targetFailure} on ${CONFIRMATION_TASKS} tasks by step ${lastStep}; ${kept ? `kept step ${kept.step} (${kept.confirmed.toFixed(2)} on ${CONFIRMATION_TASKS} tasks, ${best.toFixed(2)} on the ${plan.evalTasks} it was picked on)` : "nothing evaluated, nothing written"}`,
   );
 }
 
