@@ -139,4 +139,16 @@ describe("report.html in a browser", { skip: existsSync(CHROMIUM) ? false : `${C
     assert.ok(existsSync(join(dir, "report.png")));
     await page.close();
   });
+
+  it("says the rates are the base model's own when no new model reached production", async () => {
+    const path = join(dir, "report-unchanged.html");
+    writeFileSync(path, demoReportHtml({ ...result, newModelServed: false }));
+    const page = await browser.newPage();
+    await page.goto(pathToFileURL(path).href);
+    assert.match(
+      (await page.textContent("body")) ?? "",
+      /No new model reached production, so both failure rates/,
+    );
+    await page.close();
+  });
 });

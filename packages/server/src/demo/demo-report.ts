@@ -73,7 +73,11 @@ table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:
 <h1>Arc demo report</h1>
 <p class="verdict" id="verdict">${headline}</p>
 <p>Started ${esc(result.startedAt)}, ${result.wallS.toFixed(0)} s of a ${result.budgetS.toFixed(0)} s budget, seed ${result.seed}.
-Base failure rate: live, during the baseline phase; final: live, the production model after the last deployment decision.</p>
+${
+  result.newModelServed
+    ? "Base failure rate: live, during the baseline phase; final: live, the production model after the last deployment decision."
+    : "No new model reached production, so both failure rates are the base model's, live over the whole demo, and the per-pattern chart compares the base with itself."
+}</p>
 <h2>Model versions</h2>
 ${table(
   ["model version", "status", "judged calls", "failures", "failure rate"],
