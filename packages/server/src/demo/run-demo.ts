@@ -512,7 +512,7 @@ async function demoLoop(context: {
   }));
   const newModelServed = production.id !== base.id;
   // with the base still serving, its whole-demo rate is the best estimate of both (two windows differ by chance)
-  const baseWhole = totals.find((r) => r.modelVersion === base.id)?.failureRate ?? null;
+  const baseWhole = versions.find((v) => v.id === base.id)?.failureRate ?? null;
   const baseRate = newModelServed ? (baseline?.failureRate ?? null) : baseWhole;
   const finalRate = newModelServed ? (after?.failureRate ?? null) : baseWhole;
   const patternsWorse = patternRows.filter((p) => p.verdict === "worse").length;
@@ -521,7 +521,7 @@ async function demoLoop(context: {
     finalRate,
     patternsWorse,
     newModelServed,
-    candidateStatus: versionsNow.find((v) => v.id === candidate.id)?.status ?? "unknown",
+    candidateStatus: versions.find((v) => v.id === candidate.id)?.status ?? "unknown",
   });
   if (pairRate !== null && pairRate < 0.5) {
     notes.push(
