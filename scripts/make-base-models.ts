@@ -3,12 +3,13 @@
  * the first checkpoint that fails on 30-60% of the `production` split (so the RL loop has something real
  * to fix). A seeded share of the SFT prompts carries a teacher's guidance (issue 7).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--guided-every N] [--out DIR] [--init DIR]
  *
  * `--max-steps` caps the SFT steps, `--learning-rate` replaces the plan's peak rate, `--batch-size` its examples
  * per step (guided steps take half as many), `--decay-to` cosine-decays the rate from its peak to X over the run,
  * `--eval-every` says how often a checkpoint is evaluated (and may be kept), `--train-tasks` how many `train` tasks
- * the SFT data is made of (more, fresher examples when a model starts to memorize them), `--out` writes somewhere other than
+ * the SFT data is made of (more, fresher examples when a model starts to memorize them), `--guided-every` how
+ * often a step is a (half-size) batch of guided examples (default 4), `--out` writes somewhere other than
  * models/<env>-base (to compare settings side by side), `--init` continues from a checkpoint this script wrote
  * (its weights and step count; the data order goes on where it stopped at an unchanged batch size, Adam starts
  * fresh).
@@ -41,6 +42,8 @@ interface Plan {
   maxSteps: number;
   evalEvery: number;
   evalTasks: number;
+  /** Every this many steps, one half-size batch of guided examples (4 is about their share of the data at `guidedFraction` 0.15). */
+  guidedEvery: number;
   /** Stop at the first written checkpoint whose production failure rate, on the 512 confirmation tasks, is at or below this. */
   targetFailure: number;
 }
@@ -56,6 +59,7 @@ const PLANS: Record<string, Plan> = {
     maxSteps: 2000,
     evalEvery: 50,
     evalTasks: 64,
+    guidedEvery: 4,
     targetFailure: 0.6,
   },
   arith: {
@@ -68,13 +72,12 @@ const PLANS: Record<string, Plan> = {
     maxSteps: 800,
     evalEvery: 50,
     evalTasks: 64,
+    guidedEvery: 4,
     targetFailure: 0.6,
   },
 };
 
 const SEED = 1;
-/** Every this many steps, one batch of guided examples (at `guidedFraction` 0.15, about their share of the data). */
-const GUIDED_EVERY = 4;
 /** Production tasks the written checkpoint is measured on, apart from the ones it was picked on. */
 const CONFIRMATION_TASKS = 512;
 /** Linear learning-rate warm-up at the start of every stage (Adam's moments start fresh). */
@@ -162,6 +165,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     ...(plan.decayTo === null ? [] : [`--decay-to ${plan.decayTo}`]),
     ...(plan.evalEvery === PLANS[env].evalEvery ? [] : [`--eval-every ${plan.evalEvery}`]),
     ...(plan.trainTasks === PLANS[env].trainTasks ? [] : [`--train-tasks ${plan.trainTasks}`]),
+    ...(plan.guidedEvery === PLANS[env].guidedEvery ? [] : [`--guided-every ${plan.guidedEvery}`]),
     ...(start ? [`--init ${start.dir}`] : []),
     ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
   ].join(" ");
@@ -201,7 +205,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     return confirmed.failureRate;
   };
   // Guided prompts are ~2.5x longer than plain ones; a batch mixing both pads every row to the guided length
-  // (4x slower steps), so every GUIDED_EVERY-th step is a half-size batch of guided examples only.
+  // (4x slower steps), so every guidedEvery-th step is a half-size batch of guided examples only.
   const plain = examples.filter((e) => !e.guided);
   const guided = examples.filter((e) => e.guided);
   let lastPlainLine = 0;
@@ -219,9 +223,15 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   // Step numbers (and so the data order) continue from --init's steps; Adam's moments start fresh.
   for (let step = firstStep; step <= lastStep; step++) {
     const batch =
-      step % GUIDED_EVERY === 0 && guided.length > 0
-        ? sftBatch(guided, renderChatExample, step / GUIDED_EVERY, plan.batchSize / 2, SEED)
-        : sftBatch(plain, renderChatExample, step - Math.floor(step / GUIDED_EVERY), plan.batchSize, SEED);
+      step % plan.guidedEvery === 0 && guided.length > 0
+        ? sftBatch(guided, renderChatExample, step / plan.guidedEvery, plan.batchSize / 2, SEED)
+        : sftBatch(
+            plain,
+            renderChatExample,
+            step - Math.floor(step / plan.guidedEvery),
+            plan.batchSize,
+            SEED,
+          );
     const m = await trainer.step(batch, { kind: "sft" });
     showProgress(step, m.loss);
     if ((step - firstStep + 1) % plan.evalEvery !== 0 && step !== lastStep) continue;
@@ -258,6 +268,7 @@ const { positionals, values } = parseArgs({
     "decay-to": { type: "string" },
     "eval-every": { type: "string" },
     "train-tasks": { type: "string" },
+    "guided-every": { type: "string" },
     init: { type: "string" },
     out: { type: "string" },
   },
@@ -293,10 +304,16 @@ for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
     throw new Error(
       `--train-tasks: expected an integer of at least the batch size (${batchSize}), got ${JSON.stringify(values["train-tasks"])}`,
     );
+  const guidedEvery =
+    values["guided-every"] === undefined ? plan.guidedEvery : Number(values["guided-every"]);
+  if (!Number.isInteger(guidedEvery) || guidedEvery < 2)
+    throw new Error(
+      `--guided-every: expected an integer of at least 2 (1 would leave no plain steps), got ${JSON.stringify(values["guided-every"])}`,
+    );
   const start = values.init === undefined ? undefined : await readStart(values.init);
   await makeBaseModel(
     env,
-    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery, trainTasks },
+    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery, trainTasks, guidedEvery },
     values.out ?? defaultOutDir(env),
     start,
   );

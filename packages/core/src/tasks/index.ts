@@ -48,7 +48,12 @@ export {
   type ToolSpec,
   toOpenAiTools,
 } from "./tool-spec.ts";
-export { generateToolcallTasks, type ToolcallSolution, toolcallFamily } from "./toolcall.ts";
+export {
+  generateToolcallTasks,
+  type ToolcallSolution,
+  toolcallConversions,
+  toolcallFamily,
+} from "./toolcall.ts";
 export {
   addEvent,
   bookTable,

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { BUILTIN_VERIFIERS } from "../verify/index.ts";
 import { SPLITS } from "./split.ts";
 import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
-import type { ToolcallSolution } from "./toolcall.ts";
+import { type ToolcallSolution, toolcallConversions } from "./toolcall.ts";
 
 describe("built-in task families", () => {
   for (const family of Object.values(TASK_FAMILIES)) {
@@ -110,5 +110,28 @@ describe("built-in task families", () => {
       () => getTaskFamily("chess"),
       /env: expected one of toolcall, arith, orderdesk, got "chess"/,
     );
+  });
+});
+
+describe("toolcallConversions", () => {
+  const tasks = getTaskFamily("toolcall").generate({ split: "production", seed: 5, count: 300 });
+  const byTemplate = (template: string) => tasks.filter((t) => t.meta?.template === template);
+
+  it("names the month and the 24-hour hour of a request written in words, never a whole value", () => {
+    for (const task of byTemplate("event2")) {
+      const { date, time } = (task.solution as ToolcallSolution).args as { date: string; time: string };
+      const [month, hour] = toolcallConversions(task);
+      assert.match(month, new RegExp(`^[A-Z][a-z]+ is month ${date.slice(5, 7)}$`));
+      assert.ok(task.question.includes(month.split(" ")[0]), `${task.question} / ${month}`);
+      if (task.question.includes(time)) assert.equal(hour, undefined, "11:30am already shows 11:30");
+      else assert.match(hour, new RegExp(`^\\d{1,2}(:\\d\\d)?[ap]m is hour ${time.slice(0, 2)}$`));
+      assert.ok(![date, time].some((value) => `${month} ${hour}`.includes(value)));
+    }
+    assert.ok(byTemplate("event2").length > 10);
+  });
+
+  it("has nothing to say when the request already writes dates and times as the call does", () => {
+    for (const template of ["event0", "book1", "weather2", "fx2"])
+      for (const task of byTemplate(template)) assert.deepEqual(toolcallConversions(task), [], task.question);
   });
 });

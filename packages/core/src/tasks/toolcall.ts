@@ -219,3 +219,24 @@ export const toolcallFamily: TaskFamily = {
   prompt: (task) => [{ role: "user", content: task.question }],
   reference: (task) => [formatToolCall(task.solution as ToolcallSolution)],
 };
+
+/**
+ * The conversions a `toolcall` request leaves to the reader, each a part of an argument value and never
+ * a whole one: the month's number of a date written in words ("March is month 03") and the 24-hour
+ * hour of a 12-hour time ("3pm is hour 15"). A teacher may say these without writing the call
+ * (adaptive teaching, issue 7). A value whose call form the request already contains ("11:30" in "11:30am")
+ * needs none; empty when the request writes its dates and times as the call does.
+ */
+export function toolcallConversions(task: Task): string[] {
+  const { tool, args } = task.solution as ToolcallSolution;
+  const facts: string[] = [];
+  const date = String(args.date);
+  if ((tool === "add_event" || tool === "book_table") && !task.question.includes(date)) {
+    facts.push(`${formatDateLong(date).split(" ")[0]} is month ${date.slice(5, 7)}`);
+  }
+  const time = String(args.time);
+  if (tool === "add_event" && !task.question.includes(time)) {
+    facts.push(`${formatTime12(time)} is hour ${time.slice(0, 2)}`);
+  }
+  return facts;
+}

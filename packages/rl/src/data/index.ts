@@ -1,2 +1,8 @@
 export { batchAt, epochPermutation, itemAt } from "./prompt-order.ts";
-export { type ChatExample, guidedMessages, sftExamples, teachingHint } from "./sft-examples.ts";
+export {
+  type ChatExample,
+  conversionHint,
+  guidedMessages,
+  sftExamples,
+  teachingHint,
+} from "./sft-examples.ts";

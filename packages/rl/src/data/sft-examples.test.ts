@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { toolcallFamily } from "@arc/core";
-import { sftExamples, teachingHint } from "./sft-examples.ts";
+import { conversionHint, sftExamples, teachingHint } from "./sft-examples.ts";
 
 const tasks = toolcallFamily.generate({ split: "train", seed: 1, count: 200 });
 
@@ -24,6 +24,21 @@ describe("sftExamples", () => {
     assert.match(prompt, /Guidance from a teacher/);
     assert.ok(prompt.includes(teachingHint(tasks[i])));
     assert.ok(prompt.includes(tasks[i].question));
+  });
+
+  it("adds a second, conversion-guided example for each request written in words, only when guidance is asked for", () => {
+    const inWords = tasks.filter((t) => conversionHint(t) !== "");
+    assert.ok(inWords.length > 0);
+    assert.equal(sftExamples(toolcallFamily, tasks).length, tasks.length);
+    const examples = sftExamples(toolcallFamily, tasks, { guidedFraction: 0.2, seed: 3 });
+    assert.equal(examples.length, tasks.length + inWords.length);
+    const lastTurn = (e: (typeof examples)[number]) => e.messages.at(-1)?.content ?? "";
+    for (const task of inWords) {
+      const copies = examples.filter((e) => lastTurn(e).includes(task.question));
+      const short = copies.find((e) => lastTurn(e).includes(`\n${conversionHint(task)}\n`));
+      assert.ok(short?.guided, task.question);
+      assert.equal(short.reply, toolcallFamily.reference(task)[0]);
+    }
   });
 
   it("hints the tool and argument names without the values", () => {

@@ -6,6 +6,7 @@ import {
   type TaskFamily,
   type ToolcallSolution,
   teachingTemplates,
+  toolcallConversions,
 } from "@arc/core";
 import type { ChatMessage } from "../run/engine-factory.ts";
 
@@ -18,13 +19,25 @@ export interface ChatExample {
 }
 
 /**
- * A teacher-style hint that guides without giving the answer: for `toolcall`, which tool and which
- * argument names (never their values); for other families, a generic method hint.
+ * The short hint for a student whose approach is right: for `toolcall`, the conversions the request
+ * leaves to the reader ("March is month 03; 3pm is 15:00."), empty when there are none or for another family.
+ */
+export function conversionHint(task: Task): string {
+  if (task.env !== "toolcall") return "";
+  const facts = toolcallConversions(task);
+  return facts.length === 0 ? "" : `${facts.join("; ")}.`;
+}
+
+/**
+ * The full hint for a student whose approach is wrong, guiding without writing the call: for `toolcall`,
+ * which tool, which argument names and the request's conversions; for other families, a generic method hint.
  */
 export function teachingHint(task: Task): string {
   if (task.env === "toolcall") {
     const call = task.solution as ToolcallSolution;
-    return `Call the tool ${call.tool} with the arguments ${Object.keys(call.args).join(", ")}, taken from the request.`;
+    const method = `Call the tool ${call.tool} with the arguments ${Object.keys(call.args).join(", ")}, taken from the request.`;
+    const conversions = conversionHint(task);
+    return conversions === "" ? method : `${method} ${conversions}`;
   }
   return "Work out each part of the request in order and check the result before answering.";
 }
@@ -40,8 +53,10 @@ export function guidedMessages(family: TaskFamily, task: Task, teaching: string)
 
 /**
  * SFT examples from a family's tasks and reference answers (first turn). A seeded share
- * `guidedFraction` of them carries a `<teaching>`-style hint in the prompt, so that the student learns
- * to use guidance and a teacher can help it later.
+ * `guidedFraction` of them carries the full hint in the prompt, so that the student learns to use
+ * guidance and a teacher can help it later; when `guidedFraction` is above 0, every task whose request
+ * needs conversions also yields a second example guided by the short `conversionHint`, what a teacher
+ * tells a student whose approach is right.
  */
 export function sftExamples(
   family: TaskFamily,
@@ -50,10 +65,13 @@ export function sftExamples(
 ): ChatExample[] {
   const rng = createRng(deriveSeed(options.seed ?? 0, "sft:guided"));
   const fraction = options.guidedFraction ?? 0;
-  return tasks.map((task) => {
+  return tasks.flatMap((task) => {
     const reply = family.reference(task)[0];
     const guided = rng.chance(fraction);
     const messages = guided ? guidedMessages(family, task, teachingHint(task)) : family.prompt(task);
-    return { messages, reply, guided };
+    const example = { messages, reply, guided };
+    const conversions = fraction > 0 ? conversionHint(task) : "";
+    if (conversions === "") return [example];
+    return [example, { messages: guidedMessages(family, task, conversions), reply, guided: true }];
   });
 }

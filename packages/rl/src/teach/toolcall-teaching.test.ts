@@ -4,7 +4,10 @@ import { formatToolCall, generateToolcallTasks, type ToolcallSolution } from "@a
 import { diagnoseToolcallProbe, toolcallTeacherReply, verifyToolcallAttempt } from "./toolcall-teaching.ts";
 
 const tasks = generateToolcallTasks({ split: "production", seed: 3, count: 40 });
-const booking = tasks.find((t) => (t.solution as ToolcallSolution).tool === "book_table")!;
+const booking = tasks.find(
+  (t) => (t.solution as ToolcallSolution).tool === "book_table" && t.question.includes("2026-"),
+)!;
+const eventInWords = tasks.find((t) => t.meta?.template === "event2")!;
 
 describe("toolcall teaching labels", () => {
   it("diagnoses a probe that opens the right call as strong and gives no teaching", () => {
@@ -13,6 +16,14 @@ describe("toolcall teaching labels", () => {
     assert.equal(reply.diagnosis, "strong");
     assert.equal(reply.teaching, "");
     assert.match(reply.reply, /Diagnosis: strong<\/thinking><teaching><\/teaching>$/);
+  });
+
+  it("tells a strong student only the conversions a request written in words needs", () => {
+    const probe = formatToolCall(eventInWords.solution as ToolcallSolution).slice(0, 50);
+    const reply = toolcallTeacherReply(eventInWords, probe);
+    assert.equal(reply.diagnosis, "strong");
+    assert.match(reply.teaching, /^[A-Z][a-z]+ is month \d\d; \d{1,2}(:\d\d)?[ap]m is hour \d\d\.$/);
+    assert.ok(!reply.teaching.includes("add_event"));
   });
 
   it("diagnoses a wrong tool, a wrong argument name or no call as weak", () => {
@@ -24,7 +35,29 @@ describe("toolcall teaching labels", () => {
     assert.equal(diagnoseToolcallProbe(booking, "I would book it").diagnosis, "weak");
   });
 
-  it("teaches a weak student the tool and argument names but never an argument value", () => {
+  it("diagnoses a value written out in full that is not the request's as weak, and ignores a cut-off one", () => {
+    const { people, place } = (booking.solution as ToolcallSolution).args as {
+      people: number;
+      place: string;
+    };
+    const opening = `{"tool":"book_table","args":{"people":`;
+    assert.equal(
+      diagnoseToolcallProbe(booking, `${opening}${people},"place":"${place}"`).diagnosis,
+      "strong",
+    );
+    const wrong = diagnoseToolcallProbe(booking, `${opening}${people + 1},"place":"${place.slice(0, 2)}`);
+    assert.deepEqual(wrong, {
+      diagnosis: "weak",
+      thinking: "The request needs book_table; the student's people is not the request's.",
+    });
+    assert.equal(diagnoseToolcallProbe(booking, `${opening}${people},"place":"Nowhere"}`).diagnosis, "weak");
+    assert.equal(
+      diagnoseToolcallProbe(booking, `${opening}${people},"place":"${place.slice(0, 2)}`).diagnosis,
+      "strong",
+    );
+  });
+
+  it("teaches a weak student the tool, the argument names and the conversions, but never an argument value", () => {
     for (const task of tasks) {
       const reply = toolcallTeacherReply(task, "no idea");
       const call = task.solution as ToolcallSolution;

@@ -1,12 +1,13 @@
 import {
   type Diagnosis,
+  normalizedEqual,
   type Task,
   type TeachingTemplatesInput,
   type ToolcallSolution,
   type Verify,
   verifyTask,
 } from "@arc/core";
-import { teachingHint } from "../data/sft-examples.ts";
+import { conversionHint, teachingHint } from "../data/sft-examples.ts";
 
 /**
  * Templates of the teaching protocol for `toolcall` with a byte-level student and teacher:
@@ -28,6 +29,8 @@ export const TOOLCALL_TEACHING_TEMPLATES: TeachingTemplatesInput = {
 
 const TOOL_IN_TEXT = /"tool"\s*:\s*"([A-Za-z_]+)/;
 const ARG_KEYS = /"([A-Za-z_]+)"\s*:/g;
+/** An argument the probe wrote out in full: `"people":7,` or `"city":"Oslo"}` (a value cut off by the budget is not one). */
+const COMPLETE_ARG = /"([A-Za-z_]+)"\s*:\s*(?:"([^"]*)"|(-?\d+(?:\.\d+)?))\s*[,}]/g;
 
 /** The tool a probe reaches for (`{"tool":"book_table",...`), or null when it names none. */
 export function probedTool(approach: string): string | null {
@@ -36,15 +39,16 @@ export function probedTool(approach: string): string | null {
 
 /** What a teacher for `toolcall` concludes from a probe, and the one line of reasoning behind it. */
 export interface ToolcallDiagnosis {
-  /** `strong`: the probe starts the right call; `weak`: wrong tool, wrong argument name, or no call. */
+  /** `strong`: the probe starts the right call; `weak`: wrong tool, wrong argument name, wrong value, or no call. */
   diagnosis: Diagnosis;
   /** The teacher's reasoning, short enough for a small model to write. */
   thinking: string;
 }
 
 /**
- * Diagnoses a `toolcall` probe against the task's reference call: strong when it names the right tool
- * and every argument name it already shows belongs to that tool; weak otherwise.
+ * Diagnoses a `toolcall` probe against the task's reference call: strong when it names the right tool,
+ * every argument name it already shows belongs to that tool and every value it has written out in full
+ * is the request's; weak otherwise.
  */
 export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDiagnosis {
   const expected = task.solution as ToolcallSolution;
@@ -56,13 +60,19 @@ export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDia
   if (tool !== expected.tool) return { diagnosis: "weak", thinking: `${needs}; the student picks ${tool}.` };
   if (wrongKey)
     return { diagnosis: "weak", thinking: `${needs}; the student uses the argument ${wrongKey}.` };
+  for (const [, key, text, number] of approach.matchAll(COMPLETE_ARG)) {
+    if (key === "tool") continue;
+    if (!normalizedEqual(expected.args[key], number === undefined ? text : Number(number)))
+      return { diagnosis: "weak", thinking: `${needs}; the student's ${key} is not the request's.` };
+  }
   return { diagnosis: "strong", thinking: `${needs}; the student picks it.` };
 }
 
 /**
- * The reference teacher output for a probe: reasoning ending in the diagnosis, then no teaching for
- * a strong student and, for a weak one, the hint the student's SFT taught it to use (tool and
- * argument names, never their values).
+ * The reference teacher output for a probe: reasoning ending in the diagnosis, then the teaching the
+ * student's SFT taught it to use, never the call itself: for a strong student only the request's
+ * conversions (`conversionHint`, often nothing at all); for a weak one the full hint (tool, argument
+ * names and conversions).
  */
 export function toolcallTeacherReply(
   task: Task,
@@ -71,7 +81,7 @@ export function toolcallTeacherReply(
     teaching: string;
   } {
   const judged = diagnoseToolcallProbe(task, approach);
-  const teaching = judged.diagnosis === "strong" ? "" : teachingHint(task);
+  const teaching = judged.diagnosis === "strong" ? conversionHint(task) : teachingHint(task);
   const reply = `<thinking>${judged.thinking} Diagnosis: ${judged.diagnosis}</thinking><teaching>${teaching}</teaching>`;
   return { ...judged, teaching, reply };
 }
