@@ -1,7 +1,9 @@
 // Adaptive teaching benchmark on the `toolcall` environment: the frozen base student
 // (models/toolcall-base) alone, with an untrained teacher (fresh weights), with the SFT warm-up
 // teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
-// never trained on. Accuracy, NDR, teaching tokens, TES, split by how the probe judged the student.
+// never trained on, and with the reference rule the teacher is trained to imitate (it reads the solution,
+// so it is the most a learned teacher could reach with this student). Accuracy, NDR, teaching tokens, TES,
+// split by how the probe judged the student.
 // Trains the teacher first (scripts/make-teacher.ts recipes) when models/teacher-toolcall is missing.
 // Usage: node --import tsx bench/teaching.bench.ts [--count 200] [--seed 2024] [--student dir] [--teacher dir] [--sft-teacher dir]
 // Writes bench/results/teaching.json (the figures file) and bench/results/teaching.md.
@@ -31,6 +33,7 @@ import {
   diagnoseToolcallProbe,
   evaluateTeaching,
   loadTeacherRecipe,
+  ReferenceToolcallTeacher,
   type TeachingEvaluation,
   TOOLCALL_TEACHING_TEMPLATES,
   verifyToolcallAttempt,
@@ -112,6 +115,7 @@ const alone = await run("student alone", undefined);
 const untrained = await run("untrained teacher", await teacherOf("teacher-untrained", null));
 const sftOnly = await run("SFT teacher", await teacherOf("teacher-toolcall-sft", sftDir));
 const trained = await run("trained teacher", await teacherOf("teacher-toolcall", trainedDir));
+const reference = await run("reference rule", new ReferenceToolcallTeacher(tasks));
 
 // The probe's judgement read by the reference rule (right tool and argument names in the student's
 // first bytes), the same for every condition, so the strong/weak split does not depend on the teacher.
@@ -139,6 +143,7 @@ const figures = {
   teaching_tokens_strong: split(trained, "strong").teachingTokens,
   teaching_tokens_weak: split(trained, "weak").teachingTokens,
   tes: trained.overall.tes,
+  reference_rule_accuracy: reference.overall.taughtAccuracy,
 };
 await mkdir("bench/results", { recursive: true });
 await writeFile("bench/results/teaching.json", `${JSON.stringify(figures, null, 2)}\n`);
@@ -183,20 +188,34 @@ ${row("student alone", alone.overall, alone)}
 ${row("student + untrained teacher (fresh weights)", untrained.overall, untrained)}
 ${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
 ${row("student + trained teacher (SFT + GRPO)", trained.overall, trained)}
+${row("student + reference rule (reads the solution: the ceiling for a learned teacher)", reference.overall, reference)}
 
 Strong/weak: the student's probe judged by the reference rule (it opens the right tool with the right
-argument names), the same split for every condition: ${split(trained, "strong").students} strong, ${split(trained, "weak").students} weak.
+argument names, and every value it wrote out in full is the request's), the same split for every condition:
+${split(trained, "strong").students} strong, ${split(trained, "weak").students} weak.
 
-| trained teacher | students | accuracy alone | accuracy taught | teaching tokens | degradations |
-|---|---|---|---|---|---|
-| probe strong | ${split(trained, "strong").students} | ${f(split(trained, "strong").baselineAccuracy)} | ${f(split(trained, "strong").taughtAccuracy)} | ${f(split(trained, "strong").teachingTokens, 1)} | ${split(trained, "strong").degradations} |
-| probe weak | ${split(trained, "weak").students} | ${f(split(trained, "weak").baselineAccuracy)} | ${f(split(trained, "weak").taughtAccuracy)} | ${f(split(trained, "weak").teachingTokens, 1)} | ${split(trained, "weak").degradations} |
+| teacher | probe | students | accuracy alone | accuracy taught | teaching tokens | degradations |
+|---|---|---|---|---|---|---|
+${(
+  [
+    ["SFT warm-up", sftOnly],
+    ["trained", trained],
+    ["reference rule", reference],
+  ] as const
+)
+  .flatMap(([label, e]) =>
+    (["strong", "weak"] as const).map((j) => {
+      const s = split(e, j);
+      return `| ${label} | ${j} | ${s.students} | ${f(s.baselineAccuracy)} | ${f(s.taughtAccuracy)} | ${f(s.teachingTokens, 1)} | ${s.degradations} |`;
+    }),
+  )
+  .join("\n")}
 
 Student-alone failures by verifier class: ${Object.entries(failureClasses)
   .map(([k, n]) => `${k} ${n}`)
   .join(
     ", ",
-  )} (a hint may fix a wrong tool or argument name; no teaching that withholds the answer can fix a wrong argument value).
+  )} (teaching names the tool, the argument names and the request's conversions, never a whole argument value).
 
 Trained teacher's own diagnosis: ${[...trained.byJudgement].map(([k, m]) => `${k} ${m.interactions} (teaching tokens ${f(m.meanTeachingTokens, 1)})`).join(", ")}.
 

@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import { generateToolcallTasks, parseToolCall, type Task, type ToolcallSolution } from "@arc/core";
 import { conversionHint } from "../data/sft-examples.ts";
 import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
-import { ReferenceTeacherTestDouble } from "./__fixtures__/reference-teacher.ts";
 import { evaluateTeaching } from "./evaluate-teaching.ts";
+import { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
 import { TOOLCALL_TEACHING_TEMPLATES, verifyToolcallAttempt } from "./toolcall-teaching.ts";
 
 const tasks = generateToolcallTasks({ split: "production", seed: 11, count: 40 });
@@ -25,7 +25,7 @@ describe("evaluateTeaching", () => {
     const taught = await evaluateTeaching({
       ...common,
       mode: "adaptive",
-      teacher: new ReferenceTeacherTestDouble(tasks),
+      teacher: new ReferenceToolcallTeacher(tasks),
     });
     const booking = tasks.filter((t) => toolOf(t) === "book_table").length;
     assert.ok(booking > 0);

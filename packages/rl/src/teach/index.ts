@@ -3,6 +3,7 @@ export {
   evaluateTeaching,
   type TeachingEvaluation,
 } from "./evaluate-teaching.ts";
+export { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
 export {
   type TeacherGrpoSettings,
   type TeacherGrpoStepResult,

@@ -1,12 +1,14 @@
 import type { ChatCompletion, ChatModel, CompleteOptions, Task, TeachMessage } from "@arc/core";
-import { toolcallTeacherReply } from "../toolcall-teaching.ts";
+import { toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /**
- * Test double of a perfectly trained toolcall teacher: reads the question and the student's approach
- * back out of the TOOLCALL_TEACHING_TEMPLATES teacher prompt and answers with the reference teacher
- * output for them (what SFT teaches a real teacher to write).
+ * The rule a trained `toolcall` teacher imitates, as a ChatModel: reads the question and the student's
+ * approach back out of the TOOLCALL_TEACHING_TEMPLATES teacher prompt and answers with the reference
+ * teacher output for them. It reads the task's solution, so it is not a deployable teacher: it measures
+ * the most a learned teacher could reach with this student (bench:teaching) and stands in for a perfectly
+ * trained one in tests.
  */
-export class ReferenceTeacherTestDouble implements ChatModel {
+export class ReferenceToolcallTeacher implements ChatModel {
   /** The name recorded on trace steps. */
   readonly model = "reference-teacher";
 
