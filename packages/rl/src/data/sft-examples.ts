@@ -20,7 +20,7 @@ export interface ChatExample {
 
 /**
  * The short hint for a student whose approach is right: for `toolcall`, the conversions the request
- * leaves to the reader ("March is month 03; 3pm is 15:00."), empty when there are none or for another family.
+ * leaves to the reader ("March is month 03; 3pm is hour 15."), empty when there are none or for another family.
  */
 export function conversionHint(task: Task): string {
   if (task.env !== "toolcall") return "";
