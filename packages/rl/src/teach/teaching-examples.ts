@@ -75,9 +75,9 @@ async function mapLimited<T, R>(
 
 /**
  * Teacher SFT data for `toolcall`: the frozen student is probed on each task (greedy, plus sampled
- * probes), and each probe is labelled by the reference teacher (`toolcallTeacherReply`): no teaching
- * when the probe starts the right call, the tool-and-argument-names hint when it does not — never the
- * argument values, which are the answer. Synthetic probes (the opening of the right call, or of
+ * probes), and each probe is labelled by the reference teacher (`toolcallTeacherReply`): only the
+ * request's conversions (usually nothing) when the probe starts the right call, the full hint when it does
+ * not — never a whole argument value, which is the answer. Synthetic probes (the opening of the right call, or of
  * another task's call) keep both diagnoses represented when the student is mostly right or wrong.
  */
 export async function generateTeachingExamples(options: TeachingExampleOptions): Promise<TeachingExample[]> {

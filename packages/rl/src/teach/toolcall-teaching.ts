@@ -13,7 +13,7 @@ import { conversionHint, teachingHint } from "../data/sft-examples.ts";
  * Templates of the teaching protocol for `toolcall` with a byte-level student and teacher:
  * - the probe is the bare request: a ~1M-parameter student trained only to answer with a JSON call
  *   cannot describe an approach in words, and the first `maxProbeTokens` bytes of its answer state
- *   its approach exactly (which tool, which argument names); the default probe prompt's ~260 extra
+ *   its approach exactly (which tool, which argument names, its first values); the default probe prompt's ~260 extra
  *   bytes would also cost 4x the prefill on every probe;
  * - the teacher prompt is short, since every byte is a token of a small model's context;
  * - the guided prompt is the default one, which is what the student's SFT guided examples used;
