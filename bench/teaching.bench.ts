@@ -1,5 +1,5 @@
 // Adaptive teaching benchmark on the `toolcall` environment: the frozen base student
-// (models/toolcall-base) alone, with an untrained teacher (fresh weights), with the SFT warm-up
+// (models/toolcall-base) alone, with an untrained teacher (the checkpoint teacher training starts from), with the SFT warm-up
 // teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
 // never trained on, and with the reference rule the teacher is trained to imitate (it reads the solution,
 // so it is the most a learned teacher could reach with this student). Accuracy, NDR, teaching tokens, TES,
@@ -36,6 +36,7 @@ import {
   ReferenceToolcallTeacher,
   type TeachingEvaluation,
   TOOLCALL_TEACHING_TEMPLATES,
+  toolcallAnswers,
   verifyToolcallAttempt,
 } from "@arc/rl";
 
@@ -79,7 +80,7 @@ const tasks: Task[] = family
 
 const studentEngine = await EmbeddedInferenceEngine.load(values.student, { maxBatchSize: 64 });
 const student = new EngineChatModel(studentEngine, { model: "toolcall-base" });
-const teacherOf = async (label: string, dir: string | null): Promise<ChatModel> => {
+const teacherOf = async (label: string, dir: string | undefined): Promise<ChatModel> => {
   if (dir)
     return new EngineChatModel(await EmbeddedInferenceEngine.load(dir, { maxBatchSize: 64 }), {
       model: label,
@@ -103,6 +104,7 @@ async function run(label: string, teacher: ChatModel | undefined): Promise<Teach
     maxTeacherTokens: grpoRecipe.trainer.maxTokens,
     maxSolutionTokens: grpoRecipe.teaching.maxSolutionTokens,
     completed,
+    answersOf: toolcallAnswers,
     concurrency: 32,
   });
   log(
@@ -112,7 +114,11 @@ async function run(label: string, teacher: ChatModel | undefined): Promise<Teach
 }
 
 const alone = await run("student alone", undefined);
-const untrained = await run("untrained teacher", await teacherOf("teacher-untrained", null));
+// The untrained teacher is what teacher training starts from: the SFT recipe's checkpoint, or fresh weights.
+const untrained = await run(
+  "untrained teacher",
+  await teacherOf("teacher-untrained", sftRecipe.teacher.path),
+);
 const sftOnly = await run("SFT teacher", await teacherOf("teacher-toolcall-sft", sftDir));
 const trained = await run("trained teacher", await teacherOf("teacher-toolcall", trainedDir));
 const reference = await run("reference rule", new ReferenceToolcallTeacher(tasks));
@@ -185,7 +191,7 @@ Student: ${studentRecord.steps ?? "?"} SFT steps, production failure rate ${stud
 | condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) |
 |---|---|---|---|---|---|---|---|---|
 ${row("student alone", alone.overall, alone)}
-${row("student + untrained teacher (fresh weights)", untrained.overall, untrained)}
+${row(`student + untrained teacher (${sftRecipe.teacher.path ?? "fresh weights"})`, untrained.overall, untrained)}
 ${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
 ${row("student + trained teacher (SFT + GRPO)", trained.overall, trained)}
 ${row("student + reference rule (reads the solution: the ceiling for a learned teacher)", reference.overall, reference)}

@@ -29,6 +29,7 @@ import {
   type TeacherRecipe,
   TeachingRewarder,
   TOOLCALL_TEACHING_TEMPLATES,
+  toolcallAnswers,
   trainTeacherGrpo,
   trainTeacherSft,
   verifyToolcallAttempt,
@@ -90,6 +91,7 @@ async function run(path: string): Promise<void> {
     reward: recipe.trainer.reward.adaptiveTeaching,
     tokenCounter: byteTokenCounter,
     maxSolutionTokens: recipe.teaching.maxSolutionTokens,
+    answersOf: toolcallAnswers,
   });
 
   if (recipe.stage === "sft") {

@@ -1,11 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateToolcallTasks, parseToolCall, type Task, type ToolcallSolution } from "@arc/core";
+import {
+  type ChatModel,
+  formatToolCall,
+  generateToolcallTasks,
+  parseToolCall,
+  type Task,
+  type ToolcallSolution,
+} from "@arc/core";
 import { conversionHint } from "../data/sft-examples.ts";
 import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
 import { evaluateTeaching } from "./evaluate-teaching.ts";
 import { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
-import { TOOLCALL_TEACHING_TEMPLATES, verifyToolcallAttempt } from "./toolcall-teaching.ts";
+import { TOOLCALL_TEACHING_TEMPLATES, toolcallAnswers, verifyToolcallAttempt } from "./toolcall-teaching.ts";
 
 const tasks = generateToolcallTasks({ split: "production", seed: 11, count: 40 });
 const toolOf = (t: Task) => (t.solution as ToolcallSolution).tool;
@@ -41,5 +48,31 @@ describe("evaluateTeaching", () => {
     assert.ok((strong?.meanTeachingTokens ?? Number.NaN) < (weak?.meanTeachingTokens ?? 0) / 2);
     const silent = taught.outcomes.filter((o) => o.teachingTokens === 0).length;
     assert.ok(silent >= tasks.filter((t) => conversionHint(t) === "").length - booking);
+  });
+
+  it("withholds the argument values answersOf names from the student", async () => {
+    const leaking: ChatModel = {
+      model: "leaking-teacher",
+      async complete(messages) {
+        const task = tasks.find((t) => messages.at(-1)?.content.includes(t.question));
+        const text = `<teaching>Write ${formatToolCall(task?.solution as ToolcallSolution)}</teaching>`;
+        return { text, promptTokens: 0, completionTokens: text.length, finishReason: "stop" };
+      },
+    };
+    const result = await evaluateTeaching({
+      student: new HintFollowingStudentTestDouble(tasks, unguided),
+      teacher: leaking,
+      mode: "always",
+      tasks: tasks.slice(0, 5),
+      verify: verifyToolcallAttempt,
+      templates: TOOLCALL_TEACHING_TEMPLATES,
+      answersOf: toolcallAnswers,
+    });
+    for (const [i, run] of result.runs.entries()) {
+      assert.ok(run.warnings.some((w) => w.kind === "answer_leaked"));
+      // one- and two-character values ("c", "7") count only where presented as the result
+      for (const value of toolcallAnswers(tasks[i]).filter((v) => v.length > 2))
+        assert.ok(!run.teaching.includes(value), run.teaching);
+    }
   });
 });

@@ -50,6 +50,8 @@ export interface EvaluateTeachingOptions {
    * (a toolcall student answers with a bare JSON call); default: the protocol's closed `<solution>`.
    */
   completed?: (text: string) => boolean;
+  /** The values a task's teaching must not reveal (redacted when it does); default: the protocol's own. */
+  answersOf?: (task: Task) => string[];
   /** Most interactions in flight (default 16). */
   concurrency?: number;
   signal?: AbortSignal;
@@ -76,6 +78,7 @@ export async function evaluateTeaching(options: EvaluateTeachingOptions): Promis
         tokenCounter: options.tokenCounter,
         maxTeacherTokens: options.maxTeacherTokens ?? 200,
         maxSolutionTokens: options.maxSolutionTokens ?? 128,
+        ...(options.answersOf ? { answers: options.answersOf(options.tasks[i]) } : {}),
         signal: options.signal,
       });
     }

@@ -26,6 +26,7 @@ export {
   probedTool,
   TOOLCALL_TEACHING_TEMPLATES,
   type ToolcallDiagnosis,
+  toolcallAnswers,
   toolcallTeacherReply,
   verifyToolcallAttempt,
 } from "./toolcall-teaching.ts";

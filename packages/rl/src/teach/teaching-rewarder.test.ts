@@ -5,6 +5,7 @@ import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-st
 import { TeachingRewarder } from "./teaching-rewarder.ts";
 import {
   TOOLCALL_TEACHING_TEMPLATES,
+  toolcallAnswers,
   toolcallTeacherReply,
   verifyToolcallAttempt,
 } from "./toolcall-teaching.ts";
@@ -64,6 +65,23 @@ describe("TeachingRewarder", () => {
     });
     const harmful = await r.score(strongTask, "<teaching>Call the tool convert_currency.</teaching>");
     assert.equal(harmful.reward, -0.5);
+  });
+
+  it("redacts the argument values a task's answersOf names before the student sees the teaching", async () => {
+    const r = new TeachingRewarder({
+      student: new HintFollowingStudentTestDouble(tasks, unguided),
+      verify: verifyToolcallAttempt,
+      templates: TOOLCALL_TEACHING_TEMPLATES,
+      answersOf: toolcallAnswers,
+    });
+    const { city } = (strongTask.solution as ToolcallSolution).args as { city: string };
+    const leaky = await r.score(strongTask, `<teaching>The city is ${city}.</teaching>`);
+    assert.equal(leaky.teaching, "The city is [answer withheld].");
+    const unguarded = await rewarder(new HintFollowingStudentTestDouble(tasks, unguided)).score(
+      strongTask,
+      `<teaching>The city is ${city}.</teaching>`,
+    );
+    assert.equal(unguarded.teaching, `The city is ${city}.`);
   });
 
   it("asks the frozen student once per probe, baseline and distinct teaching", async () => {

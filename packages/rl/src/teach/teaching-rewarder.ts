@@ -8,6 +8,7 @@ import {
   parseStudentOutput,
   parseTeacherOutput,
   renderTemplate,
+  solutionAnswers,
   type Task,
   type TeachingTemplates,
   type TeachingTemplatesInput,
@@ -54,6 +55,8 @@ export interface TeachingRewarderOptions {
   tokenCounter?: TokenCounter;
   /** Budget of each student solution (default 128). */
   maxSolutionTokens?: number;
+  /** The values a task's teaching must not reveal (redacted when it does); default: as `runTeaching` derives them. */
+  answersOf?: (task: Task) => string[];
 }
 
 /**
@@ -97,7 +100,9 @@ export class TeachingRewarder {
 
   /** Scores one teacher output for a task against the student's unguided baseline. */
   async score(task: Task, teacherOutput: string): Promise<TeachingScore> {
-    const read = parseTeacherOutput(teacherOutput, { answers: answersOf(task.solution) });
+    const read = parseTeacherOutput(teacherOutput, {
+      answers: this.options.answersOf?.(task) ?? solutionAnswers(task.solution),
+    });
     const [baseline, taught] = await Promise.all([this.attempt(task, ""), this.attempt(task, read.teaching)]);
     const teachingTokens = read.teaching ? this.counter.count(read.teaching) : 0;
     const reward = adaptiveTeachingReward(
@@ -147,12 +152,4 @@ export class TeachingRewarder {
     }
     return attempt;
   }
-}
-
-/** The answers teaching must not reveal, as `runTeaching` derives them: a primitive solution or its `answer` field. */
-function answersOf(solution: unknown): string[] {
-  const isAnswer = (v: unknown): v is string | number => typeof v === "string" || typeof v === "number";
-  if (isAnswer(solution)) return [String(solution)];
-  const answer = (solution as { answer?: unknown } | null)?.answer;
-  return isAnswer(answer) ? [String(answer)] : [];
 }

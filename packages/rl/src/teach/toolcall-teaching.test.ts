@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatToolCall, generateToolcallTasks, type ToolcallSolution } from "@arc/core";
-import { diagnoseToolcallProbe, toolcallTeacherReply, verifyToolcallAttempt } from "./toolcall-teaching.ts";
+import { formatToolCall, generateToolcallTasks, parseTeacherOutput, type ToolcallSolution } from "@arc/core";
+import {
+  diagnoseToolcallProbe,
+  toolcallAnswers,
+  toolcallTeacherReply,
+  verifyToolcallAttempt,
+} from "./toolcall-teaching.ts";
 
 const tasks = generateToolcallTasks({ split: "production", seed: 3, count: 40 });
 const booking = tasks.find(
@@ -72,6 +77,18 @@ describe("toolcall teaching labels", () => {
             .every((w) => words.has(w)),
           `teaching reveals ${value}: ${reply.teaching}`,
         );
+    }
+  });
+
+  it("redacts an argument value a teacher writes, and none of the reference rule's teaching", () => {
+    const call = booking.solution as ToolcallSolution;
+    const leaky = `<thinking>Diagnosis: weak</thinking><teaching>Book ${call.args.place}.</teaching>`;
+    const read = parseTeacherOutput(leaky, { answers: toolcallAnswers(booking) });
+    assert.equal(read.teaching, "Book [answer withheld].");
+    for (const task of generateToolcallTasks({ split: "production", seed: 4, count: 300 })) {
+      const { reply } = toolcallTeacherReply(task, "no idea");
+      const parsed = parseTeacherOutput(reply, { answers: toolcallAnswers(task) });
+      assert.deepEqual(parsed.warnings, [], reply);
     }
   });
 

@@ -1,5 +1,6 @@
 import {
   type Diagnosis,
+  findAnswerLeaks,
   normalizedEqual,
   type Task,
   type TeachingTemplatesInput,
@@ -92,3 +93,15 @@ export function toolcallTeacherReply(
  */
 export const verifyToolcallAttempt: Verify<Task> = ({ answer, text }, task) =>
   verifyTask(task, [answer ?? text]).status === "pass";
+
+/**
+ * What a `toolcall` teaching must never reveal: each argument value of the reference call (the protocol
+ * redacts any it finds), except a value the full hint's own wording contains (a title `Call` in "Call the
+ * tool ..."), which the teacher cannot help writing. The tool and argument names are not answers.
+ */
+export function toolcallAnswers(task: Task): string[] {
+  const hint = teachingHint(task);
+  return Object.values((task.solution as ToolcallSolution).args)
+    .map(String)
+    .filter((value) => findAnswerLeaks(hint, [value]).length === 0);
+}

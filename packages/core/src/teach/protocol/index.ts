@@ -5,6 +5,7 @@ export {
   type RunTeachingOptions,
   runTeaching,
   type SolutionAttempt,
+  solutionAnswers,
   type TeachingMode,
   type TeachingRun,
   type TeachingTask,

@@ -147,8 +147,8 @@ async function score<T extends TeachingTask>(
 const isAnswer = (value: unknown): value is string | number =>
   typeof value === "string" || typeof value === "number";
 
-/** The default answers the teaching must not reveal: a primitive solution, or a solution object's `answer` field. */
-function answersOf(solution: unknown): string[] {
+/** The default answers a teaching must not reveal: a primitive solution, or a solution object's `answer` field. */
+export function solutionAnswers(solution: unknown): string[] {
   if (isAnswer(solution)) return [String(solution)];
   const answer = (solution as { answer?: unknown } | null)?.answer;
   return isAnswer(answer) ? [String(answer)] : [];
@@ -220,7 +220,7 @@ export async function runTeaching<T extends TeachingTask>(
     temperature: temperature(options.teacherTemperature, "teacherTemperature"),
     signal,
   };
-  const answers = options.answers ?? answersOf(task.solution);
+  const answers = options.answers ?? solutionAnswers(task.solution);
 
   const asStudent = (content: string): TeachMessage[] => [
     ...(templates.studentSystem ? [{ role: "system" as const, content: templates.studentSystem }] : []),
