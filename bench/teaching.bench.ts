@@ -1,6 +1,6 @@
 // Adaptive teaching benchmark on the `toolcall` environment: the frozen base student
-// (models/toolcall-base) alone, with an untrained teacher (the checkpoint teacher training starts from), with the SFT warm-up
-// teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
+// (models/toolcall-base) alone, with an untrained teacher (the checkpoint teacher training starts from),
+// with the SFT warm-up teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
 // never trained on, and with the reference rule the teacher is trained to imitate (it reads the solution,
 // so it is the most a learned teacher could reach with this student). Accuracy, NDR, teaching tokens, TES,
 // split by how the probe judged the student.
