@@ -53,12 +53,25 @@ function grpoDefaults(o: GrpoObjective): Required<Omit<GrpoObjective, "behaviour
   };
 }
 
-/** pi_prox / pi_behaviour per grid position; 0 where it exceeds `cap` (AReaL drops such tokens). */
-function behaviourWeights(prox: Float32Array, behaviour: Float32Array, cap?: number): Float32Array {
-  return prox.map((p, i) => {
-    const w = Math.exp(p - behaviour[i]);
-    return cap !== undefined && w > cap ? 0 : w;
-  });
+/** `x`'s value, through which no gradient flows back. */
+const stopGradient = tf.customGrad(((x: tf.Tensor) => ({
+  value: tf.clone(x),
+  gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy),
+})) as unknown as Parameters<typeof tf.customGrad>[0]) as <T extends tf.Tensor>(x: T) => T;
+
+/**
+ * pi_prox / pi_behaviour per grid position, 0 where it exceeds `cap` (AReaL drops such tokens); a constant
+ * of the loss, through which no gradient flows back.
+ */
+function behaviourWeights(prox: tf.Tensor2D, behaviour: tf.Tensor2D, cap?: number): tf.Tensor2D {
+  const weights = tf.customGrad(((p: tf.Tensor, b: tf.Tensor) => {
+    const w = tf.exp(tf.sub(p, b));
+    return {
+      value: cap === undefined ? w : tf.where(tf.greater(w, cap), tf.zerosLike(w), w),
+      gradFunc: (dy: tf.Tensor) => [tf.zerosLike(dy), tf.zerosLike(dy)],
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]) as (p: tf.Tensor, b: tf.Tensor) => tf.Tensor2D;
+  return weights(prox, behaviour);
 }
 
 /**
@@ -210,7 +223,8 @@ export class EmbeddedTrainEngine implements TrainEngine {
       );
     }
     let oldGrid: Float32Array | undefined;
-    let weightGrid: Float32Array | undefined;
+    let behaviourGrid: Float32Array | undefined;
+    let proximalGrid: Float32Array | undefined;
     if (grpo) {
       if (!batch.advantages || batch.advantages.length !== B) {
         throw new TypeError(
@@ -223,9 +237,10 @@ export class EmbeddedTrainEngine implements TrainEngine {
             "batch.oldLogprobs: the decoupled GRPO objective needs the behaviour policy's log-probs",
           );
         }
-        const behaviour = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
-        oldGrid = onGrid(grid, batch.proximalLogprobs ?? current(), "batch.proximalLogprobs");
-        weightGrid = behaviourWeights(oldGrid, behaviour, grpo.behaviourWeightCap);
+        behaviourGrid = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
+        if (batch.proximalLogprobs) {
+          proximalGrid = onGrid(grid, batch.proximalLogprobs, "batch.proximalLogprobs");
+        }
       } else oldGrid = onGrid(grid, batch.oldLogprobs ?? current(), "batch.oldLogprobs");
     }
 
@@ -251,18 +266,20 @@ export class EmbeddedTrainEngine implements TrainEngine {
           nllCoef: objective.nllCoef,
         });
       } else {
-        result = grpoLoss(
-          logp,
-          tf.tensor2d(oldGrid!, [B, G]),
-          tf.tensor2d(batch.advantages!, [B, 1]),
-          mask,
-          grpo!,
-          {
-            refLogp,
-            entropy,
-            behaviourWeight: weightGrid ? tf.tensor2d(weightGrid, [B, G]) : undefined,
-          },
-        );
+        // The proximal policy is the policy this single update starts from, so without given proximal
+        // log-probs it is this very forward pass, held constant: no second forward pass is needed.
+        const oldLogp = behaviourGrid
+          ? proximalGrid
+            ? tf.tensor2d(proximalGrid, [B, G])
+            : stopGradient(logp)
+          : tf.tensor2d(oldGrid!, [B, G]);
+        result = grpoLoss(logp, oldLogp, tf.tensor2d(batch.advantages!, [B, 1]), mask, grpo!, {
+          refLogp,
+          entropy,
+          behaviourWeight: behaviourGrid
+            ? behaviourWeights(oldLogp, tf.tensor2d(behaviourGrid, [B, G]), grpo!.behaviourWeightCap)
+            : undefined,
+        });
       }
       for (const [k, v] of Object.entries(result.extra)) extraOut[k] = tf.keep(tf.clone(v)) as tf.Scalar;
       return result.loss;
