@@ -3,11 +3,14 @@
 // s in {1, 10, 100, inf} and GRPO at the same prompt budget, and synchronous (maxStaleness 0) vs
 // asynchronous (maxStaleness 1, 2) GRPO with rollouts in a worker thread: wall time to the same reward (held to the
 // end of the run, see async_speedup_vs_sync).
-// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--eval 64] [--judge 512] [--model models/toolcall-base]
+// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--eval 64] [--judge 512] [--ceiling-tasks 256]
+//        [--ceiling-samples 8] [--only dpo|grpo] [--model models/toolcall-base]
+// `--only grpo` runs the three GRPO settings alone (the sync vs async comparison); `--ceiling-tasks 0` skips the ceiling.
 // Default budget: 7 runs x 60 steps x 8 prompts x 4 samples, about 25-40 min on the 2-core machine (load-dependent).
 // `--eval` tasks draw the curves during a run; the base model and every run's final checkpoint are then judged on
 // `--judge` other production tasks (seed 1000), because 64 tasks cannot see a change of a few points (one standard
-// error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones.
+// error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones. The base model's pass@k on
+// the first `--ceiling-tasks` judge tasks bounds what training on its own samples can reach (sampling ceiling).
 // Writes bench/results/rl.json (the figures file), bench/results/rl.md and bench/results/rl-*.svg.
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,7 +18,15 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { getTaskFamily } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
-import { evaluate, lineChartSvg, parseRecipe, type RunResult, type StepRecord, startRun } from "@arc/rl";
+import {
+  evaluate,
+  lineChartSvg,
+  parseRecipe,
+  type RunResult,
+  type StepRecord,
+  sampledPassRate,
+  startRun,
+} from "@arc/rl";
 import { AsyncRolloutSource, embeddedEngineFactory, type ThreadUsage } from "@arc/rl/embedded";
 
 const { values } = parseArgs({
@@ -24,6 +35,9 @@ const { values } = parseArgs({
     prompts: { type: "string", default: "8" },
     eval: { type: "string", default: "64" },
     judge: { type: "string", default: "512" },
+    "ceiling-tasks": { type: "string", default: "256" },
+    "ceiling-samples": { type: "string", default: "8" },
+    only: { type: "string" },
     model: { type: "string", default: "models/toolcall-base" },
   },
 });
@@ -47,7 +61,7 @@ interface Setting {
   trainer: Record<string, unknown>;
 }
 
-const SETTINGS: Setting[] = [
+const ALL_SETTINGS: Setting[] = [
   ...([1, 10, 100, "inf"] as const).map(
     (s): Setting => ({
       label: `dpo s=${s}`,
@@ -74,6 +88,10 @@ const SETTINGS: Setting[] = [
     }),
   ),
 ];
+if (values.only !== undefined && values.only !== "dpo" && values.only !== "grpo") {
+  throw new RangeError(`--only: expected dpo or grpo, got ${JSON.stringify(values.only)}`);
+}
+const SETTINGS = ALL_SETTINGS.filter((s) => values.only === undefined || s.algo === values.only);
 
 interface Outcome {
   setting: Setting;
@@ -174,40 +192,26 @@ const evalPoints = (o: Outcome) =>
     .filter((r) => r.evalFailureRate !== undefined)
     .map((r) => ({ x: o.wallAt.get(r.step) ?? Number.NaN, y: r.evalFailureRate as number }));
 
-async function main() {
-  const runsDir = join(tmpdir(), `arc-rl-bench-${process.pid}`);
-  const outcomes: Outcome[] = [];
-  const benchBegan = performance.now();
-  const base = await judgeFailureRate(values.model);
-  process.stderr.write(`base model fails ${base.toFixed(3)} of ${JUDGE} judge tasks\n`);
-  for (const setting of SETTINGS) {
-    process.stderr.write(`${setting.label}: ${STEPS} steps x ${PROMPTS} prompts\n`);
-    outcomes.push(await runSetting(setting, runsDir));
-  }
-  await rm(runsDir, { recursive: true, force: true });
+const toEnd = (o: Outcome) => o.wallAt.get(STEPS) ?? o.wallS;
 
-  const curveBase = outcomes[0].result.records[0].evalFailureRate as number;
-  const curveFinal = (o: Outcome) =>
-    [...o.result.records].reverse().find((r) => r.evalFailureRate !== undefined)?.evalFailureRate as number;
-  const final = (o: Outcome) => o.judgedFailureRate;
-  const best = outcomes.reduce((a, b) => (final(b) < final(a) ? b : a));
-  // A run halves the failure rate when its judged final checkpoint does; the curve says how soon it got there.
-  const halfTimes = outcomes
-    .filter((o) => final(o) <= base / 2)
-    .map((o) => evalPoints(o).find((p) => p.x > 0 && p.y <= curveBase / 2)?.x ?? o.wallS);
+/** Sync (staleness 0) vs async GRPO: speed-ups to the sync run's reward, and what overlapping could give at most. */
+function compareAsync(outcomes: Outcome[]) {
   const grpo = outcomes.filter((o) => o.setting.algo === "grpo");
-  const sync = grpo.find((o) => o.setting.staleness === 0) as Outcome;
+  const sync = grpo.find((o) => o.setting.staleness === 0);
   const asyncRuns = grpo.filter((o) => o.setting.staleness !== 0);
+  if (sync === undefined || asyncRuns.length === 0) return null;
   // "the same reward", held: an async run whose reward over the last third of the run is no lower than the sync
   // run's (within one standard error of the difference) and whose judged checkpoint is no worse (within one standard
   // error) reached the sync run's reward, and its speed-up is the sync run's wall time to its last step over its own
   const syncTail = tailReward(sync);
-  const judgeSe = Math.sqrt((2 * final(sync) * (1 - final(sync))) / JUDGE);
+  const judged = sync.judgedFailureRate;
+  const judgeSe = Math.sqrt((2 * judged * (1 - judged)) / JUDGE);
   const matching = asyncRuns.filter((o) => {
     const tail = tailReward(o);
-    return tail.mean >= syncTail.mean - Math.hypot(tail.se, syncTail.se) && final(o) <= final(sync) + judgeSe;
+    return (
+      tail.mean >= syncTail.mean - Math.hypot(tail.se, syncTail.se) && o.judgedFailureRate <= judged + judgeSe
+    );
   });
-  const toEnd = (o: Outcome) => o.wallAt.get(STEPS) ?? o.wallS;
   const speedup = matching.length > 0 ? toEnd(sync) / Math.min(...matching.map(toEnd)) : null;
   // the first-crossing view: 90% of the way from the sync run's first smoothed reward to its best; noisy when the
   // reward reaches its level within a few steps
@@ -225,21 +229,64 @@ async function main() {
   // with generation fully hidden behind training (or the reverse) a step takes max(wait, total - wait).
   const syncTotal = sync.result.records.at(-1)?.elapsedS ?? null;
   const syncWait = sync.usage?.trainerWaitS ?? null;
-  const speedupCeiling =
+  const ceiling =
     syncTotal !== null && syncWait !== null && syncTotal > 0
       ? syncTotal / Math.max(syncWait, syncTotal - syncWait)
       : null;
+  return { speedup, crossingSpeedup, ceiling, target, syncTail, syncTotal, syncWait, matching, asyncRuns };
+}
 
+async function main() {
+  const runsDir = join(tmpdir(), `arc-rl-bench-${process.pid}`);
+  const outcomes: Outcome[] = [];
+  const benchBegan = performance.now();
+  const base = await judgeFailureRate(values.model);
+  process.stderr.write(`base model fails ${base.toFixed(3)} of ${JUDGE} judge tasks\n`);
+  const ceilingTasks = JUDGE_TASKS.slice(0, Number(values["ceiling-tasks"]));
+  const ceiling =
+    ceilingTasks.length > 0
+      ? await sampledPassRate(await EmbeddedInferenceEngine.load(values.model), ceilingTasks, {
+          samples: Number(values["ceiling-samples"]),
+        })
+      : null;
+  if (ceiling !== null) {
+    process.stderr.write(
+      `base model: pass@${ceiling.samples} ${ceiling.passAtK.toFixed(3)} on ${ceiling.tasks} judge tasks (samples pass ${ceiling.meanPass.toFixed(3)})\n`,
+    );
+  }
+  for (const setting of SETTINGS) {
+    process.stderr.write(`${setting.label}: ${STEPS} steps x ${PROMPTS} prompts\n`);
+    outcomes.push(await runSetting(setting, runsDir));
+  }
+  await rm(runsDir, { recursive: true, force: true });
+
+  const curveBase = outcomes[0].result.records[0].evalFailureRate as number;
+  const curveFinal = (o: Outcome) =>
+    [...o.result.records].reverse().find((r) => r.evalFailureRate !== undefined)?.evalFailureRate as number;
+  const final = (o: Outcome) => o.judgedFailureRate;
+  const best = outcomes.reduce((a, b) => (final(b) < final(a) ? b : a));
+  // A run halves the failure rate when its judged final checkpoint does; the curve says how soon it got there.
+  const halfTimes = outcomes
+    .filter((o) => final(o) <= base / 2)
+    .map((o) => evalPoints(o).find((p) => p.x > 0 && p.y <= curveBase / 2)?.x ?? o.wallS);
+  const comparison = compareAsync(outcomes);
   const figures = {
     base_failure_rate: base,
     best_failure_rate: final(best),
     best_setting: best.setting.label,
     seconds_to_half_failure_rate: halfTimes.length > 0 ? Math.min(...halfTimes) : null,
-    async_speedup_vs_sync: speedup,
+    async_speedup_vs_sync: comparison?.speedup ?? null,
     /** Sync over the fastest async run's wall seconds to first reach 90% of the sync run's reward rise (noisy). */
-    async_speedup_first_crossing: crossingSpeedup,
+    async_speedup_first_crossing: comparison?.crossingSpeedup ?? null,
     /** The most overlapping generation with training could give, from the sync run's own waiting (see above). */
-    async_speedup_ceiling: speedupCeiling,
+    async_speedup_ceiling: comparison?.ceiling ?? null,
+    /** 1 - the base model's pass@k at temperature 1: no run that learns from its own samples can fail less. */
+    sampling_ceiling_failure_rate: ceiling === null ? null : 1 - ceiling.passAtK,
+    /** k and the number of judge tasks of that figure, and the share of all k samples that passed. */
+    sampling_ceiling:
+      ceiling === null
+        ? null
+        : { samples: ceiling.samples, tasks: ceiling.tasks, mean_pass: ceiling.meanPass },
     runs: outcomes.map((o) => ({
       algo: o.setting.algo,
       sync_interval: o.setting.syncInterval,
@@ -286,17 +333,23 @@ async function main() {
       `Whole bench: ${((performance.now() - benchBegan) / 60000).toFixed(1)} min on this machine (2 cores, shared).`,
     "",
     `Base failure rate ${fmt(base)}; best ${fmt(final(best))} (${best.setting.label}); ` +
-      `seconds to half the failure rate: ${fmt(figures.seconds_to_half_failure_rate, 0)}; ` +
-      `async speed-up vs sync: ${fmt(speedup, 2)}x (wall time to the sync run's reward, held: the sync run's time to its last step over the fastest async run's ` +
-      `among those whose reward over the last third of the run (sync ${fmt(syncTail.mean)} ± ${fmt(syncTail.se)}) and judged failure rate match it within one standard error; ` +
-      `${matching.length} of ${asyncRuns.length} do). ` +
-      `By first crossing of ${fmt(target)} smoothed reward (90% of the sync run's rise; noisy when the reward levels off within a few steps): ${fmt(crossingSpeedup, 2)}x.`,
+      `seconds to half the failure rate: ${fmt(figures.seconds_to_half_failure_rate, 0)}.`,
     "",
-    `Ceiling on that speed-up: the sync run's trainer waited ${fmt(syncWait, 0)} s of its ${fmt(syncTotal, 0)} s for rollouts, ` +
-      `so hiding generation behind training (or the reverse) could make it at most ${fmt(speedupCeiling, 2)}x faster ` +
-      "(both threads need a free core each; on a shared machine they get less, see CPU s per wall s).",
-    "",
-    STEPS <= 100
+    comparison === null
+      ? "No sync vs async comparison: it needs the GRPO settings (`--only grpo` or all).\n"
+      : `Async speed-up vs sync: ${fmt(comparison.speedup, 2)}x (wall time to the sync run's reward, held: the sync run's time to its last step over the fastest async run's ` +
+        `among those whose reward over the last third of the run (sync ${fmt(comparison.syncTail.mean)} ± ${fmt(comparison.syncTail.se)}) and judged failure rate match it within one standard error; ` +
+        `${comparison.matching.length} of ${comparison.asyncRuns.length} do). ` +
+        `By first crossing of ${fmt(comparison.target)} smoothed reward (90% of the sync run's rise; noisy when the reward levels off within a few steps): ${fmt(comparison.crossingSpeedup, 2)}x. ` +
+        `Ceiling: the sync run's trainer waited ${fmt(comparison.syncWait, 0)} s of its ${fmt(comparison.syncTotal, 0)} s for rollouts, ` +
+        `so hiding generation behind a trainer as fast as the sync one could make it at most ${fmt(comparison.ceiling, 2)}x faster ` +
+        "(both threads need a free core each; on a shared machine they get less, see CPU s per wall s).\n",
+    ceiling === null
+      ? "No sampling ceiling (`--ceiling-tasks 0`).\n"
+      : `Sampling ceiling: at temperature 1 the base model answers ${fmt(ceiling.meanPass)} of its samples right, and at least one of ${ceiling.samples} ` +
+        `on ${fmt(ceiling.passAtK)} of the first ${ceiling.tasks} judge tasks. DPO and GRPO learn only from answers the model samples, so no run ` +
+        `here can fail less than ${fmt(1 - ceiling.passAtK)} of those tasks (halving needs ${fmt(base / 2)}).\n`,
+    STEPS <= 100 && SETTINGS.some((s) => s.algo === "dpo")
       ? `With ${STEPS} steps per run, s=100 never syncs inside the run, so it trains exactly like offline (s=inf): same generator, same samples.\n`
       : "",
     "GRPO runs generate in a worker thread (its own embedded engine); staleness 1 and 2 use the decoupled PPO objective. " +
@@ -306,7 +359,7 @@ async function main() {
     "|---|---|---|---|---|---|---|---|---|---|",
     ...outcomes.map((o) => {
       const tail = tailReward(o);
-      return `| ${o.setting.label} | ${fmt(final(o))} | ${fmt(curveFinal(o))} | ${fmt(tail.mean)} ± ${fmt(tail.se)} | ${fmt(o.result.records.at(-1)?.elapsedS, 0)} | ${fmt(toEnd(o), 0)} | ${fmt(o.wallS, 0)} | ${o.setting.algo === "grpo" ? fmt(target === null ? null : timeToReward(o, target), 0) : "-"} | ${fmt(o.usage?.cpuPerWall, 2)} | ${fmt(o.usage?.trainerWaitS, 0)} |`;
+      return `| ${o.setting.label} | ${fmt(final(o))} | ${fmt(curveFinal(o))} | ${fmt(tail.mean)} ± ${fmt(tail.se)} | ${fmt(o.result.records.at(-1)?.elapsedS, 0)} | ${fmt(toEnd(o), 0)} | ${fmt(o.wallS, 0)} | ${o.setting.algo === "grpo" && comparison?.target != null ? fmt(timeToReward(o, comparison.target), 0) : "-"} | ${fmt(o.usage?.cpuPerWall, 2)} | ${fmt(o.usage?.trainerWaitS, 0)} |`;
     }),
     "",
     "![failure rate vs time](rl-failure.svg)",

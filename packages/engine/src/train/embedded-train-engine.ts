@@ -205,7 +205,6 @@ export class EmbeddedTrainEngine implements TrainEngine {
     if (tf.getBackend() === "wasm") assertTrainStepFits(this.config, grid.rows, grid.length);
     const B = grid.rows;
     const G = grid.length - 1;
-    const current = () => this.logprobsWith(this.policy(), grid).map((r) => Array.from(r));
     const grpo = objective.kind === "grpo" ? grpoDefaults(objective) : undefined;
     const needsRef = objective.kind === "dpo" || (grpo !== undefined && grpo.klCoef !== 0);
     let refGrid: Float32Array | undefined;
@@ -222,9 +221,9 @@ export class EmbeddedTrainEngine implements TrainEngine {
         `batch: DPO expects (chosen, rejected) row pairs, got an odd number of rows (${B})`,
       );
     }
+    // GRPO's old policy (the proximal one under the decoupled objective), when the batch gives its log-probs
     let oldGrid: Float32Array | undefined;
     let behaviourGrid: Float32Array | undefined;
-    let proximalGrid: Float32Array | undefined;
     if (grpo) {
       if (!batch.advantages || batch.advantages.length !== B) {
         throw new TypeError(
@@ -238,10 +237,8 @@ export class EmbeddedTrainEngine implements TrainEngine {
           );
         }
         behaviourGrid = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
-        if (batch.proximalLogprobs) {
-          proximalGrid = onGrid(grid, batch.proximalLogprobs, "batch.proximalLogprobs");
-        }
-      } else oldGrid = onGrid(grid, batch.oldLogprobs ?? current(), "batch.oldLogprobs");
+        if (batch.proximalLogprobs) oldGrid = onGrid(grid, batch.proximalLogprobs, "batch.proximalLogprobs");
+      } else if (batch.oldLogprobs) oldGrid = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
     }
 
     const extraOut: Record<string, tf.Scalar> = {};
@@ -266,13 +263,9 @@ export class EmbeddedTrainEngine implements TrainEngine {
           nllCoef: objective.nllCoef,
         });
       } else {
-        // The proximal policy is the policy this single update starts from, so without given proximal
-        // log-probs it is this very forward pass, held constant: no second forward pass is needed.
-        const oldLogp = behaviourGrid
-          ? proximalGrid
-            ? tf.tensor2d(proximalGrid, [B, G])
-            : stopGradient(logp)
-          : tf.tensor2d(oldGrid!, [B, G]);
+        // Without given log-probs the old (or proximal) policy is the one this single update starts from:
+        // this very forward pass, held constant, so no second forward pass is needed.
+        const oldLogp = oldGrid ? tf.tensor2d(oldGrid, [B, G]) : stopGradient(logp);
         result = grpoLoss(logp, oldLogp, tf.tensor2d(batch.advantages!, [B, 1]), mask, grpo!, {
           refLogp,
           entropy,

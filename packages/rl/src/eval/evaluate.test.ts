@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { toolcallFamily } from "@arc/core";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
-import { evaluate } from "./evaluate.ts";
+import { evaluate, sampledPassRate } from "./evaluate.ts";
 
 describe("evaluate", () => {
   it("measures the share of tasks whose greedy answer the verifier passes", async () => {
@@ -17,5 +17,29 @@ describe("evaluate", () => {
 
   it("refuses an empty task list", async () => {
     await assert.rejects(evaluate(new ScriptedInferenceEngine(() => ""), []), /at least one task/);
+  });
+});
+
+describe("sampledPassRate", () => {
+  it("counts a task passed at k when any of its k samples passes", async () => {
+    const tasks = toolcallFamily.generate({ split: "production", seed: 5, count: 4 });
+    const right = tasks.map((t) => toolcallFamily.reference(t)[0]);
+    // task 0: every sample right; task 1: only the last of 4; tasks 2 and 3: none
+    const engine = new ScriptedInferenceEngine((request, sample) => {
+      const i = Number(request.id);
+      return i === 0 || (i === 1 && sample === 3) ? right[i] : "{}";
+    });
+    const result = await sampledPassRate(engine, tasks, { samples: 4 });
+    assert.equal(result.passAtK, 0.5);
+    assert.equal(result.meanPass, 5 / 16);
+    assert.ok(engine.requests.every((r) => r.n === 4 && r.temperature === 1));
+  });
+
+  it("refuses a sample count that is not a positive integer", async () => {
+    const tasks = toolcallFamily.generate({ split: "production", seed: 5, count: 1 });
+    await assert.rejects(
+      sampledPassRate(new ScriptedInferenceEngine(() => ""), tasks, { samples: 0 }),
+      /samples: expected a positive integer/,
+    );
   });
 });

@@ -48,3 +48,66 @@ export async function evaluate(
   const accuracy = passed / tasks.length;
   return { accuracy, failureRate: 1 - accuracy, meanTokens: tokens / tasks.length, tasks: tasks.length };
 }
+
+/** What `sampledPassRate` measured: how often sampling finds an answer the verifier passes. */
+export interface SampledPassResult {
+  /**
+   * Share of tasks with at least one passed answer among `samples` (pass@k): the most that training on the
+   * model's own verified samples (DPO's chosen answers, GRPO's rewarded ones) can teach it to answer.
+   */
+  passAtK: number;
+  /** Share of all sampled answers that passed. */
+  meanPass: number;
+  samples: number;
+  tasks: number;
+}
+
+/** Options of `sampledPassRate`. */
+export interface SampledPassOptions {
+  /** Answers sampled per task (default 8). */
+  samples?: number;
+  /** Sampling temperature (default 1, the temperature RL samples at). */
+  temperature?: number;
+  /** Output budget per answer (default 96). */
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+/** Samples several answers per task and judges each with its family's verifier (first turn of each task). */
+export async function sampledPassRate(
+  engine: InferenceEngine,
+  tasks: readonly Task[],
+  options: SampledPassOptions = {},
+): Promise<SampledPassResult> {
+  if (tasks.length === 0) throw new RangeError("tasks: expected at least one task to sample, got none");
+  const samples = options.samples ?? 8;
+  if (!Number.isInteger(samples) || samples < 1) {
+    throw new RangeError(`samples: expected a positive integer, got ${samples}`);
+  }
+  const results = await engine.generate(
+    tasks.map((task, i) => ({
+      id: String(i),
+      messages: getTaskFamily(task.env).prompt(task),
+      maxTokens: options.maxTokens ?? 96,
+      temperature: options.temperature ?? 1,
+      n: samples,
+      seed: i,
+    })),
+    { signal: options.signal },
+  );
+  const passedPerTask = tasks.map(() => 0);
+  for (const result of results) {
+    const i = Number(result.requestId);
+    const task = tasks[i];
+    if (BUILTIN_VERIFIERS[task.env]({ outputs: [result.text], solution: task.solution }).status === "pass") {
+      passedPerTask[i]++;
+    }
+  }
+  const passed = passedPerTask.reduce((a, b) => a + b, 0);
+  return {
+    passAtK: passedPerTask.filter((p) => p > 0).length / tasks.length,
+    meanPass: passed / (tasks.length * samples),
+    samples,
+    tasks: tasks.length,
+  };
+}

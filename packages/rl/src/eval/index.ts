@@ -1,1 +1,8 @@
-export { type EvalResult, type EvaluateOptions, evaluate } from "./evaluate.ts";
+export {
+  type EvalResult,
+  type EvaluateOptions,
+  evaluate,
+  type SampledPassOptions,
+  type SampledPassResult,
+  sampledPassRate,
+} from "./evaluate.ts";
