@@ -3,20 +3,20 @@
 // s in {1, 10, 100, inf} and GRPO at the same prompt budget, and synchronous (maxStaleness 0) vs
 // asynchronous (maxStaleness 1, 2) GRPO with rollouts in a worker thread: wall time to the same reward (held to the
 // end of the run, see async_speedup_vs_sync).
-// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--eval 64] [--judge 512] [--ceiling-tasks 256]
-//        [--ceiling-samples 8] [--only dpo|grpo] [--model models/toolcall-base]
-// `--only grpo` runs the three GRPO settings alone (the sync vs async comparison); `--ceiling-tasks 0` skips the ceiling.
+// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--eval 64] [--judge 512]
+//        [--pass-at-k-tasks 256] [--pass-at-k-samples 8] [--only dpo|grpo] [--model models/toolcall-base]
+// `--only grpo` runs the three GRPO settings alone (the sync vs async comparison); `--pass-at-k-tasks 0` skips pass@k.
 // Default budget: 7 runs x 60 steps x 8 prompts x 4 samples, about 25-40 min on the 2-core machine (load-dependent).
 // `--eval` tasks draw the curves during a run; the base model and every run's final checkpoint are then judged on
 // `--judge` other production tasks (seed 1000), because 64 tasks cannot see a change of a few points (one standard
-// error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones. The base model's pass@k on
-// the first `--ceiling-tasks` judge tasks bounds what training on its own samples can reach (sampling ceiling).
+// error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones. The base model's pass@k at
+// temperature 1 on the first `--pass-at-k-tasks` judge tasks estimates how far training on its own samples can reach.
 // Writes bench/results/rl.json (the figures file), bench/results/rl.md and bench/results/rl-*.svg.
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { getTaskFamily } from "@arc/core";
+import { getTaskFamily, type Task } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import {
   evaluate,
@@ -35,18 +35,35 @@ const { values } = parseArgs({
     prompts: { type: "string", default: "8" },
     eval: { type: "string", default: "64" },
     judge: { type: "string", default: "512" },
-    "ceiling-tasks": { type: "string", default: "256" },
-    "ceiling-samples": { type: "string", default: "8" },
+    "pass-at-k-tasks": { type: "string", default: "256" },
+    "pass-at-k-samples": { type: "string", default: "8" },
     only: { type: "string" },
     model: { type: "string", default: "models/toolcall-base" },
   },
 });
-const STEPS = Number(values.steps);
-const PROMPTS = Number(values.prompts);
-const EVAL = Number(values.eval);
-const JUDGE = Number(values.judge);
+/** The integer value of flag `--name`, at least `min`. */
+function intFlag(name: keyof typeof values, min: number): number {
+  const value = Number(values[name]);
+  if (!Number.isInteger(value) || value < min) {
+    throw new RangeError(`--${name}: expected an integer >= ${min}, got ${JSON.stringify(values[name])}`);
+  }
+  return value;
+}
+const STEPS = intFlag("steps", 1);
+const PROMPTS = intFlag("prompts", 1);
+const EVAL = intFlag("eval", 1);
+const JUDGE = intFlag("judge", 1);
+const PASS_AT_K_TASKS = Math.min(intFlag("pass-at-k-tasks", 0), JUDGE);
+const PASS_AT_K_SAMPLES = intFlag("pass-at-k-samples", 1);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
 const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
+
+/** The base model's greedy pass rate and its pass@k at temperature 1 on `tasks`. */
+async function basePassAtK(tasks: Task[]) {
+  const engine = await EmbeddedInferenceEngine.load(values.model);
+  const greedy = (await evaluate(engine, tasks)).accuracy;
+  return { greedy, ...(await sampledPassRate(engine, tasks, { samples: PASS_AT_K_SAMPLES })) };
+}
 
 /** Greedy failure rate of a checkpoint directory on JUDGE_TASKS. */
 async function judgeFailureRate(dir: string): Promise<number> {
@@ -242,16 +259,10 @@ async function main() {
   const benchBegan = performance.now();
   const base = await judgeFailureRate(values.model);
   process.stderr.write(`base model fails ${base.toFixed(3)} of ${JUDGE} judge tasks\n`);
-  const ceilingTasks = JUDGE_TASKS.slice(0, Number(values["ceiling-tasks"]));
-  const ceiling =
-    ceilingTasks.length > 0
-      ? await sampledPassRate(await EmbeddedInferenceEngine.load(values.model), ceilingTasks, {
-          samples: Number(values["ceiling-samples"]),
-        })
-      : null;
-  if (ceiling !== null) {
+  const passAtK = PASS_AT_K_TASKS > 0 ? await basePassAtK(JUDGE_TASKS.slice(0, PASS_AT_K_TASKS)) : null;
+  if (passAtK !== null) {
     process.stderr.write(
-      `base model: pass@${ceiling.samples} ${ceiling.passAtK.toFixed(3)} on ${ceiling.tasks} judge tasks (samples pass ${ceiling.meanPass.toFixed(3)})\n`,
+      `base model on the first ${passAtK.tasks} judge tasks: greedy pass ${passAtK.greedy.toFixed(3)}, pass@${passAtK.samples} ${passAtK.passAtK.toFixed(3)} (samples pass ${passAtK.meanPass.toFixed(3)})\n`,
     );
   }
   for (const setting of SETTINGS) {
@@ -280,13 +291,21 @@ async function main() {
     async_speedup_first_crossing: comparison?.crossingSpeedup ?? null,
     /** The most overlapping generation with training could give, from the sync run's own waiting (see above). */
     async_speedup_ceiling: comparison?.ceiling ?? null,
-    /** 1 - the base model's pass@k at temperature 1: no run that learns from its own samples can fail less. */
-    sampling_ceiling_failure_rate: ceiling === null ? null : 1 - ceiling.passAtK,
-    /** k and the number of judge tasks of that figure, and the share of all k samples that passed. */
-    sampling_ceiling:
-      ceiling === null
+    /**
+     * The base model on the first `tasks` judge tasks: greedy pass rate, and at temperature 1 the share of tasks
+     * some of `samples` answers passed (pass_at_k: how far training on its own samples can reach, roughly) and
+     * the share of all samples that passed.
+     */
+    base_pass_at_k:
+      passAtK === null
         ? null
-        : { samples: ceiling.samples, tasks: ceiling.tasks, mean_pass: ceiling.meanPass },
+        : {
+            tasks: passAtK.tasks,
+            samples: passAtK.samples,
+            greedy_pass: passAtK.greedy,
+            pass_at_k: passAtK.passAtK,
+            mean_pass: passAtK.meanPass,
+          },
     runs: outcomes.map((o) => ({
       algo: o.setting.algo,
       sync_interval: o.setting.syncInterval,
@@ -344,11 +363,13 @@ async function main() {
         `Ceiling: the sync run's trainer waited ${fmt(comparison.syncWait, 0)} s of its ${fmt(comparison.syncTotal, 0)} s for rollouts, ` +
         `so hiding generation behind a trainer as fast as the sync one could make it at most ${fmt(comparison.ceiling, 2)}x faster ` +
         "(both threads need a free core each; on a shared machine they get less, see CPU s per wall s).\n",
-    ceiling === null
-      ? "No sampling ceiling (`--ceiling-tasks 0`).\n"
-      : `Sampling ceiling: at temperature 1 the base model answers ${fmt(ceiling.meanPass)} of its samples right, and at least one of ${ceiling.samples} ` +
-        `on ${fmt(ceiling.passAtK)} of the first ${ceiling.tasks} judge tasks. DPO and GRPO learn only from answers the model samples, so no run ` +
-        `here can fail less than ${fmt(1 - ceiling.passAtK)} of those tasks (halving needs ${fmt(base / 2)}).\n`,
+    passAtK === null
+      ? "No pass@k (`--pass-at-k-tasks 0`).\n"
+      : `How far sampling reaches: on the first ${passAtK.tasks} judge tasks the base model's greedy answer passes ${fmt(passAtK.greedy)}; ` +
+        `at temperature 1 it answers ${fmt(passAtK.meanPass)} of its samples right, and at least one of ${passAtK.samples} on ${fmt(passAtK.passAtK)} of the tasks. ` +
+        `DPO and GRPO reinforce answers the model samples, so a task it never samples right gives them nothing to reinforce: ` +
+        `even if every task it samples right at least once were answered right greedily, the failure rate there would be ${fmt(1 - passAtK.passAtK)} ` +
+        `(halving needs ${fmt((1 - passAtK.greedy) / 2)}; more samples, partial rewards and generalization reach somewhat further).\n`,
     STEPS <= 100 && SETTINGS.some((s) => s.algo === "dpo")
       ? `With ${STEPS} steps per run, s=100 never syncs inside the run, so it trains exactly like offline (s=inf): same generator, same samples.\n`
       : "",

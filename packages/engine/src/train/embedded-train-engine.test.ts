@@ -120,25 +120,34 @@ describe("EmbeddedTrainEngine", () => {
     );
   });
 
-  it("takes the decoupled proximal policy from the step's own forward pass, with no gradient through it", async () => {
+  it("takes the old (or proximal) policy from the step's own forward pass, with no gradient through it", async () => {
     const advantages = [1, -1, 0.5, -0.5, 1, -1];
-    const given = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 6), { learningRate: 2e-3 });
-    const implied = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 6), { learningRate: 2e-3 });
-    const proximal = (await given.logprobs(batch)).map((row) => Array.from(row));
-    const behaviour = proximal.map((row) => row.map((x, i) => x - 0.1 * (i % 3)));
-    const objective = { kind: "grpo", decoupled: true } as const;
-    const a = await given.step(
-      { ...batch, advantages, oldLogprobs: behaviour, proximalLogprobs: proximal },
-      objective,
-    );
-    const b = await implied.step({ ...batch, advantages, oldLogprobs: behaviour }, objective);
-    assert.ok(Math.abs(a.loss - b.loss) < 1e-5, `${a.loss} vs ${b.loss}`);
-    assert.ok(Math.abs(a.gradNorm - b.gradNorm) < 1e-4 * a.gradNorm, `${a.gradNorm} vs ${b.gradNorm}`);
-    const after = given.exportTensors();
-    for (const [name, t] of implied.exportTensors()) {
-      const want = after.get(name)!.data;
-      const worst = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - want[i])), 0);
-      assert.ok(worst < 1e-5, `${name}: ${worst}`);
+    for (const decoupled of [true, false]) {
+      const given = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 6), { learningRate: 2e-3 });
+      const implied = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 6), { learningRate: 2e-3 });
+      const current = (await given.logprobs(batch)).map((row) => Array.from(row));
+      const behaviour = current.map((row) => row.map((x, i) => x - 0.1 * (i % 3)));
+      const objective = { kind: "grpo", decoupled } as const;
+      const [a, b] = decoupled
+        ? [
+            await given.step(
+              { ...batch, advantages, oldLogprobs: behaviour, proximalLogprobs: current },
+              objective,
+            ),
+            await implied.step({ ...batch, advantages, oldLogprobs: behaviour }, objective),
+          ]
+        : [
+            await given.step({ ...batch, advantages, oldLogprobs: current }, objective),
+            await implied.step({ ...batch, advantages }, objective),
+          ];
+      assert.ok(Math.abs(a.loss - b.loss) < 1e-5, `decoupled ${decoupled}: ${a.loss} vs ${b.loss}`);
+      assert.ok(Math.abs(a.gradNorm - b.gradNorm) < 1e-4 * a.gradNorm, `${a.gradNorm} vs ${b.gradNorm}`);
+      const after = given.exportTensors();
+      for (const [name, t] of implied.exportTensors()) {
+        const want = after.get(name)!.data;
+        const worst = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - want[i])), 0);
+        assert.ok(worst < 1e-5, `decoupled ${decoupled}, ${name}: ${worst}`);
+      }
     }
   });
 

@@ -16,7 +16,7 @@ export interface GrpoBatch {
 /**
  * One row per sample of each informative group, with its group-normalized advantage. With
  * `behaviourLogprobs`, the ratio is taken against the logprobs the generator sampled with (PPO under
- * staleness); without, the trainer recomputes them from the current policy (exactly on-policy).
+ * staleness); without, the trainer holds its own forward pass of the current policy constant (exactly on-policy).
  */
 export function grpoBatch(
   groups: readonly ScoredGroup[],

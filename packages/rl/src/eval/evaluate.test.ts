@@ -35,6 +35,17 @@ describe("sampledPassRate", () => {
     assert.ok(engine.requests.every((r) => r.n === 4 && r.temperature === 1));
   });
 
+  it("names the problem when the engine does not echo which request a result answers", async () => {
+    const tasks = toolcallFamily.generate({ split: "production", seed: 5, count: 2 });
+    const engine = new ScriptedInferenceEngine(() => "{}");
+    const forgetful = {
+      ...engine,
+      generate: async (...args: Parameters<typeof engine.generate>) =>
+        (await engine.generate(...args)).map(({ requestId: _, ...rest }) => rest),
+    } as unknown as typeof engine;
+    await assert.rejects(sampledPassRate(forgetful, tasks, { samples: 2 }), /expected the requestId/);
+  });
+
   it("refuses a sample count that is not a positive integer", async () => {
     const tasks = toolcallFamily.generate({ split: "production", seed: 5, count: 1 });
     await assert.rejects(

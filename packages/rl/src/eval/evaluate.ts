@@ -52,8 +52,9 @@ export async function evaluate(
 /** What `sampledPassRate` measured: how often sampling finds an answer the verifier passes. */
 export interface SampledPassResult {
   /**
-   * Share of tasks with at least one passed answer among `samples` (pass@k): the most that training on the
-   * model's own verified samples (DPO's chosen answers, GRPO's rewarded ones) can teach it to answer.
+   * Share of tasks with at least one passed answer among `samples` (pass@k). Training on the model's own verified
+   * samples (DPO's chosen answers, GRPO's rewarded ones) reinforces answers it samples, so this estimates how far
+   * it can reach; more samples per task, partial rewards and generalization reach somewhat further.
    */
   passAtK: number;
   /** Share of all sampled answers that passed. */
@@ -99,6 +100,11 @@ export async function sampledPassRate(
   for (const result of results) {
     const i = Number(result.requestId);
     const task = tasks[i];
+    if (result.requestId === undefined || task === undefined) {
+      throw new TypeError(
+        `engine result: expected the requestId of one of the ${tasks.length} requests echoed, got ${JSON.stringify(result.requestId)}`,
+      );
+    }
     if (BUILTIN_VERIFIERS[task.env]({ outputs: [result.text], solution: task.solution }).status === "pass") {
       passedPerTask[i]++;
     }
