@@ -1,4 +1,10 @@
-import { BUILTIN_VERIFIERS, getTaskFamily, type InferenceEngine, type Task } from "@arc/core";
+import {
+  BUILTIN_VERIFIERS,
+  type GenRequest,
+  getTaskFamily,
+  type InferenceEngine,
+  type Task,
+} from "@arc/core";
 
 /** What `evaluate` measured on a set of tasks. */
 export interface EvalResult {
@@ -20,6 +26,20 @@ export interface EvaluateOptions {
   signal?: AbortSignal;
 }
 
+/** The request for a task's first turn. */
+function firstTurn(task: Task, id: string, options: { maxTokens?: number; temperature: number }): GenRequest {
+  return {
+    id,
+    messages: getTaskFamily(task.env).prompt(task),
+    maxTokens: options.maxTokens ?? 96,
+    temperature: options.temperature,
+  };
+}
+
+/** Whether the task family's verifier passes `text` as the answer to `task`. */
+const passes = (task: Task, text: string) =>
+  BUILTIN_VERIFIERS[task.env]({ outputs: [text], solution: task.solution }).status === "pass";
+
 /** Judges an inference engine on tasks with their family's verifier (first turn of each task). */
 export async function evaluate(
   engine: InferenceEngine,
@@ -29,10 +49,7 @@ export async function evaluate(
   if (tasks.length === 0) throw new RangeError("tasks: expected at least one task to evaluate, got none");
   const results = await engine.generate(
     tasks.map((task, i) => ({
-      id: task.id,
-      messages: getTaskFamily(task.env).prompt(task),
-      maxTokens: options.maxTokens ?? 96,
-      temperature: options.temperature ?? 0,
+      ...firstTurn(task, task.id, { maxTokens: options.maxTokens, temperature: options.temperature ?? 0 }),
       seed: i,
     })),
     { signal: options.signal },
@@ -40,9 +57,7 @@ export async function evaluate(
   let passed = 0;
   let tokens = 0;
   results.forEach((result, i) => {
-    const task = tasks[i];
-    const verify = BUILTIN_VERIFIERS[task.env];
-    if (verify({ outputs: [result.text], solution: task.solution }).status === "pass") passed++;
+    if (passes(tasks[i], result.text)) passed++;
     tokens += result.outputTokens.length;
   });
   const accuracy = passed / tasks.length;
@@ -87,10 +102,7 @@ export async function sampledPassRate(
   }
   const results = await engine.generate(
     tasks.map((task, i) => ({
-      id: String(i),
-      messages: getTaskFamily(task.env).prompt(task),
-      maxTokens: options.maxTokens ?? 96,
-      temperature: options.temperature ?? 1,
+      ...firstTurn(task, String(i), { maxTokens: options.maxTokens, temperature: options.temperature ?? 1 }),
       n: samples,
       seed: i,
     })),
@@ -105,9 +117,7 @@ export async function sampledPassRate(
         `engine result: expected the requestId of one of the ${tasks.length} requests echoed, got ${JSON.stringify(result.requestId)}`,
       );
     }
-    if (BUILTIN_VERIFIERS[task.env]({ outputs: [result.text], solution: task.solution }).status === "pass") {
-      passedPerTask[i]++;
-    }
+    if (passes(task, result.text)) passedPerTask[i]++;
   }
   const passed = passedPerTask.reduce((a, b) => a + b, 0);
   return {
