@@ -58,11 +58,29 @@ const PASS_AT_K_SAMPLES = intFlag("pass-at-k-samples", 1);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
 const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
 
-/** The base model's greedy pass rate and its pass@k at temperature 1 on `tasks`. */
+/** The base model's greedy pass rate and its pass@k at temperature 1 on `tasks`, overall and per request template. */
 async function basePassAtK(tasks: Task[]) {
   const engine = await EmbeddedInferenceEngine.load(values.model);
-  const greedy = (await evaluate(engine, tasks)).accuracy;
-  return { greedy, ...(await sampledPassRate(engine, tasks, { samples: PASS_AT_K_SAMPLES })) };
+  const greedy = await evaluate(engine, tasks);
+  const sampled = await sampledPassRate(engine, tasks, { samples: PASS_AT_K_SAMPLES });
+  const byTemplate = new Map<string, { tasks: number; greedy: number; reached: number }>();
+  tasks.forEach((task, i) => {
+    const template = String(task.meta?.template ?? "all");
+    const row = byTemplate.get(template) ?? { tasks: 0, greedy: 0, reached: 0 };
+    row.tasks++;
+    if (greedy.passed[i]) row.greedy++;
+    if (sampled.passedPerTask[i] > 0) row.reached++;
+    byTemplate.set(template, row);
+  });
+  const templates = [...byTemplate]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([template, row]) => ({
+      template,
+      tasks: row.tasks,
+      greedy_pass: row.greedy / row.tasks,
+      pass_at_k: row.reached / row.tasks,
+    }));
+  return { greedy: greedy.accuracy, templates, ...sampled };
 }
 
 /** Greedy failure rate of a checkpoint directory on JUDGE_TASKS. */
@@ -305,6 +323,7 @@ async function main() {
             greedy_pass: passAtK.greedy,
             pass_at_k: passAtK.passAtK,
             mean_pass: passAtK.meanPass,
+            by_template: passAtK.templates,
           },
     runs: outcomes.map((o) => ({
       algo: o.setting.algo,
@@ -369,7 +388,12 @@ async function main() {
         `at temperature 1 it answers ${fmt(passAtK.meanPass)} of its samples right, and at least one of ${passAtK.samples} on ${fmt(passAtK.passAtK)} of the tasks. ` +
         `DPO and GRPO reinforce answers the model samples, so a task it never samples right gives them nothing to reinforce: ` +
         `even if every task it samples right at least once were answered right greedily, the failure rate there would be ${fmt(1 - passAtK.passAtK)} ` +
-        `(halving needs ${fmt((1 - passAtK.greedy) / 2)}; more samples, partial rewards and generalization reach somewhat further).\n`,
+        `(halving needs ${fmt((1 - passAtK.greedy) / 2)}; more samples, partial rewards and generalization reach somewhat further).\n\n` +
+        `| request template | tasks | greedy pass | pass@${passAtK.samples} |\n|---|---|---|---|\n` +
+        passAtK.templates
+          .map((t) => `| ${t.template} | ${t.tasks} | ${fmt(t.greedy_pass, 2)} | ${fmt(t.pass_at_k, 2)} |`)
+          .join("\n") +
+        "\n",
     STEPS <= 100 && SETTINGS.some((s) => s.algo === "dpo")
       ? `With ${STEPS} steps per run, s=100 never syncs inside the run, so it trains exactly like offline (s=inf): same generator, same samples.\n`
       : "",

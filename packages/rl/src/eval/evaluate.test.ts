@@ -12,6 +12,7 @@ describe("evaluate", () => {
     const result = await evaluate(engine, tasks);
     assert.equal(result.accuracy, 0.5);
     assert.equal(result.failureRate, 0.5);
+    assert.deepEqual(result.passed, [true, false, true, false, true, false, true, false, true, false]);
     assert.ok(engine.requests.every((r) => r.temperature === 0));
   });
 
@@ -32,6 +33,7 @@ describe("sampledPassRate", () => {
     const result = await sampledPassRate(engine, tasks, { samples: 4 });
     assert.equal(result.passAtK, 0.5);
     assert.equal(result.meanPass, 5 / 16);
+    assert.deepEqual(result.passedPerTask, [4, 1, 0, 0]);
     assert.ok(engine.requests.every((r) => r.n === 4 && r.temperature === 1));
   });
 

@@ -14,6 +14,8 @@ export interface EvalResult {
   failureRate: number;
   /** Mean output tokens per task. */
   meanTokens: number;
+  /** Whether each task passed, in the order of the tasks given. */
+  passed: boolean[];
   tasks: number;
 }
 
@@ -54,14 +56,16 @@ export async function evaluate(
     })),
     { signal: options.signal },
   );
-  let passed = 0;
-  let tokens = 0;
-  results.forEach((result, i) => {
-    if (passes(tasks[i], result.text)) passed++;
-    tokens += result.outputTokens.length;
-  });
-  const accuracy = passed / tasks.length;
-  return { accuracy, failureRate: 1 - accuracy, meanTokens: tokens / tasks.length, tasks: tasks.length };
+  const passed = results.map((result, i) => passes(tasks[i], result.text));
+  const tokens = results.reduce((a, result) => a + result.outputTokens.length, 0);
+  const accuracy = passed.filter(Boolean).length / tasks.length;
+  return {
+    accuracy,
+    failureRate: 1 - accuracy,
+    meanTokens: tokens / tasks.length,
+    passed,
+    tasks: tasks.length,
+  };
 }
 
 /** What `sampledPassRate` measured: how often sampling finds an answer the verifier passes. */
@@ -74,6 +78,8 @@ export interface SampledPassResult {
   passAtK: number;
   /** Share of all sampled answers that passed. */
   meanPass: number;
+  /** Passed samples of each task, in the order of the tasks given. */
+  passedPerTask: number[];
   samples: number;
   tasks: number;
 }
@@ -123,6 +129,7 @@ export async function sampledPassRate(
   return {
     passAtK: passedPerTask.filter((p) => p > 0).length / tasks.length,
     meanPass: passed / (tasks.length * samples),
+    passedPerTask,
     samples,
     tasks: tasks.length,
   };
