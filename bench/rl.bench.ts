@@ -16,7 +16,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { getTaskFamily, type Task } from "@arc/core";
+import { getTaskFamily, type InferenceEngine, type Task } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import {
   evaluate,
@@ -58,17 +58,18 @@ const PASS_AT_K_SAMPLES = intFlag("pass-at-k-samples", 1);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
 const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
 
-/** The base model's greedy pass rate and its pass@k at temperature 1 on `tasks`, overall and per request template. */
-async function basePassAtK(tasks: Task[]) {
-  const engine = await EmbeddedInferenceEngine.load(values.model);
-  const greedy = await evaluate(engine, tasks);
+/**
+ * The base model's greedy pass rate (from its judged answers, `greedyPassed`, one per task) and its pass@k at
+ * temperature 1 on `tasks`, overall and per request template.
+ */
+async function basePassAtK(engine: InferenceEngine, tasks: Task[], greedyPassed: boolean[]) {
   const sampled = await sampledPassRate(engine, tasks, { samples: PASS_AT_K_SAMPLES });
   const byTemplate = new Map<string, { tasks: number; greedy: number; reached: number }>();
   tasks.forEach((task, i) => {
     const template = String(task.meta?.template ?? "all");
     const row = byTemplate.get(template) ?? { tasks: 0, greedy: 0, reached: 0 };
     row.tasks++;
-    if (greedy.passed[i]) row.greedy++;
+    if (greedyPassed[i]) row.greedy++;
     if (sampled.passedPerTask[i] > 0) row.reached++;
     byTemplate.set(template, row);
   });
@@ -80,7 +81,7 @@ async function basePassAtK(tasks: Task[]) {
       greedy_pass: row.greedy / row.tasks,
       pass_at_k: row.reached / row.tasks,
     }));
-  return { greedy: greedy.accuracy, templates, ...sampled };
+  return { greedy: greedyPassed.filter(Boolean).length / tasks.length, templates, ...sampled };
 }
 
 /** Greedy failure rate of a checkpoint directory on JUDGE_TASKS. */
@@ -275,9 +276,18 @@ async function main() {
   const runsDir = join(tmpdir(), `arc-rl-bench-${process.pid}`);
   const outcomes: Outcome[] = [];
   const benchBegan = performance.now();
-  const base = await judgeFailureRate(values.model);
+  const baseEngine = await EmbeddedInferenceEngine.load(values.model);
+  const baseJudged = await evaluate(baseEngine, JUDGE_TASKS);
+  const base = baseJudged.failureRate;
   process.stderr.write(`base model fails ${base.toFixed(3)} of ${JUDGE} judge tasks\n`);
-  const passAtK = PASS_AT_K_TASKS > 0 ? await basePassAtK(JUDGE_TASKS.slice(0, PASS_AT_K_TASKS)) : null;
+  const passAtK =
+    PASS_AT_K_TASKS > 0
+      ? await basePassAtK(
+          baseEngine,
+          JUDGE_TASKS.slice(0, PASS_AT_K_TASKS),
+          baseJudged.passed.slice(0, PASS_AT_K_TASKS),
+        )
+      : null;
   if (passAtK !== null) {
     process.stderr.write(
       `base model on the first ${passAtK.tasks} judge tasks: greedy pass ${passAtK.greedy.toFixed(3)}, pass@${passAtK.samples} ${passAtK.passAtK.toFixed(3)} (samples pass ${passAtK.meanPass.toFixed(3)})\n`,
