@@ -1,8 +1,11 @@
 // Embedded engine benchmark: per zoo size, training tokens/s (SFT, batch 16 x 64 tokens), generation
-// tokens/s at batch 1 and 16 with the KV cache, achieved GFLOP/s, and the cost of sampling in JS.
+// tokens/s at batch 1 and 16 with the KV cache, achieved GFLOP/s, and the cost of sampling in JS. Then the
+// committed toolcall base model answering 64 production tasks in one batch, where answers end at different
+// lengths and the running batch sheds finished rows (what evaluations, rollouts and the gateway do).
 // Usage: npm run bench:engine [-- --sizes tiny,small,base] [-- --backend wasm|cpu]
 // Writes bench/results/engine.json (the demo size, "small") and bench/results/engine-sizes.json (all sizes).
 import { mkdir, writeFile } from "node:fs/promises";
+import { getTaskFamily } from "@arc/core";
 import {
   type BackendName,
   configForSize,
@@ -116,6 +119,25 @@ function benchSampling(vocab: number) {
   };
 }
 
+/** The toolcall base answering production tasks greedily in one batch: seconds and generated tokens/s (medians). */
+async function benchMixedLengths(tasks: number, repeats: number) {
+  const family = getTaskFamily("toolcall");
+  const engine = await EmbeddedInferenceEngine.load("models/toolcall-base", { maxBatchSize: tasks });
+  const requests = family
+    .generate({ split: "production", seed: 999, count: tasks })
+    .map((task) => ({ messages: family.prompt(task), maxTokens: 96, temperature: 0 }));
+  await engine.generate(requests.slice(0, 4));
+  const seconds: number[] = [];
+  const rates: number[] = [];
+  for (let k = 0; k < repeats; k++) {
+    const t0 = performance.now();
+    const out = await engine.generate(requests);
+    seconds.push((performance.now() - t0) / 1000);
+    rates.push(out.reduce((n, o) => n + o.outputTokens.length, 0) / seconds[k]);
+  }
+  return { seconds: median(seconds), tokensPerS: median(rates) };
+}
+
 const rows: Record<string, Record<string, number>> = {};
 console.log(`backend: ${backend}`);
 const sampling = benchSampling(264);
@@ -153,12 +175,19 @@ await writeFile(
 );
 const demo = rows.small;
 if (demo) {
+  const mixed = await benchMixedLengths(64, 3);
+  console.log(
+    `toolcall base, 64 production tasks in one batch (answers of different lengths): ${mixed.seconds.toFixed(2)} s, ${mixed.tokensPerS.toFixed(0)} tok/s`,
+  );
   const figures = {
     demo_size_params: demo.params,
     train_tokens_per_s: Math.round(demo.train_tokens_per_s),
     gen_tokens_per_s_batch1: Math.round(demo.gen_tokens_per_s_batch1),
     gen_tokens_per_s_batch16: Math.round(demo.gen_tokens_per_s_batch16),
     train_gflops: Number(demo.train_gflops.toFixed(2)),
+    /** The toolcall base on 64 production tasks in one batch, greedy: answers end at different lengths. */
+    gen_tokens_per_s_mixed_lengths_batch64: Math.round(mixed.tokensPerS),
+    answer_64_tasks_s: Number(mixed.seconds.toFixed(2)),
     backend,
   };
   await writeFile("bench/results/engine.json", JSON.stringify(figures, null, 2));

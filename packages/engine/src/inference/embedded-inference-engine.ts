@@ -6,6 +6,7 @@ import type {
   InferenceEngine,
   WeightSource,
 } from "@arc/core";
+import { selectRows } from "../backend/select-rows.ts";
 import { initBackend, tf } from "../backend/tf-backend.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
@@ -396,8 +397,8 @@ function mergeBatches(
     for (const s of slots) s.pad.unshift(...new Array(by).fill(1));
     const before = (axis: number): [number, number][] => [0, 1, 2, 3].map((i) => [i === axis ? by : 0, 0]);
     const padded = {
-      keys: cache.keys.map((t) => tf.pad(t, before(3))), // keys are [B, K, D, S]
-      values: cache.values.map((t) => tf.pad(t, before(2))), // values are [B, K, S, D]
+      keys: cache.keys.map((t) => tf.pad(t, before(2))), // [B, K, S, D]
+      values: cache.values.map((t) => tf.pad(t, before(2))), // [B, K, S, D]
     };
     disposeCache(cache);
     return padded;
@@ -428,21 +429,18 @@ function trimLeftPadding(slots: Slot[], cache: KvCache): KvCache {
   if (lead === 0) return cache;
   for (const s of slots) s.pad.splice(0, lead);
   const trimmed = {
-    keys: cache.keys.map((t) => tf.slice(t, [0, 0, 0, lead], [-1, -1, -1, -1])), // keys are [B, K, D, S]
-    values: cache.values.map((t) => tf.slice(t, [0, 0, lead, 0], [-1, -1, -1, -1])), // values are [B, K, S, D]
+    keys: cache.keys.map((t) => tf.slice(t, [0, 0, lead, 0], [-1, -1, -1, -1])), // [B, K, S, D]
+    values: cache.values.map((t) => tf.slice(t, [0, 0, lead, 0], [-1, -1, -1, -1])), // [B, K, S, D]
   };
   disposeCache(cache);
   return trimmed;
 }
 
 function gatherRows(cache: KvCache, rows: number[]): KvCache {
-  return tf.tidy(() => {
-    const index = tf.tensor1d(rows, "int32");
-    return {
-      keys: cache.keys.map((t) => tf.gather(t, index, 0)),
-      values: cache.values.map((t) => tf.gather(t, index, 0)),
-    };
-  });
+  return {
+    keys: cache.keys.map((t) => selectRows(t, rows)),
+    values: cache.values.map((t) => selectRows(t, rows)),
+  };
 }
 
 function disposeCache(cache: KvCache): void {

@@ -5,21 +5,25 @@
  *
  * Weights are kept by their HF names; projections are held as [in, out] (HF's transpose, see
  * weight-layout.ts), so `y = x W`. In training, matrix products go through `matmul`, whose gradient uses
- * only untransposed products (the wasm backend's transposed matmul is ~10x slower). For inference the
- * engine may add fused `qkv_proj` / `gate_up_proj` matrices (fewer, larger products; see fuseForInference):
- * per-op overhead, not arithmetic, bounds decoding at these sizes.
+ * only untransposed products (the wasm backend's transposed 2-D product is ~4x slower). Batched products
+ * (attention, over batch rows and heads) run per batch entry on XNNPACK when each has a few rows, training and
+ * prefill (backend/batched-matmul.ts); a decoding step's one query row uses the backend's own batched loop, where
+ * a transposed right operand is the faster one (q k^T over a [.., S, D] cache), and appending to a cache along S
+ * copies one block per head. For inference the engine adds a fused `qkv_proj` matrix (fewer, larger products;
+ * see fuseForInference): per-op overhead, not arithmetic, bounds decoding at these sizes.
  * Shapes: B batch, T new positions, S attended positions (past + new), H query heads, K kv heads,
  * D head width, d model width, F MLP width, V vocabulary.
  */
+import { batchedMatMul, transposeLast } from "../backend/batched-matmul.ts";
 import { tf } from "../backend/tf-backend.ts";
 import { headDim, type LlamaConfig, parameterShapes } from "./llama-config.ts";
 
 /** Model weights by HF tensor name, projections as [in, out] (tensors or trainable variables). */
 export type Weights = Record<string, tf.Tensor>;
 
-/** Keys and values of past positions per layer; keys are stored transposed, ready for q @ k^T. */
+/** Keys and values of past positions per layer. */
 export interface KvCache {
-  keys: tf.Tensor4D[]; // per layer [B, K, D, S]
+  keys: tf.Tensor4D[]; // per layer [B, K, S, D]
   values: tf.Tensor4D[]; // per layer [B, K, S, D]
 }
 
@@ -98,22 +102,14 @@ export function ropeTables(config: LlamaConfig): RopeTables {
   return { cos: tf.tensor2d(cos, [P, D]), sin: tf.tensor2d(sin, [P, D]), rot: tf.tensor2d(rot, [D, D]) };
 }
 
-/** Last-two-axes transpose: [..., m, n] -> [..., n, m]. */
-function transposeLast(x: tf.Tensor): tf.Tensor {
-  const perm = x.shape.map((_, i) => i);
-  perm[perm.length - 2] = perm.length - 1;
-  perm[perm.length - 1] = perm.length - 2;
-  return tf.transpose(x, perm);
-}
-
 /** a @ b (batched over leading axes) with a gradient built from explicit transposes and plain products. */
 export const matmul = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
   save([a, b]);
   return {
-    value: tf.matMul(a, b),
+    value: batchedMatMul(a, b),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
-      tf.matMul(dy, transposeLast(saved[1])), // dA = dY @ B^T
-      tf.matMul(transposeLast(saved[0]), dy), // dB = A^T @ dY
+      batchedMatMul(dy, transposeLast(saved[1])), // dA = dY @ B^T
+      batchedMatMul(transposeLast(saved[0]), dy), // dB = A^T @ dY
     ],
   };
 }) as unknown as Parameters<typeof tf.customGrad>[0]) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
@@ -189,8 +185,8 @@ function projectQkv(
 }
 
 /**
- * Prepares weights for decoding, the same math in fewer ops: q|k|v and gate|up concatenated along the
- * output axis; each RMSNorm weight folded into the rows of the product that follows it
+ * Prepares weights for decoding, the same math in fewer ops: q|k|v concatenated along the output axis;
+ * each RMSNorm weight folded into the rows of the product (or products) that follow it
  * (norm(x) * g @ W = norm(x) @ diag(g) W), so that norm applies no weight; and 1/sqrt(D) folded into the
  * q columns (RoPE is linear, so scaling before it equals scaling after). Training keeps the HF weights.
  */
@@ -219,12 +215,11 @@ export function fuseForInference(config: LlamaConfig, w: Weights): Weights {
       out[`${p}self_attn.qkv_proj.bias`] = tf.tidy(() => tf.mul(tf.concat(biases, 0), columnScale));
       tf.dispose(biases);
     }
-    const mlp = [take(`${p}mlp.gate_proj.weight`), take(`${p}mlp.up_proj.weight`)];
+    // gate and up stay two products: splitting a fused [N, 2F] output costs more than the second product saves
     const postNorm = take(`${p}post_attention_layernorm.weight`);
-    out[`${p}mlp.gate_up_proj.weight`] = tf.tidy(() =>
-      tf.mul(tf.concat(mlp, 1), tf.reshape(postNorm, [-1, 1])),
-    ); // [d, 2F]
-    tf.dispose([...parts, ...mlp, inNorm, postNorm, columnScale]);
+    const mlp = [`${p}mlp.gate_proj.weight`, `${p}mlp.up_proj.weight`];
+    for (const name of mlp) out[name] = tf.tidy(() => tf.mul(w[name], tf.reshape(postNorm, [-1, 1]))); // [d, F]
+    tf.dispose([...parts, ...mlp.map((name) => w[name]), inNorm, postNorm, columnScale]);
   }
   const finalNorm = take("model.norm.weight");
   out["lm_head.weight"] = tf.tidy(() => tf.mul(head, tf.reshape(finalNorm, [-1, 1]))); // [d, V]
@@ -249,7 +244,7 @@ export function forward(
   const embed = w["model.embed_tokens.weight"] as tf.Tensor2D; // [V, d]
 
   const train = inputs.mode === "train";
-  const mm: Product = train ? matmul : (x, y) => tf.matMul(x, y);
+  const mm: Product = train ? matmul : (x, y) => batchedMatMul(x, y);
   const proj = projection(mm, w, inputs.loraScale ?? 1);
   const flatTokens = tf.reshape(inputs.tokens, [B * T]); // [B*T]
   let h: tf.Tensor2D = train
@@ -266,18 +261,19 @@ export function forward(
     const x = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
     const [q4, k4, v4] = projectQkv(mm, proj, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
     const q = tf.transpose(q4, [0, 2, 1, 3]); // [B, H, T, D], scaled by 1/sqrt(D)
-    let kT: tf.Tensor4D = tf.transpose(k4, [0, 2, 3, 1]); // [B, K, D, T]
+    let k: tf.Tensor4D = tf.transpose(k4, [0, 2, 1, 3]); // [B, K, T, D]
     let v: tf.Tensor4D = tf.transpose(v4, [0, 2, 1, 3]); // [B, K, T, D]
     if (inputs.cache) {
-      kT = tf.concat([inputs.cache.keys[i], kT], 3); // [B, K, D, S]
+      k = tf.concat([inputs.cache.keys[i], k], 2); // [B, K, S, D]
       v = tf.concat([inputs.cache.values[i], v], 2); // [B, K, S, D]
     }
-    cache.keys.push(kT);
+    cache.keys.push(k);
     cache.values.push(v);
     const S = v.shape[2];
     // Grouped-query attention without copying K/V: the `group` query heads sharing a kv head are stacked along T.
     const qGrouped = tf.reshape(q, [B, K, group * T, D]); // [B, K, group*T, D]
-    const scores = tf.reshape(mm(qGrouped, kT), [B, H, T, S]); // [B, H, T, S]
+    const qk = train ? matmul(qGrouped, transposeLast(k)) : batchedMatMul(qGrouped, k, true); // [B, K, group*T, S]
+    const scores = tf.reshape(qk, [B, H, T, S]); // [B, H, T, S]
     const probs = tf.softmax(tf.add(scores, inputs.mask)); // [B, H, T, S]
     const attended = mm(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
     const heads = T === 1 ? attended : tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]); // [B, T, H, D]
@@ -285,10 +281,8 @@ export function forward(
     h = tf.add(h, proj(merged, `${p}self_attn.o_proj.weight`)); // [B*T, d]
     // --- SwiGLU MLP block ---
     const y = rmsNorm(h, w[`${p}post_attention_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
-    const fusedGateUp = w[`${p}mlp.gate_up_proj.weight`];
-    const [gate, up] = fusedGateUp
-      ? tf.split(linear(mm, y, fusedGateUp), 2, 1) // [B*T, F] x 2
-      : [proj(y, `${p}mlp.gate_proj.weight`), proj(y, `${p}mlp.up_proj.weight`)];
+    const gate = proj(y, `${p}mlp.gate_proj.weight`); // [B*T, F]
+    const up = proj(y, `${p}mlp.up_proj.weight`); // [B*T, F]
     const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
     h = tf.add(h, proj(act, `${p}mlp.down_proj.weight`)); // [B*T, d]
   }
