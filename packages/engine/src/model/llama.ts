@@ -5,7 +5,7 @@
  *
  * Weights are kept by their HF names; projections are held as [in, out] (HF's transpose, see
  * weight-layout.ts), so `y = x W`. In training, matrix products go through `matmul`, whose gradient uses
- * only untransposed products (the wasm backend's transposed 2-D product is ~4x slower). Batched products
+ * only untransposed products (the wasm backend's transposed 2-D product is ~4-10x slower). Batched products
  * (attention, over batch rows and heads) run per batch entry on XNNPACK when each has a few rows, training and
  * prefill (backend/batched-matmul.ts); a decoding step's one query row uses the backend's own batched loop, where
  * a transposed right operand is the faster one (q k^T over a [.., S, D] cache), and appending to a cache along S
