@@ -61,7 +61,7 @@ describe("EmbeddedTrainEngine", () => {
     for (let i = 0; i < 3; i++) await a.step(batch, { kind: "sft" });
     const dir = await mkdtemp(join(tmpdir(), "arc-train-"));
     await a.save(dir);
-    const b = await EmbeddedTrainEngine.fromCheckpoint(dir);
+    const b = await EmbeddedTrainEngine.resume(dir);
     assert.equal(b.getStep(), 3);
     const wa = a.exportTensors();
     for (const [name, t] of b.exportTensors()) assert.deepEqual(t.data, wa.get(name)!.data, name);
@@ -71,6 +71,26 @@ describe("EmbeddedTrainEngine", () => {
     assert.equal(mb.learningRate, ma.learningRate);
     const after = a.exportTensors();
     for (const [name, t] of b.exportTensors()) assert.deepEqual(t.data, after.get(name)!.data, name);
+  });
+
+  it("starts a new trainer from a saved run's weights with its own settings, not the saved training state", async () => {
+    const a = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 2), {
+      learningRate: 1e-3,
+      warmupSteps: 5,
+    });
+    for (let i = 0; i < 3; i++) await a.step(batch, { kind: "sft" });
+    const dir = await mkdtemp(join(tmpdir(), "arc-train-"));
+    await a.save(dir);
+    const b = await EmbeddedTrainEngine.fromCheckpoint(dir, { learningRate: 2e-4 });
+    assert.equal(b.getStep(), 0);
+    const wa = a.exportTensors();
+    for (const [name, t] of b.exportTensors()) assert.deepEqual(t.data, wa.get(name)!.data, name);
+    const m = await b.step(batch, { kind: "sft" });
+    assert.equal(m.learningRate, 2e-4);
+    // the reference model is the weights it started from, not the saved run's reference
+    const fresh = await EmbeddedTrainEngine.fromCheckpoint(dir);
+    const dpo = await fresh.step(batch, { kind: "dpo", beta: 0.1, loss: "sigmoid" });
+    assert.ok(Math.abs(dpo.loss - Math.log(2)) < 1e-5, `DPO loss at the reference is log 2, got ${dpo.loss}`);
   });
 
   it("raises DPO reward accuracy and keeps GRPO ratios at 1 on-policy", async () => {
@@ -184,7 +204,7 @@ describe("EmbeddedTrainEngine", () => {
     for (let i = 0; i < 3; i++) await a.step(batch, { kind: "sft" });
     const dir = await mkdtemp(join(tmpdir(), "arc-lora-"));
     await a.save(dir);
-    const b = await EmbeddedTrainEngine.fromCheckpoint(dir);
+    const b = await EmbeddedTrainEngine.resume(dir);
     const ma = await a.step(batch, { kind: "sft" });
     const mb = await b.step(batch, { kind: "sft" });
     assert.equal(mb.loss, ma.loss);

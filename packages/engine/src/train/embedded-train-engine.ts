@@ -144,11 +144,23 @@ export class EmbeddedTrainEngine implements TrainEngine {
     return new EmbeddedTrainEngine(config, tensors, options);
   }
 
-  /** A trainer over a checkpoint directory; its optimizer state is restored when present. */
+  /**
+   * A new trainer starting from a checkpoint's weights, with `options` and a fresh optimizer: step 0, Adam's
+   * moments empty, the reference model those weights. Training state saved beside the weights (a run's own
+   * checkpoint) is ignored; `resume` continues it instead.
+   */
   static async fromCheckpoint(dir: string, options: TrainEngineOptions = {}): Promise<EmbeddedTrainEngine> {
     await initBackend();
     const { config, tensors } = await readHfCheckpoint(dir);
-    const engine = new EmbeddedTrainEngine(config, tensors, options);
+    return new EmbeddedTrainEngine(config, tensors, options);
+  }
+
+  /**
+   * Continues the training saved in a checkpoint directory by `save`: weights, optimizer settings, step, Adam's
+   * moments, reference model and LoRA adapters. A checkpoint without training state starts as `fromCheckpoint`.
+   */
+  static async resume(dir: string, options: TrainEngineOptions = {}): Promise<EmbeddedTrainEngine> {
+    const engine = await EmbeddedTrainEngine.fromCheckpoint(dir, options);
     await engine.loadOptimizer(dir);
     return engine;
   }

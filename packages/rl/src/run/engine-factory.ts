@@ -29,8 +29,15 @@ export interface TrainEngineSettings {
  * a server can pass one that points at remote engines.
  */
 export interface EngineFactory {
-  /** A trainer over a checkpoint directory (HF layout); its optimizer state is restored when present. */
-  trainEngine(modelDir: string, settings: TrainEngineSettings): Promise<TrainEngine>;
+  /**
+   * A trainer over a checkpoint directory (HF layout) with `settings` and a fresh optimizer; with `resume`, the
+   * training state saved beside the weights (a run's own checkpoint) is restored instead.
+   */
+  trainEngine(
+    modelDir: string,
+    settings: TrainEngineSettings,
+    options?: { resume?: boolean },
+  ): Promise<TrainEngine>;
   /** An inference engine over a checkpoint directory, at weight version `version`. */
   inferenceEngine(modelDir: string, version: number): Promise<InferenceEngine>;
   /** Writes weights as an HF checkpoint directory with the architecture of `configDir`'s checkpoint. */

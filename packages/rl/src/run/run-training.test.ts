@@ -101,6 +101,23 @@ describe("runs", () => {
     assert.equal(state.status, "cancelled");
   });
 
+  it("starts a new run from another run's checkpoint with its own recipe's learning rate and a fresh optimizer", async () => {
+    const { root, recipe } = await tinyRecipe({ algorithm: "sft", steps: 3, checkpointEvery: 3 });
+    const runsDir = join(root, "runs");
+    const first = await startRun(recipe, { runsDir, factory: embeddedEngineFactory });
+    const next = parseRecipe({
+      ...recipe,
+      model: { path: join(first.dir, first.lastCheckpoint as string) },
+      trainer: { ...recipe.trainer, steps: 2, learningRate: 2e-4, warmupSteps: 0 },
+    });
+    const second = await startRun(next, { runsDir, factory: embeddedEngineFactory });
+    const steps = second.records.filter((r) => r.step > 0);
+    assert.deepEqual(
+      steps.map((r) => r.learningRate),
+      [2e-4, 2e-4],
+    );
+  });
+
   it("refuses to resume a run whose process is still alive", async () => {
     const { root, recipe } = await tinyRecipe({ steps: 1 });
     const runsDir = join(root, "runs");

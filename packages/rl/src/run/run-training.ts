@@ -139,14 +139,20 @@ async function execute(
   const records = await dir.truncateMetrics(checkpoint?.step ?? -1);
   const data = await loadTrainingData(recipe, factory.renderExample);
   const reward = await buildReward(recipe.reward);
-  const train = await factory.trainEngine(checkpointDir ?? modelDir, {
-    learningRate: t.learningRate,
-    warmupSteps: t.warmupSteps,
-    decaySteps: t.decaySteps,
-    minLearningRate: t.minLearningRate,
-    weightDecay: t.weightDecay,
-    maxGradNorm: t.maxGradNorm,
-  });
+  // a resumed run restores its own checkpoint's training state; a new run starts a fresh optimizer on the model,
+  // even when the model is another run's checkpoint
+  const train = await factory.trainEngine(
+    checkpointDir ?? modelDir,
+    {
+      learningRate: t.learningRate,
+      warmupSteps: t.warmupSteps,
+      decaySteps: t.decaySteps,
+      minLearningRate: t.minLearningRate,
+      weightDecay: t.weightDecay,
+      maxGradNorm: t.maxGradNorm,
+    },
+    { resume: checkpointDir !== null },
+  );
   const evalEngine =
     data.evalTasks.length > 0 ? await factory.inferenceEngine(checkpointDir ?? modelDir, 0) : undefined;
   let source: RolloutSource | undefined;

@@ -12,7 +12,10 @@ import type { EngineFactory } from "../run/engine-factory.ts";
  * may import @arc/engine from @arc/rl; the rollout worker thread uses it too.
  */
 export const embeddedEngineFactory: EngineFactory = {
-  trainEngine: (modelDir, settings) => EmbeddedTrainEngine.fromCheckpoint(modelDir, settings),
+  trainEngine: (modelDir, settings, options) =>
+    options?.resume
+      ? EmbeddedTrainEngine.resume(modelDir, settings)
+      : EmbeddedTrainEngine.fromCheckpoint(modelDir, settings),
   inferenceEngine: (modelDir, version) =>
     EmbeddedInferenceEngine.load(modelDir, { version, maxBatchSize: 32 }),
   async saveWeights(dir, weights, configDir) {
