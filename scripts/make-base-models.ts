@@ -5,13 +5,14 @@
  * (the failures the RL loop has to fix come from where production differs from train). A seeded share of the
  * SFT prompts carries a teacher's guidance (issue 7).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--guided-every N] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--guided-from N] [--guided-every N] [--out DIR] [--init DIR]
  *
  * `--max-steps` sets the SFT steps, `--learning-rate` the plan's peak rate, `--batch-size` its examples per step
  * (guided steps take half as many), `--decay-to` the rate the cosine decay ends at, `--eval-every` how often the
  * checkpoint is evaluated and written, `--train-tasks` how many `train` tasks
- * the SFT data is made of (more, fresher examples when a model starts to memorize them), `--guided-every` how
- * often a step is a (half-size) batch of guided examples (default 4), `--out` writes somewhere other than
+ * the SFT data is made of (more, fresher examples when a model starts to memorize them), `--guided-from` the step
+ * guided examples start at (plain SFT before it), `--guided-every` how often a step is then a (half-size) batch
+ * of guided examples, `--out` writes somewhere other than
  * models/<env>-base (to compare settings side by side), `--init` continues from a checkpoint this script wrote
  * (its weights and step count; the data order goes on where it stopped at an unchanged batch size, Adam starts
  * fresh).
@@ -44,7 +45,9 @@ interface Plan {
   maxSteps: number;
   evalEvery: number;
   evalTasks: number;
-  /** Every this many steps, one half-size batch of guided examples (4 is about their share of the data at `guidedFraction` 0.15). */
+  /** Steps before this one are plain SFT batches only: copying values forms faster without the long guided prompts. */
+  guidedFrom: number;
+  /** From `guidedFrom` on, every this many steps, one half-size batch of guided examples. */
   guidedEvery: number;
 }
 
@@ -59,7 +62,8 @@ const PLANS: Record<string, Plan> = {
     maxSteps: 3600,
     evalEvery: 400,
     evalTasks: 128,
-    guidedEvery: 4,
+    guidedFrom: 3000,
+    guidedEvery: 2,
   },
   arith: {
     size: "small",
@@ -71,7 +75,8 @@ const PLANS: Record<string, Plan> = {
     maxSteps: 3600,
     evalEvery: 400,
     evalTasks: 128,
-    guidedEvery: 4,
+    guidedFrom: 3000,
+    guidedEvery: 2,
   },
 };
 
@@ -160,6 +165,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     ...(plan.decayTo === PLANS[env].decayTo ? [] : [`--decay-to ${plan.decayTo}`]),
     ...(plan.evalEvery === PLANS[env].evalEvery ? [] : [`--eval-every ${plan.evalEvery}`]),
     ...(plan.trainTasks === PLANS[env].trainTasks ? [] : [`--train-tasks ${plan.trainTasks}`]),
+    ...(plan.guidedFrom === PLANS[env].guidedFrom ? [] : [`--guided-from ${plan.guidedFrom}`]),
     ...(plan.guidedEvery === PLANS[env].guidedEvery ? [] : [`--guided-every ${plan.guidedEvery}`]),
     ...(start ? [`--init ${start.dir}`] : []),
     ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
@@ -188,7 +194,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
     return confirmed.failureRate;
   };
   // Guided prompts are ~2.5x longer than plain ones; a batch mixing both pads every row to the guided length
-  // (4x slower steps), so every guidedEvery-th step is a half-size batch of guided examples only.
+  // (4x slower steps), so from guidedFrom on every guidedEvery-th step is a half-size batch of guided examples only.
   const plain = examples.filter((e) => !e.guided);
   const guided = examples.filter((e) => e.guided);
   let lastPlainLine = 0;
@@ -203,18 +209,17 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
       process.stderr.write(`${line}\n`);
     }
   };
+  /** Guided batches taken up to and including `step`. */
+  const guidedSteps = (step: number) =>
+    guided.length === 0 || step < plan.guidedFrom
+      ? 0
+      : Math.floor((step - plan.guidedFrom) / plan.guidedEvery) + 1;
   // Step numbers (and so the data order) continue from --init's steps; Adam's moments start fresh.
   for (let step = firstStep; step <= lastStep; step++) {
-    const batch =
-      step % plan.guidedEvery === 0 && guided.length > 0
-        ? sftBatch(guided, renderChatExample, step / plan.guidedEvery, plan.batchSize / 2, SEED)
-        : sftBatch(
-            plain,
-            renderChatExample,
-            step - Math.floor(step / plan.guidedEvery),
-            plan.batchSize,
-            SEED,
-          );
+    const isGuided = guidedSteps(step) > guidedSteps(step - 1);
+    const batch = isGuided
+      ? sftBatch(guided, renderChatExample, guidedSteps(step), plan.batchSize / 2, SEED)
+      : sftBatch(plain, renderChatExample, step - guidedSteps(step), plan.batchSize, SEED);
     const m = await trainer.step(batch, { kind: "sft" });
     showProgress(step, m.loss);
     if ((step - firstStep + 1) % plan.evalEvery !== 0 && step !== lastStep) continue;
@@ -238,6 +243,7 @@ const { positionals, values } = parseArgs({
     "decay-to": { type: "string" },
     "eval-every": { type: "string" },
     "train-tasks": { type: "string" },
+    "guided-from": { type: "string" },
     "guided-every": { type: "string" },
     init: { type: "string" },
     out: { type: "string" },
@@ -280,10 +286,15 @@ for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
     throw new Error(
       `--guided-every: expected an integer of at least 2 (1 would leave no plain steps), got ${JSON.stringify(values["guided-every"])}`,
     );
+  const guidedFrom = values["guided-from"] === undefined ? plan.guidedFrom : Number(values["guided-from"]);
+  if (!Number.isInteger(guidedFrom) || guidedFrom < 1)
+    throw new Error(
+      `--guided-from: expected a positive integer step, got ${JSON.stringify(values["guided-from"])}`,
+    );
   const start = values.init === undefined ? undefined : await readStart(values.init);
   await makeBaseModel(
     env,
-    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery, trainTasks, guidedEvery },
+    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery, trainTasks, guidedFrom, guidedEvery },
     values.out ?? defaultOutDir(env),
     start,
   );
