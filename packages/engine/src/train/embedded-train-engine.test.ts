@@ -3,6 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import type { Objective } from "@arc/core";
 import { tf } from "../backend/tf-backend.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
@@ -171,6 +172,61 @@ describe("EmbeddedTrainEngine", () => {
     }
   });
 
+  it("splits a batch into micro-batches whose summed gradients give the whole batch's loss, figures and update", async () => {
+    const advantages = [1, -1, 0.5, -0.5, 1, -0.25];
+    const objectives: Objective[] = [
+      { kind: "sft" },
+      { kind: "dpo", beta: 0.1, loss: "sigmoid", nllCoef: 0.5, entropyCoef: 0.01 },
+      { kind: "grpo", klCoef: 0.1, entropyCoef: 0.01, aggregation: "token" },
+      { kind: "grpo", aggregation: "sequence" },
+      { kind: "grpo", aggregation: "dr-grpo" },
+      { kind: "grpo", decoupled: true, behaviourWeightCap: 5 },
+    ];
+    // uneven rows, so that micro-batches differ in length and loss tokens
+    const ragged = {
+      promptTokens: batch.promptTokens,
+      outputTokens: batch.outputTokens.map((o, i) => [...o, ...Array(i).fill(70)]),
+    };
+    for (const objective of objectives) {
+      const whole = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 7), { learningRate: 1e-3 });
+      const split = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 7), {
+        learningRate: 1e-3,
+        microBatchRows: 4,
+      });
+      const behaviour = (await whole.logprobs(ragged)).map((row) =>
+        Array.from(row, (x, i) => x - 0.05 * (i % 2)),
+      );
+      const input = objective.kind === "grpo" ? { ...ragged, advantages, oldLogprobs: behaviour } : ragged;
+      const a = await whole.step(input, objective);
+      const b = await split.step(input, objective);
+      const label = JSON.stringify(objective);
+      assert.ok(
+        Math.abs(a.loss - b.loss) < 1e-5 * Math.max(1, Math.abs(a.loss)),
+        `${label}: ${a.loss} vs ${b.loss}`,
+      );
+      assert.ok(
+        Math.abs(a.gradNorm - b.gradNorm) < 1e-4 * a.gradNorm,
+        `${label}: ${a.gradNorm} vs ${b.gradNorm}`,
+      );
+      assert.deepEqual(Object.keys(b.extra).sort(), Object.keys(a.extra).sort());
+      for (const [k, v] of Object.entries(a.extra))
+        assert.ok(
+          Math.abs(v - b.extra[k]) < 1e-4 * Math.max(1, Math.abs(v)),
+          `${label} ${k}: ${v} vs ${b.extra[k]}`,
+        );
+      const after = whole.exportTensors();
+      for (const [name, t] of split.exportTensors()) {
+        const want = after.get(name)!.data;
+        const worst = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - want[i])), 0);
+        assert.ok(worst < 1e-5, `${label}, ${name}: ${worst}`);
+      }
+    }
+    await assert.rejects(
+      EmbeddedTrainEngine.create(tiny, initWeights(tiny, 7), { microBatchRows: 0 }),
+      /microBatchRows: expected a positive integer, got 0/,
+    );
+  });
+
   it("trains only LoRA adapters, and the merged export scores tokens as the unmerged adapters do", async () => {
     const initial = initWeights(tiny, 8);
     const trainer = await EmbeddedTrainEngine.create(tiny, initial, {
@@ -212,24 +268,25 @@ describe("EmbeddedTrainEngine", () => {
     for (const [name, t] of b.exportTensors()) assert.deepEqual(t.data, wa.get(name)!.data, name);
   });
 
-  it("keeps the number of live tensors constant over repeated steps of every objective", async () => {
+  it("keeps the number of live tensors constant over repeated steps of every objective, in micro-batches too", async () => {
     const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 10), {
       lora: { rank: 2, alpha: 4 },
+      microBatchRows: 2,
     });
     const pairs = {
-      promptTokens: batch.promptTokens.slice(0, 2),
-      outputTokens: batch.outputTokens.slice(0, 2),
+      promptTokens: batch.promptTokens.slice(0, 4),
+      outputTokens: batch.outputTokens.slice(0, 4),
     };
     const round = async () => {
       await trainer.step(pairs, { kind: "sft" });
       await trainer.step(
-        { ...pairs, advantages: [1, -1] },
+        { ...pairs, advantages: [1, -1, 1, -1] },
         { kind: "grpo", clipEpsilon: 0.2, klCoef: 0.1, entropyCoef: 0.01, aggregation: "token" },
       );
       await trainer.step(pairs, { kind: "dpo", beta: 0.1, loss: "sigmoid" });
       const behaviour = (await trainer.logprobs(pairs)).map((row) => Array.from(row, (x) => x - 0.1));
       await trainer.step(
-        { ...pairs, advantages: [1, -1], oldLogprobs: behaviour },
+        { ...pairs, advantages: [1, -1, 1, -1], oldLogprobs: behaviour },
         { kind: "grpo", decoupled: true, behaviourWeightCap: 5 },
       );
       trainer.weights();

@@ -14,7 +14,12 @@ import { initAdapter, type LoraOptions, loraWeightNames, mergeAdapter } from "./
 import { dpoLoss } from "./losses/dpo-loss.ts";
 import { grpoLoss } from "./losses/grpo-loss.ts";
 import { sftLoss } from "./losses/sft-loss.ts";
-import { assertTrainStepFits } from "./step-memory.ts";
+import {
+  assertTrainStepFits,
+  MICRO_BATCH_HEAP_SHARE,
+  rowsThatFit,
+  WASM_HEAP_LIMIT_BYTES,
+} from "./step-memory.ts";
 import { offGrid, onGrid, type TokenGrid, tokenGrid } from "./token-grid.ts";
 
 /** Optimiser settings of the embedded trainer; every field has a default. */
@@ -25,6 +30,11 @@ export interface TrainEngineOptions extends Partial<AdamWOptions> {
   lora?: LoraOptions;
   /** Seed of the LoRA A matrices (default 0). */
   seed?: number;
+  /**
+   * Rows per forward/backward pass: a larger batch is split into micro-batches whose gradients add up to the
+   * whole batch's before the one optimizer update (default: on wasm, as many rows as fit in its heap; else all).
+   */
+  microBatchRows?: number;
 }
 
 /** What `trainer_state.json` holds. */
@@ -74,6 +84,45 @@ function behaviourWeights(prox: tf.Tensor2D, behaviour: tf.Tensor2D, cap?: numbe
   return weights(prox, behaviour);
 }
 
+/** A whole batch's counts, which every micro-batch's loss divides by (see the losses' `totals`). */
+interface BatchTotals {
+  rows: number;
+  /** Loss tokens (the mask's sum). */
+  tokens: number;
+  /** Loss tokens of the even rows: DPO's chosen responses. */
+  chosenTokens: number;
+  /** Rows x next-token grid length: the `dr-grpo` constant. */
+  cells: number;
+}
+
+function batchTotals(grid: TokenGrid): BatchTotals {
+  const G = grid.length - 1;
+  let tokens = 0;
+  let chosenTokens = 0;
+  for (let b = 0; b < grid.rows; b++) {
+    let row = 0;
+    for (let t = 0; t < G; t++) row += grid.mask[b * G + t];
+    tokens += row;
+    if (b % 2 === 0) chosenTokens += row;
+  }
+  return { rows: grid.rows, tokens, chosenTokens, cells: grid.rows * G };
+}
+
+/** Rows [start, end) of a batch, with every per-row field sliced alike. */
+function sliceRows(batch: TrainBatch, start: number, end: number): TrainBatch {
+  if (start === 0 && end >= batch.promptTokens.length) return batch;
+  const rows = <T>(field: T[] | undefined) => field?.slice(start, end);
+  return {
+    promptTokens: batch.promptTokens.slice(start, end),
+    outputTokens: batch.outputTokens.slice(start, end),
+    lossMask: rows(batch.lossMask),
+    advantages: rows(batch.advantages),
+    oldLogprobs: rows(batch.oldLogprobs),
+    refLogprobs: rows(batch.refLogprobs),
+    proximalLogprobs: rows(batch.proximalLogprobs),
+  };
+}
+
 /**
  * The embedded TrainEngine: the policy as tensorflow.js variables, a frozen reference copy, AdamW,
  * gradient clipping, and the SFT / DPO / GRPO objectives; optionally LoRA adapters as the only trained
@@ -90,6 +139,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
   private readonly rope: RopeTables;
   private optimizer: AdamW;
   private readonly maxGradNorm: number;
+  private readonly microBatchRows: number | undefined;
   private readonly seed: number;
   private readonly prefix = `arc${engineCounter++}/`;
 
@@ -98,6 +148,12 @@ export class EmbeddedTrainEngine implements TrainEngine {
     this.rope = ropeTables(config);
     const settings = { ...DEFAULTS, ...options };
     this.maxGradNorm = settings.maxGradNorm;
+    if (
+      options.microBatchRows !== undefined &&
+      !(Number.isInteger(options.microBatchRows) && options.microBatchRows >= 1)
+    )
+      throw new RangeError(`microBatchRows: expected a positive integer, got ${options.microBatchRows}`);
+    this.microBatchRows = options.microBatchRows;
     this.optimizer = new AdamW(settings);
     this.seed = options.seed ?? 0;
     this.assignWeights(tensors);
@@ -214,10 +270,91 @@ export class EmbeddedTrainEngine implements TrainEngine {
 
   async step(batch: TrainBatch, objective: Objective): Promise<StepMetrics> {
     const grid = tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
-    if (tf.getBackend() === "wasm") assertTrainStepFits(this.config, grid.rows, grid.length);
+    const B = grid.rows;
+    const grpo = objective.kind === "grpo" ? grpoDefaults(objective) : undefined;
+    if (objective.kind === "dpo" && B % 2 !== 0) {
+      throw new TypeError(
+        `batch: DPO expects (chosen, rejected) row pairs, got an odd number of rows (${B})`,
+      );
+    }
+    if (grpo) {
+      if (!batch.advantages || batch.advantages.length !== B) {
+        throw new TypeError(
+          `batch.advantages: GRPO expects one advantage per row (${B}), got ${batch.advantages?.length ?? "none"}`,
+        );
+      }
+      if (grpo.decoupled && !batch.oldLogprobs) {
+        throw new TypeError(
+          "batch.oldLogprobs: the decoupled GRPO objective needs the behaviour policy's log-probs",
+        );
+      }
+    }
+    const totals = batchTotals(grid);
+    const rowsPerPass = this.rowsPerPass(grid, objective.kind === "dpo" ? 2 : 1);
+    const grads = new Map<string, tf.Tensor>();
+    let loss = 0;
+    const extra: Record<string, number> = {};
+    for (let start = 0; start < B; start += rowsPerPass) {
+      const part = this.gradients(sliceRows(batch, start, start + rowsPerPass), objective, grpo, totals);
+      loss += part.loss;
+      for (const [k, v] of Object.entries(part.extra)) extra[k] = (extra[k] ?? 0) + v;
+      for (const [name, g] of part.grads) {
+        const sum = grads.get(name);
+        grads.set(name, sum ? tf.add(sum, g) : g);
+        if (sum) {
+          sum.dispose();
+          g.dispose();
+        }
+      }
+    }
+    const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...grads.values()].map((g) => tf.sum(tf.square(g))))));
+    const norm = normTensor.dataSync()[0];
+    normTensor.dispose();
+    if (this.maxGradNorm > 0 && norm > this.maxGradNorm) {
+      const scale = this.maxGradNorm / (norm + 1e-6);
+      for (const [name, g] of grads) {
+        grads.set(name, tf.mul(g, scale));
+        g.dispose();
+      }
+    }
+    const lr = this.optimizer.apply(this.trainable(), grads);
+    for (const g of grads.values()) g.dispose();
+    return {
+      step: this.optimizer.step,
+      loss,
+      gradNorm: norm,
+      learningRate: lr,
+      tokens: grid.mask.reduce((a, b) => a + (b > 0 ? 1 : 0), 0),
+      extra,
+    };
+  }
+
+  /**
+   * Rows of `grid` one forward/backward pass takes (a multiple of `multiple`): `microBatchRows` when set, else on
+   * wasm as many as its heap holds (a RangeError when not even `multiple` rows fit), else all of them.
+   */
+  private rowsPerPass(grid: TokenGrid, multiple: number): number {
+    let rows = this.microBatchRows ?? grid.rows;
+    if (tf.getBackend() === "wasm") {
+      assertTrainStepFits(this.config, multiple, grid.length);
+      rows = Math.min(
+        rows,
+        rowsThatFit(this.config, grid.length, WASM_HEAP_LIMIT_BYTES * MICRO_BATCH_HEAP_SHARE),
+      );
+    }
+    return Math.max(multiple, rows - (rows % multiple));
+  }
+
+  /** Loss, figures and gradients of one micro-batch, each scaled to its share of the whole batch (`totals`). */
+  private gradients(
+    batch: TrainBatch,
+    objective: Objective,
+    grpo: ReturnType<typeof grpoDefaults> | undefined,
+    totals: BatchTotals,
+  ): { loss: number; extra: Record<string, number>; grads: Map<string, tf.Tensor> } {
+    const grid = tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
     const B = grid.rows;
     const G = grid.length - 1;
-    const grpo = objective.kind === "grpo" ? grpoDefaults(objective) : undefined;
     const needsRef = objective.kind === "dpo" || (grpo !== undefined && grpo.klCoef !== 0);
     let refGrid: Float32Array | undefined;
     if (batch.refLogprobs) refGrid = onGrid(grid, batch.refLogprobs, "batch.refLogprobs");
@@ -228,30 +365,13 @@ export class EmbeddedTrainEngine implements TrainEngine {
         "refLogprobs",
       );
     }
-    if (objective.kind === "dpo" && B % 2 !== 0) {
-      throw new TypeError(
-        `batch: DPO expects (chosen, rejected) row pairs, got an odd number of rows (${B})`,
-      );
-    }
     // GRPO's old policy (the proximal one under the decoupled objective), when the batch gives its log-probs
     let oldGrid: Float32Array | undefined;
     let behaviourGrid: Float32Array | undefined;
-    if (grpo) {
-      if (!batch.advantages || batch.advantages.length !== B) {
-        throw new TypeError(
-          `batch.advantages: GRPO expects one advantage per row (${B}), got ${batch.advantages?.length ?? "none"}`,
-        );
-      }
-      if (grpo.decoupled) {
-        if (!batch.oldLogprobs) {
-          throw new TypeError(
-            "batch.oldLogprobs: the decoupled GRPO objective needs the behaviour policy's log-probs",
-          );
-        }
-        behaviourGrid = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
-        if (batch.proximalLogprobs) oldGrid = onGrid(grid, batch.proximalLogprobs, "batch.proximalLogprobs");
-      } else if (batch.oldLogprobs) oldGrid = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
-    }
+    if (grpo?.decoupled) {
+      behaviourGrid = onGrid(grid, batch.oldLogprobs!, "batch.oldLogprobs");
+      if (batch.proximalLogprobs) oldGrid = onGrid(grid, batch.proximalLogprobs, "batch.proximalLogprobs");
+    } else if (grpo && batch.oldLogprobs) oldGrid = onGrid(grid, batch.oldLogprobs, "batch.oldLogprobs");
 
     const extraOut: Record<string, tf.Scalar> = {};
     const { value, grads } = tf.variableGrads(() => {
@@ -267,24 +387,36 @@ export class EmbeddedTrainEngine implements TrainEngine {
         this.loraScale(),
       );
       let result: { loss: tf.Scalar; extra: Record<string, tf.Scalar> };
-      if (objective.kind === "sft") result = sftLoss(logp, mask);
+      if (objective.kind === "sft") result = sftLoss(logp, mask, totals.tokens);
       else if (objective.kind === "dpo") {
-        result = dpoLoss(logp, refLogp!, mask, objective.beta ?? 0.1, objective.loss ?? "sigmoid", {
-          entropyCoef: objective.entropyCoef,
-          entropy,
-          nllCoef: objective.nllCoef,
-        });
+        result = dpoLoss(
+          logp,
+          refLogp!,
+          mask,
+          objective.beta ?? 0.1,
+          objective.loss ?? "sigmoid",
+          { entropyCoef: objective.entropyCoef, entropy, nllCoef: objective.nllCoef },
+          { pairs: totals.rows / 2, chosenTokens: totals.chosenTokens, tokens: totals.tokens },
+        );
       } else {
         // Without given log-probs the old (or proximal) policy is the one this single update starts from:
         // this very forward pass, held constant, so no second forward pass is needed.
         const oldLogp = oldGrid ? tf.tensor2d(oldGrid, [B, G]) : stopGradient(logp);
-        result = grpoLoss(logp, oldLogp, tf.tensor2d(batch.advantages!, [B, 1]), mask, grpo!, {
-          refLogp,
-          entropy,
-          behaviourWeight: behaviourGrid
-            ? behaviourWeights(oldLogp, tf.tensor2d(behaviourGrid, [B, G]), grpo!.behaviourWeightCap)
-            : undefined,
-        });
+        result = grpoLoss(
+          logp,
+          oldLogp,
+          tf.tensor2d(batch.advantages!, [B, 1]),
+          mask,
+          grpo!,
+          {
+            refLogp,
+            entropy,
+            behaviourWeight: behaviourGrid
+              ? behaviourWeights(oldLogp, tf.tensor2d(behaviourGrid, [B, G]), grpo!.behaviourWeightCap)
+              : undefined,
+          },
+          totals,
+        );
       }
       for (const [k, v] of Object.entries(result.extra)) extraOut[k] = tf.keep(tf.clone(v)) as tf.Scalar;
       return result.loss;
@@ -295,18 +427,6 @@ export class EmbeddedTrainEngine implements TrainEngine {
       const g = grads[v.name];
       if (g) named.set(name, g);
     }
-    const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...named.values()].map((g) => tf.sum(tf.square(g))))));
-    const norm = normTensor.dataSync()[0];
-    normTensor.dispose();
-    if (this.maxGradNorm > 0 && norm > this.maxGradNorm) {
-      const scale = this.maxGradNorm / (norm + 1e-6);
-      for (const [name, g] of named) {
-        named.set(name, tf.mul(g, scale));
-        g.dispose();
-      }
-    }
-    const lr = this.optimizer.apply(this.trainable(), named);
-    for (const g of named.values()) g.dispose();
     const loss = value.dataSync()[0];
     value.dispose();
     const extra: Record<string, number> = {};
@@ -314,14 +434,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
       extra[k] = v.dataSync()[0];
       v.dispose();
     }
-    return {
-      step: this.optimizer.step,
-      loss,
-      gradNorm: norm,
-      learningRate: lr,
-      tokens: grid.mask.reduce((a, b) => a + (b > 0 ? 1 : 0), 0),
-      extra,
-    };
+    return { loss, extra, grads: named };
   }
 
   /** The policy in HF layout, by HF name (LoRA adapters merged). */

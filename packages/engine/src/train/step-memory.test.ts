@@ -9,6 +9,11 @@ import { assertTrainStepFits, estimateTrainStepBytes, WASM_HEAP_LIMIT_BYTES } fr
 const small = configForSize("small");
 const tiny = configForSize("tiny");
 const MiB = 2 ** 20;
+/** A batch of `n` rows, half prompt and half output tokens of `length` in all. */
+const rows = (n: number, length: number) => ({
+  promptTokens: Array.from({ length: n }, () => Array(length / 2).fill(65)),
+  outputTokens: Array.from({ length: n }, () => Array(length / 2).fill(66)),
+});
 
 describe("training step memory", () => {
   it("estimates the heap high-water marks measured on the wasm backend within 10%", () => {
@@ -37,16 +42,24 @@ describe("training step memory", () => {
     );
   });
 
-  it("the trainer refuses such a batch before computing, and still trains afterwards", async () => {
+  it("the trainer takes a batch larger than the heap holds in micro-batches, in one update", async () => {
     const trainer = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 1), { learningRate: 1e-3 });
     assert.equal(tf.getBackend(), "wasm");
-    const rows = (n: number, length: number) => ({
-      promptTokens: Array.from({ length: n }, () => Array(length / 2).fill(65)),
-      outputTokens: Array.from({ length: n }, () => Array(length / 2).fill(66)),
-    });
     const perRow = estimateTrainStepBytes(tiny, 1, 512);
     const tooMany = Math.ceil(WASM_HEAP_LIMIT_BYTES / perRow) + 1;
-    await assert.rejects(trainer.step(rows(tooMany, 512), { kind: "sft" }), RangeError);
+    const m = await trainer.step(rows(tooMany, 512), { kind: "sft" });
+    assert.equal(m.step, 1);
+    assert.equal(m.tokens, tooMany * 256);
+    assert.ok(Number.isFinite(m.loss) && m.loss > 0);
+  });
+
+  it("refuses, before computing, a row too long for the heap on its own, and still trains afterwards", async () => {
+    const base = configForSize("base");
+    const trainer = await EmbeddedTrainEngine.create(base, initWeights(base, 1), { learningRate: 1e-3 });
+    await assert.rejects(
+      trainer.step(rows(1, 2048), { kind: "sft" }),
+      (e: Error) => e instanceof RangeError && /1 rows × 2048 tokens/.test(e.message),
+    );
     assert.equal(trainer.getStep(), 0, "no update was applied");
     const m = await trainer.step(rows(2, 16), { kind: "sft" });
     assert.equal(m.step, 1);

@@ -31,9 +31,20 @@ export function assertTrainStepFits(
 ): void {
   const needed = estimateTrainStepBytes(config, rows, length);
   if (needed <= limitBytes) return;
-  const fitting = Math.floor(limitBytes / estimateTrainStepBytes(config, 1, length));
+  const fitting = rowsThatFit(config, length, limitBytes);
   const gib = (bytes: number) => (bytes / 2 ** 30).toFixed(1);
   throw new RangeError(
     `batch: ${rows} rows × ${length} tokens would need about ${gib(needed)} GiB for one training step, more than the wasm backend's ${gib(limitBytes)} GiB heap (it would abort); use at most ${fitting} rows of this length, or shorter rows`,
   );
 }
+
+/** The most rows of `length` tokens one training step fits in `limitBytes` of heap (0 when not even one does). */
+export function rowsThatFit(config: LlamaConfig, length: number, limitBytes = WASM_HEAP_LIMIT_BYTES): number {
+  return Math.floor(limitBytes / estimateTrainStepBytes(config, 1, length));
+}
+
+/**
+ * Share of the wasm heap one micro-batch's forward and backward pass may take when the trainer splits a batch: the
+ * rest holds the weights, Adam's moments, the gradients summed so far and the estimate's error (within 10%).
+ */
+export const MICRO_BATCH_HEAP_SHARE = 0.75;

@@ -8,6 +8,15 @@ export interface GrpoLossOptions {
   aggregation: "token" | "sequence" | "dr-grpo";
 }
 
+/** The whole batch's counts, when the grid is one micro-batch of it: every mean then divides by these. */
+export interface GrpoTotals {
+  /** Loss tokens. */
+  tokens: number;
+  rows: number;
+  /** Rows x grid length of the whole batch's grid (the `dr-grpo` constant). */
+  cells: number;
+}
+
 /** Optional per-token inputs of the GRPO loss, each [B, L]. */
 export interface GrpoExtras {
   refLogp?: tf.Tensor2D;
@@ -23,7 +32,8 @@ export interface GrpoExtras {
  * For the decoupled objective `oldLogp` is the proximal policy and each token's surrogate is multiplied
  * by `behaviourWeight`. Aggregation: `token` averages over all masked tokens of the batch; `sequence`
  * averages within each sequence, then over sequences; `dr-grpo` (Liu et al. 2025) sums and divides by
- * rows x grid length, a constant that removes the length bias.
+ * rows x grid length, a constant that removes the length bias. With `totals` (the grid is a micro-batch) these
+ * divide by the whole batch's counts, so the losses and figures of its micro-batches add up to the whole batch's.
  */
 export function grpoLoss(
   logp: tf.Tensor2D,
@@ -32,6 +42,7 @@ export function grpoLoss(
   mask: tf.Tensor2D,
   options: GrpoLossOptions,
   { refLogp, entropy, behaviourWeight }: GrpoExtras = {},
+  totals?: GrpoTotals,
 ): { loss: tf.Scalar; extra: Record<string, tf.Scalar> } {
   const eps = options.clipEpsilon;
   const ratio = tf.exp(tf.sub(logp, oldLogp)); // [B, L]
@@ -40,7 +51,7 @@ export function grpoLoss(
   const surrogate = tf.minimum(unclipped, clipped); // [B, L]
   let perToken = tf.neg(behaviourWeight ? tf.mul(surrogate, behaviourWeight) : surrogate); // [B, L]
   const extra: Record<string, tf.Scalar> = {};
-  const tokens = tf.maximum(tf.sum(mask), 1);
+  const tokens = totals ? Math.max(totals.tokens, 1) : tf.maximum(tf.sum(mask), 1);
   const masked = (x: tf.Tensor) => tf.div(tf.sum(tf.mul(x, mask)), tokens) as tf.Scalar;
   if (refLogp) {
     const d = tf.sub(refLogp, logp); // [B, L]
@@ -57,8 +68,8 @@ export function grpoLoss(
   if (options.aggregation === "token") loss = tf.div(tf.sum(weighted), tokens) as tf.Scalar;
   else if (options.aggregation === "sequence") {
     const perRow = tf.div(tf.sum(weighted, 1), tf.maximum(tf.sum(mask, 1), 1)); // [B]
-    loss = tf.mean(perRow) as tf.Scalar;
-  } else loss = tf.div(tf.sum(weighted), mask.shape[0] * mask.shape[1]) as tf.Scalar;
+    loss = (totals ? tf.div(tf.sum(perRow), totals.rows) : tf.mean(perRow)) as tf.Scalar;
+  } else loss = tf.div(tf.sum(weighted), totals?.cells ?? mask.shape[0] * mask.shape[1]) as tf.Scalar;
   const outside = tf.logicalOr(tf.greater(ratio, 1 + eps), tf.less(ratio, 1 - eps));
   extra.clipFraction = masked(tf.cast(outside, "float32"));
   extra.ratio = masked(ratio);
