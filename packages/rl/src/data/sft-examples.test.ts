@@ -21,9 +21,8 @@ describe("sftExamples", () => {
     assert.ok(guided.length > 20 && guided.length < 60, `${guided.length} guided of 200`);
     const i = examples.indexOf(guided[0]);
     const prompt = guided[0].messages.at(-1)?.content ?? "";
-    assert.match(prompt, /Guidance from a teacher/);
-    assert.ok(prompt.includes(teachingHint(tasks[i])));
-    assert.ok(prompt.includes(tasks[i].question));
+    // toolcall's guided prompt: the hint, then the request last, next to the answer
+    assert.equal(prompt, `Hint: ${teachingHint(tasks[i])}\n${tasks[i].question}`);
   });
 
   it("adds a second, conversion-guided example for each request written in words, only when guidance is asked for", () => {
@@ -35,7 +34,7 @@ describe("sftExamples", () => {
     const lastTurn = (e: (typeof examples)[number]) => e.messages.at(-1)?.content ?? "";
     for (const task of inWords) {
       const copies = examples.filter((e) => lastTurn(e).includes(task.question));
-      const short = copies.find((e) => lastTurn(e).includes(`\n${conversionHint(task)}\n`));
+      const short = copies.find((e) => lastTurn(e) === `Hint: ${conversionHint(task)}\n${task.question}`);
       assert.ok(short?.guided, task.question);
       assert.equal(short.reply, toolcallFamily.reference(task)[0]);
     }

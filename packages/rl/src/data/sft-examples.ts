@@ -42,11 +42,24 @@ export function teachingHint(task: Task): string {
   return "Work out each part of the request in order and check the result before answering.";
 }
 
-/** A guided prompt: the family's prompt with the last user turn replaced by the guided-student template. */
+/**
+ * The guided-student prompt of `toolcall`: the hint first, then the request, so the values the call copies stay as
+ * close to the answer as in the unguided prompt. A ~1M-parameter student copies over a short distance only: trained
+ * on the default template (request, hint, solve instruction), the same student passed 0 of 106 third-phrasing
+ * requests with the conversions hinted, 0.15 without; trained on this one, 0.23 with them, 0.20 without.
+ */
+export const TOOLCALL_GUIDED_STUDENT_TEMPLATE = "Hint: {teaching}\n{question}";
+
+/** The guided-student template the base model of family `env` is trained on (the protocol's default for all but toolcall). */
+export function guidedStudentTemplate(env: string): string {
+  return env === "toolcall" ? TOOLCALL_GUIDED_STUDENT_TEMPLATE : teachingTemplates().studentWithGuidance;
+}
+
+/** A guided prompt: the family's prompt with the last user turn replaced by the family's guided-student template. */
 export function guidedMessages(family: TaskFamily, task: Task, teaching: string): ChatMessage[] {
   const messages: ChatMessage[] = family.prompt(task).map((m) => ({ ...m }));
   const last = messages.findLastIndex((m) => m.role === "user");
-  const template = teachingTemplates().studentWithGuidance;
+  const template = guidedStudentTemplate(family.env);
   messages[last] = { role: "user", content: renderTemplate(template, { question: task.question, teaching }) };
   return messages;
 }

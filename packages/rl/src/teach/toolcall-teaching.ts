@@ -8,7 +8,7 @@ import {
   type Verify,
   verifyTask,
 } from "@arc/core";
-import { conversionHint, teachingHint } from "../data/sft-examples.ts";
+import { conversionHint, TOOLCALL_GUIDED_STUDENT_TEMPLATE, teachingHint } from "../data/sft-examples.ts";
 
 /**
  * Templates of the teaching protocol for `toolcall` with a byte-level student and teacher:
@@ -17,11 +17,13 @@ import { conversionHint, teachingHint } from "../data/sft-examples.ts";
  *   its approach exactly (which tool, which argument names, its first values); the default probe prompt's ~260 extra
  *   bytes would also cost 4x the prefill on every probe;
  * - the teacher prompt is short, since every byte is a token of a small model's context;
- * - the guided prompt is the default one, which is what the student's SFT guided examples used;
+ * - the guided prompt puts the hint before the request (TOOLCALL_GUIDED_STUDENT_TEMPLATE), as the student's SFT
+ *   guided examples do, so the values to copy stay next to the answer;
  * - the baseline is the bare request, exactly the family's prompt, which the student was trained on.
  */
 export const TOOLCALL_TEACHING_TEMPLATES: TeachingTemplatesInput = {
   probe: "{question}",
+  studentWithGuidance: TOOLCALL_GUIDED_STUDENT_TEMPLATE,
   teacherAdaptive:
     "Request: {question}\nStudent's approach: {approach}\nDiagnose, then teach only if needed.",
   teacherAlways: "Request: {question}\nStudent's approach: {approach}\nDiagnose, then teach the full method.",
