@@ -2,11 +2,13 @@
 // held-out (production split) failure rate and reward vs wall time for semi-online DPO with
 // s in {1, 10, 100, inf} and GRPO at the same prompt budget, and synchronous (maxStaleness 0) vs
 // asynchronous (maxStaleness 1, 2) GRPO with rollouts in a worker thread: wall time to the same reward (held to the
-// end of the run, see async_speedup_vs_sync).
-// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--eval 64] [--judge 512]
+// end of the run, see async_speedup_vs_sync). Outside that budget, one wide GRPO run (32 fresh prompts x 8 samples a
+// step, verifier reward) for `--wide-steps` steps: the setting that moved the failure rate most in our search.
+// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--wide-steps 45] [--eval 64] [--judge 512]
 //        [--pass-at-k-tasks 256] [--pass-at-k-samples 8] [--only dpo|grpo] [--model models/toolcall-base]
-// `--only grpo` runs the three GRPO settings alone (the sync vs async comparison); `--pass-at-k-tasks 0` skips pass@k.
-// Default budget: 7 runs x 60 steps x 8 prompts x 4 samples, about 25-40 min on the 2-core machine (load-dependent).
+// `--only grpo --wide-steps 0` runs the three GRPO settings alone (the sync vs async comparison); `--pass-at-k-tasks 0`
+// skips pass@k. Default: 7 runs x 60 steps x 8 prompts x 4 samples and the wide run, about 30-45 min on the 2-core
+// machine (load-dependent).
 // `--eval` tasks draw the curves during a run; the base model and every run's final checkpoint are then judged on
 // `--judge` other production tasks (seed 1000), because 64 tasks cannot see a change of a few points (one standard
 // error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones. The base model's pass@k at
@@ -37,6 +39,7 @@ const { values } = parseArgs({
     judge: { type: "string", default: "512" },
     "pass-at-k-tasks": { type: "string", default: "256" },
     "pass-at-k-samples": { type: "string", default: "8" },
+    "wide-steps": { type: "string", default: "45" },
     only: { type: "string" },
     model: { type: "string", default: "models/toolcall-base" },
   },
@@ -55,6 +58,7 @@ const EVAL = intFlag("eval", 1);
 const JUDGE = intFlag("judge", 1);
 const PASS_AT_K_TASKS = Math.min(intFlag("pass-at-k-tasks", 0), JUDGE);
 const PASS_AT_K_SAMPLES = intFlag("pass-at-k-samples", 1);
+const WIDE_STEPS = intFlag("wide-steps", 0);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
 const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
 
@@ -94,8 +98,27 @@ interface Setting {
   algo: "dpo" | "grpo";
   syncInterval: number | "inf" | null;
   staleness: number | null;
+  /** Optimizer steps, prompts per step and samples per prompt. */
+  steps: number;
+  prompts: number;
+  samples: number;
+  /** How many distinct production prompts the run draws from (seed 1). */
+  promptPool: number;
+  rewardKind: "partial" | "verifier";
+  /** Whether the setting belongs to the same-prompt-budget comparison (and so to the sync vs async one). */
+  sameBudget: boolean;
   trainer: Record<string, unknown>;
 }
+
+/** The shape every setting of the same-prompt-budget comparison shares. */
+const BUDGET = {
+  steps: STEPS,
+  prompts: PROMPTS,
+  samples: 4,
+  promptPool: 512,
+  rewardKind: "partial",
+  sameBudget: true,
+} as const;
 
 const ALL_SETTINGS: Setting[] = [
   ...([1, 10, 100, "inf"] as const).map(
@@ -104,6 +127,7 @@ const ALL_SETTINGS: Setting[] = [
       algo: "dpo",
       syncInterval: s,
       staleness: null,
+      ...BUDGET,
       trainer: { algorithm: "dpo", syncInterval: s, learningRate: 1e-4, beta: 0.1 },
     }),
   ),
@@ -113,6 +137,7 @@ const ALL_SETTINGS: Setting[] = [
       algo: "grpo",
       syncInterval: null,
       staleness: eta,
+      ...BUDGET,
       trainer: {
         algorithm: "grpo",
         learningRate: 1e-4,
@@ -123,11 +148,35 @@ const ALL_SETTINGS: Setting[] = [
       },
     }),
   ),
+  // Outside the budget: the setting that did best in the twelfth session's search (wide batches of fresh prompts,
+  // each prompt seen about once, so the policy cannot memorize a small pool), at twice the prompts of the others.
+  {
+    label: "grpo wide staleness=1",
+    algo: "grpo",
+    syncInterval: null,
+    staleness: 1,
+    steps: WIDE_STEPS,
+    prompts: 32,
+    samples: 8,
+    promptPool: 4096,
+    rewardKind: "verifier",
+    sameBudget: false,
+    trainer: {
+      algorithm: "grpo",
+      learningRate: 1e-4,
+      asyncRollouts: true,
+      maxStaleness: 1,
+      decoupled: true,
+      maxConcurrentRollouts: 64,
+    },
+  },
 ];
 if (values.only !== undefined && values.only !== "dpo" && values.only !== "grpo") {
   throw new RangeError(`--only: expected dpo or grpo, got ${JSON.stringify(values.only)}`);
 }
-const SETTINGS = ALL_SETTINGS.filter((s) => values.only === undefined || s.algo === values.only);
+const SETTINGS = ALL_SETTINGS.filter(
+  (s) => (values.only === undefined || s.algo === values.only) && s.steps > 0,
+);
 
 interface Outcome {
   setting: Setting;
@@ -147,23 +196,23 @@ async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
     data: {
       env: "toolcall",
       split: "production",
-      count: 512,
+      count: setting.promptPool,
       seed: 1,
       evalSplit: "production",
       evalSeed: 999,
       evalCount: EVAL,
     },
     trainer: {
-      steps: STEPS,
-      promptsPerStep: PROMPTS,
-      samplesPerPrompt: 4,
+      steps: setting.steps,
+      promptsPerStep: setting.prompts,
+      samplesPerPrompt: setting.samples,
       maxTokens: 96,
       temperature: 1,
-      checkpointEvery: STEPS,
-      evalEvery: Math.max(1, Math.floor(STEPS / 6)),
+      checkpointEvery: setting.steps,
+      evalEvery: Math.max(1, Math.floor(setting.steps / 6)),
       ...setting.trainer,
     },
-    reward: { kind: "partial" },
+    reward: { kind: setting.rewardKind },
   });
   let source: AsyncRolloutSource | undefined;
   const began = performance.now();
@@ -215,7 +264,7 @@ const timeToReward = (o: Outcome, target: number) => smoothedReward(o).find((p) 
 /** Mean rollout reward over the run's last third of steps, and its standard error. */
 function tailReward(o: Outcome): { mean: number; se: number } {
   const rewards = o.result.records
-    .filter((r) => r.step > (2 * STEPS) / 3 && r.reward !== null)
+    .filter((r) => r.step > (2 * o.setting.steps) / 3 && r.reward !== null)
     .map((r) => r.reward as number);
   const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
   const variance = rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, rewards.length - 1);
@@ -228,11 +277,11 @@ const evalPoints = (o: Outcome) =>
     .filter((r) => r.evalFailureRate !== undefined)
     .map((r) => ({ x: o.wallAt.get(r.step) ?? Number.NaN, y: r.evalFailureRate as number }));
 
-const toEnd = (o: Outcome) => o.wallAt.get(STEPS) ?? o.wallS;
+const toEnd = (o: Outcome) => o.wallAt.get(o.setting.steps) ?? o.wallS;
 
 /** Sync (staleness 0) vs async GRPO: speed-ups to the sync run's reward, and what overlapping could give at most. */
 function compareAsync(outcomes: Outcome[]) {
-  const grpo = outcomes.filter((o) => o.setting.algo === "grpo");
+  const grpo = outcomes.filter((o) => o.setting.algo === "grpo" && o.setting.sameBudget);
   const sync = grpo.find((o) => o.setting.staleness === 0);
   const asyncRuns = grpo.filter((o) => o.setting.staleness !== 0);
   if (sync === undefined || asyncRuns.length === 0) return null;
@@ -294,7 +343,9 @@ async function main() {
     );
   }
   for (const setting of SETTINGS) {
-    process.stderr.write(`${setting.label}: ${STEPS} steps x ${PROMPTS} prompts\n`);
+    process.stderr.write(
+      `${setting.label}: ${setting.steps} steps x ${setting.prompts} prompts x ${setting.samples} samples\n`,
+    );
     outcomes.push(await runSetting(setting, runsDir));
   }
   await rm(runsDir, { recursive: true, force: true });
@@ -336,6 +387,7 @@ async function main() {
             by_template: passAtK.templates,
           },
     runs: outcomes.map((o) => ({
+      setting: o.setting.label,
       algo: o.setting.algo,
       sync_interval: o.setting.syncInterval,
       staleness: o.setting.staleness,
@@ -343,6 +395,10 @@ async function main() {
       /** The last point of the run's own EVAL-task curve. */
       curve_final_failure_rate: curveFinal(o),
       wall_s: Number(o.wallS.toFixed(1)),
+      steps: o.setting.steps,
+      prompts_per_step: o.setting.prompts,
+      samples_per_prompt: o.setting.samples,
+      reward: o.setting.rewardKind,
     })),
   };
   await mkdir("bench/results", { recursive: true });
@@ -375,7 +431,7 @@ async function main() {
   const md = [
     `# RL benchmark (toolcall, from ${values.model})`,
     "",
-    `Budget per run: ${STEPS} optimizer steps x ${PROMPTS} prompts x 4 samples (same prompt budget for every setting), ` +
+    `Budget per run: ${STEPS} optimizer steps x ${PROMPTS} prompts x 4 samples from a pool of 512 (same prompt budget for every setting but the wide one: ${WIDE_STEPS} steps x 32 prompts x 8 samples from a pool of 4,096, verifier reward), ` +
       `curves: ${EVAL} held-out production-split tasks (seed 999, disjoint from the training prompts); ` +
       `judged: the base model and each run's final checkpoint on ${JUDGE} other production tasks (seed 1000; one standard error ${fmt(Math.sqrt((base * (1 - base)) / JUDGE))}), greedy decoding. ` +
       `Whole bench: ${((performance.now() - benchBegan) / 60000).toFixed(1)} min on this machine (2 cores, shared).`,
