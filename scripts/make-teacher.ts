@@ -45,6 +45,8 @@ async function teacherEngines(recipe: TeacherRecipe) {
   const settings = {
     learningRate: recipe.trainer.learningRate,
     warmupSteps: recipe.trainer.warmupSteps,
+    decaySteps: recipe.trainer.decaySteps,
+    minLearningRate: recipe.trainer.minLearningRate,
     maxGradNorm: recipe.trainer.maxGradNorm,
   };
   if (recipe.teacher.path) {

@@ -23,9 +23,14 @@ describe("teacher recipes", () => {
     const overridden = await loadTeacherRecipe(path, [
       "trainer.reward.adaptiveTeaching.form=outcome",
       "trainer.steps=3",
+      "trainer.decaySteps=2",
+      "trainer.minLearningRate=0.00001",
     ]);
     assert.equal(overridden.trainer.reward.adaptiveTeaching.form, "outcome");
     assert.equal(overridden.trainer.steps, 3);
+    assert.equal(overridden.trainer.decaySteps, 2);
+    assert.equal(overridden.trainer.minLearningRate, 1e-5);
+    await assert.rejects(loadTeacherRecipe(path, ["trainer.decaySteps=1.5"]), /trainer\.decaySteps/);
     await assert.rejects(
       loadTeacherRecipe(path, ["trainer.reward.adaptiveTeaching.degradationPenalty=2"]),
       /teacher-grpo\.yaml: .*trainer\.reward\.adaptiveTeaching\.degradationPenalty: must be <= 0/,
