@@ -4,11 +4,11 @@
 // asynchronous (maxStaleness 1, 2) GRPO with rollouts in a worker thread: wall time to the same reward (held to the
 // end of the run, see async_speedup_vs_sync). Outside that budget, one wide GRPO run (32 fresh prompts x 8 samples a
 // step, verifier reward) for `--wide-steps` steps: the setting that moved the failure rate most in our search.
-// Usage: node --import tsx bench/rl.bench.ts [--steps 60] [--prompts 8] [--wide-steps 45] [--eval 64] [--judge 512]
+// Usage: node --import tsx bench/rl.bench.ts [--steps 120] [--prompts 8] [--wide-steps 100] [--eval 64] [--judge 512]
 //        [--pass-at-k-tasks 256] [--pass-at-k-samples 8] [--only dpo|grpo] [--model models/toolcall-base]
 // `--only grpo --wide-steps 0` runs the three GRPO settings alone (the sync vs async comparison); `--pass-at-k-tasks 0`
-// skips pass@k. Default: 7 runs x 60 steps x 8 prompts x 4 samples and the wide run, about 30-45 min on the 2-core
-// machine (load-dependent).
+// skips pass@k. Default: 7 runs x 120 steps x 8 prompts x 4 samples (1.5-2 min each from the committed base) and
+// 100 wide steps (about 9 min, inside the issue's 10), about 25 min in all on the 2-core machine when it is idle.
 // `--eval` tasks draw the curves during a run; the base model and every run's final checkpoint are then judged on
 // `--judge` other production tasks (seed 1000), because 64 tasks cannot see a change of a few points (one standard
 // error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones. The base model's pass@k at
@@ -33,13 +33,13 @@ import { AsyncRolloutSource, embeddedEngineFactory, type ThreadUsage } from "@ar
 
 const { values } = parseArgs({
   options: {
-    steps: { type: "string", default: "60" },
+    steps: { type: "string", default: "120" },
     prompts: { type: "string", default: "8" },
     eval: { type: "string", default: "64" },
     judge: { type: "string", default: "512" },
     "pass-at-k-tasks": { type: "string", default: "256" },
     "pass-at-k-samples": { type: "string", default: "8" },
-    "wide-steps": { type: "string", default: "45" },
+    "wide-steps": { type: "string", default: "100" },
     only: { type: "string" },
     model: { type: "string", default: "models/toolcall-base" },
   },
