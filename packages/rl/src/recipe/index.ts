@@ -7,6 +7,7 @@ export {
 } from "./load-recipe.ts";
 export {
   DataBlock,
+  LEARNING_RATE_DECAY,
   ModelBlock,
   Recipe,
   type RecipeInput,

@@ -7,6 +7,17 @@ const syncInterval = z
   );
 
 /** Which model a run starts from. */
+/** The cosine learning-rate decay keys of a trainer block, shared by training and teacher recipes. */
+export const LEARNING_RATE_DECAY = {
+  decaySteps: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe("Cosine learning-rate decay over this many steps after warm-up (0: constant)."),
+  minLearningRate: z.number().nonnegative().default(0).describe("Where the cosine decay ends."),
+};
+
 export const ModelBlock = z
   .object({
     path: z
@@ -96,13 +107,7 @@ export const TrainerBlock = z
       .describe("k candidates per prompt (DPO) or group size G (GRPO)."),
     learningRate: z.number().positive().default(1e-4).describe("AdamW peak learning rate."),
     warmupSteps: z.number().int().nonnegative().default(0).describe("Linear learning-rate warm-up steps."),
-    decaySteps: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(0)
-      .describe("Cosine learning-rate decay over this many steps after warm-up (0: constant)."),
-    minLearningRate: z.number().nonnegative().default(0).describe("Where the cosine decay ends."),
+    ...LEARNING_RATE_DECAY,
     weightDecay: z.number().nonnegative().default(0).describe("AdamW decoupled weight decay."),
     maxGradNorm: z.number().nonnegative().default(1).describe("Clip the global gradient norm (0 disables)."),
     temperature: z.number().positive().default(1).describe("Sampling temperature of rollouts."),

@@ -1,6 +1,6 @@
 import { AdaptiveTeachingRewardConfig, InvalidInputError, toInvalidInputError } from "@arc/core";
 import { z } from "zod";
-import { readRecipeYaml } from "../recipe/index.ts";
+import { LEARNING_RATE_DECAY, readRecipeYaml } from "../recipe/index.ts";
 
 /**
  * A teacher-training recipe (`recipes/teacher-sft.yaml`, `recipes/teacher-grpo.yaml`): SFT warm-up
@@ -99,13 +99,7 @@ export const TeacherRecipe = z
         samplesPerPrompt: z.number().int().min(2).default(4).describe("GRPO: teacher samples per task (G)."),
         learningRate: z.number().positive().default(1e-3).describe("AdamW peak learning rate."),
         warmupSteps: z.number().int().nonnegative().default(0).describe("Linear warm-up steps."),
-        decaySteps: z
-          .number()
-          .int()
-          .nonnegative()
-          .default(0)
-          .describe("Cosine learning-rate decay over this many steps after warm-up (0: constant)."),
-        minLearningRate: z.number().nonnegative().default(0).describe("Where the cosine decay ends."),
+        ...LEARNING_RATE_DECAY,
         maxGradNorm: z.number().nonnegative().default(1).describe("Global gradient-norm clip (0 disables)."),
         temperature: z.number().positive().default(1).describe("GRPO: teacher sampling temperature."),
         maxTokens: z.number().int().positive().default(200).describe("GRPO: budget of each teacher output."),
