@@ -295,7 +295,8 @@ export class EmbeddedTrainEngine implements TrainEngine {
     let loss = 0;
     const extra: Record<string, number> = {};
     for (let start = 0; start < B; start += rowsPerPass) {
-      const part = this.gradients(sliceRows(batch, start, start + rowsPerPass), objective, grpo, totals);
+      const rows = sliceRows(batch, start, start + rowsPerPass);
+      const part = this.gradients(rows, objective, grpo, totals, rows === batch ? grid : undefined);
       loss += part.loss;
       for (const [k, v] of Object.entries(part.extra)) extra[k] = (extra[k] ?? 0) + v;
       for (const [name, g] of part.grads) {
@@ -345,14 +346,18 @@ export class EmbeddedTrainEngine implements TrainEngine {
     return Math.max(multiple, rows - (rows % multiple));
   }
 
-  /** Loss, figures and gradients of one micro-batch, each scaled to its share of the whole batch (`totals`). */
+  /**
+   * Loss, figures and gradients of one micro-batch, each scaled to its share of the whole batch (`totals`);
+   * `batchGrid` is the micro-batch's token grid when the caller already has it (a batch taken in one pass).
+   */
   private gradients(
     batch: TrainBatch,
     objective: Objective,
     grpo: ReturnType<typeof grpoDefaults> | undefined,
     totals: BatchTotals,
+    batchGrid?: TokenGrid,
   ): { loss: number; extra: Record<string, number>; grads: Map<string, tf.Tensor> } {
-    const grid = tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
+    const grid = batchGrid ?? tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
     const B = grid.rows;
     const G = grid.length - 1;
     const needsRef = objective.kind === "dpo" || (grpo !== undefined && grpo.klCoef !== 0);
