@@ -71,6 +71,18 @@ const PLANS: Record<string, Plan> = {
   arith: { ...TOOLCALL_PLAN, guidedFraction: 0.08 },
 };
 
+/** The command-line flag of each plan setting; a recorded command names only those that differ from the plan. */
+const PLAN_FLAGS: [string, keyof Plan][] = [
+  ["max-steps", "maxSteps"],
+  ["learning-rate", "learningRate"],
+  ["batch-size", "batchSize"],
+  ["decay-to", "decayTo"],
+  ["eval-every", "evalEvery"],
+  ["train-tasks", "trainTasks"],
+  ["guided-from", "guidedFrom"],
+  ["guided-every", "guidedEvery"],
+];
+
 const SEED = 1;
 /** Production tasks every written checkpoint is measured on. */
 const CONFIRMATION_TASKS = 512;
@@ -150,14 +162,9 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const lastStep = (start?.steps ?? 0) + plan.maxSteps;
   const command = [
     `node --import tsx scripts/make-base-models.ts ${env}`,
-    ...(plan.maxSteps === PLANS[env].maxSteps ? [] : [`--max-steps ${plan.maxSteps}`]),
-    ...(plan.learningRate === PLANS[env].learningRate ? [] : [`--learning-rate ${plan.learningRate}`]),
-    ...(plan.batchSize === PLANS[env].batchSize ? [] : [`--batch-size ${plan.batchSize}`]),
-    ...(plan.decayTo === PLANS[env].decayTo ? [] : [`--decay-to ${plan.decayTo}`]),
-    ...(plan.evalEvery === PLANS[env].evalEvery ? [] : [`--eval-every ${plan.evalEvery}`]),
-    ...(plan.trainTasks === PLANS[env].trainTasks ? [] : [`--train-tasks ${plan.trainTasks}`]),
-    ...(plan.guidedFrom === PLANS[env].guidedFrom ? [] : [`--guided-from ${plan.guidedFrom}`]),
-    ...(plan.guidedEvery === PLANS[env].guidedEvery ? [] : [`--guided-every ${plan.guidedEvery}`]),
+    ...PLAN_FLAGS.filter(([, key]) => plan[key] !== PLANS[env][key]).map(
+      ([flag, key]) => `--${flag} ${plan[key]}`,
+    ),
     ...(start ? [`--init ${start.dir}`] : []),
     ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
   ].join(" ");
