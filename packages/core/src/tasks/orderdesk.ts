@@ -1,4 +1,5 @@
 import type { Task } from "../rollout/index.ts";
+import { ORDERDESK_TOOL_SCHEMAS } from "./orderdesk-tools.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import {
   checkGenerateOptions,
@@ -155,5 +156,6 @@ export const orderdeskFamily: TaskFamily = {
   env: "orderdesk",
   generate: generateOrderdeskTasks,
   prompt: (task) => [{ role: "user", content: task.question }],
-  reference: (task) => (task.solution as OrderdeskSolution).calls.map(formatToolCall),
+  reference: (task) =>
+    (task.solution as OrderdeskSolution).calls.map((call) => formatToolCall(call, ORDERDESK_TOOL_SCHEMAS)),
 };

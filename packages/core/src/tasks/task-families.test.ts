@@ -5,8 +5,23 @@ import { SPLITS } from "./split.ts";
 import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
 import { type ToolcallSolution, toolcallConversions } from "./toolcall.ts";
 
+/** A solution as PostgreSQL's jsonb gives it back: every object's keys sorted (shorter first, then bytewise). */
+function jsonbOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(jsonbOrder);
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value).sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(keys.map((k) => [k, jsonbOrder((value as Record<string, unknown>)[k])]));
+}
+
 describe("built-in task families", () => {
   for (const family of Object.values(TASK_FAMILIES)) {
+    it(`${family.env}: writes the same reference answer for a solution read back with its keys reordered`, () => {
+      for (const task of family.generate({ split: "production", seed: 3, count: 60 })) {
+        const stored = { ...task, solution: jsonbOrder(task.solution) };
+        assert.deepEqual(family.reference(stored), family.reference(task), task.question);
+      }
+    });
+
     it(`${family.env}: gives the same tasks for the same seed and different ones for another seed`, () => {
       const a = family.generate({ split: "train", seed: 7, count: 50 });
       const b = family.generate({ split: "train", seed: 7, count: 50 });

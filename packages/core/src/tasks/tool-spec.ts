@@ -18,9 +18,20 @@ export interface ToolCallJson {
   args: Record<string, unknown>;
 }
 
-/** Renders a tool call in the exact compact form the models are trained to emit. */
-export function formatToolCall(call: ToolCallJson): string {
-  return JSON.stringify({ tool: call.tool, args: call.args });
+/**
+ * Renders a tool call in the exact compact form the models are trained to emit. Given the tools' parameter
+ * schemas by name, the arguments come in the order the tool's schema lists them: a call read back from storage
+ * may have its keys in another order (PostgreSQL's jsonb sorts them), and a model trained on that order forgets
+ * the one it answers in.
+ */
+export function formatToolCall(
+  call: ToolCallJson,
+  schemas: Readonly<Record<string, JsonSchema>> = {},
+): string {
+  const order = Object.keys(schemas[call.tool]?.properties ?? {});
+  const rank = (key: string) => (order.includes(key) ? order.indexOf(key) : order.length);
+  const args = Object.fromEntries(Object.entries(call.args).sort(([a], [b]) => rank(a) - rank(b)));
+  return JSON.stringify({ tool: call.tool, args });
 }
 
 /** The tools in OpenAI's `{type:"function", function:{name, description, parameters}}` form, for traces. */

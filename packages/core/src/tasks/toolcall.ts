@@ -11,6 +11,7 @@ import {
   taskId,
 } from "./task-family.ts";
 import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
+import { TOOLCALL_TOOLS } from "./toolcall-tools.ts";
 
 /** What a `toolcall` task expects: exactly this call (arguments compared after normalization). */
 export type ToolcallSolution = ToolCallJson;
@@ -212,12 +213,14 @@ export function generateToolcallTasks(options: TaskGenerateOptions): Task[] {
   });
 }
 
+const TOOLCALL_SCHEMAS = Object.fromEntries(TOOLCALL_TOOLS.map((t) => [t.name, t.parameters]));
+
 /** The `toolcall` family: request → `{"tool":"get_weather","args":{"city":"Paris","unit":"c"}}`. */
 export const toolcallFamily: TaskFamily = {
   env: "toolcall",
   generate: generateToolcallTasks,
   prompt: (task) => [{ role: "user", content: task.question }],
-  reference: (task) => [formatToolCall(task.solution as ToolcallSolution)],
+  reference: (task) => [formatToolCall(task.solution as ToolcallSolution, TOOLCALL_SCHEMAS)],
 };
 
 /**
