@@ -46,7 +46,7 @@ export const DataBlock = z
       .string()
       .optional()
       .describe(
-        "RL only: JSONL PromptPool (question/solution/env rows, e.g. `arc datasets export --format jsonl`) to train on instead of the generated split.",
+        "JSONL PromptPool (question/solution/env rows, e.g. `arc datasets export --format jsonl`) to train on instead of the generated split; SFT trains on each row's reference answer.",
       ),
     seed: z.number().int().default(1).describe("Seed of the prompt pool and of the data order."),
     guidedFraction: z

@@ -74,6 +74,27 @@ describe("loadTrainingData", () => {
     );
   });
 
+  it("trains SFT on a PromptPool's reference answers, arguments in the tool's order as stored rows reorder them", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-pool-")), "pool.jsonl");
+    // as exported from PostgreSQL: jsonb sorted the keys (args before tool, date before people and place)
+    const solution = { args: { date: "2026-03-05", place: "Nobu", people: 2 }, tool: "book_table" };
+    await writeFile(
+      path,
+      `${JSON.stringify({ question: "Table for 2 at Nobu, March 5 please.", solution, env: "toolcall" })}\n`,
+    );
+    const recipe = parseRecipe({ trainer: { algorithm: "sft" }, data: { prompts: path, evalCount: 0 } });
+    const data = await loadTrainingData(recipe, render);
+    assert.deepEqual(
+      data.examples.map((e) => [e.messages.at(-1)?.content, e.reply]),
+      [
+        [
+          "Table for 2 at Nobu, March 5 please.",
+          '{"tool":"book_table","args":{"people":2,"place":"Nobu","date":"2026-03-05"}}',
+        ],
+      ],
+    );
+  });
+
   it("builds SFT examples with the requested share of guided prompts", async () => {
     const recipe = parseRecipe({
       trainer: { algorithm: "sft" },

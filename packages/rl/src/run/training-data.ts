@@ -83,10 +83,9 @@ async function readPromptPool(path: string, env: string): Promise<Task[]> {
 /** Builds the run's data from its recipe. */
 export async function loadTrainingData(recipe: Recipe, render: RenderExample): Promise<TrainingData> {
   const family = getTaskFamily(recipe.data.env);
-  const prompts =
-    recipe.data.prompts && recipe.trainer.algorithm !== "sft"
-      ? await readPromptPool(recipe.data.prompts, recipe.data.env)
-      : family.generate({ split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
+  const prompts = recipe.data.prompts
+    ? await readPromptPool(recipe.data.prompts, recipe.data.env)
+    : family.generate({ split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
   const examples =
     recipe.trainer.algorithm === "sft"
       ? sftExamples(family, prompts, { guidedFraction: recipe.data.guidedFraction, seed: recipe.data.seed })
