@@ -68,6 +68,13 @@ const result: DemoResult = {
   deployments: [
     { id: "dep_1", status: "promoted", stage: 2, share: 1, lastStep: { reason: "ramp complete" } },
   ],
+  warmup: {
+    runId: "sft1",
+    steps: 2,
+    stoppedAtDeadline: false,
+    records: [step(0, 0, 0.9), step(1, 0), step(2, 0, 0.8)],
+    overrides: ["trainer.steps=2"],
+  },
   training: {
     runId: "run1",
     steps: 3,
@@ -128,7 +135,11 @@ describe("report.html in a browser", { skip: existsSync(CHROMIUM) ? false : `${C
     assert.equal(await page.textContent("#ndr"), "0.970");
     // failure rate by version: one line per version; reward curve: reward and held-out lines; patterns: 2 x 2 bars
     assert.equal(await page.locator("#chart-failure svg path").count(), 2);
-    assert.equal(await page.locator("#chart-reward svg path").count(), 2);
+    assert.equal(
+      await page.locator("#chart-reward svg path").count(),
+      3,
+      "warm-up held-out, DPO reward, DPO held-out",
+    );
     assert.equal(await page.locator("#chart-patterns svg rect[fill]:not([width='12'])").count(), 4);
     for (const id of ["#chart-failure", "#chart-reward", "#chart-patterns"]) {
       const box = await page.locator(`${id} svg`).boundingBox();

@@ -1,3 +1,4 @@
+import type { StepRecord } from "@arc/rl";
 import type { DemoResult } from "./demo-result.ts";
 import { barChartSvg, esc, lineChartSvg, type Series } from "./svg-charts.ts";
 
@@ -28,22 +29,29 @@ export function demoReportHtml(result: DemoResult): string {
     yMin: 0,
     yMax: 1,
   });
+  const warmupRecords = result.warmup?.records ?? [];
+  // DPO's steps continue the warm-up's on one axis
+  const dpoOffset = result.warmup?.steps ?? 0;
   const records = result.training?.records ?? [];
+  const heldOut = (rs: StepRecord[], offset: number) =>
+    rs
+      .filter((r) => r.evalFailureRate !== undefined)
+      .map((r) => ({ x: offset + r.step, y: r.evalFailureRate as number }));
   const rewardChart = lineChartSvg({
-    title: "Training reward per step",
+    title: result.warmup ? "Training: SFT warm-up, then DPO" : "Training reward per step",
     series: [
+      ...(result.warmup
+        ? [{ name: "SFT warm-up: held-out failure rate", points: heldOut(warmupRecords, 0) }]
+        : []),
       {
-        name: "mean rollout reward",
-        points: records.filter((r) => r.reward !== null).map((r) => ({ x: r.step, y: r.reward as number })),
-      },
-      {
-        name: "held-out failure rate",
+        name: "DPO: mean rollout reward",
         points: records
-          .filter((r) => r.evalFailureRate !== undefined)
-          .map((r) => ({ x: r.step, y: r.evalFailureRate as number })),
+          .filter((r) => r.reward !== null)
+          .map((r) => ({ x: dpoOffset + r.step, y: r.reward as number })),
       },
+      { name: "DPO: held-out failure rate", points: heldOut(records, dpoOffset) },
     ],
-    xLabel: "optimizer step",
+    xLabel: result.warmup ? "optimizer step (SFT warm-up, then DPO)" : "optimizer step",
     yLabel: "reward / failure rate",
     yMin: 0,
     yMax: 1,
@@ -86,6 +94,7 @@ ${table(
 <p>Patterns fixed: <b id="fixed">${result.patternsFixed}</b>, worse: <b id="worse">${result.patternsWorse}</b> · NDR: <b id="ndr">${num(result.ndr)}</b> · rollbacks: ${result.rollbacks}</p>
 <h2>Failure rate over time</h2><div class="fig" id="chart-failure">${failureChart}</div>
 <h2>Training</h2>
+${result.warmup ? `<p>${esc(`SFT warm-up ${result.warmup.runId}: ${result.warmup.steps} steps${result.warmup.stoppedAtDeadline ? " (stopped at its time budget)" : ""} on the reference answers of failed prompts and passed traffic; DPO started from its checkpoint. arc train recipes/toolcall-sft.yaml ${result.warmup.overrides.join(" ")}`)}</p>` : ""}
 <p>${result.training ? esc(`run ${result.training.runId}: ${result.training.steps} steps${result.training.stoppedAtDeadline ? " (stopped at its time budget)" : ""}; pairs formed in ${result.training.pairRate === null ? "–" : `${(result.training.pairRate * 100).toFixed(0)}%`} of prompt groups. arc train recipes/toolcall-dpo.yaml ${result.training.overrides.join(" ")}`) : "no training"}</p>
 <div class="fig" id="chart-reward">${rewardChart}</div>
 <h2>Per-pattern before / after</h2><div class="fig" id="chart-patterns">${patternChart}</div>

@@ -66,6 +66,14 @@ export interface DemoResult {
     report: ValidationReport;
   } | null;
   deployments: { id: string; status: string; stage: number; share: number; lastStep: unknown }[];
+  /** The SFT warm-up run the DPO run started from (null when the demo ran none). */
+  warmup: {
+    runId: string;
+    steps: number;
+    stoppedAtDeadline: boolean;
+    records: StepRecord[];
+    overrides: string[];
+  } | null;
   training: {
     runId: string;
     steps: number;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -36,6 +36,8 @@ describe("arc demo (tiny model, one-minute budget)", () => {
         home,
         "--minutes",
         "1.2",
+        "--sft-steps",
+        "2",
         "--train-steps",
         "1",
         "--rate",
@@ -59,6 +61,7 @@ describe("arc demo (tiny model, one-minute budget)", () => {
       "platform",
       "baseline traffic",
       "failures → datasets",
+      "SFT warm-up",
       "train (semi-online DPO)",
       "validate",
       "canary",
@@ -96,6 +99,20 @@ describe("arc demo (tiny model, one-minute budget)", () => {
       assert.equal(summary.final_failure_rate, summary.base_failure_rate, "one model, one figure");
       assert.match(readFileSync(demoPaths(home).report, "utf8"), /no new model in production/);
     }
+  });
+
+  it("trains DPO from the SFT warm-up's checkpoint", () => {
+    const runs = readdirSync(join(home, "runs"));
+    const warmup = runs.find((r) => r.startsWith("demo-sft-"));
+    const dpo = runs.find((r) => r.startsWith("demo-") && r !== warmup);
+    assert.ok(warmup && dpo, `runs: ${runs.join(", ")}`);
+    assert.match(readFileSync(join(home, "runs", warmup, "recipe.yaml"), "utf8"), /algorithm: sft/);
+    const dpoRecipe = readFileSync(join(home, "runs", dpo, "recipe.yaml"), "utf8");
+    assert.match(dpoRecipe, /algorithm: dpo/);
+    assert.ok(
+      dpoRecipe.includes(join(home, "runs", warmup, "checkpoints")),
+      "model.path is the warm-up's checkpoint",
+    );
   });
 
   it("writes a self-contained report.html with its three charts", () => {

@@ -36,7 +36,7 @@ import {
 } from "./demo-result.ts";
 import { failureRatesBetween, failureRatesOverTime, patternIncidence } from "./live-failure-rates.ts";
 import { ProductionAgent } from "./production-agent.ts";
-import { REPO_ROOT, trainCandidate } from "./train-candidate.ts";
+import { REPO_ROOT, type TrainOutcome, trainCandidate } from "./train-candidate.ts";
 
 /** What `arc demo` is asked to do. */
 export interface DemoOptions {
@@ -47,8 +47,10 @@ export interface DemoOptions {
   seed: number;
   /** Conversations per second of the simulated agent. */
   rate: number;
-  /** Optimizer steps at most (the training phase also stops at its share of the budget). */
+  /** DPO optimizer steps at most (the training phase also stops at its share of the budget). */
   trainSteps: number;
+  /** SFT warm-up steps at most before DPO (0: none); the warm-up also stops at its share of the training time. */
+  sftSteps: number;
   /** The base checkpoint (default: the committed `models/toolcall-base`). */
   baseModel: string;
   /** Output budget of every model call: agent, validator, rollouts (default 96: the longest toolcall answer is 84 byte tokens). */
@@ -99,6 +101,80 @@ async function pendingJudgements(db: Queryable, tenantId: string): Promise<numbe
     [tenantId],
   );
   return Number(row?.n ?? 0);
+}
+
+/** The recipes the demo trains with, relative to the repository root. */
+const DPO_RECIPE = "recipes/toolcall-dpo.yaml";
+const SFT_RECIPE = "recipes/toolcall-sft.yaml";
+/** Rows of the warm-up pool at most; a young tenant has fewer passed traces, and the pool is then smaller. */
+const WARMUP_POOL_SIZE = 512;
+/** Share of the warm-up pool drawn from failed prompts (the rest: passed traffic, so nothing that worked is lost). */
+const WARMUP_FAILURE_SHARE = 0.3;
+/** Share of the training phase's time the SFT warm-up may take before DPO starts. */
+const WARMUP_SHARE_OF_TRAINING = 0.6;
+/**
+ * The warm-up's overrides of the SFT recipe. Measured from the base model on 256 held-out production tasks:
+ * 250 steps on the reference answers of 400 production prompts took its failure rate from 0.23 to 0.17, and on
+ * 512 prompts to 0.14; on the 90 failed of the 400 alone (with 23 train-split rows) it stayed at 0.22.
+ */
+const WARMUP_TRAINER = [
+  "trainer.learningRate=0.0003",
+  "trainer.warmupSteps=5",
+  "trainer.evalEvery=50",
+  "data.guidedFraction=0",
+];
+
+/**
+ * The DPO run's overrides after a warm-up. From the warm-up's checkpoint of a demo run (0.193 on 512 production
+ * tasks; the base: 0.221), 53 DPO steps on that demo's datasets lost the warm-up's gain in every setting tried:
+ * learning rate 1e-4 with partial reward 0.242 (RPO 0.223, reference synced 0.260, verifier reward 0.240, on the
+ * warm-up's pool 0.254), 3e-5 0.217, 3e-5 with verifier reward 0.211. The demo runs the least harmful: pairs only
+ * between a passing and a failing sample, at 3e-5.
+ */
+const DPO_AFTER_WARMUP = ["reward.kind=verifier", "trainer.learningRate=0.00003"];
+
+/** The SFT warm-up run, from the base model on the warm-up pool's reference answers. */
+async function warmUp(context: {
+  poolPath: string;
+  baseModel: string;
+  home: string;
+  options: DemoOptions;
+  deadline: number;
+  live: LiveLine;
+  /** Adds the traffic's state to a progress line. */
+  progress: (line: string) => string;
+}): Promise<{ outcome: TrainOutcome; overrides: string[] }> {
+  const { options } = context;
+  const overrides = [
+    `model.path=${context.baseModel}`,
+    `data.prompts=${context.poolPath}`,
+    `data.seed=${options.seed}`,
+    `trainer.steps=${options.sftSteps}`,
+    `trainer.checkpointEvery=${options.sftSteps}`,
+    "data.evalCount=32",
+    ...WARMUP_TRAINER,
+    ...(options.extraOverrides ?? []),
+  ];
+  options.out.write(`  arc train ${SFT_RECIPE} ${overrides.join(" ")}\n`);
+  const started = Date.now();
+  const outcome = await trainCandidate({
+    recipe: SFT_RECIPE,
+    runsDir: join(context.home, "runs"),
+    runId: `demo-sft-${options.seed}-${Date.now().toString(36)}`,
+    overrides,
+    deadline: context.deadline,
+    onStep: (r, state) => {
+      const left = Math.max(0, (context.deadline - Date.now()) / 1000);
+      const perStep = r.step > 0 ? (Date.now() - started) / 1000 / r.step : 0;
+      const eta = Math.min(left, perStep * ((state?.totalSteps ?? 0) - r.step));
+      context.live.update(
+        context.progress(
+          `SFT warm-up step ${r.step}/${state?.totalSteps ?? "?"} loss ${r.loss?.toFixed(3) ?? "–"}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s`,
+        ),
+      );
+    },
+  });
+  return { outcome, overrides };
 }
 
 /** How long the demo measures the serving model at the least (all it does when the candidate serves no traffic). */
@@ -317,19 +393,62 @@ async function demoLoop(context: {
   writeFileSync(poolPath, exportDataset(await getDataset(db, tenantId, pool.id), "jsonl").body);
   const prefPath = join(dataDir, `${preferences.id}.jsonl`);
   writeFileSync(prefPath, exportDataset(await getDataset(db, tenantId, preferences.id), "preferences").body);
-  const datasets = [evalSet, pool, preferences].map((d) => ({ id: d.id, kind: d.kind, rows: d.rowCount }));
+  // the SFT warm-up's pool: every failed prompt once or so, and as much passed traffic as there is, so that it
+  // learns the failures' reference answers without forgetting what already worked
+  const warmupPool =
+    options.sftSteps > 0
+      ? await synth({
+          ...trainingRequest,
+          kind: "prompts",
+          size: WARMUP_POOL_SIZE,
+          failureSamplingRatio: WARMUP_FAILURE_SHARE,
+          candidates: {},
+        })
+      : null;
+  const warmupPoolPath = warmupPool ? join(dataDir, `${warmupPool.id}.jsonl`) : null;
+  if (warmupPool && warmupPoolPath) {
+    writeFileSync(warmupPoolPath, exportDataset(await getDataset(db, tenantId, warmupPool.id), "jsonl").body);
+  }
+  const datasets = [evalSet, pool, preferences, ...(warmupPool ? [warmupPool] : [])].map((d) => ({
+    id: d.id,
+    kind: d.kind,
+    rows: d.rowCount,
+  }));
   endPhase(
     "failures → datasets",
-    `${patterns.length} patterns; EvalSet ${evalSet.id} (${evalSet.rowCount} rows), PromptPool ${pool.id} (${pool.rowCount}), PreferenceSet ${preferences.id} (${preferences.rowCount}, chosen = teacher answers verified by the verifier)`,
+    `${patterns.length} patterns; EvalSet ${evalSet.id} (${evalSet.rowCount} rows), PromptPool ${pool.id} (${pool.rowCount}), PreferenceSet ${preferences.id} (${preferences.rowCount}, chosen = teacher answers verified by the verifier)${warmupPool ? `, warm-up PromptPool ${warmupPool.id} (${warmupPool.rowCount}: failed prompts and passed traffic, trained on their reference answers)` : ""}`,
   );
 
-  // 4. train a candidate from the production model
+  // 4. train a candidate from the production model: SFT warm-up on reference answers, then semi-online DPO
+  const trainStart = Date.now();
+  const trainDeadline = Math.max(at(0.5), Date.now() + 20_000);
+  const warmup =
+    warmupPoolPath !== null
+      ? await warmUp({
+          poolPath: warmupPoolPath,
+          baseModel,
+          home,
+          options,
+          deadline: trainStart + (trainDeadline - trainStart) * WARMUP_SHARE_OF_TRAINING,
+          live,
+          progress: (line) => `${line} · agent ${agent.stats.sent} sent`,
+        })
+      : null;
+  if (warmup) {
+    const heldOut = warmup.outcome.records.filter((r) => r.evalFailureRate !== undefined);
+    endPhase(
+      "SFT warm-up",
+      `run ${warmup.outcome.runId}: ${warmup.outcome.state.step} steps${warmup.outcome.stoppedAtDeadline ? " (stopped at its time budget)" : ""}, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}${warmup.outcome.checkpoint ? "" : "; it wrote no checkpoint, so DPO starts from the base model"}`,
+    );
+  }
+  const dpoStart = Date.now();
   const runId = `demo-${options.seed}-${Date.now().toString(36)}`;
   const overrides = [
-    `model.path=${baseModel}`,
+    `model.path=${warmup?.outcome.checkpoint ?? baseModel}`,
     `data.prompts=${poolPath}`,
     ...(preferences.rowCount > 0 ? [`data.preferences=${prefPath}`, "data.preferenceMix=0.5"] : []),
     `data.seed=${options.seed}`,
+    ...(warmup?.outcome.checkpoint ? DPO_AFTER_WARMUP : []),
     `trainer.steps=${options.trainSteps}`,
     `trainer.checkpointEvery=${Math.max(1, Math.min(20, options.trainSteps))}`,
     "trainer.evalEvery=10",
@@ -339,16 +458,15 @@ async function demoLoop(context: {
   ];
   say(`  arc train recipes/toolcall-dpo.yaml ${overrides.join(" ")}`);
   let lastReward: number | null = null;
-  const trainStart = Date.now();
-  const trainDeadline = Math.max(at(0.5), Date.now() + 20_000);
   const training = await trainCandidate({
+    recipe: DPO_RECIPE,
     runsDir: join(home, "runs"),
     runId,
     overrides,
     deadline: trainDeadline,
     onStep: (r, state) => {
       lastReward = r.reward ?? lastReward;
-      const perStep = r.step > 0 ? (Date.now() - trainStart) / 1000 / r.step : 0;
+      const perStep = r.step > 0 ? (Date.now() - dpoStart) / 1000 / r.step : 0;
       const eta = Math.max(
         0,
         Math.min((trainDeadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
@@ -371,9 +489,18 @@ async function demoLoop(context: {
     lineage: {
       runId,
       recipeHash: training.recipeHash,
-      datasets: [pool, preferences, evalSet].map((d) => ({ id: d.id, version: d.version, kind: d.kind })),
+      ...(warmup ? { warmupRunId: warmup.outcome.runId } : {}),
+      datasets: [pool, preferences, evalSet, ...(warmupPool ? [warmupPool] : [])].map((d) => ({
+        id: d.id,
+        version: d.version,
+        kind: d.kind,
+      })),
       patterns: patterns.map((p) => p.id),
-      sourceTraceCount: new Set([...pool.sourceTraceIds, ...preferences.sourceTraceIds]).size,
+      sourceTraceCount: new Set([
+        ...pool.sourceTraceIds,
+        ...preferences.sourceTraceIds,
+        ...(warmupPool?.sourceTraceIds ?? []),
+      ]).size,
     },
     metrics: { heldOutFailureRate: heldOut.at(-1)?.evalFailureRate ?? null, steps: training.state.step },
   });
@@ -525,9 +652,11 @@ async function demoLoop(context: {
   });
   if (pairRate !== null && pairRate < 0.5) {
     notes.push(
-      `DPO found a pair (one sample scored better than another) in only ${(pairRate * 100).toFixed(0)}% of its prompt groups: the base model rarely produces a better answer to learn from; the production preference pairs (teacher answers) supplied the rest.`,
+      `DPO found a pair (one sample scored better than another) in only ${(pairRate * 100).toFixed(0)}% of its prompt groups: the model it started from rarely produces a better answer to learn from; the production preference pairs (teacher answers) supplied the rest.`,
     );
   }
+  if (warmup?.outcome.stoppedAtDeadline)
+    notes.push(`the SFT warm-up was stopped at its share of the training phase's time.`);
   if (training.stoppedAtDeadline)
     notes.push(`training was stopped at its share of the ${options.minutes}-minute budget.`);
   const timelineBucketS = Math.max(5, Math.round(options.minutes * 3));
@@ -563,6 +692,15 @@ async function demoLoop(context: {
       share: d.share,
       lastStep: d.lastStep,
     })),
+    warmup: warmup
+      ? {
+          runId: warmup.outcome.runId,
+          steps: warmup.outcome.state.step,
+          stoppedAtDeadline: warmup.outcome.stoppedAtDeadline,
+          records: warmup.outcome.records,
+          overrides: warmup.overrides,
+        }
+      : null,
     training: {
       runId,
       steps: training.state.step,

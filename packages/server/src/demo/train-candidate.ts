@@ -5,14 +5,16 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RunState, StepRecord } from "@arc/rl";
 
-/** The repository root (the demo runs the shipped recipe and `bin/arc.mjs` from it). */
+/** The repository root (the demo runs the shipped recipes and `bin/arc.mjs` from it). */
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../../../../", import.meta.url)));
 
 /** A training run of `arc train` in a child process, so the server and the agent keep the other core. */
 export interface TrainRequest {
+  /** The recipe, relative to the repository root (e.g. `recipes/toolcall-dpo.yaml`). */
+  recipe: string;
   runsDir: string;
   runId: string;
-  /** `key=value` overrides of `recipes/toolcall-dpo.yaml`. */
+  /** `key=value` overrides of the recipe. */
   overrides: string[];
   /** Stop (clean checkpoint, status cancelled) at this time, if the run has not ended by then. */
   deadline: number;
@@ -58,7 +60,7 @@ function readState(path: string): RunState | null {
   }
 }
 
-/** Runs `arc train recipes/toolcall-dpo.yaml <overrides>`, reports each step, and stops it at the deadline. */
+/** Runs `arc train <recipe> <overrides>`, reports each step, and stops it at the deadline. */
 export async function trainCandidate(request: TrainRequest): Promise<TrainOutcome> {
   const dir = join(request.runsDir, request.runId);
   const child = spawn(
@@ -66,7 +68,7 @@ export async function trainCandidate(request: TrainRequest): Promise<TrainOutcom
     [
       join(REPO_ROOT, "bin/arc.mjs"),
       "train",
-      join(REPO_ROOT, "recipes/toolcall-dpo.yaml"),
+      join(REPO_ROOT, request.recipe),
       ...request.overrides,
       "--runs-dir",
       request.runsDir,

@@ -5,17 +5,17 @@ import { demoReportHtml } from "../../demo/demo-report.ts";
 import { summaryJson, summaryTable } from "../../demo/demo-result.ts";
 import { demoPaths, REPO_ROOT, runDemo } from "../../demo/run-demo.ts";
 import type { Command } from "../command.ts";
-import { intFlag, parseArgs, stringFlag } from "../parse-args.ts";
+import { intFlag, type ParsedArgs, parseArgs, stringFlag } from "../parse-args.ts";
 
 const HELP = `arc demo — the whole loop in one command, on the embedded defaults
 
 Usage:
-  arc demo [--minutes 13] [--seed 1] [--home .arc/demo] [--rate 4] [--train-steps 200] [--serve]
+  arc demo [--minutes 13] [--seed 1] [--home .arc/demo] [--rate 4] [--sft-steps 250] [--train-steps 200] [--serve]
            [--base-model <dir>] [--max-tokens 96] [--train-set key=value,...]
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
 on the toolcall production split, detects and clusters its failures, synthesizes datasets, trains a candidate
-with semi-online DPO, validates it, deploys it as a canary (10% → 50% → 100%) and keeps the traffic running to
+(an SFT warm-up on the reference answers of failed prompts and passed traffic, then semi-online DPO), validates it, deploys it as a canary (10% → 50% → 100%) and keeps the traffic running to
 measure each model version's live failure rate. Prints a live line per phase and a summary table, and writes
 <home>/summary.json and <home>/report.html.
 
@@ -23,6 +23,7 @@ measure each model version's live failure rate. Prints a live line per phase and
   --seed         seed of the production traffic and of the datasets (default 1)
   --home         the demo's ARC_HOME; its previous demo data is removed first (default .arc/demo)
   --rate         conversations per second of the simulated agent (default 4)
+  --sft-steps    SFT warm-up steps at most, 0 for none (it also stops at 60% of the training time; default 250)
   --train-steps  DPO steps at most (training also stops at its share of the budget; default 200)
   --base-model   the starting checkpoint (default models/toolcall-base)
   --max-tokens   output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
@@ -38,6 +39,13 @@ function numberFlag(value: string | undefined, name: string, fallback: number): 
   return n;
 }
 
+function nonNegativeIntFlag(args: ParsedArgs, name: string, fallback: number): number {
+  const n = intFlag(args, name, fallback);
+  if (n < 0)
+    throw new InvalidInputError(`--${name}: expected a whole number >= 0, got ${n}`, { field: name });
+  return n;
+}
+
 async function demo(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
   const home = stringFlag(args, "home", ".arc/demo") as string;
@@ -47,6 +55,7 @@ async function demo(argv: string[]): Promise<number> {
     minutes: numberFlag(stringFlag(args, "minutes"), "minutes", 13),
     seed: intFlag(args, "seed", 1),
     rate: numberFlag(stringFlag(args, "rate"), "rate", 4),
+    sftSteps: nonNegativeIntFlag(args, "sft-steps", 250),
     trainSteps: intFlag(args, "train-steps", 200),
     baseModel: stringFlag(args, "base-model", join(REPO_ROOT, "models/toolcall-base")) as string,
     maxTokens: intFlag(args, "max-tokens", 96),
