@@ -125,13 +125,42 @@ const WARMUP_TRAINER = [
 ];
 
 /**
- * The DPO run's overrides after a warm-up. From the warm-up's checkpoint of a demo run (0.193 on 512 production
- * tasks; the base: 0.221), 53 DPO steps on that demo's datasets lost the warm-up's gain in every setting tried:
- * learning rate 1e-4 with partial reward 0.242 (RPO 0.223, reference synced 0.260, verifier reward 0.240, on the
- * warm-up's pool 0.254), 3e-5 0.217, 3e-5 with verifier reward 0.211. The demo runs the least harmful: pairs only
- * between a passing and a failing sample, at 3e-5.
+ * The DPO run's overrides after a warm-up, measured on 512 production tasks from two demo runs' warm-up checkpoints
+ * (0.193 and 0.170; the base: 0.221), ~55 DPO steps on each run's datasets. With the production preference pairs
+ * (the same corrections the warm-up trained on) mixed in at half of each step, DPO undid the gain in every setting:
+ * 0.211-0.260 (learning rate 1e-4 or 3e-5, partial or verifier reward, RPO, reference synced), 0.195 on those pairs
+ * alone. Without them: partial reward at 1e-4 0.193, verifier reward (pairs only between a passing and a failing
+ * sample) at 1e-4 0.172, at 3e-5 0.166. So after a warm-up the demo makes no PreferenceSet and runs the last.
  */
 const DPO_AFTER_WARMUP = ["reward.kind=verifier", "trainer.learningRate=0.00003"];
+
+/**
+ * Chosen answers for the failed traces: the simulated agent's teacher is the task's reference answer, verified by
+ * the verifier on the server like any teacher output.
+ */
+async function teacherCandidates(
+  db: Queryable,
+  tenantId: string,
+  tasks: readonly Task[],
+): Promise<Record<string, { text: string; source: "teacher" }[]>> {
+  const members = await currentFailureMembers(db, tenantId, "all", 1000);
+  const traces = await getTraces(
+    db,
+    tenantId,
+    members.map((m) => m.traceId),
+  );
+  const byQuestion = new Map(tasks.map((t) => [t.question.trim().toLowerCase(), t]));
+  const candidates: Record<string, { text: string; source: "teacher" }[]> = {};
+  for (const trace of traces.values()) {
+    const task = byQuestion.get(
+      String(trace.input ?? "")
+        .trim()
+        .toLowerCase(),
+    );
+    if (task) candidates[trace.id] = [{ text: toolcallFamily.reference(task)[0], source: "teacher" }];
+  }
+  return candidates;
+}
 
 /** The SFT warm-up run, from the base model on the warm-up pool's reference answers. */
 async function warmUp(context: {
@@ -368,31 +397,27 @@ async function demoLoop(context: {
     maxTracesPerPattern: 1000,
   } as const;
   const pool = await synth({ ...trainingRequest, kind: "prompts", candidates: {} });
-  // preference chosen answers: the simulated agent's teacher is the task's reference answer, verified by the
-  // verifier on the server like any teacher output
-  const members = await currentFailureMembers(db, tenantId, "all", 1000);
-  const traces = await getTraces(
-    db,
-    tenantId,
-    members.map((m) => m.traceId),
-  );
-  const byQuestion = new Map(tasks.map((t) => [t.question.trim().toLowerCase(), t]));
-  const candidates: Record<string, { text: string; source: "teacher" }[]> = {};
-  for (const trace of traces.values()) {
-    const task = byQuestion.get(
-      String(trace.input ?? "")
-        .trim()
-        .toLowerCase(),
-    );
-    if (task) candidates[trace.id] = [{ text: toolcallFamily.reference(task)[0], source: "teacher" }];
-  }
-  const preferences = await synth({ ...trainingRequest, kind: "preferences", candidates });
   const dataDir = join(home, "datasets");
   mkdirSync(dataDir, { recursive: true });
   const poolPath = join(dataDir, `${pool.id}.jsonl`);
   writeFileSync(poolPath, exportDataset(await getDataset(db, tenantId, pool.id), "jsonl").body);
-  const prefPath = join(dataDir, `${preferences.id}.jsonl`);
-  writeFileSync(prefPath, exportDataset(await getDataset(db, tenantId, preferences.id), "preferences").body);
+  // production preference pairs for DPO to mix in, unless the warm-up trains on the same corrections: after it,
+  // the pairs undid its gain (see DPO_AFTER_WARMUP)
+  const preferences =
+    options.sftSteps > 0
+      ? null
+      : await synth({
+          ...trainingRequest,
+          kind: "preferences",
+          candidates: await teacherCandidates(db, tenantId, tasks),
+        });
+  const prefPath = preferences ? join(dataDir, `${preferences.id}.jsonl`) : null;
+  if (preferences && prefPath) {
+    writeFileSync(
+      prefPath,
+      exportDataset(await getDataset(db, tenantId, preferences.id), "preferences").body,
+    );
+  }
   // the SFT warm-up's pool: every failed prompt once or so, and as much passed traffic as there is, so that it
   // learns the failures' reference answers without forgetting what already worked
   const warmupPool =
@@ -409,14 +434,15 @@ async function demoLoop(context: {
   if (warmupPool && warmupPoolPath) {
     writeFileSync(warmupPoolPath, exportDataset(await getDataset(db, tenantId, warmupPool.id), "jsonl").body);
   }
-  const datasets = [evalSet, pool, preferences, ...(warmupPool ? [warmupPool] : [])].map((d) => ({
+  const trainedOn = [pool, ...(preferences ? [preferences] : []), ...(warmupPool ? [warmupPool] : [])];
+  const datasets = [evalSet, ...trainedOn].map((d) => ({
     id: d.id,
     kind: d.kind,
     rows: d.rowCount,
   }));
   endPhase(
     "failures → datasets",
-    `${patterns.length} patterns; EvalSet ${evalSet.id} (${evalSet.rowCount} rows), PromptPool ${pool.id} (${pool.rowCount}), PreferenceSet ${preferences.id} (${preferences.rowCount}, chosen = teacher answers verified by the verifier)${warmupPool ? `, warm-up PromptPool ${warmupPool.id} (${warmupPool.rowCount}: failed prompts and passed traffic, trained on their reference answers)` : ""}`,
+    `${patterns.length} patterns; EvalSet ${evalSet.id} (${evalSet.rowCount} rows), PromptPool ${pool.id} (${pool.rowCount})${preferences ? `, PreferenceSet ${preferences.id} (${preferences.rowCount}, chosen = teacher answers verified by the verifier)` : ""}${warmupPool ? `, warm-up PromptPool ${warmupPool.id} (${warmupPool.rowCount}: failed prompts and passed traffic, trained on their reference answers)` : ""}`,
   );
 
   // 4. train a candidate from the production model: SFT warm-up on reference answers, then semi-online DPO
@@ -446,7 +472,9 @@ async function demoLoop(context: {
   const overrides = [
     `model.path=${warmup?.outcome.checkpoint ?? baseModel}`,
     `data.prompts=${poolPath}`,
-    ...(preferences.rowCount > 0 ? [`data.preferences=${prefPath}`, "data.preferenceMix=0.5"] : []),
+    ...(preferences && preferences.rowCount > 0
+      ? [`data.preferences=${prefPath}`, "data.preferenceMix=0.5"]
+      : []),
     `data.seed=${options.seed}`,
     ...(warmup?.outcome.checkpoint ? DPO_AFTER_WARMUP : []),
     `trainer.steps=${options.trainSteps}`,
@@ -490,17 +518,9 @@ async function demoLoop(context: {
       runId,
       recipeHash: training.recipeHash,
       ...(warmup ? { warmupRunId: warmup.outcome.runId } : {}),
-      datasets: [pool, preferences, evalSet, ...(warmupPool ? [warmupPool] : [])].map((d) => ({
-        id: d.id,
-        version: d.version,
-        kind: d.kind,
-      })),
+      datasets: [...trainedOn, evalSet].map((d) => ({ id: d.id, version: d.version, kind: d.kind })),
       patterns: patterns.map((p) => p.id),
-      sourceTraceCount: new Set([
-        ...pool.sourceTraceIds,
-        ...preferences.sourceTraceIds,
-        ...(warmupPool?.sourceTraceIds ?? []),
-      ]).size,
+      sourceTraceCount: new Set(trainedOn.flatMap((d) => d.sourceTraceIds)).size,
     },
     metrics: { heldOutFailureRate: heldOut.at(-1)?.evalFailureRate ?? null, steps: training.state.step },
   });
@@ -652,7 +672,7 @@ async function demoLoop(context: {
   });
   if (pairRate !== null && pairRate < 0.5) {
     notes.push(
-      `DPO found a pair (one sample scored better than another) in only ${(pairRate * 100).toFixed(0)}% of its prompt groups: the model it started from rarely produces a better answer to learn from; the production preference pairs (teacher answers) supplied the rest.`,
+      `DPO found a pair (one sample scored better than another) in only ${(pairRate * 100).toFixed(0)}% of its prompt groups: the model it started from rarely produces a better answer to learn from${preferences ? "; the production preference pairs (teacher answers) supplied the rest" : ""}.`,
     );
   }
   if (warmup?.outcome.stoppedAtDeadline)
