@@ -15,9 +15,10 @@ Usage:
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
 on the toolcall production split, detects and clusters its failures, synthesizes datasets, trains a candidate
-(an SFT warm-up on the reference answers of failed prompts and passed traffic, then semi-online DPO), validates it, deploys it as a canary (10% → 50% → 100%) and keeps the traffic running to
-measure each model version's live failure rate. Prints a live line per phase and a summary table, and writes
-<home>/summary.json and <home>/report.html.
+(an SFT warm-up on the reference answers of failed prompts and passed traffic, then semi-online DPO),
+validates it, deploys it as a canary (10% → 50% → 100%) and keeps the traffic running to measure each model
+version's live failure rate. Prints a live line per phase and a summary table, and writes <home>/summary.json
+and <home>/report.html.
 
   --minutes      wall-clock budget; the phases are cut to fit (default 13)
   --seed         seed of the production traffic and of the datasets (default 1)
