@@ -162,6 +162,12 @@ async function teacherCandidates(
   return candidates;
 }
 
+/** Seconds a run has left: its pace so far over the steps it has left, at most until its deadline. */
+function secondsLeft(started: number, step: number, totalSteps: number, deadline: number): number {
+  const perStep = step > 0 ? (Date.now() - started) / 1000 / step : 0;
+  return Math.max(0, Math.min((deadline - Date.now()) / 1000, perStep * (totalSteps - step)));
+}
+
 /** The SFT warm-up run, from the base model on the warm-up pool's reference answers. */
 async function warmUp(context: {
   poolPath: string;
@@ -193,9 +199,7 @@ async function warmUp(context: {
     overrides,
     deadline: context.deadline,
     onStep: (r, state) => {
-      const left = Math.max(0, (context.deadline - Date.now()) / 1000);
-      const perStep = r.step > 0 ? (Date.now() - started) / 1000 / r.step : 0;
-      const eta = Math.min(left, perStep * ((state?.totalSteps ?? 0) - r.step));
+      const eta = secondsLeft(started, r.step, state?.totalSteps ?? 0, context.deadline);
       context.live.update(
         context.progress(
           `SFT warm-up step ${r.step}/${state?.totalSteps ?? "?"} loss ${r.loss?.toFixed(3) ?? "–"}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s`,
@@ -399,8 +403,13 @@ async function demoLoop(context: {
   const pool = await synth({ ...trainingRequest, kind: "prompts", candidates: {} });
   const dataDir = join(home, "datasets");
   mkdirSync(dataDir, { recursive: true });
-  const poolPath = join(dataDir, `${pool.id}.jsonl`);
-  writeFileSync(poolPath, exportDataset(await getDataset(db, tenantId, pool.id), "jsonl").body);
+  /** Writes a dataset where `arc train` reads it; returns the path. */
+  const exportFile = async (dataset: { id: string }, format: "jsonl" | "preferences") => {
+    const path = join(dataDir, `${dataset.id}.jsonl`);
+    writeFileSync(path, exportDataset(await getDataset(db, tenantId, dataset.id), format).body);
+    return path;
+  };
+  const poolPath = await exportFile(pool, "jsonl");
   // production preference pairs for DPO to mix in, unless the warm-up trains on the same corrections: after it,
   // the pairs undid its gain (see DPO_AFTER_WARMUP)
   const preferences =
@@ -411,13 +420,7 @@ async function demoLoop(context: {
           kind: "preferences",
           candidates: await teacherCandidates(db, tenantId, tasks),
         });
-  const prefPath = preferences ? join(dataDir, `${preferences.id}.jsonl`) : null;
-  if (preferences && prefPath) {
-    writeFileSync(
-      prefPath,
-      exportDataset(await getDataset(db, tenantId, preferences.id), "preferences").body,
-    );
-  }
+  const prefPath = preferences ? await exportFile(preferences, "preferences") : null;
   // the SFT warm-up's pool: every failed prompt once or so, and as much passed traffic as there is, so that it
   // learns the failures' reference answers without forgetting what already worked
   const warmupPool =
@@ -430,10 +433,7 @@ async function demoLoop(context: {
           candidates: {},
         })
       : null;
-  const warmupPoolPath = warmupPool ? join(dataDir, `${warmupPool.id}.jsonl`) : null;
-  if (warmupPool && warmupPoolPath) {
-    writeFileSync(warmupPoolPath, exportDataset(await getDataset(db, tenantId, warmupPool.id), "jsonl").body);
-  }
+  const warmupPoolPath = warmupPool ? await exportFile(warmupPool, "jsonl") : null;
   const trainedOn = [pool, ...(preferences ? [preferences] : []), ...(warmupPool ? [warmupPool] : [])];
   const datasets = [evalSet, ...trainedOn].map((d) => ({
     id: d.id,
@@ -494,11 +494,7 @@ async function demoLoop(context: {
     deadline: trainDeadline,
     onStep: (r, state) => {
       lastReward = r.reward ?? lastReward;
-      const perStep = r.step > 0 ? (Date.now() - dpoStart) / 1000 / r.step : 0;
-      const eta = Math.max(
-        0,
-        Math.min((trainDeadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
-      );
+      const eta = secondsLeft(dpoStart, r.step, state?.totalSteps ?? 0, trainDeadline);
       live.update(
         `train [${elapsed().toFixed(0)} s] step ${r.step}/${state?.totalSteps ?? "?"} loss ${r.loss?.toFixed(3) ?? "–"} reward ${lastReward?.toFixed(3) ?? "–"} pairs ${r.used} ties ${r.skipped}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s · agent ${agent.stats.sent} sent`,
       );
