@@ -79,6 +79,32 @@ describe("HF checkpoints", () => {
     await assert.rejects(readHfCheckpoint(dir), /model\.safetensors: corrupt safetensors header/);
   });
 
+  it("reads RoPE's base from transformers 5's rope_parameters and rejects the RoPE variants it does not run", async () => {
+    const dir = await tmp();
+    await writeHfCheckpoint(dir, tiny, initWeights(tiny, 1));
+    const {
+      rope_theta: _,
+      rope_scaling: __,
+      ...config
+    } = JSON.parse(await readFile(join(dir, "config.json"), "utf8"));
+    const write = (fields: Record<string, unknown>) =>
+      writeFile(join(dir, "config.json"), JSON.stringify({ ...config, ...fields }));
+    await write({ rope_parameters: { rope_type: "default", rope_theta: 500000 } });
+    assert.equal((await readHfCheckpoint(dir)).config.rope_theta, 500000);
+    await write({ rope_parameters: { rope_type: "llama3", rope_theta: 500000, factor: 8 } });
+    await assert.rejects(
+      readHfCheckpoint(dir),
+      /rope_parameters\.rope_type: expected "default", got "llama3"/,
+    );
+    await write({ rope_parameters: { rope_type: "default" } });
+    await assert.rejects(
+      readHfCheckpoint(dir),
+      /rope_parameters\.rope_theta: expected a number, got undefined/,
+    );
+    await write({ rope_theta: 1e6, use_sliding_window: true });
+    await assert.rejects(readHfCheckpoint(dir), /use_sliding_window: expected false, got true/);
+  });
+
   it("throws a CheckpointError (400) carrying the file and the tensor at fault", async () => {
     const dir = await tmp();
     await writeHfCheckpoint(dir, tiny, initWeights(tiny, 1));

@@ -53,6 +53,26 @@ export function configJson(config: LlamaConfig, dtype: SafetensorsDtype = "F32")
   };
 }
 
+/**
+ * RoPE base of a config: transformers >= 5 writes `rope_parameters: {rope_type, rope_theta}`, earlier versions a
+ * top-level `rope_theta`. Only the default (unscaled) RoPE is supported.
+ */
+function readRopeTheta(raw: Record<string, unknown>, file: string): number {
+  const params = raw.rope_parameters as { rope_type?: unknown; rope_theta?: unknown } | null | undefined;
+  if (params == null) return (raw.rope_theta as number | undefined) ?? 10000;
+  if (params.rope_type !== undefined && params.rope_type !== "default")
+    throw new CheckpointError(
+      `${file}: rope_parameters.rope_type: expected "default", got ${JSON.stringify(params.rope_type)} (not supported)`,
+      { file },
+    );
+  if (typeof params.rope_theta !== "number")
+    throw new CheckpointError(
+      `${file}: rope_parameters.rope_theta: expected a number, got ${JSON.stringify(params.rope_theta)}`,
+      { file },
+    );
+  return params.rope_theta;
+}
+
 /** Parses `config.json`; throws naming the file for an unsupported architecture or a bad field. */
 export function parseConfigJson(raw: Record<string, unknown>, file = "config.json"): LlamaConfig {
   const archs = raw.architectures;
@@ -73,6 +93,11 @@ export function parseConfigJson(raw: Record<string, unknown>, file = "config.jso
       `${file}: rope_scaling: expected null, got ${JSON.stringify(raw.rope_scaling)} (not supported)`,
       { file },
     );
+  const ropeTheta = readRopeTheta(raw, file);
+  if (raw.use_sliding_window === true)
+    throw new CheckpointError(`${file}: use_sliding_window: expected false, got true (not supported)`, {
+      file,
+    });
   const heads = raw.num_attention_heads as number;
   const config: LlamaConfig = {
     architecture: arch,
@@ -84,7 +109,7 @@ export function parseConfigJson(raw: Record<string, unknown>, file = "config.jso
     num_key_value_heads: (raw.num_key_value_heads as number | undefined) ?? heads,
     max_position_embeddings: (raw.max_position_embeddings as number | undefined) ?? 2048,
     rms_norm_eps: (raw.rms_norm_eps as number | undefined) ?? 1e-6,
-    rope_theta: (raw.rope_theta as number | undefined) ?? 10000,
+    rope_theta: ropeTheta,
     tie_word_embeddings: (raw.tie_word_embeddings as boolean | undefined) ?? arch === "Qwen2ForCausalLM",
     attention_bias:
       arch === "Qwen2ForCausalLM" ? true : ((raw.attention_bias as boolean | undefined) ?? false),

@@ -4,10 +4,10 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
-import { initBackend, tf } from "../backend/tf-backend.ts";
-import { toWeights } from "../inference/model-weights.ts";
-import { attentionMask, forward, fuseForInference, initWeights, ropeTables } from "../model/llama.ts";
+import { initBackend } from "../backend/tf-backend.ts";
+import { initWeights } from "../model/llama.ts";
 import { configForSize, type LlamaConfig } from "../model/llama-config.ts";
+import { forwardLogits } from "./__fixtures__/forward-logits.ts";
 import { readHfCheckpoint, type WriteCheckpointOptions, writeHfCheckpoint } from "./hf-checkpoint.ts";
 
 const script = join(import.meta.dirname, "../../scripts/hf_reference.py");
@@ -32,24 +32,8 @@ async function compare(config: LlamaConfig, options: WriteCheckpointOptions, tol
     execFileSync("python3", [script, dir, tokens.join(",")], { encoding: "utf8" }),
   );
   const loaded = await readHfCheckpoint(dir);
-  const T = tokens.length;
   for (const mode of ["train", "infer"] as const) {
-    const base = toWeights(loaded.config, loaded.tensors);
-    const w = mode === "infer" ? fuseForInference(loaded.config, base) : base;
-    const logits = tf.tidy(
-      () =>
-        forward(loaded.config, w, ropeTables(loaded.config), {
-          tokens: tf.tensor2d(tokens, [1, T], "int32"),
-          positions: tf.tensor2d(
-            tokens.map((_, i) => i),
-            [1, T],
-            "int32",
-          ),
-          mask: attentionMask([new Array(T).fill(0)], 0, T),
-          mode,
-        }).logits,
-    );
-    const ours = logits.dataSync();
+    const ours = forwardLogits(loaded.config, loaded.tensors, tokens, mode);
     let maxDiff = 0;
     reference.logits.forEach((row: number[], t: number) => {
       row.forEach((x, v) => {
