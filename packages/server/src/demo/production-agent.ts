@@ -10,7 +10,7 @@ export interface ProductionAgentOptions {
   apiKey: string;
   /** The production tasks it works through, in order, wrapping around. */
   tasks: readonly Task[];
-  /** Conversations started per second at most (bounded so that training keeps a core). */
+  /** Conversations started per second at most (bounded so that training keeps a core); `setRate` changes it. */
   ratePerSecond: number;
   /** Conversations in flight at most. */
   maxInFlight?: number;
@@ -27,6 +27,11 @@ export interface AgentStats {
   lastError?: string;
 }
 
+function checkRate(ratePerSecond: number): void {
+  if (!(ratePerSecond > 0))
+    throw new Error(`ratePerSecond: expected a positive number, got ${ratePerSecond}`);
+}
+
 /**
  * A simulated production agent: the official `openai` client, wrapped by `@arc/sdk`, pointed at Arc's gateway,
  * answering the `toolcall` production split (the task's question as the user turn, as `toolcallFamily.prompt`
@@ -41,11 +46,12 @@ export class ProductionAgent {
   private inFlight = new Set<Promise<void>>();
   private next = 0;
 
+  private ratePerSecond: number;
+
   constructor(private readonly options: ProductionAgentOptions) {
     if (options.tasks.length === 0) throw new Error("tasks: expected at least one production task, got none");
-    if (!(options.ratePerSecond > 0)) {
-      throw new Error(`ratePerSecond: expected a positive number, got ${options.ratePerSecond}`);
-    }
+    checkRate(options.ratePerSecond);
+    this.ratePerSecond = options.ratePerSecond;
     this.arc = createArc({ baseUrl: options.serverUrl, apiKey: options.apiKey, flushIntervalMs: 250 });
     this.openai = this.arc.wrapOpenAI(
       new OpenAI({
@@ -60,7 +66,17 @@ export class ProductionAgent {
   /** Starts sending; calls continue until `stop`. */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.tick(), 1000 / this.options.ratePerSecond);
+    this.timer = setInterval(() => this.tick(), 1000 / this.ratePerSecond);
+  }
+
+  /** Changes how many conversations a second it starts from now on. */
+  setRate(ratePerSecond: number): void {
+    checkRate(ratePerSecond);
+    this.ratePerSecond = ratePerSecond;
+    if (!this.timer) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.start();
   }
 
   /** Stops starting conversations, waits for those in flight, and flushes the SDK's traces. */

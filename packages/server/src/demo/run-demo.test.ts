@@ -40,6 +40,8 @@ describe("arc demo (tiny model, one-minute budget)", () => {
         "2",
         "--train-steps",
         "1",
+        "--baseline-rate",
+        "8",
         "--rate",
         "6",
         "--base-model",

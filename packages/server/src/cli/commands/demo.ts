@@ -10,8 +10,8 @@ import { intFlag, type ParsedArgs, parseArgs, stringFlag } from "../parse-args.t
 const HELP = `arc demo — the whole loop in one command, on the embedded defaults
 
 Usage:
-  arc demo [--minutes 13] [--seed 1] [--home .arc/demo] [--rate 4] [--sft-steps 250] [--train-steps 200] [--serve]
-           [--base-model <dir>] [--max-tokens 96] [--train-set key=value,...]
+  arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--rate 4] [--sft-steps 320]
+           [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96] [--train-set key=value,...]
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
 on the toolcall production split, detects and clusters its failures, synthesizes datasets, trains a candidate
@@ -20,16 +20,18 @@ validates it, deploys it as a canary (10% → 50% → 100%) and keeps the traffi
 version's live failure rate. Prints a live line per phase and a summary table, and writes <home>/summary.json
 and <home>/report.html.
 
-  --minutes      wall-clock budget; the phases are cut to fit (default 13)
-  --seed         seed of the production traffic and of the datasets (default 1)
-  --home         the demo's ARC_HOME; its previous demo data is removed first (default .arc/demo)
-  --rate         conversations per second of the simulated agent (default 4)
-  --sft-steps    SFT warm-up steps at most, 0 for none (it also stops at 60% of the training time; default 250)
-  --train-steps  DPO steps at most (training also stops at its share of the budget; default 200)
-  --base-model   the starting checkpoint (default models/toolcall-base)
-  --max-tokens   output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
-  --train-set    more recipe overrides, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2
-  --serve        leave the platform running afterwards and print its URL and keys`;
+  --minutes       wall-clock budget; the phases are cut to fit (default 14)
+  --seed          seed of the production traffic and of the datasets (default 1)
+  --home          the demo's ARC_HOME; its previous demo data is removed first (default .arc/demo)
+  --baseline-rate conversations per second of the simulated agent before training, the traffic the candidate
+                  learns from (default 20)
+  --rate          conversations per second of the simulated agent from training on (default 4)
+  --sft-steps     SFT warm-up steps at most, 0 for none (it also stops at 80% of the training time; default 320)
+  --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
+  --base-model    the starting checkpoint (default models/toolcall-base)
+  --max-tokens    output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
+  --train-set     more recipe overrides, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2
+  --serve         leave the platform running afterwards and print its URL and keys`;
 
 function numberFlag(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -53,10 +55,11 @@ async function demo(argv: string[]): Promise<number> {
   const serve = args.flags.serve === true;
   const { result, server } = await runDemo({
     home,
-    minutes: numberFlag(stringFlag(args, "minutes"), "minutes", 13),
+    minutes: numberFlag(stringFlag(args, "minutes"), "minutes", 14),
     seed: intFlag(args, "seed", 1),
     rate: numberFlag(stringFlag(args, "rate"), "rate", 4),
-    sftSteps: nonNegativeIntFlag(args, "sft-steps", 250),
+    baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", 20),
+    sftSteps: nonNegativeIntFlag(args, "sft-steps", 320),
     trainSteps: intFlag(args, "train-steps", 200),
     baseModel: stringFlag(args, "base-model", join(REPO_ROOT, "models/toolcall-base")) as string,
     maxTokens: intFlag(args, "max-tokens", 96),
