@@ -197,4 +197,6 @@ export interface TrainEngine {
   load(dir: string): Promise<void>;
   /** Makes the current policy the reference model (used for DPO and the GRPO KL when refLogprobs are absent). */
   syncReference(): Promise<void>;
+  /** Releases the threads or connections the engine holds, if it holds any. */
+  close?(): Promise<void>;
 }

@@ -227,6 +227,69 @@ describe("EmbeddedTrainEngine", () => {
     );
   });
 
+  it("trains data-parallel on worker threads with the same losses, figures and updates as one thread, step after step", async () => {
+    const advantages = [1, -1, 0.5, -0.5, 1, -0.25];
+    const ragged = {
+      promptTokens: batch.promptTokens,
+      outputTokens: batch.outputTokens.map((o, i) => [...o, ...Array(i).fill(70)]),
+    };
+    const objectives: Objective[] = [
+      { kind: "sft" },
+      { kind: "dpo", beta: 0.1, loss: "sigmoid", nllCoef: 0.5, entropyCoef: 0.01 },
+      { kind: "grpo", klCoef: 0.1, entropyCoef: 0.01, aggregation: "token" },
+      { kind: "grpo", decoupled: true, behaviourWeightCap: 5 },
+    ];
+    for (const lora of [undefined, { rank: 2, alpha: 4 }]) {
+      const options = { learningRate: 1e-3, lora };
+      const one = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 11), options);
+      const three = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 11), {
+        ...options,
+        trainThreads: 3,
+      });
+      try {
+        // two rounds: the second checks that the workers were sent the weights (and reference) the first changed
+        for (let round = 0; round < 2; round++) {
+          for (const objective of objectives) {
+            const behaviour = (await one.logprobs(ragged)).map((row) =>
+              Array.from(row, (x, i) => x - 0.05 * (i % 2)),
+            );
+            const input =
+              objective.kind === "grpo" ? { ...ragged, advantages, oldLogprobs: behaviour } : ragged;
+            const a = await one.step(input, objective);
+            const b = await three.step(input, objective);
+            const label = `${JSON.stringify(objective)} lora ${lora !== undefined} round ${round}`;
+            assert.ok(
+              Math.abs(a.loss - b.loss) < 1e-5 * Math.max(1, Math.abs(a.loss)),
+              `${label}: ${a.loss} vs ${b.loss}`,
+            );
+            assert.ok(
+              Math.abs(a.gradNorm - b.gradNorm) < 1e-4 * a.gradNorm,
+              `${label}: ${a.gradNorm} vs ${b.gradNorm}`,
+            );
+            for (const [k, v] of Object.entries(a.extra))
+              assert.ok(
+                Math.abs(v - b.extra[k]) < 1e-4 * Math.max(1, Math.abs(v)),
+                `${label} ${k}: ${v} vs ${b.extra[k]}`,
+              );
+          }
+          await one.syncReference();
+          await three.syncReference();
+        }
+        const want = one.exportTensors();
+        for (const [name, t] of three.exportTensors()) {
+          const worst = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - want.get(name)!.data[i])), 0);
+          assert.ok(worst < 1e-5, `lora ${lora !== undefined}, ${name}: ${worst}`);
+        }
+      } finally {
+        await three.close();
+      }
+    }
+    await assert.rejects(
+      EmbeddedTrainEngine.create(tiny, initWeights(tiny, 7), { trainThreads: 0 }),
+      /trainThreads: expected a positive integer, got 0/,
+    );
+  });
+
   it("trains only LoRA adapters, and the merged export scores tokens as the unmerged adapters do", async () => {
     const initial = initWeights(tiny, 8);
     const trainer = await EmbeddedTrainEngine.create(tiny, initial, {

@@ -9,6 +9,14 @@ import { type RopeTables, ropeTables, type Weights } from "../model/llama.ts";
 import type { LlamaConfig } from "../model/llama-config.ts";
 import { toEngineTensor, toHfTensor } from "../model/weight-layout.ts";
 import { ADAMW_DEFAULTS, AdamW, type AdamWOptions } from "./adamw.ts";
+import {
+  type BatchTotals,
+  GradientWorkers,
+  type ShardGradients,
+  shardRows,
+  type TrainState,
+  type WireTensor,
+} from "./gradient-workers.ts";
 import { gridLogprobs } from "./grid-logprobs.ts";
 import { initAdapter, type LoraOptions, loraWeightNames, mergeAdapter } from "./lora.ts";
 import { dpoLoss } from "./losses/dpo-loss.ts";
@@ -35,6 +43,11 @@ export interface TrainEngineOptions extends Partial<AdamWOptions> {
    * whole batch's before the one optimizer update (default: on wasm, as many rows as fit in its heap; else all).
    */
   microBatchRows?: number;
+  /**
+   * Threads that run each step's forward/backward passes (default 1): the batch's rows are split between this
+   * thread and `trainThreads - 1` gradient worker threads, and their gradients summed before the one update.
+   */
+  trainThreads?: number;
 }
 
 /** What `trainer_state.json` holds. */
@@ -85,16 +98,6 @@ function behaviourWeights(prox: tf.Tensor2D, behaviour: tf.Tensor2D, cap?: numbe
 }
 
 /** A whole batch's counts, which every micro-batch's loss divides by (see the losses' `totals`). */
-interface BatchTotals {
-  rows: number;
-  /** Loss tokens (the mask's sum). */
-  tokens: number;
-  /** Loss tokens of the even rows: DPO's chosen responses. */
-  chosenTokens: number;
-  /** Rows x next-token grid length: the `dr-grpo` constant. */
-  cells: number;
-}
-
 function batchTotals(grid: TokenGrid): BatchTotals {
   const G = grid.length - 1;
   let tokens = 0;
@@ -106,6 +109,23 @@ function batchTotals(grid: TokenGrid): BatchTotals {
     if (b % 2 === 0) chosenTokens += row;
   }
   return { rows: grid.rows, tokens, chosenTokens, cells: grid.rows * G };
+}
+
+/** Adds `g` to the gradient held under `name` (taking ownership of `g`). */
+function addInto(grads: Map<string, tf.Tensor>, name: string, g: tf.Tensor): void {
+  const sum = grads.get(name);
+  if (!sum) {
+    grads.set(name, g);
+    return;
+  }
+  grads.set(name, tf.add(sum, g));
+  sum.dispose();
+  g.dispose();
+}
+
+/** Tensors as they cross threads, by name. */
+function toWire(tensors: Iterable<[string, tf.Tensor]>): WireTensor[] {
+  return [...tensors].map(([name, t]) => ({ name, shape: [...t.shape], data: t.dataSync() as Float32Array }));
 }
 
 /** Rows [start, end) of a batch, with every per-row field sliced alike. */
@@ -142,6 +162,11 @@ export class EmbeddedTrainEngine implements TrainEngine {
   private readonly microBatchRows: number | undefined;
   private readonly seed: number;
   private readonly prefix = `arc${engineCounter++}/`;
+  private gradientWorkers: GradientWorkers | undefined;
+  /** Bumped whenever the policy's weights change, so gradient workers are sent them only then. */
+  private weightsVersion = 0;
+  /** Bumped whenever the reference model changes. */
+  private referenceVersion = 0;
 
   private constructor(config: LlamaConfig, tensors: Map<string, NamedTensor>, options: TrainEngineOptions) {
     this.config = config;
@@ -154,6 +179,12 @@ export class EmbeddedTrainEngine implements TrainEngine {
     )
       throw new RangeError(`microBatchRows: expected a positive integer, got ${options.microBatchRows}`);
     this.microBatchRows = options.microBatchRows;
+    if (
+      options.trainThreads !== undefined &&
+      !(Number.isInteger(options.trainThreads) && options.trainThreads >= 1)
+    ) {
+      throw new RangeError(`trainThreads: expected a positive integer, got ${options.trainThreads}`);
+    }
     this.optimizer = new AdamW(settings);
     this.seed = options.seed ?? 0;
     this.assignWeights(tensors);
@@ -197,7 +228,33 @@ export class EmbeddedTrainEngine implements TrainEngine {
     options: TrainEngineOptions = {},
   ): Promise<EmbeddedTrainEngine> {
     await initBackend();
-    return new EmbeddedTrainEngine(config, tensors, options);
+    return EmbeddedTrainEngine.build(config, tensors, options);
+  }
+
+  /** Constructs the engine, then starts its gradient worker threads when `trainThreads` asks for any. */
+  private static async build(
+    config: LlamaConfig,
+    tensors: Map<string, NamedTensor>,
+    options: TrainEngineOptions,
+  ): Promise<EmbeddedTrainEngine> {
+    const engine = new EmbeddedTrainEngine(config, tensors, options);
+    const workers = (options.trainThreads ?? 1) - 1;
+    if (workers > 0) {
+      engine.gradientWorkers = await GradientWorkers.start(workers, {
+        type: "init",
+        config,
+        tensors: [...tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data })),
+        lora: options.lora,
+        microBatchRows: options.microBatchRows,
+      });
+    }
+    return engine;
+  }
+
+  /** Stops the gradient worker threads, if any; the engine then trains on its own thread alone. */
+  async close(): Promise<void> {
+    await this.gradientWorkers?.close();
+    this.gradientWorkers = undefined;
   }
 
   /**
@@ -208,7 +265,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
   static async fromCheckpoint(dir: string, options: TrainEngineOptions = {}): Promise<EmbeddedTrainEngine> {
     await initBackend();
     const { config, tensors } = await readHfCheckpoint(dir);
-    return new EmbeddedTrainEngine(config, tensors, options);
+    return EmbeddedTrainEngine.build(config, tensors, options);
   }
 
   /**
@@ -242,6 +299,39 @@ export class EmbeddedTrainEngine implements TrainEngine {
   private snapshotReference(): void {
     for (const t of Object.values(this.reference)) t.dispose();
     this.reference = Object.fromEntries(this.merged());
+    this.weightsVersion++;
+    this.referenceVersion++;
+  }
+
+  /** The policy's weights in the engine's layout, for a gradient worker. */
+  private trainState(): TrainState {
+    return { params: toWire(this.params), adapters: toWire(this.adapters) };
+  }
+
+  /** The reference model in the engine's layout, for a gradient worker. */
+  private referenceState(): WireTensor[] {
+    return toWire(Object.entries(this.reference));
+  }
+
+  /** Takes the trainer thread's policy weights (a gradient worker's side of `trainState`). */
+  setTrainState(state: TrainState): void {
+    const assign = (vars: Map<string, tf.Variable>, tensors: WireTensor[]) => {
+      for (const t of tensors) {
+        const v = vars.get(t.name);
+        if (!v) throw new Error(`train state: no weight named ${t.name}`);
+        v.assign(tf.tensor(t.data, t.shape));
+      }
+    };
+    tf.tidy(() => {
+      assign(this.params, state.params);
+      assign(this.adapters, state.adapters);
+    });
+  }
+
+  /** Takes the trainer thread's reference model (a gradient worker's side of `referenceState`). */
+  setReference(tensors: WireTensor[]): void {
+    for (const t of Object.values(this.reference)) t.dispose();
+    this.reference = Object.fromEntries(tensors.map((t) => [t.name, tf.tensor(t.data, t.shape)]));
   }
 
   private policy(): Weights {
@@ -290,23 +380,43 @@ export class EmbeddedTrainEngine implements TrainEngine {
       }
     }
     const totals = batchTotals(grid);
-    const rowsPerPass = this.rowsPerPass(grid, objective.kind === "dpo" ? 2 : 1);
-    const grads = new Map<string, tf.Tensor>();
-    let loss = 0;
-    const extra: Record<string, number> = {};
-    for (let start = 0; start < B; start += rowsPerPass) {
-      const rows = sliceRows(batch, start, start + rowsPerPass);
-      const part = this.gradients(rows, objective, grpo, totals, rows === batch ? grid : undefined);
+    const multiple = objective.kind === "dpo" ? 2 : 1;
+    const shards = this.gradientWorkers ? shardRows(B, multiple, this.gradientWorkers.size + 1) : [[0, B]];
+    const [[ownStart, ownEnd], ...workerShards] = shards;
+    let remote: Promise<ShardGradients[]> | undefined;
+    if (this.gradientWorkers && workerShards.length > 0) {
+      this.gradientWorkers.sync(
+        this.weightsVersion,
+        () => this.trainState(),
+        this.referenceVersion,
+        () => this.referenceState(),
+      );
+      remote = this.gradientWorkers.gradients(
+        workerShards.map(([start, end]) => sliceRows(batch, start, end)),
+        objective,
+        totals,
+      );
+    }
+    remote?.catch(() => {}); // awaited below, after this thread's own shard
+    const own = this.shardGradients(
+      ownEnd - ownStart === B ? batch : sliceRows(batch, ownStart, ownEnd),
+      objective,
+      totals,
+      ownEnd - ownStart === B ? grid : undefined,
+    );
+    let { loss } = own;
+    const { extra, grads } = own;
+    let parts: ShardGradients[] = [];
+    try {
+      parts = (await remote) ?? [];
+    } catch (error) {
+      for (const g of grads.values()) g.dispose();
+      throw error;
+    }
+    for (const part of parts) {
       loss += part.loss;
       for (const [k, v] of Object.entries(part.extra)) extra[k] = (extra[k] ?? 0) + v;
-      for (const [name, g] of part.grads) {
-        const sum = grads.get(name);
-        grads.set(name, sum ? tf.add(sum, g) : g);
-        if (sum) {
-          sum.dispose();
-          g.dispose();
-        }
-      }
+      for (const g of part.grads) addInto(grads, g.name, tf.tensor(g.data, g.shape));
     }
     const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...grads.values()].map((g) => tf.sum(tf.square(g))))));
     const norm = normTensor.dataSync()[0];
@@ -319,6 +429,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
       }
     }
     const lr = this.optimizer.apply(this.trainable(), grads);
+    this.weightsVersion++;
     for (const g of grads.values()) g.dispose();
     return {
       step: this.optimizer.step,
@@ -328,6 +439,33 @@ export class EmbeddedTrainEngine implements TrainEngine {
       tokens: grid.mask.reduce((a, b) => a + (b > 0 ? 1 : 0), 0),
       extra,
     };
+  }
+
+  /**
+   * Loss, figures and summed gradients of `batch`, a shard of a whole batch whose `totals` every loss divides by,
+   * in as many micro-batches as the heap needs; `grid` is the shard's token grid when the caller already has it.
+   * A gradient worker thread runs this on its shard of each step.
+   */
+  shardGradients(
+    batch: TrainBatch,
+    objective: Objective,
+    totals: BatchTotals,
+    grid?: TokenGrid,
+  ): { loss: number; extra: Record<string, number>; grads: Map<string, tf.Tensor> } {
+    const shardGrid = grid ?? tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
+    const grpo = objective.kind === "grpo" ? grpoDefaults(objective) : undefined;
+    const rowsPerPass = this.rowsPerPass(shardGrid, objective.kind === "dpo" ? 2 : 1);
+    const grads = new Map<string, tf.Tensor>();
+    let loss = 0;
+    const extra: Record<string, number> = {};
+    for (let start = 0; start < shardGrid.rows; start += rowsPerPass) {
+      const rows = sliceRows(batch, start, start + rowsPerPass);
+      const part = this.gradients(rows, objective, grpo, totals, rows === batch ? shardGrid : undefined);
+      loss += part.loss;
+      for (const [k, v] of Object.entries(part.extra)) extra[k] = (extra[k] ?? 0) + v;
+      for (const [name, g] of part.grads) addInto(grads, name, g);
+    }
+    return { loss, extra, grads };
   }
 
   /**
@@ -530,5 +668,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
         tensor.dispose();
       }
     }
+    this.weightsVersion++;
+    this.referenceVersion++;
   }
 }

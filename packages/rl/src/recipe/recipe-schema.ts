@@ -110,6 +110,14 @@ export const TrainerBlock = z
     ...LEARNING_RATE_DECAY,
     weightDecay: z.number().nonnegative().default(0).describe("AdamW decoupled weight decay."),
     maxGradNorm: z.number().nonnegative().default(1).describe("Clip the global gradient norm (0 disables)."),
+    trainThreads: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe(
+        "Threads that run each step's forward/backward passes: the rows are split between them and the gradients summed (data-parallel; leave 1 when rollouts already take the other core).",
+      ),
     temperature: z.number().positive().default(1).describe("Sampling temperature of rollouts."),
     maxTokens: z.number().int().positive().default(96).describe("Output budget per rollout sample."),
     seed: z.number().int().default(1).describe("Seed of sampling; with data.seed it fixes the whole run."),

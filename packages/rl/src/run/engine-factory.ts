@@ -21,6 +21,8 @@ export interface TrainEngineSettings {
   minLearningRate: number;
   weightDecay: number;
   maxGradNorm: number;
+  /** Threads that run each step's forward/backward passes (data-parallel; 1: the trainer thread alone). */
+  trainThreads: number;
 }
 
 /**

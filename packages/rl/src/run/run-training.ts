@@ -150,6 +150,7 @@ async function execute(
       minLearningRate: t.minLearningRate,
       weightDecay: t.weightDecay,
       maxGradNorm: t.maxGradNorm,
+      trainThreads: t.trainThreads,
     },
     { resume: checkpointDir !== null },
   );
@@ -224,6 +225,7 @@ async function execute(
 
   const finish = async (status: RunState["status"], error?: string): Promise<RunResult> => {
     await source?.close();
+    await train.close?.();
     state.status = status;
     state.updatedAt = new Date().toISOString();
     if (error) state.error = error;
