@@ -5,13 +5,16 @@
 // end of the run, see async_speedup_vs_sync). Outside that budget, one wide GRPO run (32 fresh prompts x 8 samples a
 // step, verifier reward) for `--wide-steps` steps: the RL setting that moved the failure rate most in our search. And,
 // as the reference that is not RL, `--sft-steps` of SFT on the reference answers of 8,192 production prompts (the
-// SFT warm-up of the SFT -> RL pipeline, as `arc demo` runs it on its traffic's labels).
+// SFT warm-up of the SFT -> RL pipeline, as `arc demo` runs it on its traffic's labels), and the whole pipeline:
+// `--after-sft-steps` of semi-online DPO (s=10, verifier reward) from that SFT checkpoint, timed from the SFT's start.
 // Usage: node --import tsx bench/rl.bench.ts [--steps 120] [--prompts 8] [--wide-steps 100] [--sft-steps 400]
-//        [--eval 64] [--judge 512] [--pass-at-k-tasks 256] [--pass-at-k-samples 8] [--only dpo|grpo|sft]
-//        [--model models/toolcall-base]
-// `--only grpo --wide-steps 0` runs the three GRPO settings alone (the sync vs async comparison); `--pass-at-k-tasks 0`
-// skips pass@k. Default: 7 runs x 120 steps x 8 prompts x 4 samples (1.5-2 min each from the committed base) and
-// 100 wide steps (about 9 min, inside the issue's 10), about 25 min in all on the 2-core machine when it is idle.
+//        [--after-sft-steps 60] [--eval 64] [--judge 512] [--pass-at-k-tasks 256] [--pass-at-k-samples 8]
+//        [--only dpo|grpo|sft] [--model models/toolcall-base]
+// `--only grpo --wide-steps 0` runs the three GRPO settings alone (the sync vs async comparison); `--only sft` runs
+// the SFT reference and the pipeline built on it; `--pass-at-k-tasks 0` skips pass@k. Default: 7 runs x 120 steps x
+// 8 prompts x 4 samples (1.5-2 min each from the committed base), 100 wide steps (about 9 min, inside the issue's
+// 10), 400 SFT steps (6 min) and 60 DPO steps after them (2-3 min): about 35 min in all on the 2-core machine when
+// it is idle.
 // `--eval` tasks draw the curves during a run; the base model and every run's final checkpoint are then judged on
 // `--judge` other production tasks (seed 1000), because 64 tasks cannot see a change of a few points (one standard
 // error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones. The base model's pass@k at
@@ -44,6 +47,7 @@ const { values } = parseArgs({
     "pass-at-k-samples": { type: "string", default: "8" },
     "wide-steps": { type: "string", default: "100" },
     "sft-steps": { type: "string", default: "400" },
+    "after-sft-steps": { type: "string", default: "60" },
     only: { type: "string" },
     model: { type: "string", default: "models/toolcall-base" },
   },
@@ -64,6 +68,7 @@ const PASS_AT_K_TASKS = Math.min(intFlag("pass-at-k-tasks", 0), JUDGE);
 const PASS_AT_K_SAMPLES = intFlag("pass-at-k-samples", 1);
 const WIDE_STEPS = intFlag("wide-steps", 0);
 const SFT_STEPS = intFlag("sft-steps", 0);
+const AFTER_SFT_STEPS = intFlag("after-sft-steps", 0);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
 const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
 
@@ -101,6 +106,10 @@ async function judgeFailureRate(dir: string): Promise<number> {
 interface Setting {
   label: string;
   algo: "dpo" | "grpo" | "sft";
+  /** Which `--only` selects it: its algorithm, or for a pipeline the family of its first stage. */
+  family: "dpo" | "grpo" | "sft";
+  /** For the second stage of a pipeline: the label of the setting whose final checkpoint it starts from. */
+  startsFrom?: string;
   syncInterval: number | "inf" | null;
   staleness: number | null;
   /** Optimizer steps, prompts per step and samples per prompt. */
@@ -126,11 +135,14 @@ const BUDGET = {
   sameBudget: true,
 } as const;
 
+const SFT_LABEL = "sft on labels";
+
 const ALL_SETTINGS: Setting[] = [
   ...([1, 10, 100, "inf"] as const).map(
     (s): Setting => ({
       label: `dpo s=${s}`,
       algo: "dpo",
+      family: "dpo",
       syncInterval: s,
       staleness: null,
       ...BUDGET,
@@ -141,6 +153,7 @@ const ALL_SETTINGS: Setting[] = [
     (eta): Setting => ({
       label: `grpo staleness=${eta}`,
       algo: "grpo",
+      family: "grpo",
       syncInterval: null,
       staleness: eta,
       ...BUDGET,
@@ -159,6 +172,7 @@ const ALL_SETTINGS: Setting[] = [
   {
     label: "grpo wide staleness=1",
     algo: "grpo",
+    family: "grpo",
     syncInterval: null,
     staleness: 1,
     steps: WIDE_STEPS,
@@ -180,8 +194,9 @@ const ALL_SETTINGS: Setting[] = [
   // along a cosine to 1e-5. In PyTorch on the same model this was the best of the schedules and pool sizes tried
   // (400 steps: 0.090 from 0.221; 0.098 at 3e-4; constant rates 0.10-0.16).
   {
-    label: "sft on labels",
+    label: SFT_LABEL,
     algo: "sft",
+    family: "sft",
     syncInterval: null,
     staleness: null,
     steps: SFT_STEPS,
@@ -198,29 +213,56 @@ const ALL_SETTINGS: Setting[] = [
       minLearningRate: 1e-5,
     },
   },
+  // The SFT -> RL pipeline: semi-online DPO from the SFT checkpoint at `arc demo`'s after-warm-up settings (verifier
+  // reward, so pairs only between a passing and a failing sample; 3e-5), on prompts from the same production traffic.
+  {
+    label: "sft -> dpo s=10",
+    algo: "dpo",
+    family: "sft",
+    startsFrom: SFT_LABEL,
+    syncInterval: 10,
+    staleness: null,
+    steps: SFT_STEPS > 0 ? AFTER_SFT_STEPS : 0,
+    prompts: 8,
+    samples: 4,
+    promptPool: 4096,
+    rewardKind: "verifier",
+    sameBudget: false,
+    trainer: { algorithm: "dpo", syncInterval: 10, learningRate: 3e-5, beta: 0.1 },
+  },
 ];
 if (values.only !== undefined && !["dpo", "grpo", "sft"].includes(values.only)) {
   throw new RangeError(`--only: expected dpo, grpo or sft, got ${JSON.stringify(values.only)}`);
 }
 const SETTINGS = ALL_SETTINGS.filter(
-  (s) => (values.only === undefined || s.algo === values.only) && s.steps > 0,
+  (s) => (values.only === undefined || s.family === values.only) && s.steps > 0,
 );
 
 interface Outcome {
   setting: Setting;
   result: RunResult;
   wallS: number;
-  /** Wall seconds from the run's start to the end of each step (evaluations included, the same for every setting). */
+  /**
+   * Wall seconds from the start of the run (of the pipeline's first stage, for a second stage) to the end of each
+   * step (evaluations included, the same for every setting).
+   */
   wallAt: Map<number, number>;
   usage?: ThreadUsage;
   /** The final checkpoint's failure rate on JUDGE_TASKS. */
   judgedFailureRate: number;
 }
 
-async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
+/** The final checkpoint directory of a finished run. */
+function finalCheckpoint(o: Outcome): string {
+  if (o.result.lastCheckpoint === null) throw new Error(`${o.setting.label}: the run wrote no checkpoint`);
+  return join(o.result.dir, o.result.lastCheckpoint);
+}
+
+/** Runs one setting; a pipeline's second stage starts from `first`'s final checkpoint, its clock from `first`'s start. */
+async function runSetting(setting: Setting, runsDir: string, first?: Outcome): Promise<Outcome> {
   const recipe = parseRecipe({
     name: setting.label.replace(/[^a-z0-9]+/gi, "-"),
-    model: { path: values.model },
+    model: { path: first === undefined ? values.model : finalCheckpoint(first) },
     data: {
       env: "toolcall",
       split: "production",
@@ -242,8 +284,8 @@ async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
     ...(setting.rewardKind === null ? {} : { reward: { kind: setting.rewardKind } }),
   });
   let source: AsyncRolloutSource | undefined;
-  const began = performance.now();
-  const wallAt = new Map<number, number>([[0, 0]]);
+  const began = performance.now() - (first?.wallS ?? 0) * 1000;
+  const wallAt = new Map<number, number>([[0, first?.wallS ?? 0]]);
   const result = await startRun(recipe, {
     runsDir,
     factory: embeddedEngineFactory,
@@ -264,13 +306,12 @@ async function runSetting(setting: Setting, runsDir: string): Promise<Outcome> {
   });
   const usage = source?.usage();
   const wallS = (performance.now() - began) / 1000;
-  if (result.lastCheckpoint === null)
-    throw new Error(`${setting.label}: the run wrote no checkpoint to judge`);
-  const judgedFailureRate = await judgeFailureRate(join(result.dir, result.lastCheckpoint));
+  const outcome = { setting, result, wallS, wallAt, usage, judgedFailureRate: Number.NaN };
+  const judgedFailureRate = await judgeFailureRate(finalCheckpoint(outcome));
   process.stderr.write(
     `  ${setting.label}: final checkpoint fails ${judgedFailureRate.toFixed(3)} of ${JUDGE} judge tasks\n`,
   );
-  return { setting, result, wallS, wallAt, usage, judgedFailureRate };
+  return { ...outcome, judgedFailureRate };
 }
 
 /** Moving average of the rollout reward over `window` steps, with the wall seconds at each step. */
@@ -373,7 +414,8 @@ async function main() {
     process.stderr.write(
       `${setting.label}: ${setting.steps} steps x ${setting.prompts} prompts x ${setting.samples} samples\n`,
     );
-    outcomes.push(await runSetting(setting, runsDir));
+    const first = outcomes.find((o) => o.setting.label === setting.startsFrom);
+    outcomes.push(await runSetting(setting, runsDir, first));
   }
   await rm(runsDir, { recursive: true, force: true });
 
@@ -418,6 +460,8 @@ async function main() {
       algo: o.setting.algo,
       sync_interval: o.setting.syncInterval,
       staleness: o.setting.staleness,
+      /** For a pipeline's second stage, the setting it started from; its wall_s counts that stage's time too. */
+      starts_from: o.setting.startsFrom ?? null,
       final_failure_rate: final(o),
       /** The last point of the run's own EVAL-task curve. */
       curve_final_failure_rate: curveFinal(o),
@@ -460,7 +504,8 @@ async function main() {
     `# RL benchmark (toolcall, from ${values.model})`,
     "",
     `Budget per run: ${STEPS} optimizer steps x ${PROMPTS} prompts x 4 samples from a pool of 512 (same prompt budget for every setting but the wide one: ${WIDE_STEPS} steps x 32 prompts x 8 samples from a pool of 4,096, verifier reward; ` +
-      `and the SFT reference, which is not RL: ${SFT_STEPS} steps x 16 reference answers from 8,192 production prompts, 1e-3 decayed to 1e-5), ` +
+      `the SFT reference, which is not RL: ${SFT_STEPS} steps x 16 reference answers from 8,192 production prompts, 1e-3 decayed to 1e-5; ` +
+      `and the SFT -> RL pipeline: ${AFTER_SFT_STEPS} semi-online DPO steps (s=10, verifier reward, 3e-5) x 8 prompts x 4 samples from that SFT checkpoint, its times counted from the SFT's start), ` +
       `curves: ${EVAL} held-out production-split tasks (seed 999, disjoint from the training prompts); ` +
       `judged: the base model and each run's final checkpoint on ${JUDGE} other production tasks (seed 1000; one standard error ${fmt(Math.sqrt((base * (1 - base)) / JUDGE))}), greedy decoding. ` +
       `Whole bench: ${((performance.now() - benchBegan) / 60000).toFixed(1)} min on this machine (2 cores, shared).`,
