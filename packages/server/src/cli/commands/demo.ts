@@ -10,7 +10,7 @@ import { intFlag, type ParsedArgs, parseArgs, stringFlag } from "../parse-args.t
 const HELP = `arc demo — the whole loop in one command, on the embedded defaults
 
 Usage:
-  arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--rate 4] [--sft-steps 320]
+  arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--rate 4] [--sft-steps 400]
            [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96] [--train-set key=value,...]
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
@@ -26,7 +26,7 @@ and <home>/report.html.
   --baseline-rate conversations per second of the simulated agent before training, the traffic the candidate
                   learns from (default 20)
   --rate          conversations per second of the simulated agent from training on (default 4)
-  --sft-steps     SFT warm-up steps at most, 0 for none (it also stops at 80% of the training time; default 320)
+  --sft-steps     SFT warm-up steps at most, 0 for none (it also stops at 80% of the training time; default 400)
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
   --base-model    the starting checkpoint (default models/toolcall-base)
   --max-tokens    output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
@@ -59,7 +59,7 @@ async function demo(argv: string[]): Promise<number> {
     seed: intFlag(args, "seed", 1),
     rate: numberFlag(stringFlag(args, "rate"), "rate", 4),
     baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", 20),
-    sftSteps: nonNegativeIntFlag(args, "sft-steps", 320),
+    sftSteps: nonNegativeIntFlag(args, "sft-steps", 400),
     trainSteps: intFlag(args, "train-steps", 200),
     baseModel: stringFlag(args, "base-model", join(REPO_ROOT, "models/toolcall-base")) as string,
     maxTokens: intFlag(args, "max-tokens", 96),
