@@ -13,8 +13,8 @@
 // `--only grpo --wide-steps 0` runs the three GRPO settings alone (the sync vs async comparison); `--only sft` runs
 // the SFT reference and the pipeline built on it; `--pass-at-k-tasks 0` skips pass@k. Default: 7 runs x 120 steps x
 // 8 prompts x 4 samples (1.5-2 min each from the committed base), 100 wide steps (about 9 min, inside the issue's
-// 10), 400 SFT steps (6 min) and 60 DPO steps after them (2-3 min): about 35 min in all on the 2-core machine when
-// it is idle.
+// 10), 400 SFT steps (4 min on two train threads) and 60 DPO steps after them (1-2 min): about 32 min in all on the
+// 2-core machine when it is idle.
 // `--eval` tasks draw the curves during a run; the base model and every run's final checkpoint are then judged on
 // `--judge` other production tasks (seed 1000), because 64 tasks cannot see a change of a few points (one standard
 // error is 0.06 there, 0.02 at 512): the figures file's failure rates are the judged ones. The base model's pass@k at
@@ -191,7 +191,8 @@ const ALL_SETTINGS: Setting[] = [
     },
   },
   // Not RL, and outside the budget: SFT on reference answers, 16 a step from 8,192 production prompts, 1e-3 decayed
-  // along a cosine to 1e-5. In PyTorch on the same model this was the best of the schedules and pool sizes tried
+  // along a cosine to 1e-5, on two train threads (nothing samples on the second core; the same-budget settings keep
+  // one, as in earlier sessions' figures, and the GRPO ones leave the second core to their rollout worker). In PyTorch on the same model this was the best of the schedules and pool sizes tried
   // (400 steps: 0.090 from 0.221; 0.098 at 3e-4; constant rates 0.10-0.16).
   {
     label: SFT_LABEL,
@@ -211,6 +212,7 @@ const ALL_SETTINGS: Setting[] = [
       warmupSteps: 5,
       decaySteps: Math.max(1, SFT_STEPS - 5),
       minLearningRate: 1e-5,
+      trainThreads: 2,
     },
   },
   // The SFT -> RL pipeline: semi-online DPO from the SFT checkpoint at `arc demo`'s after-warm-up settings (verifier
@@ -228,7 +230,7 @@ const ALL_SETTINGS: Setting[] = [
     promptPool: 4096,
     rewardKind: "verifier",
     sameBudget: false,
-    trainer: { algorithm: "dpo", syncInterval: 10, learningRate: 3e-5, beta: 0.1 },
+    trainer: { algorithm: "dpo", syncInterval: 10, learningRate: 3e-5, beta: 0.1, trainThreads: 2 },
   },
 ];
 if (values.only !== undefined && !["dpo", "grpo", "sft"].includes(values.only)) {
