@@ -55,6 +55,23 @@ describe("PromptPool synthesis", () => {
     }
   });
 
+  it("fills the failure share in the traffic's proportions, each distinct prompt once, when asked", () => {
+    const distinct = buildPromptPool(base).stats.distinctFailurePrompts;
+    const failureRows = (pool: ReturnType<typeof buildPromptPool>) =>
+      pool.rows.filter((r) => r.meta.source === "failure");
+    const size = Math.round(distinct / 0.8);
+    const proportional = failureRows(buildPromptPool({ ...base, size, failureSampling: "proportional" }));
+    assert.equal(new Set(proportional.map((r) => r.question)).size, proportional.length);
+    assert.ok(Math.abs(proportional.length - distinct) <= 1, `${proportional.length} of ${distinct}`);
+    // balanced, the same number of rows repeats the prompts of the rarer patterns and leaves others out
+    const balanced = failureRows(buildPromptPool({ ...base, size }));
+    assert.ok(new Set(balanced.map((r) => r.question)).size < balanced.length);
+    assert.throws(
+      () => buildPromptPool({ ...base, failureSampling: "random" as "balanced" }),
+      /failureSampling: expected "balanced" or "proportional", got "random"/,
+    );
+  });
+
   it("is deterministic for a seed and versions by content", () => {
     assert.equal(buildPromptPool(base).version, buildPromptPool(base).version);
     assert.notEqual(buildPromptPool({ ...base, seed: 4 }).version, buildPromptPool(base).version);

@@ -5,6 +5,9 @@ import type { FailureItem } from "./failure-item.ts";
 import { duplicateKey, NearDuplicateIndex } from "./near-duplicate-index.ts";
 import { seededShuffle } from "./seeded-shuffle.ts";
 
+/** How a PromptPool's failure share is filled: see `PromptPoolOptions.failureSampling`. */
+export type FailureSampling = "balanced" | "proportional";
+
 /** Inputs of a PromptPool. */
 export interface PromptPoolOptions {
   tenantId: string;
@@ -17,6 +20,13 @@ export interface PromptPoolOptions {
   size: number;
   /** Share of the pool drawn from failures (default 0.8); the rest is general replay. */
   failureSamplingRatio?: number;
+  /**
+   * How the failure share is filled (default `balanced`): `balanced` takes each pattern in turn, cycling its
+   * distinct prompts, so rare patterns are not drowned (a pattern of 5 prompts gets as many rows as one of 100, for
+   * RL pools); `proportional` takes the distinct failed prompts as the traffic had them, each once before any
+   * repeats (for supervised warm-ups, which memorize a prompt seen many times).
+   */
+  failureSampling?: FailureSampling;
   /** The tenant's EvalSets: no prompt within `nearDuplicateThreshold` of their questions enters the pool. */
   evalSets: readonly Dataset[];
   /** Default 0.8 (word unigram+bigram Jaccard). */
@@ -25,8 +35,9 @@ export interface PromptPoolOptions {
 
 /**
  * Builds a PromptPool: `round(size × failureSamplingRatio)` failure prompts, balanced across patterns (each
- * pattern in turn, its distinct prompts cycled in a seeded order, so rare patterns are not drowned), and the
- * rest general replay; eval questions and their near-duplicates never enter. Deterministic for a seed.
+ * pattern in turn, its distinct prompts cycled in a seeded order, so rare patterns are not drowned) or in the
+ * traffic's proportions (`failureSampling`), and the rest general replay; eval questions and their near-duplicates
+ * never enter. Deterministic for a seed.
  */
 export function buildPromptPool(options: PromptPoolOptions): Dataset<"prompts"> {
   const ratio = options.failureSamplingRatio ?? 0.8;
@@ -39,6 +50,15 @@ export function buildPromptPool(options: PromptPoolOptions): Dataset<"prompts"> 
     throw new InvalidInputError(`size: expected a non-negative integer, got ${options.size}`, {
       field: "size",
     });
+  }
+  const sampling = options.failureSampling ?? "balanced";
+  if (sampling !== "balanced" && sampling !== "proportional") {
+    throw new InvalidInputError(
+      `failureSampling: expected "balanced" or "proportional", got ${JSON.stringify(sampling)}`,
+      {
+        field: "failureSampling",
+      },
+    );
   }
   const threshold = options.nearDuplicateThreshold ?? 0.8;
   const held = NearDuplicateIndex.of(options.evalSets.flatMap(questionsOf), threshold);
@@ -82,7 +102,10 @@ export function buildPromptPool(options: PromptPoolOptions): Dataset<"prompts"> 
   const nFailure = patternIds.length ? Math.round(options.size * ratio) : 0;
   const nReplay = replay.length ? options.size - nFailure : 0;
   const rows: PromptRow[] = [];
-  const queues = patternIds.map((id, i) => seededShuffle(byPattern.get(id) ?? [], options.seed + i));
+  const queues =
+    sampling === "balanced"
+      ? patternIds.map((id, i) => seededShuffle(byPattern.get(id) ?? [], options.seed + i))
+      : [seededShuffle([...byKey.values()], options.seed)];
   for (let i = 0; i < nFailure; i++) {
     const queue = queues[i % queues.length];
     const round = Math.floor(i / queues.length);
@@ -107,7 +130,12 @@ export function buildPromptPool(options: PromptPoolOptions): Dataset<"prompts"> 
     {
       seed: options.seed,
       patternIds,
-      params: { size: options.size, failureSamplingRatio: ratio, nearDuplicateThreshold: threshold },
+      params: {
+        size: options.size,
+        failureSamplingRatio: ratio,
+        failureSampling: sampling,
+        nearDuplicateThreshold: threshold,
+      },
     },
     { ...stats, failureRows: nFailure, replayRows: nReplay, distinctFailurePrompts: byKey.size },
   );

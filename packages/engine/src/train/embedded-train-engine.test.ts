@@ -3,7 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { Objective } from "@arc/core";
+import type { Objective, StepMetrics } from "@arc/core";
 import { tf } from "../backend/tf-backend.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
@@ -25,6 +25,41 @@ const batch = {
   promptTokens: examples.map((e) => e.promptTokens),
   outputTokens: examples.map((e) => e.outputTokens),
 };
+
+/** Uneven rows, so that micro-batches and shards differ in length and loss tokens. */
+const ragged = {
+  promptTokens: batch.promptTokens,
+  outputTokens: batch.outputTokens.map((o, i) => [...o, ...Array(i).fill(70)]),
+};
+/** One GRPO advantage per row of `ragged`. */
+const advantages = [1, -1, 0.5, -0.5, 1, -0.25];
+
+/** Asserts that two engines' steps on the same batch gave the same loss, gradient norm and figures. */
+function assertSameStep(a: StepMetrics, b: StepMetrics, label: string): void {
+  assert.ok(
+    Math.abs(a.loss - b.loss) < 1e-5 * Math.max(1, Math.abs(a.loss)),
+    `${label}: ${a.loss} vs ${b.loss}`,
+  );
+  assert.ok(
+    Math.abs(a.gradNorm - b.gradNorm) < 1e-4 * a.gradNorm,
+    `${label}: ${a.gradNorm} vs ${b.gradNorm}`,
+  );
+  assert.deepEqual(Object.keys(b.extra).sort(), Object.keys(a.extra).sort());
+  for (const [k, v] of Object.entries(a.extra))
+    assert.ok(
+      Math.abs(v - b.extra[k]) < 1e-4 * Math.max(1, Math.abs(v)),
+      `${label} ${k}: ${v} vs ${b.extra[k]}`,
+    );
+}
+
+/** Asserts that two engines hold the same weights to 1e-5. */
+function assertSameWeights(a: EmbeddedTrainEngine, b: EmbeddedTrainEngine, label: string): void {
+  const want = a.exportTensors();
+  for (const [name, t] of b.exportTensors()) {
+    const worst = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - want.get(name)!.data[i])), 0);
+    assert.ok(worst < 1e-5, `${label}, ${name}: ${worst}`);
+  }
+}
 
 describe("EmbeddedTrainEngine", () => {
   it("memorizes a small chat set with a few hundred SFT steps", async () => {
@@ -173,7 +208,6 @@ describe("EmbeddedTrainEngine", () => {
   });
 
   it("splits a batch into micro-batches whose summed gradients give the whole batch's loss, figures and update", async () => {
-    const advantages = [1, -1, 0.5, -0.5, 1, -0.25];
     const objectives: Objective[] = [
       { kind: "sft" },
       { kind: "dpo", beta: 0.1, loss: "sigmoid", nllCoef: 0.5, entropyCoef: 0.01 },
@@ -182,11 +216,6 @@ describe("EmbeddedTrainEngine", () => {
       { kind: "grpo", aggregation: "dr-grpo" },
       { kind: "grpo", decoupled: true, behaviourWeightCap: 5 },
     ];
-    // uneven rows, so that micro-batches differ in length and loss tokens
-    const ragged = {
-      promptTokens: batch.promptTokens,
-      outputTokens: batch.outputTokens.map((o, i) => [...o, ...Array(i).fill(70)]),
-    };
     for (const objective of objectives) {
       const whole = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 7), { learningRate: 1e-3 });
       const split = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 7), {
@@ -200,26 +229,8 @@ describe("EmbeddedTrainEngine", () => {
       const a = await whole.step(input, objective);
       const b = await split.step(input, objective);
       const label = JSON.stringify(objective);
-      assert.ok(
-        Math.abs(a.loss - b.loss) < 1e-5 * Math.max(1, Math.abs(a.loss)),
-        `${label}: ${a.loss} vs ${b.loss}`,
-      );
-      assert.ok(
-        Math.abs(a.gradNorm - b.gradNorm) < 1e-4 * a.gradNorm,
-        `${label}: ${a.gradNorm} vs ${b.gradNorm}`,
-      );
-      assert.deepEqual(Object.keys(b.extra).sort(), Object.keys(a.extra).sort());
-      for (const [k, v] of Object.entries(a.extra))
-        assert.ok(
-          Math.abs(v - b.extra[k]) < 1e-4 * Math.max(1, Math.abs(v)),
-          `${label} ${k}: ${v} vs ${b.extra[k]}`,
-        );
-      const after = whole.exportTensors();
-      for (const [name, t] of split.exportTensors()) {
-        const want = after.get(name)!.data;
-        const worst = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - want[i])), 0);
-        assert.ok(worst < 1e-5, `${label}, ${name}: ${worst}`);
-      }
+      assertSameStep(a, b, label);
+      assertSameWeights(whole, split, label);
     }
     await assert.rejects(
       EmbeddedTrainEngine.create(tiny, initWeights(tiny, 7), { microBatchRows: 0 }),
@@ -228,11 +239,6 @@ describe("EmbeddedTrainEngine", () => {
   });
 
   it("trains data-parallel on worker threads with the same losses, figures and updates as one thread, step after step", async () => {
-    const advantages = [1, -1, 0.5, -0.5, 1, -0.25];
-    const ragged = {
-      promptTokens: batch.promptTokens,
-      outputTokens: batch.outputTokens.map((o, i) => [...o, ...Array(i).fill(70)]),
-    };
     const objectives: Objective[] = [
       { kind: "sft" },
       { kind: "dpo", beta: 0.1, loss: "sigmoid", nllCoef: 0.5, entropyCoef: 0.01 },
@@ -257,29 +263,12 @@ describe("EmbeddedTrainEngine", () => {
               objective.kind === "grpo" ? { ...ragged, advantages, oldLogprobs: behaviour } : ragged;
             const a = await one.step(input, objective);
             const b = await three.step(input, objective);
-            const label = `${JSON.stringify(objective)} lora ${lora !== undefined} round ${round}`;
-            assert.ok(
-              Math.abs(a.loss - b.loss) < 1e-5 * Math.max(1, Math.abs(a.loss)),
-              `${label}: ${a.loss} vs ${b.loss}`,
-            );
-            assert.ok(
-              Math.abs(a.gradNorm - b.gradNorm) < 1e-4 * a.gradNorm,
-              `${label}: ${a.gradNorm} vs ${b.gradNorm}`,
-            );
-            for (const [k, v] of Object.entries(a.extra))
-              assert.ok(
-                Math.abs(v - b.extra[k]) < 1e-4 * Math.max(1, Math.abs(v)),
-                `${label} ${k}: ${v} vs ${b.extra[k]}`,
-              );
+            assertSameStep(a, b, `${JSON.stringify(objective)} lora ${lora !== undefined} round ${round}`);
           }
           await one.syncReference();
           await three.syncReference();
         }
-        const want = one.exportTensors();
-        for (const [name, t] of three.exportTensors()) {
-          const worst = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - want.get(name)!.data[i])), 0);
-          assert.ok(worst < 1e-5, `lora ${lora !== undefined}, ${name}: ${worst}`);
-        }
+        assertSameWeights(one, three, `lora ${lora !== undefined}`);
       } finally {
         await three.close();
       }

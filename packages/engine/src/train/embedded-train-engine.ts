@@ -97,7 +97,7 @@ function behaviourWeights(prox: tf.Tensor2D, behaviour: tf.Tensor2D, cap?: numbe
   return weights(prox, behaviour);
 }
 
-/** A whole batch's counts, which every micro-batch's loss divides by (see the losses' `totals`). */
+/** A whole batch's counts, which the loss of every micro-batch and shard divides by (see the losses' `totals`). */
 function batchTotals(grid: TokenGrid): BatchTotals {
   const G = grid.length - 1;
   let tokens = 0;

@@ -51,6 +51,12 @@ export const DatasetRequest = z
       .max(1)
       .default(0.8)
       .describe("prompts: share of the pool drawn from failures; the rest replays passed production traces"),
+    failureSampling: z
+      .enum(["balanced", "proportional"])
+      .default("balanced")
+      .describe(
+        "prompts: balanced takes each pattern in turn (rare patterns repeated, for RL); proportional takes each failed prompt once, as the traffic had them (for SFT)",
+      ),
     perPattern: z.number().int().min(1).default(20).describe("eval: items per pattern at most"),
     generalSize: z
       .number()
@@ -221,6 +227,7 @@ export async function buildDataset(
       replay: await passedRows(db, tenantId, registry, { seed: request.seed }),
       size: request.size,
       failureSamplingRatio: request.failureSamplingRatio,
+      failureSampling: request.failureSampling,
       evalSets,
       nearDuplicateThreshold: threshold,
     });

@@ -19,7 +19,8 @@ Kinds:
   eval         held-out items to judge models on: up to --per-pattern de-duplicated failures per pattern plus a
                general regression slice of --general-size passed production traces; never overlaps what you train on
   prompts      prompts to train on: --size prompts, a --failure-sampling-ratio share from failures (balanced
-               across patterns), the rest replayed from passed traces; never an eval question
+               across patterns, or --failure-sampling proportional: each failed prompt once, as the traffic had
+               them, for SFT), the rest replayed from passed traces; never an eval question
   preferences  (prompt, chosen, rejected) pairs: rejected = the failed output, chosen = a correction a user left
                as feedback ({"correction": ...} on POST /v1/feedback) that passes the env's verifier
 
@@ -67,6 +68,8 @@ function createRequest(args: ParsedArgs): Record<string, unknown> {
     const value = numberFlag(args, flag);
     if (value !== undefined) request[field] = value;
   }
+  const sampling = stringFlag(args, "failure-sampling");
+  if (sampling !== undefined) request.failureSampling = sampling;
   return request;
 }
 
