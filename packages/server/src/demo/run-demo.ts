@@ -114,7 +114,8 @@ const SFT_RECIPE = "recipes/toolcall-sft.yaml";
  * (trained on their reference answers) in the share the traffic failed, and passed ones, so that nothing that worked
  * is lost. Measured on one demo's pool (1,377 distinct prompts, 370 steps as below, 512 held-out production tasks,
  * base 0.221): each prompt once 0.096; the failed prompts repeated to 45% of the pool, pattern by pattern so that a
- * rare pattern's few prompts came up to 19 times each, 0.113.
+ * rare pattern's few prompts came up to 19 times each, 0.113. One pair of runs: another demo's warm-up on its own
+ * pool, each prompt once, judged 0.121, so pools of the same traffic spread about as much as that difference.
  */
 const WARMUP_POOL_MAX = 3072;
 /**

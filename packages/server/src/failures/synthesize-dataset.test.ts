@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import {
   DetectorRegistry,
   type EvalRow,
+  type PromptRow,
   simulateProductionTraffic,
   solutionsByQuestion,
   Trace,
@@ -66,6 +67,38 @@ for (const target of databasesUnderTest()) {
       assert.equal(b.dataset.version, a.dataset.version);
       assert.equal(b.created, false);
       assert.notEqual(c.dataset.version, a.dataset.version);
+    });
+
+    it("takes each failed prompt once for a proportional pool, and refuses an unknown way of sampling", async () => {
+      // a tenant of its own: another test's EvalSet would keep its failed prompts out of any pool
+      const own = (await createTenant(db, "proportional")).id;
+      await insertTraces(db, own, gatewayTraces);
+      const worker = new DetectionWorker(db, { config: { quietMs: 0, batchSize: 500 }, setupRegistry });
+      while ((await worker.runOnce()).judged > 0);
+      const request = (failureSampling: string) =>
+        parseDatasetRequest({
+          kind: "prompts",
+          seed: 3,
+          size: 160,
+          failureSamplingRatio: 0.5,
+          failureSampling,
+        });
+      const build = async (failureSampling: string) => {
+        const made = await synthesizeDataset(db, own, request(failureSampling), {
+          createdBy: "api",
+          setupRegistry,
+        });
+        const rows = ((await getDataset(db, own, made.dataset.id)).rows as PromptRow[]).filter(
+          (r) => r.meta.source === "failure",
+        );
+        return { rows, distinct: made.dataset.stats.distinctFailurePrompts };
+      };
+      const proportional = await build("proportional");
+      assert.ok(proportional.distinct >= 80, `distinct failed prompts: ${proportional.distinct}`);
+      assert.equal(new Set(proportional.rows.map((r) => r.question)).size, 80, "80 failure rows, no repeats");
+      const balanced = await build("balanced");
+      assert.ok(new Set(balanced.rows.map((r) => r.question)).size < 80, "balanced repeats rare patterns");
+      assert.throws(() => request("random"), /failureSampling/);
     });
 
     it("reads the passed traces of the replay slice in a seeded order spread over all of them, not the lowest ids", async () => {
