@@ -40,16 +40,14 @@ export function demoReportHtml(result: DemoResult): string {
   const rewardChart = lineChartSvg({
     title: result.warmup ? "Training: SFT warm-up, then DPO" : "Training reward per step",
     series: [
-      ...(result.warmup
-        ? [{ name: "SFT warm-up: held-out failure rate", points: heldOut(warmupRecords, 0) }]
-        : []),
+      ...(result.warmup ? [{ name: "SFT: held-out failure", points: heldOut(warmupRecords, 0) }] : []),
       {
-        name: "DPO: mean rollout reward",
+        name: "DPO: rollout reward",
         points: records
           .filter((r) => r.reward !== null)
           .map((r) => ({ x: dpoOffset + r.step, y: r.reward as number })),
       },
-      { name: "DPO: held-out failure rate", points: heldOut(records, dpoOffset) },
+      { name: "DPO: held-out failure", points: heldOut(records, dpoOffset) },
     ],
     xLabel: result.warmup ? "optimizer step (SFT warm-up, then DPO)" : "optimizer step",
     yLabel: "reward / failure rate",

@@ -18,12 +18,18 @@ function fmt(v: number): string {
   return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
 }
 
+/** Width of `text` at font-size 12 in a sans-serif face, roughly (0.6 em a character). */
+const textWidth = (text: string) => text.length * 7.2;
+
+/** One row of swatches under the plot, each entry as wide as its name. */
 function legend(names: string[]): string {
+  let x = M.left;
   return names
-    .map(
-      (name, i) =>
-        `<g transform="translate(${M.left + i * 190},${H - 18})"><rect width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="16" y="11" font-size="12">${esc(name)}</text></g>`,
-    )
+    .map((name, i) => {
+      const entry = `<g transform="translate(${x.toFixed(0)},${H - 18})"><rect width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="16" y="11" font-size="12">${esc(name)}</text></g>`;
+      x += 16 + textWidth(name) + 18;
+      return entry;
+    })
     .join("");
 }
 
