@@ -255,16 +255,16 @@ interface Outcome {
 }
 
 /** The final checkpoint directory of a finished run. */
-function finalCheckpoint(o: Outcome): string {
-  if (o.result.lastCheckpoint === null) throw new Error(`${o.setting.label}: the run wrote no checkpoint`);
-  return join(o.result.dir, o.result.lastCheckpoint);
+function finalCheckpoint(label: string, result: RunResult): string {
+  if (result.lastCheckpoint === null) throw new Error(`${label}: the run wrote no checkpoint`);
+  return join(result.dir, result.lastCheckpoint);
 }
 
 /** Runs one setting; a pipeline's second stage starts from `first`'s final checkpoint, its clock from `first`'s start. */
 async function runSetting(setting: Setting, runsDir: string, first?: Outcome): Promise<Outcome> {
   const recipe = parseRecipe({
     name: setting.label.replace(/[^a-z0-9]+/gi, "-"),
-    model: { path: first === undefined ? values.model : finalCheckpoint(first) },
+    model: { path: first === undefined ? values.model : finalCheckpoint(first.setting.label, first.result) },
     data: {
       env: "toolcall",
       split: "production",
@@ -308,12 +308,11 @@ async function runSetting(setting: Setting, runsDir: string, first?: Outcome): P
   });
   const usage = source?.usage();
   const wallS = (performance.now() - began) / 1000;
-  const outcome = { setting, result, wallS, wallAt, usage, judgedFailureRate: Number.NaN };
-  const judgedFailureRate = await judgeFailureRate(finalCheckpoint(outcome));
+  const judgedFailureRate = await judgeFailureRate(finalCheckpoint(setting.label, result));
   process.stderr.write(
     `  ${setting.label}: final checkpoint fails ${judgedFailureRate.toFixed(3)} of ${JUDGE} judge tasks\n`,
   );
-  return { ...outcome, judgedFailureRate };
+  return { setting, result, wallS, wallAt, usage, judgedFailureRate };
 }
 
 /** Moving average of the rollout reward over `window` steps, with the wall seconds at each step. */
