@@ -1,12 +1,13 @@
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { Task, WeightSource } from "@arc/core";
+import type { WireTensor } from "@arc/engine";
 import { batchAt } from "../data/index.ts";
 import { RolloutController } from "../rollout/rollout-controller.ts";
 import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
 import { rolloutSeed } from "../rollout/sample-groups.ts";
 import type { AsyncSourceFactory } from "../run/run-training.ts";
-import type { FromWorker, ToWorker, WireTensor } from "./rollout-messages.ts";
+import type { FromWorker, ToWorker } from "./rollout-messages.ts";
 
 /** How busy each thread was: event-loop utilisation of the worker and the trainer, and CPU seconds of the process. */
 export interface ThreadUsage {

@@ -1,13 +1,7 @@
 import type { Task } from "@arc/core";
+import type { WireTensor } from "@arc/engine";
 import type { Recipe } from "../recipe/index.ts";
 import type { ScoredGroup } from "../rollout/scored-group.ts";
-
-/** One weight tensor crossing threads: its buffer is transferred, not copied. */
-export interface WireTensor {
-  name: string;
-  shape: number[];
-  data: Float32Array;
-}
 
 /** Trainer thread → rollout worker. */
 export type ToWorker =
