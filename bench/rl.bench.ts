@@ -9,7 +9,7 @@
 // `--after-sft-steps` of semi-online DPO (s=10, verifier reward) from that SFT checkpoint, timed from the SFT's start.
 // Usage: node --import tsx bench/rl.bench.ts [--steps 120] [--prompts 8] [--wide-steps 100] [--sft-steps 400]
 //        [--after-sft-steps 60] [--eval 64] [--judge 512] [--pass-at-k-tasks 256] [--pass-at-k-samples 8]
-//        [--only dpo|grpo|sft] [--model models/toolcall-base]
+//        [--ppo-epochs 1] [--only dpo|grpo|sft] [--model models/toolcall-base]
 // `--only grpo --wide-steps 0` runs the three GRPO settings alone (the sync vs async comparison); `--only sft` runs
 // the SFT reference and the pipeline built on it; `--pass-at-k-tasks 0` skips pass@k. Default: 7 runs x 120 steps x
 // 8 prompts x 4 samples (1.5-2 min each from the committed base), 100 wide steps (about 9 min, inside the issue's
@@ -48,6 +48,7 @@ const { values } = parseArgs({
     "wide-steps": { type: "string", default: "100" },
     "sft-steps": { type: "string", default: "400" },
     "after-sft-steps": { type: "string", default: "60" },
+    "ppo-epochs": { type: "string", default: "1" },
     only: { type: "string" },
     model: { type: "string", default: "models/toolcall-base" },
   },
@@ -69,6 +70,8 @@ const PASS_AT_K_SAMPLES = intFlag("pass-at-k-samples", 1);
 const WIDE_STEPS = intFlag("wide-steps", 0);
 const SFT_STEPS = intFlag("sft-steps", 0);
 const AFTER_SFT_STEPS = intFlag("after-sft-steps", 0);
+/** Updates per rollout batch of the same-budget GRPO settings (`trainer.ppoEpochs`). */
+const PPO_EPOCHS = intFlag("ppo-epochs", 1);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
 const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
 
@@ -164,6 +167,7 @@ const ALL_SETTINGS: Setting[] = [
         maxStaleness: eta,
         decoupled: eta > 0,
         maxConcurrentRollouts: PROMPTS * 3,
+        ppoEpochs: PPO_EPOCHS,
       },
     }),
   ),
@@ -470,6 +474,9 @@ async function main() {
       steps: o.setting.steps,
       prompts_per_step: o.setting.prompts,
       samples_per_prompt: o.setting.samples,
+      /** Optimizer updates per rollout batch (GRPO's `trainer.ppoEpochs`). */
+      ppo_epochs:
+        o.setting.algo === "grpo" ? ((o.setting.trainer.ppoEpochs as number | undefined) ?? 1) : null,
       reward: o.setting.rewardKind,
       prompt_pool: o.setting.promptPool,
     })),
@@ -504,7 +511,7 @@ async function main() {
   const md = [
     `# RL benchmark (toolcall, from ${values.model})`,
     "",
-    `Budget per run: ${STEPS} optimizer steps x ${PROMPTS} prompts x 4 samples from a pool of 512 (same prompt budget for every setting but the wide one: ${WIDE_STEPS} steps x 32 prompts x 8 samples from a pool of 4,096, verifier reward; ` +
+    `Budget per run: ${STEPS} steps x ${PROMPTS} prompts x 4 samples from a pool of 512 (GRPO: ${PPO_EPOCHS} optimizer update(s) a step; same prompt budget for every setting but the wide one: ${WIDE_STEPS} steps x 32 prompts x 8 samples from a pool of 4,096, verifier reward; ` +
       `the SFT reference, which is not RL: ${SFT_STEPS} steps x 16 reference answers from 8,192 production prompts, 1e-3 decayed to 1e-5; ` +
       `and the SFT -> RL pipeline: ${AFTER_SFT_STEPS} semi-online DPO steps (s=10, verifier reward, 3e-5) x 8 prompts x 4 samples from that SFT checkpoint, its times counted from the SFT's start), ` +
       `curves: ${EVAL} held-out production-split tasks (seed 999, disjoint from the training prompts); ` +

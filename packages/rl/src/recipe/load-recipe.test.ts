@@ -68,4 +68,13 @@ describe("recipes", () => {
       /trainer\.decoupled: needs trainer\.temperature 1/,
     );
   });
+
+  it("takes several updates per rollout batch for GRPO only", () => {
+    assert.equal(parseRecipe({ trainer: { algorithm: "grpo", ppoEpochs: 2 } }).trainer.ppoEpochs, 2);
+    assert.throws(
+      () => parseRecipe({ trainer: { algorithm: "dpo", ppoEpochs: 2 } }),
+      /trainer\.ppoEpochs: only GRPO takes several updates per rollout batch, got 2 with algorithm dpo/,
+    );
+    assert.throws(() => parseRecipe({ trainer: { ppoEpochs: 0 } }), /trainer\.ppoEpochs/);
+  });
 });

@@ -32,6 +32,12 @@ export function parseRecipe(raw: unknown, source = "recipe"): Recipe {
       { field: "trainer.decoupled" },
     );
   }
+  if (recipe.trainer.ppoEpochs > 1 && recipe.trainer.algorithm !== "grpo") {
+    throw new InvalidInputError(
+      `${source}: trainer.ppoEpochs: only GRPO takes several updates per rollout batch, got ${recipe.trainer.ppoEpochs} with algorithm ${recipe.trainer.algorithm}`,
+      { field: "trainer.ppoEpochs" },
+    );
+  }
   return recipe;
 }
 

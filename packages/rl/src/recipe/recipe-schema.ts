@@ -165,6 +165,14 @@ export const TrainerBlock = z
       .positive()
       .optional()
       .describe("GRPO with decoupled: tokens whose pi_prox/pi_behaviour exceeds this are left out."),
+    ppoEpochs: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe(
+        "GRPO: optimizer updates on each rollout batch (TRL's num_iterations, VERL's ppo_epochs); every update clips against the policy the batch's first update started from. Warm-up and decay still count steps.",
+      ),
     asyncRollouts: z
       .boolean()
       .default(false)

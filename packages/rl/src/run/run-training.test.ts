@@ -85,6 +85,26 @@ describe("runs", () => {
     assert.ok(mean(steps.slice(-3)) > mean(steps.slice(0, 3)), "reward did not improve");
   });
 
+  it("takes ppoEpochs optimizer updates a step, with warm-up and decay still counted in steps", async () => {
+    const { root, recipe } = await tinyRecipe({
+      algorithm: "grpo",
+      steps: 4,
+      ppoEpochs: 3,
+      decaySteps: 4,
+      minLearningRate: 0,
+      checkpointEvery: 4,
+    });
+    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: embeddedEngineFactory });
+    const trainerState = JSON.parse(
+      await readFile(join(result.dir, "checkpoints/step-4/trainer_state.json"), "utf8"),
+    );
+    const rates = result.records.filter((r) => r.step > 0).map((r) => r.learningRate as number);
+    assert.equal(trainerState.step, 3 * 4, "every step takes 3 updates");
+    // decay counted in updates would reach 0 by the second step's last update; counted in steps it is midway there
+    assert.ok(rates[1] > 0.4 * 1e-2 && rates[1] < 0.8 * 1e-2, `learning rates ${rates}`);
+    assert.ok(rates[3] < 0.05 * 1e-2, `learning rates ${rates}`);
+  });
+
   it("stops a cancelled run after the current step with a checkpoint and status cancelled", async () => {
     const { root, recipe } = await tinyRecipe({ steps: 50, checkpointEvery: 100 });
     const controller = new AbortController();

@@ -13,6 +13,7 @@ import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
 import { SyncRolloutSource } from "../rollout/sync-rollout-source.ts";
 import { buildReward } from "./build-reward.ts";
 import type { EngineFactory } from "./engine-factory.ts";
+import { grpoUpdates } from "./grpo-updates.ts";
 import { metricsChartSvg } from "./metrics-chart.ts";
 import { RunDir } from "./run-dir.ts";
 import type { RunHooks, RunResult, RunState, StepRecord } from "./run-types.ts";
@@ -145,8 +146,9 @@ async function execute(
     checkpointDir ?? modelDir,
     {
       learningRate: t.learningRate,
-      warmupSteps: t.warmupSteps,
-      decaySteps: t.decaySteps,
+      // the engine's schedule counts optimizer updates, the recipe's counts steps
+      warmupSteps: t.warmupSteps * t.ppoEpochs,
+      decaySteps: t.decaySteps * t.ppoEpochs,
       minLearningRate: t.minLearningRate,
       weightDecay: t.weightDecay,
       maxGradNorm: t.maxGradNorm,
@@ -426,15 +428,20 @@ async function trainOnRollouts(
   );
   const m =
     out.groups > 0
-      ? await train.step(out.batch, {
-          kind: "grpo",
-          clipEpsilon: t.clipEpsilon,
-          klCoef: t.klCoef,
-          entropyCoef: t.entropyCoef,
-          aggregation: t.normalization === "dr-grpo" ? "dr-grpo" : "token",
-          decoupled: t.decoupled,
-          behaviourWeightCap: t.behaviourWeightCap,
-        })
+      ? await grpoUpdates(
+          train,
+          out.batch,
+          {
+            kind: "grpo",
+            clipEpsilon: t.clipEpsilon,
+            klCoef: t.klCoef,
+            entropyCoef: t.entropyCoef,
+            aggregation: t.normalization === "dr-grpo" ? "dr-grpo" : "token",
+            decoupled: t.decoupled,
+            behaviourWeightCap: t.behaviourWeightCap,
+          },
+          t.ppoEpochs,
+        )
       : null;
   const [advantageMean, advantageStd] = meanStd(out.advantages);
   return stepRecord(
