@@ -42,6 +42,8 @@ describe("arc demo (tiny model, one-minute budget)", () => {
         "1",
         "--baseline-rate",
         "8",
+        "--training-rate",
+        "2",
         "--rate",
         "6",
         "--base-model",
@@ -72,6 +74,15 @@ describe("arc demo (tiny model, one-minute budget)", () => {
       assert.match(stderr, new RegExp(`✓ ${phase.replace(/[()]/g, "\\$&")} \\(\\d+ s\\)`), `phase ${phase}`);
     }
     assert.match(stderr, /gates: \{"minFunctional":0/, "the gates used are printed");
+    assert.match(
+      stderr,
+      /SFT warm-up: 2 steps: a step took [\d.]+ s in a \d+ s probe \(--sft-steps 2 caps it\)/,
+      "the warm-up is planned from a timed probe",
+    );
+    assert.match(
+      stderr,
+      /the agent sends 2 conversation\(s\) a second while the candidate trains on 2 threads, 6 after/,
+    );
   });
 
   it("writes summary.json with exactly the figures' keys and a version per model", () => {

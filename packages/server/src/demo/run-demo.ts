@@ -46,13 +46,15 @@ export interface DemoOptions {
   /** Wall-clock budget of the whole demo in minutes (the phases are cut to fit). */
   minutes: number;
   seed: number;
-  /** Conversations per second of the simulated agent once training starts. */
+  /** Conversations per second of the simulated agent after training (validation, canary, measurement). */
   rate: number;
+  /** Conversations per second while the candidate trains (the training runs on both cores). */
+  trainingRate: number;
   /** Conversations per second before the first training (more traffic, more failures for the warm-up to learn). */
   baselineRate: number;
   /** DPO optimizer steps at most (the training phase also stops at its share of the budget). */
   trainSteps: number;
-  /** SFT warm-up steps at most before DPO (0: none); the warm-up also stops at its share of the training time. */
+  /** SFT warm-up steps at most before DPO (0: none); it plans as many as fit in its share of the training time. */
   sftSteps: number;
   /** The base checkpoint (default: the committed `models/toolcall-base`). */
   baseModel: string;
@@ -119,12 +121,21 @@ const SFT_RECIPE = "recipes/toolcall-sft.yaml";
  */
 const WARMUP_POOL_MAX = 3072;
 /**
- * Threads of each training run (`trainer.trainThreads`): training would leave the second core to the gateway's light
- * traffic (4 calls a second); SFT steps on two threads took 0.47 s where one took 0.74 (toolcall base, batch 16).
+ * Threads of each training run (`trainer.trainThreads`): SFT steps on two threads took 0.47 s where one took 0.74
+ * (toolcall base, batch 16), so the agent's traffic slows to `trainingRate` while the candidate trains.
  */
 const TRAIN_THREADS = 2;
-/** Share of the training phase's time the SFT warm-up may take before DPO starts. */
-const WARMUP_SHARE_OF_TRAINING = 0.8;
+/**
+ * Share of the training phase's time the SFT warm-up may take before DPO starts: DPO after the warm-up holds its
+ * gain and adds little (one demo's warm-up 0.088 on 512 held-out production tasks, its candidate after 51 DPO steps
+ * 0.090), so the warm-up gets most of it.
+ */
+const WARMUP_SHARE_OF_TRAINING = 0.85;
+/**
+ * Share of the demo's budget by which training ends. Validation then takes seconds and the canary about a minute
+ * (one 14-minute demo: 6 s and 79 s), which leaves four minutes or more to measure the promoted model live.
+ */
+const TRAINING_ENDS_AT = 0.6;
 /**
  * The warm-up's overrides of the SFT recipe: 1e-3 decayed along a cosine to 1e-5 by its last step. Measured with
  * the same model in PyTorch (whose logits match the engine's, hf-transformers.test.ts) on 512 held-out production
@@ -189,7 +200,47 @@ function secondsLeft(started: number, step: number, totalSteps: number, deadline
   return Math.max(0, Math.min((deadline - Date.now()) / 1000, perStep * (totalSteps - step)));
 }
 
-/** The SFT warm-up run, from the base model on the warm-up pool's reference answers. */
+/** Steps of the probe that times a warm-up step before the warm-up is planned; the first two are not timed. */
+const PROBE_STEPS = 12;
+/** Share of the warm-up's time its planned steps may fill; the rest covers starting the run and its evaluations. */
+const WARMUP_PLAN_MARGIN = 0.9;
+
+/**
+ * Seconds one warm-up step takes on this machine now (traffic included): a short run of the warm-up's recipe,
+ * timed from its third step on, then removed. Null when it could not time it (its steps took no time to read).
+ */
+async function timeWarmupStep(
+  runsDir: string,
+  overrides: string[],
+  deadline: number,
+): Promise<number | null> {
+  const runId = `demo-sft-probe-${Date.now().toString(36)}`;
+  const probe = await trainCandidate({
+    recipe: SFT_RECIPE,
+    runsDir,
+    runId,
+    overrides: [
+      ...overrides,
+      `trainer.steps=${PROBE_STEPS}`,
+      `trainer.checkpointEvery=${PROBE_STEPS}`,
+      "data.evalCount=0",
+    ],
+    deadline,
+    onStep: () => undefined,
+  });
+  rmSync(probe.dir, { recursive: true, force: true });
+  const at = (step: number) => probe.records.find((r) => r.step === step)?.elapsedS;
+  const [from, to] = [at(2), at(PROBE_STEPS)];
+  if (from === undefined || to === undefined || !(to > from)) return null;
+  return (to - from) / (PROBE_STEPS - 2);
+}
+
+/**
+ * The SFT warm-up run, from the base model on the warm-up pool's reference answers. Its learning rate decays to
+ * its last step, so the steps are planned to end by the deadline: as many as a probe's pace fits in
+ * `WARMUP_PLAN_MARGIN` of the time left, `options.sftSteps` at most (a run stopped at its deadline would end on a
+ * learning rate still high).
+ */
 async function warmUp(context: {
   poolPath: string;
   baseModel: string;
@@ -201,21 +252,41 @@ async function warmUp(context: {
   progress: (line: string) => string;
 }): Promise<{ outcome: TrainOutcome; overrides: string[] }> {
   const { options } = context;
-  const overrides = [
+  const runsDir = join(context.home, "runs");
+  const common = [
     `model.path=${context.baseModel}`,
     `data.prompts=${context.poolPath}`,
     `data.seed=${options.seed}`,
-    `trainer.steps=${options.sftSteps}`,
-    `trainer.checkpointEvery=${options.sftSteps}`,
     "data.evalCount=32",
-    ...warmupTrainer(options.sftSteps),
+  ];
+  context.live.update(context.progress("SFT warm-up: timing a few steps to plan the run"));
+  const probeStarted = Date.now();
+  const stepS = await timeWarmupStep(
+    runsDir,
+    [...common, ...warmupTrainer(PROBE_STEPS), ...(options.extraOverrides ?? [])],
+    context.deadline,
+  );
+  const fits =
+    stepS === null
+      ? options.sftSteps
+      : Math.floor((WARMUP_PLAN_MARGIN * (context.deadline - Date.now())) / 1000 / stepS);
+  const steps = Math.max(1, Math.min(options.sftSteps, fits));
+  const plan =
+    stepS === null
+      ? `${steps} steps (the probe could not time a step)`
+      : `${steps} steps: a step took ${stepS.toFixed(2)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${fits < options.sftSteps ? "" : ` (--sft-steps ${options.sftSteps} caps it)`}`;
+  const overrides = [
+    ...common,
+    `trainer.steps=${steps}`,
+    `trainer.checkpointEvery=${steps}`,
+    ...warmupTrainer(steps),
     ...(options.extraOverrides ?? []),
   ];
-  options.out.write(`  arc train ${SFT_RECIPE} ${overrides.join(" ")}\n`);
+  options.out.write(`  SFT warm-up: ${plan}\n  arc train ${SFT_RECIPE} ${overrides.join(" ")}\n`);
   const started = Date.now();
   const outcome = await trainCandidate({
     recipe: SFT_RECIPE,
-    runsDir: join(context.home, "runs"),
+    runsDir,
     runId: `demo-sft-${options.seed}-${Date.now().toString(36)}`,
     overrides,
     deadline: context.deadline,
@@ -382,7 +453,7 @@ async function demoLoop(context: {
     await sleep(1000);
   }
   endPhase("baseline traffic", await trafficLine("baseline"));
-  agent.setRate(options.rate);
+  agent.setRate(options.trainingRate);
 
   // 3. failures: verdicts and patterns came by themselves; synthesize datasets
   for (let i = 0; i < 80; i++) {
@@ -472,8 +543,11 @@ async function demoLoop(context: {
   );
 
   // 4. train a candidate from the production model: SFT warm-up on reference answers, then semi-online DPO
+  say(
+    `  the agent sends ${options.trainingRate} conversation(s) a second while the candidate trains on ${TRAIN_THREADS} threads, ${options.rate} after`,
+  );
   const trainStart = Date.now();
-  const trainDeadline = Math.max(at(0.52), Date.now() + 20_000);
+  const trainDeadline = Math.max(at(TRAINING_ENDS_AT), Date.now() + 20_000);
   const warmup =
     warmupPoolPath !== null
       ? await warmUp({
@@ -552,6 +626,8 @@ async function demoLoop(context: {
     "train (semi-online DPO)",
     `run ${runId}: ${training.state.step} steps${training.stoppedAtDeadline ? " (stopped at its time budget)" : ""}, pairs formed in ${pairRate === null ? "–" : (pairRate * 100).toFixed(0)}% of groups, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}; candidate ${candidate.id}`,
   );
+
+  agent.setRate(options.rate);
 
   // 5. validation (the validator worker picks the candidate up)
   let model: ModelVersion | undefined;

@@ -10,7 +10,8 @@ import { intFlag, type ParsedArgs, parseArgs, stringFlag } from "../parse-args.t
 const HELP = `arc demo — the whole loop in one command, on the embedded defaults
 
 Usage:
-  arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--rate 4] [--sft-steps 400]
+  arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--training-rate 1] [--rate 6]
+           [--sft-steps 1000]
            [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96] [--train-set key=value,...]
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
@@ -25,8 +26,10 @@ and <home>/report.html.
   --home          the demo's ARC_HOME; its previous demo data is removed first (default .arc/demo)
   --baseline-rate conversations per second of the simulated agent before training, the traffic the candidate
                   learns from (default 20)
-  --rate          conversations per second of the simulated agent from training on (default 4)
-  --sft-steps     SFT warm-up steps at most, 0 for none (it also stops at 80% of the training time; default 400)
+  --training-rate conversations per second while the candidate trains, which takes both cores (default 1)
+  --rate          conversations per second of the simulated agent after training (default 6)
+  --sft-steps     SFT warm-up steps at most, 0 for none: it plans as many as a short timed probe says fit in
+                  85% of the training time, this many at most (default 1000)
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
   --base-model    the starting checkpoint (default models/toolcall-base)
   --max-tokens    output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
@@ -57,9 +60,10 @@ async function demo(argv: string[]): Promise<number> {
     home,
     minutes: numberFlag(stringFlag(args, "minutes"), "minutes", 14),
     seed: intFlag(args, "seed", 1),
-    rate: numberFlag(stringFlag(args, "rate"), "rate", 4),
+    rate: numberFlag(stringFlag(args, "rate"), "rate", 6),
+    trainingRate: numberFlag(stringFlag(args, "training-rate"), "training-rate", 1),
     baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", 20),
-    sftSteps: nonNegativeIntFlag(args, "sft-steps", 400),
+    sftSteps: nonNegativeIntFlag(args, "sft-steps", 1000),
     trainSteps: intFlag(args, "train-steps", 200),
     baseModel: stringFlag(args, "base-model", join(REPO_ROOT, "models/toolcall-base")) as string,
     maxTokens: intFlag(args, "max-tokens", 96),
