@@ -211,7 +211,7 @@ const WARMUP_PLAN_MARGIN = 0.92;
 
 /**
  * Seconds one warm-up step takes on this machine now (traffic included): a short run of the warm-up's recipe,
- * timed from step `PROBE_TIMED_FROM` on, then removed. Null when it could not time it (its steps took no time to read).
+ * timed from step `PROBE_TIMED_FROM` on, then removed. Null when the deadline stopped it before its last step.
  */
 async function timeWarmupStep(
   runsDir: string,
