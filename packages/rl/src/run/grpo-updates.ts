@@ -13,10 +13,12 @@ export async function grpoUpdates(
   epochs: number,
 ): Promise<StepMetrics> {
   if (epochs === 1) return train.step(batch, objective);
-  const start = (await train.logprobs(batch)).map((row) => Array.from(row));
+  const startLogprobs = async () => (await train.logprobs(batch)).map((row) => Array.from(row));
   const held: TrainBatch = objective.decoupled
-    ? { ...batch, proximalLogprobs: start }
-    : { ...batch, oldLogprobs: batch.oldLogprobs ?? start };
+    ? { ...batch, proximalLogprobs: await startLogprobs() }
+    : batch.oldLogprobs
+      ? batch
+      : { ...batch, oldLogprobs: await startLogprobs() };
   const updates: StepMetrics[] = [];
   for (let epoch = 0; epoch < epochs; epoch++) updates.push(await train.step(held, objective));
   const mean = (pick: (m: StepMetrics) => number) => updates.reduce((sum, m) => sum + pick(m), 0) / epochs;

@@ -261,7 +261,6 @@ async function warmUp(context: {
     `model.path=${context.baseModel}`,
     `data.prompts=${context.poolPath}`,
     `data.seed=${options.seed}`,
-    "data.evalCount=32",
   ];
   context.live.update(context.progress("SFT warm-up: timing a few steps to plan the run"));
   const probeStarted = Date.now();
@@ -281,6 +280,7 @@ async function warmUp(context: {
       : `${steps} steps: a step took ${stepS.toFixed(2)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${fits < options.sftSteps ? "" : ` (--sft-steps ${options.sftSteps} caps it)`}`;
   const overrides = [
     ...common,
+    "data.evalCount=32",
     `trainer.steps=${steps}`,
     `trainer.checkpointEvery=${steps}`,
     ...warmupTrainer(steps),
