@@ -11,8 +11,8 @@ const HELP = `arc demo — the whole loop in one command, on the embedded defaul
 
 Usage:
   arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--training-rate 1] [--rate 6]
-           [--sft-steps 1000]
-           [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96] [--train-set key=value,...]
+           [--sft-steps 1000] [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96]
+           [--train-set key=value,...]
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
 on the toolcall production split, detects and clusters its failures, synthesizes datasets, trains a candidate
