@@ -132,10 +132,15 @@ const TRAIN_THREADS = 2;
  */
 const WARMUP_SHARE_OF_TRAINING = 0.85;
 /**
- * Share of the demo's budget by which training ends. Validation then takes seconds and the canary about a minute
- * (one 14-minute demo: 6 s and 79 s), which leaves four minutes or more to measure the promoted model live.
+ * Share of the demo's budget by which training ends. After it the agent is back at full rate, validation takes
+ * seconds and the canary well under a minute, which leaves about two minutes (~2,000 calls) to measure the promoted
+ * model live.
  */
-const TRAINING_ENDS_AT = 0.6;
+const TRAINING_ENDS_AT = 0.8;
+/** Share of the budget by which the demo stops waiting for the validator's verdict (it takes ~10 s). */
+const VALIDATION_ENDS_AT = 0.88;
+/** Share of the budget by which the canary should have decided (it took 39 s in one demo); measuring follows. */
+const CANARY_ENDS_AT = 0.94;
 /**
  * The warm-up's overrides of the SFT recipe: 1e-3 decayed along a cosine to 1e-5 by its last step. Measured with
  * the same model in PyTorch (whose logits match the engine's, hf-transformers.test.ts) on 512 held-out production
@@ -635,7 +640,7 @@ async function demoLoop(context: {
 
   // 5. validation (the validator worker picks the candidate up)
   let model: ModelVersion | undefined;
-  while (Date.now() < at(0.8)) {
+  while (Date.now() < at(VALIDATION_ENDS_AT)) {
     [model] = (await listModelVersions(db, tenantId)).filter((m) => m.id === candidate.id);
     if (model && model.status !== "candidate") break;
     live.update(await trafficLine(`validate [${candidate.name}: ${model?.status}]`));
@@ -652,7 +657,7 @@ async function demoLoop(context: {
   // 6. canary (the deployer starts, ramps and decides by itself)
   if (firstValidation?.decision !== "fail") {
     // also when validation is still running: its verdict may start a canary late
-    const canaryEnd = at(0.92);
+    const canaryEnd = at(CANARY_ENDS_AT);
     while (Date.now() < canaryEnd) {
       const dep = await activeDeployment(db, tenantId);
       const [latest] = await listDeployments(db, tenantId, 1);

@@ -10,7 +10,7 @@ import { intFlag, type ParsedArgs, parseArgs, stringFlag } from "../parse-args.t
 const HELP = `arc demo — the whole loop in one command, on the embedded defaults
 
 Usage:
-  arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--training-rate 1] [--rate 6]
+  arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--training-rate 1] [--rate 20]
            [--sft-steps 1000] [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96]
            [--train-set key=value,...]
 
@@ -27,7 +27,7 @@ and <home>/report.html.
   --baseline-rate conversations per second of the simulated agent before training, the traffic the candidate
                   learns from (default 20)
   --training-rate conversations per second while the candidate trains, which takes both cores (default 1)
-  --rate          conversations per second of the simulated agent after training (default 6)
+  --rate          conversations per second of the simulated agent after training (default 20)
   --sft-steps     SFT warm-up steps at most, 0 for none: it plans as many as a short timed probe says fit in
                   85% of the training time, this many at most (default 1000)
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
@@ -60,7 +60,7 @@ async function demo(argv: string[]): Promise<number> {
     home,
     minutes: numberFlag(stringFlag(args, "minutes"), "minutes", 14),
     seed: intFlag(args, "seed", 1),
-    rate: numberFlag(stringFlag(args, "rate"), "rate", 6),
+    rate: numberFlag(stringFlag(args, "rate"), "rate", 20),
     trainingRate: numberFlag(stringFlag(args, "training-rate"), "training-rate", 1),
     baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", 20),
     sftSteps: nonNegativeIntFlag(args, "sft-steps", 1000),
