@@ -70,6 +70,15 @@ export interface DemoOptions {
 
 /** The demo's gates, set explicitly and printed: the defaults (functional ≥ 0.85) assume a usable base model. */
 const DEMO_GATES: ValidationGatesInput = { minFunctional: 0, minNdr: 0.95, alpha: 0.05, safety: "clean" };
+/**
+ * The EvalSet's failed items per pattern and passed items of its general slice. Only items the production model
+ * passes can regress, so these set how noisy the NDR gate is: with 3 and 20 (~49 items, ~20 passed) a candidate
+ * measured 0.959 with 2 regressions, one short of failing 0.95 (a candidate that breaks 5% of what passed fails
+ * there ~8% of the time, at twice the items ~2%); what they take from the training pools (eval questions are
+ * held out of them) is a few percent of the traffic.
+ */
+const EVAL_PER_PATTERN = 6;
+const EVAL_GENERAL_SIZE = 40;
 /** Why the demo lowers the gates, with the base model's production failure rate from its base-model.json when known. */
 function gatesWhy(baseFailureRate: unknown): string {
   const known =
@@ -487,8 +496,8 @@ async function demoLoop(context: {
     size: 256,
     failureSamplingRatio: 0.8,
     failureSampling: "balanced",
-    perPattern: 3,
-    generalSize: 20,
+    perPattern: EVAL_PER_PATTERN,
+    generalSize: EVAL_GENERAL_SIZE,
     nearDuplicateThreshold: 0.8,
     maxTracesPerPattern: 1000,
     candidates: {},
