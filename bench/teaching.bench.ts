@@ -2,10 +2,11 @@
 // (models/toolcall-base) alone, with an untrained teacher (the checkpoint teacher training starts from),
 // with the SFT warm-up teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
 // never trained on, and with the reference rule the teacher is trained to imitate (it reads the solution,
-// so it is the most a learned teacher could reach with this student). Accuracy, NDR, teaching tokens, TES,
-// split by how the probe judged the student.
+// so it is the most a learned teacher could reach with this student), both as the SFT recipe labels strong students
+// (`teaching.strongStudentTeaching`) and the other way. Accuracy, NDR, teaching tokens, TES, split by how the probe
+// judged the student.
 // Trains the teacher first (scripts/make-teacher.ts recipes) when models/teacher-toolcall is missing.
-// Usage: node --import tsx bench/teaching.bench.ts [--count 200] [--seed 2024] [--student dir] [--teacher dir] [--sft-teacher dir]
+// Usage: node --import tsx bench/teaching.bench.ts [--count 600] [--seed 2024] [--student dir] [--teacher dir] [--sft-teacher dir]
 // Writes bench/results/teaching.json (the figures file) and bench/results/teaching.md.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -42,7 +43,7 @@ import {
 
 const { values } = parseArgs({
   options: {
-    count: { type: "string", default: "200" },
+    count: { type: "string", default: "600" },
     seed: { type: "string", default: "2024" },
     student: { type: "string", default: "models/toolcall-base" },
     teacher: { type: "string" },
@@ -121,7 +122,13 @@ const untrained = await run(
 );
 const sftOnly = await run("SFT teacher", await teacherOf("teacher-toolcall-sft", sftDir));
 const trained = await run("trained teacher", await teacherOf("teacher-toolcall", trainedDir));
-const reference = await run("reference rule", new ReferenceToolcallTeacher(tasks));
+const strongTeaching = sftRecipe.teaching.strongStudentTeaching;
+const otherStrongTeaching = strongTeaching === "none" ? "conversions" : "none";
+const reference = await run("reference rule", new ReferenceToolcallTeacher(tasks, strongTeaching));
+const referenceOther = await run(
+  `reference rule, strong students told ${otherStrongTeaching}`,
+  new ReferenceToolcallTeacher(tasks, otherStrongTeaching),
+);
 
 // The probe's judgement read by the reference rule (right tool and argument names in the student's
 // first bytes), the same for every condition, so the strong/weak split does not depend on the teacher.
@@ -150,6 +157,7 @@ const figures = {
   teaching_tokens_weak: split(trained, "weak").teachingTokens,
   tes: trained.overall.tes,
   reference_rule_accuracy: reference.overall.taughtAccuracy,
+  reference_rule_ndr: reference.overall.ndr,
 };
 await mkdir("bench/results", { recursive: true });
 await writeFile("bench/results/teaching.json", `${JSON.stringify(figures, null, 2)}\n`);
@@ -194,7 +202,8 @@ ${row("student alone", alone.overall, alone)}
 ${row(`student + untrained teacher (${sftRecipe.teacher.path ?? "fresh weights"})`, untrained.overall, untrained)}
 ${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
 ${row("student + trained teacher (SFT + GRPO)", trained.overall, trained)}
-${row("student + reference rule (reads the solution: the ceiling for a learned teacher)", reference.overall, reference)}
+${row(`student + reference rule (reads the solution: the ceiling for a learned teacher; strong students told ${strongTeaching})`, reference.overall, reference)}
+${row(`student + reference rule, strong students told ${otherStrongTeaching}`, referenceOther.overall, referenceOther)}
 
 Strong/weak: the student's probe judged by the reference rule (it opens the right tool with the right
 argument names, and every value it wrote out in full is the request's), the same split for every condition:
@@ -207,6 +216,7 @@ ${(
     ["SFT warm-up", sftOnly],
     ["trained", trained],
     ["reference rule", reference],
+    [`reference rule, strong told ${otherStrongTeaching}`, referenceOther],
   ] as const
 )
   .flatMap(([label, e]) =>

@@ -105,6 +105,7 @@ async function run(path: string): Promise<void> {
       sampledProbes: recipe.data.sampledProbes,
       syntheticShare: recipe.data.syntheticShare,
       seed: recipe.data.seed,
+      strongTeaching: recipe.teaching.strongStudentTeaching,
     });
     const weak = examples.filter((e) => e.diagnosis === "weak").length;
     log(

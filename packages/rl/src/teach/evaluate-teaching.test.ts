@@ -44,9 +44,17 @@ describe("evaluateTeaching", () => {
     const strong = taught.byJudgement.get("strong");
     const weak = taught.byJudgement.get("weak");
     assert.equal(weak?.interactions, booking);
-    // strong students hear only a request's conversions ("March is month 03"), and nothing for most requests
-    assert.ok((strong?.meanTeachingTokens ?? Number.NaN) < (weak?.meanTeachingTokens ?? 0) / 2);
-    const silent = taught.outcomes.filter((o) => o.teachingTokens === 0).length;
+    assert.equal(strong?.meanTeachingTokens, 0, "strong students hear nothing by default");
+    // with `conversions`, strong students hear only a request's conversions ("March is month 03"), most nothing
+    const withConversions = await evaluateTeaching({
+      ...common,
+      mode: "adaptive",
+      teacher: new ReferenceToolcallTeacher(tasks, "conversions"),
+    });
+    assert.equal(withConversions.overall.ndr, 1);
+    const heard = withConversions.byJudgement.get("strong")?.meanTeachingTokens ?? Number.NaN;
+    assert.ok(heard > 0 && heard < (weak?.meanTeachingTokens ?? 0) / 2, `strong students heard ${heard}`);
+    const silent = withConversions.outcomes.filter((o) => o.teachingTokens === 0).length;
     assert.ok(silent >= tasks.filter((t) => conversionHint(t) === "").length - booking);
   });
 

@@ -24,6 +24,7 @@ export {
 export {
   diagnoseToolcallProbe,
   probedTool,
+  type StrongStudentTeaching,
   TOOLCALL_TEACHING_TEMPLATES,
   type ToolcallDiagnosis,
   toolcallAnswers,

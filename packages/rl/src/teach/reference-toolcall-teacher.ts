@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatModel, CompleteOptions, Task, TeachMessage } from "@arc/core";
-import { toolcallTeacherReply } from "./toolcall-teaching.ts";
+import { type StrongStudentTeaching, toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /**
  * The rule a trained `toolcall` teacher imitates, as a ChatModel: reads the question and the student's
@@ -12,14 +12,18 @@ export class ReferenceToolcallTeacher implements ChatModel {
   /** The name recorded on trace steps. */
   readonly model = "reference-teacher";
 
-  constructor(private readonly tasks: readonly Task[]) {}
+  constructor(
+    private readonly tasks: readonly Task[],
+    /** What it tells a student whose probe opens the right call (default: nothing). */
+    private readonly strongTeaching: StrongStudentTeaching = "none",
+  ) {}
 
   async complete(messages: TeachMessage[], _options: CompleteOptions): Promise<ChatCompletion> {
     const prompt = messages[messages.length - 1].content;
     const match = /^Request: ([\s\S]*?)\nStudent's approach: ([\s\S]*?)\nDiagnose/.exec(prompt);
     const task = this.tasks.find((t) => t.question === match?.[1]);
     if (!task || !match) throw new Error(`not a toolcall teacher prompt: ${prompt.slice(0, 80)}`);
-    const text = toolcallTeacherReply(task, match[2]).reply;
+    const text = toolcallTeacherReply(task, match[2], this.strongTeaching).reply;
     return { text, promptTokens: prompt.length, completionTokens: text.length, finishReason: "stop" };
   }
 }

@@ -16,6 +16,7 @@ describe("teacher recipes", () => {
     assert.equal(grpo.stage, "grpo");
     assert.equal(grpo.teacher.path, sft.out);
     assert.equal(grpo.trainer.reward.adaptiveTeaching.degradationMultiplier, 2);
+    assert.equal(sft.teaching.strongStudentTeaching, "none");
   });
 
   it("applies key=value overrides and names a bad key with what was expected", async () => {
@@ -31,6 +32,15 @@ describe("teacher recipes", () => {
     assert.equal(overridden.trainer.decaySteps, 2);
     assert.equal(overridden.trainer.minLearningRate, 1e-5);
     await assert.rejects(loadTeacherRecipe(path, ["trainer.decaySteps=1.5"]), /trainer\.decaySteps/);
+    assert.equal(
+      (await loadTeacherRecipe(path, ["teaching.strongStudentTeaching=conversions"])).teaching
+        .strongStudentTeaching,
+      "conversions",
+    );
+    await assert.rejects(
+      loadTeacherRecipe(path, ["teaching.strongStudentTeaching=hints"]),
+      /teaching\.strongStudentTeaching/,
+    );
     await assert.rejects(
       loadTeacherRecipe(path, ["trainer.reward.adaptiveTeaching.degradationPenalty=2"]),
       /teacher-grpo\.yaml: .*trainer\.reward\.adaptiveTeaching\.degradationPenalty: must be <= 0/,

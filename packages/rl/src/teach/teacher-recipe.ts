@@ -83,6 +83,12 @@ export const TeacherRecipe = z
           .positive()
           .default(128)
           .describe("Budget of each student solution."),
+        strongStudentTeaching: z
+          .enum(["none", "conversions"])
+          .default("none")
+          .describe(
+            "SFT labels and the reference rule: what a student whose probe opens the right call is told (nothing, or the request's conversions).",
+          ),
       })
       .strict()
       .default({})

@@ -14,7 +14,7 @@ import {
   truncateProbe,
 } from "@arc/core";
 import { probeMessages, teacherMessages } from "./teacher-messages.ts";
-import { toolcallTeacherReply } from "./toolcall-teaching.ts";
+import { type StrongStudentTeaching, toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /** One SFT example of the teacher: what it is shown and what it should answer. */
 export interface TeachingExample {
@@ -26,7 +26,7 @@ export interface TeachingExample {
   source: "student" | "synthetic";
   /** What the teacher should conclude. */
   diagnosis: Diagnosis;
-  /** The guidance it should give: empty for a strong student, the hint for a weak one. */
+  /** The guidance it should give: empty (or the conversions) for a strong student, the hint for a weak one. */
   teaching: string;
   /** The teacher's prompt (adaptive mode). */
   messages: TeachMessage[];
@@ -54,6 +54,8 @@ export interface TeachingExampleOptions {
   seed?: number;
   /** Most student calls in flight (default 32). */
   concurrency?: number;
+  /** The label's teaching for a student whose probe opens the right call (default `none`). */
+  strongTeaching?: StrongStudentTeaching;
 }
 
 async function mapLimited<T, R>(
@@ -75,8 +77,8 @@ async function mapLimited<T, R>(
 
 /**
  * Teacher SFT data for `toolcall`: the frozen student is probed on each task (greedy, plus sampled
- * probes), and each probe is labelled by the reference teacher (`toolcallTeacherReply`): only the
- * request's conversions (usually nothing) when the probe starts the right call, the full hint when it does
+ * probes), and each probe is labelled by the reference teacher (`toolcallTeacherReply`): nothing, or only the
+ * request's conversions (`strongTeaching`), when the probe starts the right call, the full hint when it does
  * not — never a whole argument value, which is the answer. Synthetic probes (the opening of the right call, or of
  * another task's call) keep both diagnoses represented when the student is mostly right or wrong.
  */
@@ -99,7 +101,7 @@ export async function generateTeachingExamples(options: TeachingExampleOptions):
   });
 
   const example = (task: Task, approach: string, source: TeachingExample["source"]): TeachingExample => {
-    const labelled = toolcallTeacherReply(task, approach);
+    const labelled = toolcallTeacherReply(task, approach, options.strongTeaching);
     return {
       task,
       approach,

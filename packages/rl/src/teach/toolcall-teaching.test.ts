@@ -23,9 +23,10 @@ describe("toolcall teaching labels", () => {
     assert.match(reply.reply, /Diagnosis: strong<\/thinking><teaching><\/teaching>$/);
   });
 
-  it("tells a strong student only the conversions a request written in words needs", () => {
+  it("tells a strong student nothing by default, or only the conversions a request written in words needs", () => {
     const probe = formatToolCall(eventInWords.solution as ToolcallSolution).slice(0, 50);
-    const reply = toolcallTeacherReply(eventInWords, probe);
+    assert.equal(toolcallTeacherReply(eventInWords, probe).teaching, "");
+    const reply = toolcallTeacherReply(eventInWords, probe, "conversions");
     assert.equal(reply.diagnosis, "strong");
     assert.match(reply.teaching, /^[A-Z][a-z]+ is month \d\d; \d{1,2}(:\d\d)?[ap]m is hour \d\d\.$/);
     assert.ok(!reply.teaching.includes("add_event"));

@@ -72,19 +72,31 @@ export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDia
 }
 
 /**
+ * What the reference teacher tells a student whose probe opens the right call: `none`, nothing; `conversions`, the
+ * request's conversions (`March is month 03; 3pm is hour 15.`). On 600 production tasks of `models/toolcall-base`,
+ * conversions fixed 13 strong students and broke 8 (NDR 0.987); silence breaks none.
+ */
+export type StrongStudentTeaching = "none" | "conversions";
+
+/**
  * The reference teacher output for a probe: reasoning ending in the diagnosis, then the teaching the
- * student's SFT taught it to use, never the call itself: for a strong student only the request's
- * conversions (`conversionHint`, often nothing at all); for a weak one the full hint (tool, argument
- * names and conversions).
+ * student's SFT taught it to use, never the call itself: for a strong student nothing, or only the request's
+ * conversions (`strongTeaching`); for a weak one the full hint (tool, argument names and conversions).
  */
 export function toolcallTeacherReply(
   task: Task,
   approach: string,
+  strongTeaching: StrongStudentTeaching = "none",
 ): { reply: string } & ToolcallDiagnosis & {
     teaching: string;
   } {
   const judged = diagnoseToolcallProbe(task, approach);
-  const teaching = judged.diagnosis === "strong" ? conversionHint(task) : teachingHint(task);
+  const teaching =
+    judged.diagnosis === "weak"
+      ? teachingHint(task)
+      : strongTeaching === "conversions"
+        ? conversionHint(task)
+        : "";
   const reply = `<thinking>${judged.thinking} Diagnosis: ${judged.diagnosis}</thinking><teaching>${teaching}</teaching>`;
   return { ...judged, teaching, reply };
 }
