@@ -5,7 +5,9 @@ Usage (where torch and transformers are installed, e.g. the GPU machine):
     python3 packages/engine/scripts/make_transformers_fixtures.py <repo-root> <out-dir>
 
 It writes into <out-dir>:
-- exported.json: for each checkpoint the engine exported (models/toolcall-base, models/teacher-toolcall-sft),
+- exported.json: for each checkpoint the engine exported (models/toolcall-base, and a tiny teacher the engine
+  exported, kept beside the fixtures in exported/teacher-toolcall-sft: the committed teachers are retrained more
+  often than a machine with transformers is at hand),
   what AutoTokenizer.apply_chat_template makes of the conversations in conversations.json, the decoded text,
   AutoModelForCausalLM's logits on those ids (every position of the first conversation for the first model, the
   last position otherwise), and its greedy generation (model.generate, do_sample=False).
@@ -22,7 +24,10 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Qwen2Config
 
-EXPORTED = ["models/toolcall-base", "models/teacher-toolcall-sft"]
+EXPORTED = [
+    "models/toolcall-base",
+    "packages/engine/src/checkpoint/__fixtures__/transformers/exported/teacher-toolcall-sft",
+]
 MAX_NEW_TOKENS = 48
 MADE_TOKENS = [256, 260, 72, 101, 108, 108, 111, 33, 263, 261, 200, 13, 7, 99, 1, 0, 255]
 
