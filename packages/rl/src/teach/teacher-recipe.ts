@@ -1,6 +1,7 @@
 import { AdaptiveTeachingRewardConfig, InvalidInputError, toInvalidInputError } from "@arc/core";
 import { z } from "zod";
 import { LEARNING_RATE_DECAY, readRecipeYaml } from "../recipe/index.ts";
+import { STRONG_STUDENT_TEACHING } from "./toolcall-teaching.ts";
 
 /**
  * A teacher-training recipe (`recipes/teacher-sft.yaml`, `recipes/teacher-grpo.yaml`): SFT warm-up
@@ -84,7 +85,7 @@ export const TeacherRecipe = z
           .default(128)
           .describe("Budget of each student solution."),
         strongStudentTeaching: z
-          .enum(["none", "conversions"])
+          .enum(STRONG_STUDENT_TEACHING)
           .default("none")
           .describe(
             "SFT labels and the reference rule: what a student whose probe opens the right call is told (nothing, or the request's conversions).",

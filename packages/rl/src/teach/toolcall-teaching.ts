@@ -71,12 +71,14 @@ export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDia
   return { diagnosis: "strong", thinking: `${needs}; the student picks it.` };
 }
 
+/** The values of `StrongStudentTeaching`, for recipe validation. */
+export const STRONG_STUDENT_TEACHING = ["none", "conversions"] as const;
 /**
  * What the reference teacher tells a student whose probe opens the right call: `none`, nothing; `conversions`, the
  * request's conversions (`March is month 03; 3pm is hour 15.`). On 600 production tasks of `models/toolcall-base`,
  * conversions fixed 13 strong students and broke 8 (NDR 0.987); silence breaks none.
  */
-export type StrongStudentTeaching = "none" | "conversions";
+export type StrongStudentTeaching = (typeof STRONG_STUDENT_TEACHING)[number];
 
 /**
  * The reference teacher output for a probe: reasoning ending in the diagnosis, then the teaching the
