@@ -53,5 +53,5 @@ export {
   renderChatExample,
 } from "./tokenizer/chat-template.ts";
 export { EmbeddedTrainEngine, type TrainEngineOptions } from "./train/embedded-train-engine.ts";
-export type { WireTensor } from "./train/gradient-workers.ts";
+export type { WireTensor, WorkerTraffic } from "./train/gradient-workers.ts";
 export { LORA_TARGETS, type LoraOptions } from "./train/lora.ts";

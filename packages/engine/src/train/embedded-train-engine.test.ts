@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { Objective, StepMetrics } from "@arc/core";
 import { tf } from "../backend/tf-backend.ts";
+import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
 import { configForSize } from "../model/llama-config.ts";
@@ -269,6 +270,13 @@ describe("EmbeddedTrainEngine", () => {
           await three.syncReference();
         }
         assertSameWeights(one, three, `lora ${lora !== undefined}`);
+        // two workers, 8 steps: the base goes once a step without LoRA, once in all with it (it is frozen)
+        const bytes = (tensors: Map<string, NamedTensor>) =>
+          [...tensors.values()].reduce((a, t) => a + t.data.byteLength, 0);
+        const traffic = three.workerTraffic();
+        assert.equal(one.workerTraffic(), undefined);
+        assert.equal(traffic?.params, 2 * bytes(initWeights(tiny, 11)) * (lora ? 1 : 8));
+        assert.equal(traffic?.adapters === 0, lora === undefined);
       } finally {
         await three.close();
       }

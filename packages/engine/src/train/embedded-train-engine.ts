@@ -14,8 +14,8 @@ import {
   GradientWorkers,
   type ShardGradients,
   shardRows,
-  type TrainState,
   type WireTensor,
+  type WorkerTraffic,
 } from "./gradient-workers.ts";
 import { gridLogprobs } from "./grid-logprobs.ts";
 import { initAdapter, type LoraOptions, loraWeightNames, mergeAdapter } from "./lora.ts";
@@ -163,8 +163,10 @@ export class EmbeddedTrainEngine implements TrainEngine {
   private readonly seed: number;
   private readonly prefix = `arc${engineCounter++}/`;
   private gradientWorkers: GradientWorkers | undefined;
-  /** Bumped whenever the policy's weights change, so gradient workers are sent them only then. */
-  private weightsVersion = 0;
+  /** Bumped whenever the base weights change (every step without LoRA), so gradient workers are sent them only then. */
+  private paramsVersion = 0;
+  /** Bumped whenever the LoRA adapters change (every step with LoRA). */
+  private adaptersVersion = 0;
   /** Bumped whenever the reference model changes. */
   private referenceVersion = 0;
 
@@ -251,6 +253,11 @@ export class EmbeddedTrainEngine implements TrainEngine {
     return engine;
   }
 
+  /** Bytes of weights sent to the gradient worker threads so far, by part; undefined when training on one thread. */
+  workerTraffic(): WorkerTraffic | undefined {
+    return this.gradientWorkers && { ...this.gradientWorkers.traffic };
+  }
+
   /** Stops the gradient worker threads, if any; the engine then trains on its own thread alone. */
   async close(): Promise<void> {
     await this.gradientWorkers?.close();
@@ -293,19 +300,14 @@ export class EmbeddedTrainEngine implements TrainEngine {
       } else this.params.set(name, tf.variable(value, true, this.prefix + name));
       if (!existing) value.dispose();
     }
+    this.paramsVersion++;
     this.snapshotReference();
   }
 
   private snapshotReference(): void {
     for (const t of Object.values(this.reference)) t.dispose();
     this.reference = Object.fromEntries(this.merged());
-    this.weightsVersion++;
     this.referenceVersion++;
-  }
-
-  /** The policy's weights in the engine's layout, for a gradient worker. */
-  private trainState(): TrainState {
-    return { params: toWire(this.params), adapters: toWire(this.adapters) };
   }
 
   /** The reference model in the engine's layout, for a gradient worker. */
@@ -313,18 +315,16 @@ export class EmbeddedTrainEngine implements TrainEngine {
     return toWire(Object.entries(this.reference));
   }
 
-  /** Takes the trainer thread's policy weights (a gradient worker's side of `trainState`). */
-  setTrainState(state: TrainState): void {
-    const assign = (vars: Map<string, tf.Variable>, tensors: WireTensor[]) => {
+  /** Takes the trainer thread's base weights or LoRA adapters (a gradient worker's side of its `sync`). */
+  setTrainState(part: "params" | "adapters", tensors: WireTensor[]): void {
+    const vars = part === "params" ? this.params : this.adapters;
+    tf.tidy(() => {
       for (const t of tensors) {
         const v = vars.get(t.name);
-        if (!v) throw new Error(`train state: no weight named ${t.name}`);
+        if (!v)
+          throw new Error(`train state: no ${part === "params" ? "weight" : "adapter"} named ${t.name}`);
         v.assign(tf.tensor(t.data, t.shape));
       }
-    };
-    tf.tidy(() => {
-      assign(this.params, state.params);
-      assign(this.adapters, state.adapters);
     });
   }
 
@@ -385,12 +385,11 @@ export class EmbeddedTrainEngine implements TrainEngine {
     const [[ownStart, ownEnd], ...workerShards] = shards;
     let remote: Promise<ShardGradients[]> | undefined;
     if (this.gradientWorkers && workerShards.length > 0) {
-      this.gradientWorkers.sync(
-        this.weightsVersion,
-        () => this.trainState(),
-        this.referenceVersion,
-        () => this.referenceState(),
-      );
+      this.gradientWorkers.sync({
+        params: { version: this.paramsVersion, tensors: () => toWire(this.params) },
+        adapters: { version: this.adaptersVersion, tensors: () => toWire(this.adapters) },
+        reference: { version: this.referenceVersion, tensors: () => this.referenceState() },
+      });
       remote = this.gradientWorkers.gradients(
         workerShards.map(([start, end]) => sliceRows(batch, start, end)),
         objective,
@@ -429,7 +428,8 @@ export class EmbeddedTrainEngine implements TrainEngine {
       }
     }
     const lr = this.optimizer.apply(this.trainable(), grads);
-    this.weightsVersion++;
+    if (this.lora) this.adaptersVersion++;
+    else this.paramsVersion++;
     for (const g of grads.values()) g.dispose();
     return {
       step: this.optimizer.step,
@@ -668,7 +668,8 @@ export class EmbeddedTrainEngine implements TrainEngine {
         tensor.dispose();
       }
     }
-    this.weightsVersion++;
+    this.paramsVersion++;
+    this.adaptersVersion++;
     this.referenceVersion++;
   }
 }

@@ -26,7 +26,8 @@ port.on("message", (message: ToGradientWorker) => {
           microBatchRows: message.microBatchRows,
         });
         post({ type: "ready" });
-      } else if (message.type === "weights") engine?.setTrainState(message.state);
+      } else if (message.type === "params" || message.type === "adapters")
+        engine?.setTrainState(message.type, message.tensors);
       else if (message.type === "reference") engine?.setReference(message.tensors);
       else {
         const shard = (engine as EmbeddedTrainEngine).shardGradients(

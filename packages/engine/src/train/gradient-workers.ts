@@ -28,10 +28,18 @@ export interface ShardGradients {
   grads: WireTensor[];
 }
 
-/** The policy a worker computes gradients with: every weight, and the LoRA adapters when there are any. */
-export interface TrainState {
-  params: WireTensor[];
-  adapters: WireTensor[];
+/** One part of what a worker computes gradients with, by the version its owner bumps whenever it changes. */
+export interface VersionedTensors {
+  version: number;
+  /** The part's tensors, read only when the workers need them. */
+  tensors: () => WireTensor[];
+}
+
+/** Bytes of tensors sent to all workers so far, by part: data-parallel training's traffic between threads. */
+export interface WorkerTraffic {
+  params: number;
+  adapters: number;
+  reference: number;
 }
 
 /** Trainer thread → gradient worker. */
@@ -43,7 +51,8 @@ export type ToGradientWorker =
       lora?: LoraOptions;
       microBatchRows?: number;
     }
-  | { type: "weights"; state: TrainState }
+  | { type: "params"; tensors: WireTensor[] }
+  | { type: "adapters"; tensors: WireTensor[] }
   | { type: "reference"; tensors: WireTensor[] }
   | { type: "gradients"; id: number; batch: TrainBatch; objective: Objective; totals: BatchTotals };
 
@@ -78,16 +87,17 @@ interface Pending {
 /**
  * The trainer thread's side of data-parallel training: worker threads, each with its own embedded engine, that
  * compute the gradients of their shard of every step's rows while the trainer thread computes its own. Before a
- * step each worker is sent the policy weights and the reference model if they changed since it last saw them;
- * the optimizer update stays on the trainer thread.
+ * step each worker is sent the base weights, the LoRA adapters and the reference model, each only if it changed
+ * since the worker last saw it (with LoRA the frozen base goes once); the optimizer update stays on the trainer thread.
  */
 export class GradientWorkers {
   private readonly workers: Worker[];
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private failure: Error | undefined;
-  private sentWeights = -1;
-  private sentReference = -1;
+  private readonly sentVersions = { params: -1, adapters: -1, reference: -1 };
+  /** Bytes sent to the workers so far, by part. */
+  readonly traffic: WorkerTraffic = { params: 0, adapters: 0, reference: 0 };
 
   private constructor(count: number) {
     this.workers = Array.from({ length: count }, () => {
@@ -137,24 +147,15 @@ export class GradientWorkers {
     return this.workers.length;
   }
 
-  /** Sends the policy (and the reference model) to every worker when its version differs from what they hold. */
-  sync(
-    weightsVersion: number,
-    weights: () => TrainState,
-    referenceVersion: number,
-    reference: () => WireTensor[],
-  ) {
-    if (referenceVersion !== this.sentReference) {
-      const tensors = reference();
-      for (const worker of this.workers)
-        worker.postMessage({ type: "reference", tensors } satisfies ToGradientWorker);
-      this.sentReference = referenceVersion;
-    }
-    if (weightsVersion !== this.sentWeights) {
-      const state = weights();
-      for (const worker of this.workers)
-        worker.postMessage({ type: "weights", state } satisfies ToGradientWorker);
-      this.sentWeights = weightsVersion;
+  /** Sends every worker each part of the policy (and the reference model) whose version differs from what they hold. */
+  sync(parts: Record<keyof WorkerTraffic, VersionedTensors>): void {
+    for (const type of ["params", "adapters", "reference"] as const) {
+      const { version, tensors } = parts[type];
+      if (version === this.sentVersions[type]) continue;
+      const message = { type, tensors: tensors() } satisfies ToGradientWorker;
+      for (const worker of this.workers) worker.postMessage(message);
+      this.sentVersions[type] = version;
+      this.traffic[type] += this.workers.length * message.tensors.reduce((a, t) => a + t.data.byteLength, 0);
     }
   }
 
