@@ -2,9 +2,9 @@
 // (models/toolcall-base) alone, with an untrained teacher (the checkpoint teacher training starts from),
 // with the SFT warm-up teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
 // never trained on, and with the reference rule the teacher is trained to imitate (it reads the solution,
-// so it is the most a learned teacher could reach with this student), both as the SFT recipe labels strong students
-// (`teaching.strongStudentTeaching`) and the other way. Accuracy, NDR, teaching tokens, TES, split by how the probe
-// judged the student.
+// so it is the most a learned teacher could reach with this student), silent to strong students, telling them their
+// request's conversions, and telling those of the kinds the SFT labels were measured to tell. Accuracy, NDR, teaching
+// tokens, TES, split by how the probe judged the student.
 // Trains the teacher first (scripts/make-teacher.ts recipes) when models/teacher-toolcall is missing.
 // Usage: node --import tsx bench/teaching.bench.ts [--count 600] [--seed 2024] [--student dir] [--teacher dir] [--sft-teacher dir]
 // Writes bench/results/teaching.json (the figures file) and bench/results/teaching.md.
@@ -31,10 +31,13 @@ import {
   initWeights,
 } from "@arc/engine";
 import {
+  type ConversionsTold,
   diagnoseToolcallProbe,
   evaluateTeaching,
+  falseConversions,
   loadTeacherRecipe,
   ReferenceToolcallTeacher,
+  type StrongStudentTeaching,
   type TeachingEvaluation,
   TOOLCALL_TEACHING_TEMPLATES,
   toolcallAnswers,
@@ -122,13 +125,43 @@ const untrained = await run(
 );
 const sftOnly = await run("SFT teacher", await teacherOf("teacher-toolcall-sft", sftDir));
 const trained = await run("trained teacher", await teacherOf("teacher-toolcall", trainedDir));
+// The reference rule three ways for strong students: silent, told every request's conversions, and told those of
+// the kinds the SFT teacher's labels were measured to tell (its teacher.json); the recipe's way is the headline.
+const sftRecord = JSON.parse(await readFile(`${sftDir}/teacher.json`, "utf8").catch(() => "{}")) as {
+  figures?: { conversionsTold?: ConversionsTold };
+};
+const measuredKinds = sftRecord.figures?.conversionsTold;
 const strongTeaching = sftRecipe.teaching.strongStudentTeaching;
-const otherStrongTeaching = strongTeaching === "none" ? "conversions" : "none";
-const reference = await run("reference rule", new ReferenceToolcallTeacher(tasks, strongTeaching));
-const referenceOther = await run(
-  `reference rule, strong students told ${otherStrongTeaching}`,
-  new ReferenceToolcallTeacher(tasks, otherStrongTeaching),
-);
+if (strongTeaching === "measured" && !Array.isArray(measuredKinds))
+  throw new Error(
+    `${sftDir}/teacher.json: no figures.conversionsTold list; retrain the SFT teacher with scripts/make-teacher.ts`,
+  );
+const rules: { setting: StrongStudentTeaching; label: string; told: ConversionsTold }[] = [
+  { setting: "none", label: "silent to strong students", told: [] },
+  { setting: "conversions", label: "strong students told their conversions", told: "all" },
+  ...(strongTeaching === "measured" && Array.isArray(measuredKinds)
+    ? [
+        {
+          setting: "measured" as const,
+          label: `strong students told the conversions of ${measuredKinds.join(", ") || "no kind"} (measured)`,
+          told: measuredKinds,
+        },
+      ]
+    : []),
+];
+const referenceRuns: { label: string; evaluation: TeachingEvaluation }[] = [];
+for (const rule of rules)
+  referenceRuns.push({
+    label: `reference rule, ${rule.label}`,
+    evaluation: await run(`reference rule, ${rule.label}`, new ReferenceToolcallTeacher(tasks, rule.told)),
+  });
+const reference =
+  referenceRuns[
+    Math.max(
+      0,
+      rules.findIndex((r) => r.setting === strongTeaching),
+    )
+  ].evaluation;
 
 // The probe's judgement read by the reference rule (right tool and argument names in the student's
 // first bytes), the same for every condition, so the strong/weak split does not depend on the teacher.
@@ -148,6 +181,10 @@ const split = (evaluation: TeachingEvaluation, judgement: "strong" | "weak") => 
   };
 };
 
+/** Teachings that state a conversion which is not the request's (`July is month 07` for a March date). */
+const falselyTaught = (evaluation: TeachingEvaluation) =>
+  evaluation.runs.filter((r, i) => falseConversions(tasks[i], r.teaching).length > 0).length;
+
 const figures = {
   student_accuracy: alone.overall.taughtAccuracy,
   untrained_teacher_accuracy: untrained.overall.taughtAccuracy,
@@ -158,13 +195,14 @@ const figures = {
   tes: trained.overall.tes,
   reference_rule_accuracy: reference.overall.taughtAccuracy,
   reference_rule_ndr: reference.overall.ndr,
+  trained_teacher_false_conversions: falselyTaught(trained),
 };
 await mkdir("bench/results", { recursive: true });
 await writeFile("bench/results/teaching.json", `${JSON.stringify(figures, null, 2)}\n`);
 
 const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(d));
 const row = (label: string, m: TeachingMetrics, e: TeachingEvaluation) =>
-  `| ${label} | ${f(m.taughtAccuracy)} | ${f(m.ndr)} | ${m.degradations} | ${f(m.meanTeachingTokens, 1)} | ${f(m.tes)} | ${f(m.completionRate)} | ${f(split(e, "strong").teachingTokens, 1)} | ${f(split(e, "weak").teachingTokens, 1)} |`;
+  `| ${label} | ${f(m.taughtAccuracy)} | ${f(m.ndr)} | ${m.degradations} | ${f(m.meanTeachingTokens, 1)} | ${f(m.tes)} | ${f(m.completionRate)} | ${f(split(e, "strong").teachingTokens, 1)} | ${f(split(e, "weak").teachingTokens, 1)} | ${falselyTaught(e)} |`;
 const targets = [
   [
     "trained teacher raises accuracy over the student alone",
@@ -196,14 +234,16 @@ trained on), frozen student \`${values.student}\` (greedy), teachers in adaptive
 byte tokens. Token counts are the byte-level models' own tokens. Wall time ${secs()} s.
 Student: ${studentRecord.steps ?? "?"} SFT steps, production failure rate ${studentRecord.productionFailureRate ?? "?"}, eval accuracy ${studentRecord.evalAccuracy ?? "?"} (its base-model.json).
 
-| condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) |
-|---|---|---|---|---|---|---|---|---|
+| condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) | teachings stating a false conversion |
+|---|---|---|---|---|---|---|---|---|---|
 ${row("student alone", alone.overall, alone)}
 ${row(`student + untrained teacher (${sftRecipe.teacher.path ?? "fresh weights"})`, untrained.overall, untrained)}
 ${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
 ${row("student + trained teacher (SFT + GRPO)", trained.overall, trained)}
-${row(`student + reference rule (reads the solution: the ceiling for a learned teacher; strong students told ${strongTeaching})`, reference.overall, reference)}
-${row(`student + reference rule, strong students told ${otherStrongTeaching}`, referenceOther.overall, referenceOther)}
+${referenceRuns.map(({ label, evaluation }) => row(`student + ${label}`, evaluation.overall, evaluation)).join("\n")}
+
+The reference rule reads the solution, so it is the ceiling for a learned teacher; the recipe's
+\`teaching.strongStudentTeaching\` is \`${strongTeaching}\`, and \`reference_rule_accuracy\` / \`reference_rule_ndr\` are that rule's.
 
 Strong/weak: the student's probe judged by the reference rule (it opens the right tool with the right
 argument names, and every value it wrote out in full is the request's), the same split for every condition:
@@ -215,8 +255,7 @@ ${(
   [
     ["SFT warm-up", sftOnly],
     ["trained", trained],
-    ["reference rule", reference],
-    [`reference rule, strong told ${otherStrongTeaching}`, referenceOther],
+    ...referenceRuns.map(({ label, evaluation }) => [label, evaluation] as const),
   ] as const
 )
   .flatMap(([label, e]) =>

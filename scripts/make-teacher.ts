@@ -24,8 +24,11 @@ import {
   writeHfCheckpoint,
 } from "@arc/engine";
 import {
+  type ConversionsTold,
   generateTeachingExamples,
+  kindsWorthTelling,
   loadTeacherRecipe,
+  measureStrongConversions,
   type TeacherRecipe,
   TeachingRewarder,
   TOOLCALL_TEACHING_TEMPLATES,
@@ -48,6 +51,7 @@ async function teacherEngines(recipe: TeacherRecipe) {
     decaySteps: recipe.trainer.decaySteps,
     minLearningRate: recipe.trainer.minLearningRate,
     maxGradNorm: recipe.trainer.maxGradNorm,
+    trainThreads: recipe.trainer.trainThreads,
   };
   if (recipe.teacher.path) {
     const { config } = await readHfCheckpoint(recipe.teacher.path);
@@ -64,6 +68,28 @@ async function teacherEngines(recipe: TeacherRecipe) {
     trainer: await EmbeddedTrainEngine.create(config, weights, settings),
     generator: await EmbeddedInferenceEngine.create(config, weights, { maxBatchSize: 64 }),
   };
+}
+
+/**
+ * Which strong students the SFT labels tell their request's conversions (`teaching.strongStudentTeaching`); for
+ * `measured`, the kinds of request whose telling clearly out-earned silence with the frozen student on the recipe's
+ * tasks (`kindsWorthTelling`).
+ */
+async function strongStudentConversions(
+  recipe: TeacherRecipe,
+  tasks: Task[],
+  rewarder: TeachingRewarder,
+): Promise<ConversionsTold> {
+  const setting = recipe.teaching.strongStudentTeaching;
+  if (setting !== "measured") return setting === "conversions" ? "all" : [];
+  const scores = await measureStrongConversions(tasks, rewarder);
+  for (const s of scores)
+    log(
+      `strong students told ${s.kind}: ${s.students} students, ${s.fixed} fixed, ${s.broken} broken, mean reward ${s.meanReward.toFixed(3)} ± ${s.rewardStandardError.toFixed(3)} (silence ${s.silentMeanReward.toFixed(3)})`,
+    );
+  const kinds = kindsWorthTelling(scores);
+  log(`strong students told their conversions for: ${kinds.length > 0 ? kinds.join(", ") : "no kind"}`);
+  return kinds;
 }
 
 async function run(path: string): Promise<void> {
@@ -97,6 +123,8 @@ async function run(path: string): Promise<void> {
   });
 
   if (recipe.stage === "sft") {
+    const conversionsTold = await strongStudentConversions(recipe, tasks, rewarder);
+    figures.conversionsTold = conversionsTold;
     const examples = await generateTeachingExamples({
       tasks,
       student,
@@ -105,7 +133,7 @@ async function run(path: string): Promise<void> {
       sampledProbes: recipe.data.sampledProbes,
       syntheticShare: recipe.data.syntheticShare,
       seed: recipe.data.seed,
-      strongTeaching: recipe.teaching.strongStudentTeaching,
+      conversionsTold,
     });
     const weak = examples.filter((e) => e.diagnosis === "weak").length;
     log(
@@ -161,6 +189,7 @@ async function run(path: string): Promise<void> {
       },
     });
   }
+  await trainer.close();
   await writeHfCheckpoint(recipe.out, config, trainer.exportTensors());
   const record = {
     recipe,

@@ -51,6 +51,7 @@ export {
 export {
   generateToolcallTasks,
   type ToolcallSolution,
+  toolcallConversionKind,
   toolcallConversions,
   toolcallFamily,
 } from "./toolcall.ts";

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { BUILTIN_VERIFIERS } from "../verify/index.ts";
 import { SPLITS } from "./split.ts";
 import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
-import { type ToolcallSolution, toolcallConversions } from "./toolcall.ts";
+import { type ToolcallSolution, toolcallConversionKind, toolcallConversions } from "./toolcall.ts";
 
 /** A solution as PostgreSQL's jsonb gives it back: every object's keys sorted (shorter first, then bytewise). */
 function jsonbOrder(value: unknown): unknown {
@@ -147,6 +147,24 @@ describe("toolcallConversions", () => {
 
   it("has nothing to say when the request already writes dates and times as the call does", () => {
     for (const template of ["event0", "book1", "weather2", "fx2"])
-      for (const task of byTemplate(template)) assert.deepEqual(toolcallConversions(task), [], task.question);
+      for (const task of byTemplate(template)) {
+        assert.deepEqual(toolcallConversions(task), [], task.question);
+        assert.equal(toolcallConversionKind(task), null, task.question);
+      }
+  });
+
+  it("names a request's kind of conversions by its tool and the parts converted", () => {
+    const kinds = new Set(tasks.map(toolcallConversionKind));
+    assert.deepEqual([...kinds].sort(), [
+      "add_event:month",
+      "add_event:month+hour",
+      "book_table:month",
+      null,
+    ]);
+    for (const task of byTemplate("book2")) assert.equal(toolcallConversionKind(task), "book_table:month");
+    const atHalfPast = byTemplate("event2").find((t) =>
+      t.question.includes((t.solution as ToolcallSolution).args.time as string),
+    );
+    assert.equal(atHalfPast && toolcallConversionKind(atHalfPast), "add_event:month", atHalfPast?.question);
   });
 });

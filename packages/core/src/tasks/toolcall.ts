@@ -223,6 +223,26 @@ export const toolcallFamily: TaskFamily = {
   reference: (task) => [formatToolCall(task.solution as ToolcallSolution, TOOLCALL_SCHEMAS)],
 };
 
+/** One conversion a `toolcall` request leaves to the reader: which part of a value, and the fact that states it. */
+interface Conversion {
+  part: "month" | "hour";
+  fact: string;
+}
+
+function conversionsOf(task: Task): Conversion[] {
+  const { tool, args } = task.solution as ToolcallSolution;
+  const found: Conversion[] = [];
+  const date = String(args.date);
+  if ((tool === "add_event" || tool === "book_table") && !task.question.includes(date)) {
+    found.push({ part: "month", fact: `${formatDateLong(date).split(" ")[0]} is month ${date.slice(5, 7)}` });
+  }
+  const time = String(args.time);
+  if (tool === "add_event" && !task.question.includes(time)) {
+    found.push({ part: "hour", fact: `${formatTime12(time)} is hour ${time.slice(0, 2)}` });
+  }
+  return found;
+}
+
 /**
  * The conversions a `toolcall` request leaves to the reader, each a part of an argument value and never
  * a whole one: the month's number of a date written in words ("March is month 03") and the 24-hour
@@ -231,15 +251,14 @@ export const toolcallFamily: TaskFamily = {
  * needs none; empty when the request writes its dates and times as the call does.
  */
 export function toolcallConversions(task: Task): string[] {
-  const { tool, args } = task.solution as ToolcallSolution;
-  const facts: string[] = [];
-  const date = String(args.date);
-  if ((tool === "add_event" || tool === "book_table") && !task.question.includes(date)) {
-    facts.push(`${formatDateLong(date).split(" ")[0]} is month ${date.slice(5, 7)}`);
-  }
-  const time = String(args.time);
-  if (tool === "add_event" && !task.question.includes(time)) {
-    facts.push(`${formatTime12(time)} is hour ${time.slice(0, 2)}`);
-  }
-  return facts;
+  return conversionsOf(task).map((c) => c.fact);
+}
+
+/**
+ * The kind of conversions a `toolcall` request needs, its tool and the parts converted (`book_table:month`,
+ * `add_event:month+hour`), so that requests alike can be told alike; null when it needs none.
+ */
+export function toolcallConversionKind(task: Task): string | null {
+  const parts = conversionsOf(task).map((c) => c.part);
+  return parts.length === 0 ? null : `${(task.solution as ToolcallSolution).tool}:${parts.join("+")}`;
 }

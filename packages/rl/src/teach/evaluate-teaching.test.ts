@@ -45,11 +45,11 @@ describe("evaluateTeaching", () => {
     const weak = taught.byJudgement.get("weak");
     assert.equal(weak?.interactions, booking);
     assert.equal(strong?.meanTeachingTokens, 0, "strong students hear nothing by default");
-    // with `conversions`, strong students hear only a request's conversions ("March is month 03"), most nothing
+    // told every request's conversions, strong students hear only those ("March is month 03"), most nothing
     const withConversions = await evaluateTeaching({
       ...common,
       mode: "adaptive",
-      teacher: new ReferenceToolcallTeacher(tasks, "conversions"),
+      teacher: new ReferenceToolcallTeacher(tasks, "all"),
     });
     assert.equal(withConversions.overall.ndr, 1);
     const heard = withConversions.byJudgement.get("strong")?.meanTeachingTokens ?? Number.NaN;

@@ -3,6 +3,11 @@ export {
   evaluateTeaching,
   type TeachingEvaluation,
 } from "./evaluate-teaching.ts";
+export {
+  type ConversionKindScore,
+  kindsWorthTelling,
+  measureStrongConversions,
+} from "./measure-strong-conversions.ts";
 export { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
 export {
   type TeacherGrpoSettings,
@@ -22,11 +27,14 @@ export {
   type TeachingScore,
 } from "./teaching-rewarder.ts";
 export {
+  type ConversionsTold,
   diagnoseToolcallProbe,
+  falseConversions,
   probedTool,
   type StrongStudentTeaching,
   TOOLCALL_TEACHING_TEMPLATES,
   type ToolcallDiagnosis,
+  tellsConversions,
   toolcallAnswers,
   toolcallTeacherReply,
   verifyToolcallAttempt,

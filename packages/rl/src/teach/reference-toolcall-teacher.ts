@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatModel, CompleteOptions, Task, TeachMessage } from "@arc/core";
-import { type StrongStudentTeaching, toolcallTeacherReply } from "./toolcall-teaching.ts";
+import { type ConversionsTold, toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /**
  * The rule a trained `toolcall` teacher imitates, as a ChatModel: reads the question and the student's
@@ -14,8 +14,8 @@ export class ReferenceToolcallTeacher implements ChatModel {
 
   constructor(
     private readonly tasks: readonly Task[],
-    /** What it tells a student whose probe opens the right call (default: nothing). */
-    private readonly strongTeaching: StrongStudentTeaching = "none",
+    /** Which students whose probe opens the right call it tells their request's conversions (default: none). */
+    private readonly told: ConversionsTold = [],
   ) {}
 
   async complete(messages: TeachMessage[], _options: CompleteOptions): Promise<ChatCompletion> {
@@ -23,7 +23,7 @@ export class ReferenceToolcallTeacher implements ChatModel {
     const match = /^Request: ([\s\S]*?)\nStudent's approach: ([\s\S]*?)\nDiagnose/.exec(prompt);
     const task = this.tasks.find((t) => t.question === match?.[1]);
     if (!task || !match) throw new Error(`not a toolcall teacher prompt: ${prompt.slice(0, 80)}`);
-    const text = toolcallTeacherReply(task, match[2], this.strongTeaching).reply;
+    const text = toolcallTeacherReply(task, match[2], this.told).reply;
     return { text, promptTokens: prompt.length, completionTokens: text.length, finishReason: "stop" };
   }
 }

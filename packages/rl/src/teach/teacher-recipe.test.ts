@@ -32,11 +32,12 @@ describe("teacher recipes", () => {
     assert.equal(overridden.trainer.decaySteps, 2);
     assert.equal(overridden.trainer.minLearningRate, 1e-5);
     await assert.rejects(loadTeacherRecipe(path, ["trainer.decaySteps=1.5"]), /trainer\.decaySteps/);
-    assert.equal(
-      (await loadTeacherRecipe(path, ["teaching.strongStudentTeaching=conversions"])).teaching
-        .strongStudentTeaching,
-      "conversions",
-    );
+    for (const setting of ["none", "conversions", "measured"])
+      assert.equal(
+        (await loadTeacherRecipe(path, [`teaching.strongStudentTeaching=${setting}`])).teaching
+          .strongStudentTeaching,
+        setting,
+      );
     await assert.rejects(
       loadTeacherRecipe(path, ["teaching.strongStudentTeaching=hints"]),
       /teaching\.strongStudentTeaching/,

@@ -88,7 +88,7 @@ export const TeacherRecipe = z
           .enum(STRONG_STUDENT_TEACHING)
           .default("none")
           .describe(
-            "SFT labels and the reference rule: what a student whose probe opens the right call is told (nothing, or the request's conversions).",
+            "SFT labels: what a student whose probe opens the right call is told: nothing, the request's conversions, or those of the kinds of request measured to gain from them with the frozen student ('measured').",
           ),
       })
       .strict()
@@ -108,6 +108,12 @@ export const TeacherRecipe = z
         warmupSteps: z.number().int().nonnegative().default(0).describe("Linear warm-up steps."),
         ...LEARNING_RATE_DECAY,
         maxGradNorm: z.number().nonnegative().default(1).describe("Global gradient-norm clip (0 disables)."),
+        trainThreads: z
+          .number()
+          .int()
+          .positive()
+          .default(1)
+          .describe("Threads each step's rows are split between (data-parallel, gradients summed)."),
         temperature: z.number().positive().default(1).describe("GRPO: teacher sampling temperature."),
         maxTokens: z.number().int().positive().default(200).describe("GRPO: budget of each teacher output."),
         clipEpsilon: z.number().positive().default(0.2).describe("GRPO: PPO clip range."),

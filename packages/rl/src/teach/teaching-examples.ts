@@ -14,7 +14,7 @@ import {
   truncateProbe,
 } from "@arc/core";
 import { probeMessages, teacherMessages } from "./teacher-messages.ts";
-import { type StrongStudentTeaching, toolcallTeacherReply } from "./toolcall-teaching.ts";
+import { type ConversionsTold, toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /** One SFT example of the teacher: what it is shown and what it should answer. */
 export interface TeachingExample {
@@ -54,8 +54,8 @@ export interface TeachingExampleOptions {
   seed?: number;
   /** Most student calls in flight (default 32). */
   concurrency?: number;
-  /** The label's teaching for a student whose probe opens the right call (default `none`). */
-  strongTeaching?: StrongStudentTeaching;
+  /** Which students whose probe opens the right call the labels tell their request's conversions (default none). */
+  conversionsTold?: ConversionsTold;
 }
 
 async function mapLimited<T, R>(
@@ -78,7 +78,7 @@ async function mapLimited<T, R>(
 /**
  * Teacher SFT data for `toolcall`: the frozen student is probed on each task (greedy, plus sampled
  * probes), and each probe is labelled by the reference teacher (`toolcallTeacherReply`): nothing, or only the
- * request's conversions (`strongTeaching`), when the probe starts the right call, the full hint when it does
+ * request's conversions (`conversionsTold`), when the probe starts the right call, the full hint when it does
  * not — never a whole argument value, which is the answer. Synthetic probes (the opening of the right call, or of
  * another task's call) keep both diagnoses represented when the student is mostly right or wrong.
  */
@@ -101,7 +101,7 @@ export async function generateTeachingExamples(options: TeachingExampleOptions):
   });
 
   const example = (task: Task, approach: string, source: TeachingExample["source"]): TeachingExample => {
-    const labelled = toolcallTeacherReply(task, approach, options.strongTeaching);
+    const labelled = toolcallTeacherReply(task, approach, options.conversionsTold);
     return {
       task,
       approach,

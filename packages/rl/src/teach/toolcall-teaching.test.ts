@@ -1,8 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatToolCall, generateToolcallTasks, parseTeacherOutput, type ToolcallSolution } from "@arc/core";
+import {
+  formatToolCall,
+  generateToolcallTasks,
+  parseTeacherOutput,
+  type Task,
+  type ToolcallSolution,
+  toolcallConversions,
+} from "@arc/core";
+import { teachingHint } from "../data/sft-examples.ts";
 import {
   diagnoseToolcallProbe,
+  falseConversions,
+  tellsConversions,
   toolcallAnswers,
   toolcallTeacherReply,
   verifyToolcallAttempt,
@@ -26,10 +36,44 @@ describe("toolcall teaching labels", () => {
   it("tells a strong student nothing by default, or only the conversions a request written in words needs", () => {
     const probe = formatToolCall(eventInWords.solution as ToolcallSolution).slice(0, 50);
     assert.equal(toolcallTeacherReply(eventInWords, probe).teaching, "");
-    const reply = toolcallTeacherReply(eventInWords, probe, "conversions");
+    const reply = toolcallTeacherReply(eventInWords, probe, "all");
     assert.equal(reply.diagnosis, "strong");
     assert.match(reply.teaching, /^[A-Z][a-z]+ is month \d\d; \d{1,2}(:\d\d)?[ap]m is hour \d\d\.$/);
     assert.ok(!reply.teaching.includes("add_event"));
+  });
+
+  it("tells a strong student its conversions only when its kind of request is listed", () => {
+    const bookingInWords = tasks.find((t) => t.meta?.template === "book2")!;
+    const probeOf = (task: Task) => formatToolCall(task.solution as ToolcallSolution).slice(0, 50);
+    const told = ["book_table:month"];
+    assert.match(
+      toolcallTeacherReply(bookingInWords, probeOf(bookingInWords), told).teaching,
+      /^[A-Z][a-z]+ is month \d\d\.$/,
+    );
+    assert.equal(toolcallTeacherReply(eventInWords, probeOf(eventInWords), told).teaching, "");
+    assert.equal(
+      tellsConversions(booking, "all"),
+      false,
+      "a request written as the call needs no conversions",
+    );
+    const weak = toolcallTeacherReply(eventInWords, '{"tool":"book_table"', []);
+    assert.match(
+      weak.teaching,
+      /^Call the tool add_event .* is month \d\d; /,
+      "a weak student hears the full hint",
+    );
+  });
+
+  it("finds the conversions a teaching states that are not its request's", () => {
+    const [month, hour] = toolcallConversions(eventInWords);
+    const otherMonth = month.startsWith("July") ? "June is month 06" : "July is month 07";
+    assert.deepEqual(falseConversions(eventInWords, `${month}; ${hour}.`), []);
+    assert.deepEqual(falseConversions(eventInWords, teachingHint(eventInWords)), []);
+    assert.deepEqual(falseConversions(eventInWords, `${otherMonth}; ${hour}; 11pm is hour 23.`), [
+      otherMonth,
+      "11pm is hour 23",
+    ]);
+    assert.deepEqual(falseConversions(booking, "March is month 03."), ["March is month 03"]);
   });
 
   it("diagnoses a wrong tool, a wrong argument name or no call as weak", () => {

@@ -5,6 +5,8 @@ import {
   type Task,
   type TeachingTemplatesInput,
   type ToolcallSolution,
+  toolcallConversionKind,
+  toolcallConversions,
   type Verify,
   verifyTask,
 } from "@arc/core";
@@ -72,23 +74,35 @@ export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDia
 }
 
 /** The values of `StrongStudentTeaching`, for recipe validation. */
-export const STRONG_STUDENT_TEACHING = ["none", "conversions"] as const;
+export const STRONG_STUDENT_TEACHING = ["none", "conversions", "measured"] as const;
 /**
- * What the reference teacher tells a student whose probe opens the right call: `none`, nothing; `conversions`, the
- * request's conversions (`March is month 03; 3pm is hour 15.`). On 600 production tasks of `models/toolcall-base`,
+ * What the teacher's labels tell a student whose probe opens the right call (`teaching.strongStudentTeaching`):
+ * `none`, nothing; `conversions`, the request's conversions (`March is month 03; 3pm is hour 15.`); `measured`, the
+ * conversions for the kinds of request where telling them earned the frozen student a positive mean reward on the
+ * teacher's training tasks (`measureStrongConversions`). On 600 production tasks of `models/toolcall-base`, all
  * conversions fixed 13 strong students and broke 8 (NDR 0.987); silence breaks none.
  */
 export type StrongStudentTeaching = (typeof STRONG_STUDENT_TEACHING)[number];
 
+/** Which strong students are told their request's conversions: `all`, or those whose `toolcallConversionKind` is listed. */
+export type ConversionsTold = "all" | readonly string[];
+
+/** Whether a strong student of this task is told its request's conversions under `told`. */
+export function tellsConversions(task: Task, told: ConversionsTold): boolean {
+  const kind = toolcallConversionKind(task);
+  return kind !== null && (told === "all" || told.includes(kind));
+}
+
 /**
  * The reference teacher output for a probe: reasoning ending in the diagnosis, then the teaching the
  * student's SFT taught it to use, never the call itself: for a strong student nothing, or only the request's
- * conversions (`strongTeaching`); for a weak one the full hint (tool, argument names and conversions).
+ * conversions when `told` covers its kind of request; for a weak one the full hint (tool, argument names and
+ * conversions).
  */
 export function toolcallTeacherReply(
   task: Task,
   approach: string,
-  strongTeaching: StrongStudentTeaching = "none",
+  told: ConversionsTold = [],
 ): { reply: string } & ToolcallDiagnosis & {
     teaching: string;
   } {
@@ -96,11 +110,22 @@ export function toolcallTeacherReply(
   const teaching =
     judged.diagnosis === "weak"
       ? teachingHint(task)
-      : strongTeaching === "conversions"
+      : tellsConversions(task, told)
         ? conversionHint(task)
         : "";
   const reply = `<thinking>${judged.thinking} Diagnosis: ${judged.diagnosis}</thinking><teaching>${teaching}</teaching>`;
   return { ...judged, teaching, reply };
+}
+
+const CONVERSION_FACT = /[A-Z][a-z]+ is month \d\d|\d{1,2}(?::\d\d)?[ap]m is hour \d\d/g;
+
+/**
+ * The conversions a teaching states (`March is month 03`, `3pm is hour 15`) that are not its request's own: a
+ * teacher that names another month than the request's is wrong even where the student happens to do better.
+ */
+export function falseConversions(task: Task, teaching: string): string[] {
+  const own = new Set(toolcallConversions(task));
+  return (teaching.match(CONVERSION_FACT) ?? []).filter((fact) => !own.has(fact));
 }
 
 /**
