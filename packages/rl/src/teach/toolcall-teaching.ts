@@ -78,9 +78,9 @@ export const STRONG_STUDENT_TEACHING = ["none", "conversions", "measured"] as co
 /**
  * What the teacher's labels tell a student whose probe opens the right call (`teaching.strongStudentTeaching`):
  * `none`, nothing; `conversions`, the request's conversions (`March is month 03; 3pm is hour 15.`); `measured`, the
- * conversions for the kinds of request where telling them earned the frozen student a positive mean reward on the
- * teacher's training tasks (`measureStrongConversions`). On 600 production tasks of `models/toolcall-base`, all
- * conversions fixed 13 strong students and broke 8 (NDR 0.987); silence breaks none.
+ * conversions for the kinds of request where telling them beat silence's mean reward by two standard errors with the
+ * frozen student on the teacher's training tasks (`measureStrongConversions`, `kindsWorthTelling`). On 600
+ * production tasks of `models/toolcall-base`, all conversions fixed 13 strong students and broke 8 (NDR 0.987).
  */
 export type StrongStudentTeaching = (typeof STRONG_STUDENT_TEACHING)[number];
 
