@@ -155,6 +155,20 @@ for (const rule of rules)
     label: `reference rule, ${rule.label}`,
     evaluation: await run(`reference rule, ${rule.label}`, new ReferenceToolcallTeacher(tasks, rule.told)),
   });
+// Does the student read the month it is told, or only the hint's form? The measured rule with every month it states
+// replaced by July's answers that (true only for July dates).
+if (strongTeaching === "measured" && Array.isArray(measuredKinds)) {
+  const measuredRule = new ReferenceToolcallTeacher(tasks, measuredKinds);
+  const julyEverywhere: ChatModel = {
+    model: "reference-teacher-july",
+    async complete(messages, options) {
+      const reply = await measuredRule.complete(messages, options);
+      return { ...reply, text: reply.text.replace(/[A-Z][a-z]+ is month \d\d/g, "July is month 07") };
+    },
+  };
+  const label = "reference rule, measured kinds, every month stated as July's";
+  referenceRuns.push({ label, evaluation: await run(label, julyEverywhere) });
+}
 const reference =
   referenceRuns[
     Math.max(

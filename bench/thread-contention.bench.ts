@@ -1,10 +1,11 @@
-// How much the two halves of asynchronous RL slow each other when they share this machine: the committed toolcall
-// base generating (64 production tasks a batch, greedy, as rollouts and evaluations do) and a trainer of the same
-// size taking SFT steps (16 rows x 64 tokens), each on a worker thread of its own, first alone and then both at once.
+// How much the two halves of asynchronous RL slow each other when they share this machine, at the size of a step of
+// recipes/toolcall-grpo.yaml: the committed toolcall base generating groups of 4 samples for 8 production prompts
+// (temperature 1, up to 96 tokens), and a trainer of the same size taking steps on 32 rows of 40 prompt and 80 answer
+// tokens, each on a worker thread of its own, first alone and then both at once.
 // The slowdowns bound what overlapping them can give: with generation slowed by g and training by t while they
 // share, the best an asynchronous run can do against a synchronous one (whatever its split) is (g + t) / (g * t),
 // 2x when they do not slow each other.
-// Usage: npm run bench:contention [-- --seconds 20]
+// Usage: npm run bench:contention [-- --seconds 30]
 // Writes bench/results/thread-contention.json.
 import { mkdir, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
@@ -28,19 +29,19 @@ async function runJob(job: Job, start: SharedArrayBuffer): Promise<Rate> {
   let unit: () => Promise<number>;
   if (job.kind === "generate") {
     const family = getTaskFamily("toolcall");
-    const engine = await EmbeddedInferenceEngine.load("models/toolcall-base", { maxBatchSize: 64 });
+    const engine = await EmbeddedInferenceEngine.load("models/toolcall-base", { maxBatchSize: 32 });
     const requests = family
-      .generate({ split: "production", seed: 999, count: 64 })
-      .map((task) => ({ messages: family.prompt(task), maxTokens: 96, temperature: 0 }));
+      .generate({ split: "production", seed: 999, count: 8 })
+      .map((task, i) => ({ messages: family.prompt(task), maxTokens: 96, temperature: 1, n: 4, seed: i }));
     unit = async () => (await engine.generate(requests)).reduce((n, o) => n + o.outputTokens.length, 0);
   } else {
     const config = configForSize("small");
     const trainer = await EmbeddedTrainEngine.create(config, initWeights(config, 1), { learningRate: 1e-4 });
-    const row = (seed: number) => Array.from({ length: 32 }, (_, i) => (seed * 31 + i * 7) % 256);
+    const row = (seed: number, length: number) => Array.from({ length }, (_, i) => (seed * 31 + i * 7) % 256);
     const batch = {
-      promptTokens: Array.from({ length: 16 }, (_, i) => row(i)),
-      outputTokens: Array.from({ length: 16 }, (_, i) => row(i + 16)),
-      lossMask: Array.from({ length: 16 }, () => new Array(32).fill(1)),
+      promptTokens: Array.from({ length: 32 }, (_, i) => row(i, 40)),
+      outputTokens: Array.from({ length: 32 }, (_, i) => row(i + 32, 80)),
+      lossMask: Array.from({ length: 32 }, () => new Array(80).fill(1)),
     };
     unit = async () => {
       await trainer.step(batch, { kind: "sft" });
@@ -84,7 +85,7 @@ if (!isMainThread) {
   const { job, start } = workerData as { job: Job; start: SharedArrayBuffer };
   parentPort?.postMessage(await runJob(job, start));
 } else {
-  const { values } = parseArgs({ options: { seconds: { type: "string", default: "20" } } });
+  const { values } = parseArgs({ options: { seconds: { type: "string", default: "30" } } });
   const seconds = Number(values.seconds);
   if (!(seconds > 0)) throw new Error(`--seconds: expected a positive number, got ${values.seconds}`);
   const log = (line: string) => console.log(`[bench:contention] ${line}`);

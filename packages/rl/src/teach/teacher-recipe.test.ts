@@ -16,7 +16,7 @@ describe("teacher recipes", () => {
     assert.equal(grpo.stage, "grpo");
     assert.equal(grpo.teacher.path, sft.out);
     assert.equal(grpo.trainer.reward.adaptiveTeaching.degradationMultiplier, 2);
-    assert.equal(sft.teaching.strongStudentTeaching, "none");
+    assert.equal(sft.teaching.strongStudentTeaching, "measured");
   });
 
   it("applies key=value overrides and names a bad key with what was expected", async () => {
