@@ -3,8 +3,9 @@
 // with the SFT warm-up teacher and with the trained (SFT + GRPO) teacher, on held-out production tasks that the teacher
 // never trained on, and with the reference rule the teacher is trained to imitate (it reads the solution,
 // so it is the most a learned teacher could reach with this student), silent to strong students, telling them their
-// request's conversions, and telling those of the kinds the SFT labels were measured to tell. Accuracy, NDR, teaching
-// tokens, TES, split by how the probe judged the student.
+// request's conversions, and telling those of the kinds the SFT labels were measured to tell (then once more with
+// every month stated as July's). Accuracy, NDR, teaching tokens, TES, teachings that state a false conversion, split
+// by how the probe judged the student.
 // Trains the teacher first (scripts/make-teacher.ts recipes) when models/teacher-toolcall is missing.
 // Usage: node --import tsx bench/teaching.bench.ts [--count 600] [--seed 2024] [--student dir] [--teacher dir] [--sft-teacher dir]
 // Writes bench/results/teaching.json (the figures file) and bench/results/teaching.md.
@@ -155,8 +156,8 @@ for (const rule of rules)
     label: `reference rule, ${rule.label}`,
     evaluation: await run(`reference rule, ${rule.label}`, new ReferenceToolcallTeacher(tasks, rule.told)),
   });
-// Does the student read the month it is told, or only the hint's form? The measured rule with every month it states
-// replaced by July's answers that (true only for July dates).
+// Does the student read the month it is told, or only the hint's form? To tell, the measured rule runs again with
+// every month it states replaced by July's (true only for July dates).
 if (strongTeaching === "measured" && Array.isArray(measuredKinds)) {
   const measuredRule = new ReferenceToolcallTeacher(tasks, measuredKinds);
   const julyEverywhere: ChatModel = {
