@@ -388,9 +388,14 @@ export async function runDemo(options: DemoOptions): Promise<{ result: DemoResul
     },
     failures: { setupRegistry },
   });
+  const stopOnFailure: (() => Promise<void>)[] = [];
   try {
-    return { result: await demoLoop({ server, tasks, setupRegistry, options, began, live }), server };
+    return {
+      result: await demoLoop({ server, tasks, setupRegistry, options, began, live, stopOnFailure }),
+      server,
+    };
   } catch (error) {
+    for (const stop of stopOnFailure) await stop().catch(() => {});
     await server.close();
     throw error;
   }
@@ -404,8 +409,10 @@ async function demoLoop(context: {
   options: DemoOptions;
   began: number;
   live: LiveLine;
+  /** What to stop, before the server closes, when the loop fails: a running agent would retry forever. */
+  stopOnFailure: (() => Promise<void>)[];
 }): Promise<DemoResult> {
-  const { server, tasks, setupRegistry, options, began, live } = context;
+  const { server, tasks, setupRegistry, options, began, live, stopOnFailure } = context;
   const MAX_TOKENS = options.maxTokens ?? 96;
   const baseModel = resolve(options.baseModel);
   const home = resolve(options.home);
@@ -456,6 +463,7 @@ async function demoLoop(context: {
     maxTokens: MAX_TOKENS,
   });
   agent.start();
+  stopOnFailure.push(() => agent.stop());
   const trafficLine = async (phase: string) => {
     const since = new Date(Date.now() - 60_000);
     const rates = await failureRatesBetween(db, tenantId, since);
