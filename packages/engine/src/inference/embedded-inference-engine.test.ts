@@ -101,6 +101,34 @@ describe("EmbeddedInferenceEngine", () => {
     assert.deepEqual(together, alone);
   });
 
+  it("runs a prompt shared by several samples once, and each continues it as it would alone", async () => {
+    const weights = initWeights(tiny, 21);
+    for (const t of weights.values())
+      for (let i = 0; i < t.data.length; i++) t.data[i] *= t.data.length > 64 ? 20 : 1;
+    const engine = await EmbeddedInferenceEngine.create(tiny, weights);
+    const shared = [256, 9, 8, 7, 6, 5];
+    const other = [256, 40, 41];
+    const req = (p: number[], n = 1) => ({
+      promptTokens: p,
+      n,
+      temperature: 0,
+      maxTokens: 10,
+      ignoreEos: true,
+    });
+    const [alone] = await engine.generate([req(shared)]);
+    const [otherAlone] = await engine.generate([req(other)]);
+    // one request of 3 samples, a shorter prompt between, and a second request of the same prompt
+    const out = await engine.generate([req(shared, 3), req(other), req(shared)]);
+    assert.deepEqual(
+      out.map((r) => r.outputTokens),
+      [alone, alone, alone, otherAlone, alone].map((r) => r.outputTokens),
+    );
+    const sampled = await engine.generate([
+      { promptTokens: shared, n: 4, seed: 3, maxTokens: 10, temperature: 1 },
+    ]);
+    assert.ok(new Set(sampled.map((r) => r.outputTokens.join())).size > 1, "shared samples still differ");
+  });
+
   it("rejects a request without a prompt, naming the field", async () => {
     const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1));
     await assert.rejects(

@@ -277,7 +277,11 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     }
   }
 
-  /** Runs the prompts of newly admitted rows (left-padded to a common length) and samples their first token. */
+  /**
+   * Runs the prompts of newly admitted rows (left-padded to a common length) and samples their first token. Rows
+   * with the same prompt (the n samples of a request, above all) share one forward pass: the prompt is run once and
+   * its cache rows are copied to each of them, as vLLM's prefix caching does for n > 1.
+   */
   private prefill(rows: Row[]): { slots: Slot[]; cache: KvCache } {
     const P = Math.max(...rows.map((r) => r.prompt.length));
     const slots = rows.map((row) => {
@@ -288,43 +292,55 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
         nextPosition: row.prompt.length,
       };
     });
-    const tokens = rows.flatMap((r) => [...new Array(P - r.prompt.length).fill(PAD), ...r.prompt]);
-    const positions = rows.flatMap((r) =>
-      Array.from({ length: P }, (_, t) => Math.max(0, t - (P - r.prompt.length))),
+    const { distinct, source } = distinctPrompts(rows);
+    const tokens = distinct.flatMap((p) => [...new Array(P - p.length).fill(PAD), ...p]);
+    const positions = distinct.flatMap((p) =>
+      Array.from({ length: P }, (_, t) => Math.max(0, t - (P - p.length))),
     );
-    const cache = this.forwardAndSample(slots, tokens, positions, P);
-    return { slots, cache };
+    const pads = distinct.map((_, d) => slots[source.indexOf(d)].pad);
+    const { logits, cache } = this.forward(pads, tokens, positions, P);
+    this.sampleAll(slots, logits, source);
+    if (distinct.length === rows.length) return { slots, cache };
+    const shared = gatherRows(cache, source);
+    disposeCache(cache);
+    return { slots, cache: shared };
   }
 
   /** One decoding step: feeds each running row its last token, samples the next one. */
   private step(slots: Slot[], cache: KvCache): KvCache {
     const tokens = slots.map((s) => s.row.tokens.at(-1) ?? PAD);
     const positions = slots.map((s) => s.nextPosition++);
-    return this.forwardAndSample(slots, tokens, positions, 1, cache);
+    for (const s of slots) s.pad.push(s.row.finish ? 1 : 0);
+    const out = this.forward(
+      slots.map((s) => s.pad),
+      tokens,
+      positions,
+      1,
+      cache,
+    );
+    this.sampleAll(
+      slots,
+      out.logits,
+      slots.map((_, b) => b),
+    );
+    return out.cache;
   }
 
-  private forwardAndSample(
-    slots: Slot[],
+  /** The model on [B, T] tokens after `cache` (pads: each row's padding flags, past and new): last logits [B, V] and the new cache. */
+  private forward(
+    pads: number[][],
     tokens: number[],
     positions: number[],
     T: number,
     cache?: KvCache,
-  ): KvCache {
-    const B = slots.length;
+  ): { logits: Float32Array; cache: KvCache } {
+    const B = pads.length;
     const past = cache ? cache.values[0].shape[2] : 0;
-    for (const s of slots) for (let t = 0; t < (cache ? T : 0); t++) s.pad.push(s.row.finish ? 1 : 0);
-    const weights = this.weights;
-    const version = this.version;
     const out = tf.tidy(() => {
-      const mask = attentionMask(
-        slots.map((s) => s.pad),
-        past,
-        T,
-      );
-      const result = forward(this.config, weights, this.rope, {
+      const result = forward(this.config, this.weights, this.rope, {
         tokens: tf.tensor2d(tokens, [B, T], "int32"),
         positions: tf.tensor2d(positions, [B, T], "int32"),
-        mask,
+        mask: attentionMask(pads, past, T),
         cache,
         mode: "infer",
         lastOnly: true,
@@ -333,11 +349,15 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     });
     const logits = out.logits.dataSync() as Float32Array; // [B, 1, V]
     out.logits.dispose();
+    return { logits, cache: { keys: out.keys as tf.Tensor4D[], values: out.values as tf.Tensor4D[] } };
+  }
+
+  /** Samples the next token of every unfinished slot from row `logitRow[i]` of `logits`, tagged with the engine's version. */
+  private sampleAll(slots: Slot[], logits: Float32Array, logitRow: number[]): void {
     const V = this.config.vocab_size;
-    slots.forEach((slot, b) => {
-      if (!slot.row.finish) this.sample(slot.row, logits, b * V, version);
+    slots.forEach((slot, i) => {
+      if (!slot.row.finish) this.sample(slot.row, logits, logitRow[i] * V, this.version);
     });
-    return { keys: out.keys as tf.Tensor4D[], values: out.values as tf.Tensor4D[] };
   }
 
   private sample(row: Row, logits: Float32Array, offset: number, version: number): void {
@@ -364,6 +384,22 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     }
     if (reason) finish(row, reason, false);
   }
+}
+
+/** The distinct prompts of `rows`, and for each row the index of its prompt among them. */
+function distinctPrompts(rows: Row[]): { distinct: number[][]; source: number[] } {
+  const distinct: number[][] = [];
+  const indexOf = new Map<string, number>();
+  const source = rows.map((row) => {
+    const key = row.prompt.join(",");
+    let index = indexOf.get(key);
+    if (index === undefined) {
+      index = distinct.push(row.prompt) - 1;
+      indexOf.set(key, index);
+    }
+    return index;
+  });
+  return { distinct, source };
 }
 
 function isAborted(row: Row): boolean {
