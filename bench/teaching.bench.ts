@@ -4,8 +4,10 @@
 // never trained on, and with the reference rule the teacher is trained to imitate (it reads the solution,
 // so it is the most a learned teacher could reach with this student), silent to strong students, telling them their
 // request's conversions, and telling those of the kinds the SFT labels were measured to tell (then once more with
-// every month stated as July's). Accuracy, NDR, teaching tokens, TES, teachings that state a false conversion, split
-// by how the probe judged the student.
+// every month stated as July's). Teachers run under the protocol's claim guard for toolcall
+// (`ungroundedClaims: ungroundedToolcallConversions`: a conversion the request does not support is cut out before the
+// student reads it), and the trained teacher once more without it. Accuracy, NDR, teaching tokens, TES, teachings
+// whose claim the guard cut and teachings that still state a false conversion, split by how the probe judged the student.
 // Trains the teacher first (scripts/make-teacher.ts recipes) when models/teacher-toolcall is missing.
 // Usage: node --import tsx bench/teaching.bench.ts [--count 600] [--seed 2024] [--student dir] [--teacher dir] [--sft-teacher dir]
 // Writes bench/results/teaching.json (the figures file) and bench/results/teaching.md.
@@ -22,6 +24,7 @@ import {
   type TeachingMetrics,
   type TeachingTemplatesInput,
   type ToolcallSolution,
+  ungroundedToolcallConversions,
   verifyTask,
 } from "@arc/core";
 import {
@@ -97,7 +100,12 @@ const teacherOf = async (label: string, dir: string | undefined): Promise<ChatMo
 };
 const completed = (text: string) => parseToolCall(text).ok;
 
-async function run(label: string, teacher: ChatModel | undefined): Promise<TeachingEvaluation> {
+/** Evaluates `teacher` (none: the student alone); `guarded`: with the protocol's claim guard for toolcall. */
+async function run(
+  label: string,
+  teacher: ChatModel | undefined,
+  guarded = true,
+): Promise<TeachingEvaluation> {
   const result = await evaluateTeaching({
     student,
     teacher,
@@ -110,6 +118,7 @@ async function run(label: string, teacher: ChatModel | undefined): Promise<Teach
     maxSolutionTokens: grpoRecipe.teaching.maxSolutionTokens,
     completed,
     answersOf: toolcallAnswers,
+    ...(guarded ? { ungroundedClaims: ungroundedToolcallConversions } : {}),
     concurrency: 32,
   });
   log(
@@ -125,7 +134,9 @@ const untrained = await run(
   await teacherOf("teacher-untrained", sftRecipe.teacher.path),
 );
 const sftOnly = await run("SFT teacher", await teacherOf("teacher-toolcall-sft", sftDir));
-const trained = await run("trained teacher", await teacherOf("teacher-toolcall", trainedDir));
+const trainedTeacher = await teacherOf("teacher-toolcall", trainedDir);
+const trained = await run("trained teacher", trainedTeacher);
+const trainedUnguarded = await run("trained teacher, no claim guard", trainedTeacher, false);
 // The reference rule three ways for strong students: silent, told every request's conversions, and told those of
 // the kinds the SFT teacher's labels were measured to tell (its teacher.json); the recipe's way is the headline.
 const sftRecord = JSON.parse(await readFile(`${sftDir}/teacher.json`, "utf8").catch(() => "{}")) as {
@@ -157,7 +168,7 @@ for (const rule of rules)
     evaluation: await run(`reference rule, ${rule.label}`, new ReferenceToolcallTeacher(tasks, rule.told)),
   });
 // Does the student read the month it is told, or only the hint's form? To tell, the measured rule runs again with
-// every month it states replaced by July's (true only for July dates).
+// every month it states replaced by July's (true only for July dates), without the guard that would cut them.
 if (strongTeaching === "measured" && Array.isArray(measuredKinds)) {
   const measuredRule = new ReferenceToolcallTeacher(tasks, measuredKinds);
   const julyEverywhere: ChatModel = {
@@ -168,7 +179,7 @@ if (strongTeaching === "measured" && Array.isArray(measuredKinds)) {
     },
   };
   const label = "reference rule, measured kinds, every month stated as July's";
-  referenceRuns.push({ label, evaluation: await run(label, julyEverywhere) });
+  referenceRuns.push({ label, evaluation: await run(label, julyEverywhere, false) });
 }
 const reference =
   referenceRuns[
@@ -200,6 +211,10 @@ const split = (evaluation: TeachingEvaluation, judgement: "strong" | "weak") => 
 const falselyTaught = (evaluation: TeachingEvaluation) =>
   evaluation.runs.filter((r, i) => falseConversions(tasks[i], r.teaching).length > 0).length;
 
+/** Teachings from which the claim guard cut a conversion the request does not support. */
+const claimsCut = (evaluation: TeachingEvaluation) =>
+  evaluation.runs.filter((r) => r.warnings.some((w) => w.kind === "ungrounded_claim")).length;
+
 const figures = {
   student_accuracy: alone.overall.taughtAccuracy,
   untrained_teacher_accuracy: untrained.overall.taughtAccuracy,
@@ -211,13 +226,17 @@ const figures = {
   reference_rule_accuracy: reference.overall.taughtAccuracy,
   reference_rule_ndr: reference.overall.ndr,
   trained_teacher_false_conversions: falselyTaught(trained),
+  trained_teacher_claims_cut: claimsCut(trained),
+  trained_teacher_unguarded_accuracy: trainedUnguarded.overall.taughtAccuracy,
+  trained_teacher_unguarded_ndr: trainedUnguarded.overall.ndr,
+  trained_teacher_unguarded_false_conversions: falselyTaught(trainedUnguarded),
 };
 await mkdir("bench/results", { recursive: true });
 await writeFile("bench/results/teaching.json", `${JSON.stringify(figures, null, 2)}\n`);
 
 const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(d));
 const row = (label: string, m: TeachingMetrics, e: TeachingEvaluation) =>
-  `| ${label} | ${f(m.taughtAccuracy)} | ${f(m.ndr)} | ${m.degradations} | ${f(m.meanTeachingTokens, 1)} | ${f(m.tes)} | ${f(m.completionRate)} | ${f(split(e, "strong").teachingTokens, 1)} | ${f(split(e, "weak").teachingTokens, 1)} | ${falselyTaught(e)} |`;
+  `| ${label} | ${f(m.taughtAccuracy)} | ${f(m.ndr)} | ${m.degradations} | ${f(m.meanTeachingTokens, 1)} | ${f(m.tes)} | ${f(m.completionRate)} | ${f(split(e, "strong").teachingTokens, 1)} | ${f(split(e, "weak").teachingTokens, 1)} | ${claimsCut(e)} | ${falselyTaught(e)} |`;
 const targets = [
   [
     "trained teacher raises accuracy over the student alone",
@@ -249,16 +268,20 @@ trained on), frozen student \`${values.student}\` (greedy), teachers in adaptive
 byte tokens. Token counts are the byte-level models' own tokens. Wall time ${secs()} s.
 Student: ${studentRecord.steps ?? "?"} SFT steps, production failure rate ${studentRecord.productionFailureRate ?? "?"}, eval accuracy ${studentRecord.evalAccuracy ?? "?"} (its base-model.json).
 
-| condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) | teachings stating a false conversion |
-|---|---|---|---|---|---|---|---|---|---|
+| condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) | teachings whose claim the guard cut | teachings the student read with a false conversion |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${row("student alone", alone.overall, alone)}
 ${row(`student + untrained teacher (${sftRecipe.teacher.path ?? "fresh weights"})`, untrained.overall, untrained)}
 ${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
 ${row("student + trained teacher (SFT + GRPO)", trained.overall, trained)}
+${row("student + trained teacher, no claim guard", trainedUnguarded.overall, trainedUnguarded)}
 ${referenceRuns.map(({ label, evaluation }) => row(`student + ${label}`, evaluation.overall, evaluation)).join("\n")}
 
 The reference rule reads the solution, so it is the ceiling for a learned teacher; the recipe's
 \`teaching.strongStudentTeaching\` is \`${strongTeaching}\`, and \`reference_rule_accuracy\` / \`reference_rule_ndr\` are that rule's.
+Every teacher runs under the protocol's claim guard for toolcall (\`ungroundedToolcallConversions\`: a month or hour
+conversion the request does not support is cut from the teaching before the student reads it), except the rows that
+say otherwise; "teachings the student read with a false conversion" counts what got past it.
 
 Strong/weak: the student's probe judged by the reference rule (it opens the right tool with the right
 argument names, and every value it wrote out in full is the request's), the same split for every condition:
@@ -270,6 +293,7 @@ ${(
   [
     ["SFT warm-up", sftOnly],
     ["trained", trained],
+    ["trained, no claim guard", trainedUnguarded],
     ...referenceRuns.map(({ label, evaluation }) => [label, evaluation] as const),
   ] as const
 )

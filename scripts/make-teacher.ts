@@ -11,7 +11,13 @@
  */
 import { writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { getTaskFamily, parseTeacherOutput, type Task, type TeachingTemplatesInput } from "@arc/core";
+import {
+  getTaskFamily,
+  parseTeacherOutput,
+  type Task,
+  type TeachingTemplatesInput,
+  ungroundedToolcallConversions,
+} from "@arc/core";
 import {
   byteTokenCounter,
   configForSize,
@@ -120,6 +126,9 @@ async function run(path: string): Promise<void> {
     tokenCounter: byteTokenCounter,
     maxSolutionTokens: recipe.teaching.maxSolutionTokens,
     answersOf: toolcallAnswers,
+    // the run-time guard the teacher will serve under: a conversion the request does not support never reaches the
+    // student, so a teacher earns nothing from stating one
+    ungroundedClaims: ungroundedToolcallConversions,
   });
 
   if (recipe.stage === "sft") {

@@ -54,6 +54,7 @@ export {
   toolcallConversionKind,
   toolcallConversions,
   toolcallFamily,
+  ungroundedToolcallConversions,
 } from "./toolcall.ts";
 export {
   addEvent,

@@ -3,7 +3,12 @@ import { describe, it } from "node:test";
 import { BUILTIN_VERIFIERS } from "../verify/index.ts";
 import { SPLITS } from "./split.ts";
 import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
-import { type ToolcallSolution, toolcallConversionKind, toolcallConversions } from "./toolcall.ts";
+import {
+  type ToolcallSolution,
+  toolcallConversionKind,
+  toolcallConversions,
+  ungroundedToolcallConversions,
+} from "./toolcall.ts";
 
 /** A solution as PostgreSQL's jsonb gives it back: every object's keys sorted (shorter first, then bytewise). */
 function jsonbOrder(value: unknown): unknown {
@@ -166,5 +171,22 @@ describe("toolcallConversions", () => {
       t.question.includes((t.solution as ToolcallSolution).args.time as string),
     );
     assert.equal(atHalfPast && toolcallConversionKind(atHalfPast), "add_event:month", atHalfPast?.question);
+  });
+
+  it("finds the conversions a teaching states that its request does not support", () => {
+    for (const task of tasks) {
+      const own = toolcallConversions(task);
+      assert.deepEqual(ungroundedToolcallConversions(task.question, `${own.join("; ")}.`), [], task.question);
+    }
+    const event = "Put Standup in my calendar for March 5 at 3pm.";
+    assert.deepEqual(
+      ungroundedToolcallConversions(
+        event,
+        "March is month 03; 3pm is hour 15; July is month 07; March is month 07; 3pm is hour 03; 11pm is hour 23.",
+      ),
+      ["July is month 07", "March is month 07", "3pm is hour 03", "11pm is hour 23"],
+    );
+    // a time the request writes inside a longer one is not mentioned ("1pm" in "11pm")
+    assert.deepEqual(ungroundedToolcallConversions("Dinner at 11pm.", "1pm is hour 13."), ["1pm is hour 13"]);
   });
 });

@@ -26,6 +26,11 @@ export interface TaskFamily {
   prompt(task: Task): ChatTurn[];
   /** The canonical correct output of each model turn: SFT targets and a fallback `chosen` response. */
   reference(task: Task): string[];
+  /**
+   * The claims a teaching makes about a request that the request does not support, which the teaching protocol cuts
+   * before the student reads them (`ungroundedClaims` of `runTeaching`); absent where the family has no such check.
+   */
+  ungroundedClaims?: (question: string, teaching: string) => string[];
 }
 
 /** A task id that is stable for (env, split, seed, index) and valid as a RecordId. */

@@ -1,5 +1,5 @@
 import type { Task } from "../rollout/index.ts";
-import { formatDateLong, formatTime12 } from "./dates.ts";
+import { formatDateLong, formatTime12, parseTime } from "./dates.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import type { Split } from "./split.ts";
 import {
@@ -221,6 +221,7 @@ export const toolcallFamily: TaskFamily = {
   generate: generateToolcallTasks,
   prompt: (task) => [{ role: "user", content: task.question }],
   reference: (task) => [formatToolCall(task.solution as ToolcallSolution, TOOLCALL_SCHEMAS)],
+  ungroundedClaims: (question, teaching) => ungroundedToolcallConversions(question, teaching),
 };
 
 /** One conversion a `toolcall` request leaves to the reader: which part of a value, and the fact that states it. */
@@ -261,4 +262,32 @@ export function toolcallConversions(task: Task): string[] {
 export function toolcallConversionKind(task: Task): string | null {
   const parts = conversionsOf(task).map((c) => c.part);
   return parts.length === 0 ? null : `${(task.solution as ToolcallSolution).tool}:${parts.join("+")}`;
+}
+
+/** A conversion fact as a teaching states it: `March is month 03`, `3pm is hour 15`. */
+const CONVERSION_CLAIM = /\b([A-Z][a-z]+) is month (\d\d)\b|\b(\d{1,2}(?::\d\d)?[ap]m) is hour (\d\d)\b/g;
+const MONTH_NUMBER = new Map(
+  Array.from({ length: 12 }, (_, i) => [
+    formatDateLong(`2026-${String(i + 1).padStart(2, "0")}-01`).split(" ")[0],
+    i + 1,
+  ]),
+);
+
+/**
+ * The conversion facts a teaching states (`March is month 03`, `3pm is hour 15`) that the request itself does not
+ * support: a month or 12-hour time the request does not mention, or a number that is not its conversion. It needs only
+ * the request's text, so a run-time guard can drop such claims before a student reads them (`ungroundedClaims` of
+ * `runTeaching`).
+ */
+export function ungroundedToolcallConversions(question: string, teaching: string): string[] {
+  const mentions = (word: string) => new RegExp(`(?<![A-Za-z0-9:])${word}(?![A-Za-z0-9])`).test(question);
+  const ungrounded: string[] = [];
+  for (const [claim, month, monthNumber, time12, hour] of teaching.matchAll(CONVERSION_CLAIM)) {
+    const grounded =
+      month !== undefined
+        ? MONTH_NUMBER.get(month) === Number(monthNumber) && mentions(month)
+        : parseTime(time12)?.slice(0, 2) === hour && mentions(time12);
+    if (!grounded) ungrounded.push(claim);
+  }
+  return ungrounded;
 }

@@ -10,6 +10,7 @@ import {
   type TokenCounter,
   teachingMetrics,
   teachingMetricsBy,
+  type UngroundedClaims,
   type Verify,
 } from "@arc/core";
 
@@ -52,6 +53,8 @@ export interface EvaluateTeachingOptions {
   completed?: (text: string) => boolean;
   /** The values a task's teaching must not reveal (redacted when it does); default: the protocol's own. */
   answersOf?: (task: Task) => string[];
+  /** The claims of a teaching its question does not support, cut out before the student reads it (see `runTeaching`). */
+  ungroundedClaims?: UngroundedClaims;
   /** Most interactions in flight (default 16). */
   concurrency?: number;
   signal?: AbortSignal;
@@ -79,6 +82,7 @@ export async function evaluateTeaching(options: EvaluateTeachingOptions): Promis
         maxTeacherTokens: options.maxTeacherTokens ?? 200,
         maxSolutionTokens: options.maxSolutionTokens ?? 128,
         ...(options.answersOf ? { answers: options.answersOf(options.tasks[i]) } : {}),
+        ungroundedClaims: options.ungroundedClaims,
         signal: options.signal,
       });
     }

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateToolcallTasks, type Task, type ToolcallSolution } from "@arc/core";
+import {
+  generateToolcallTasks,
+  type Task,
+  type ToolcallSolution,
+  toolcallConversions,
+  ungroundedToolcallConversions,
+} from "@arc/core";
 import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
 import { TeachingRewarder } from "./teaching-rewarder.ts";
 import {
@@ -82,6 +88,21 @@ describe("TeachingRewarder", () => {
       `<teaching>The city is ${city}.</teaching>`,
     );
     assert.equal(unguarded.teaching, `The city is ${city}.`);
+  });
+
+  it("cuts a conversion the request does not support before the student reads the teaching", async () => {
+    const r = new TeachingRewarder({
+      student: new HintFollowingStudentTestDouble(tasks, unguided),
+      verify: verifyToolcallAttempt,
+      templates: TOOLCALL_TEACHING_TEMPLATES,
+      ungroundedClaims: ungroundedToolcallConversions,
+    });
+    const task = tasks.find((t) =>
+      toolcallConversions(t).some((c) => c.includes("month") && !c.startsWith("July")),
+    )!;
+    const [own] = toolcallConversions(task);
+    const score = await r.score(task, `<teaching>${own}; July is month 07.</teaching>`);
+    assert.equal(score.teaching, `${own}.`);
   });
 
   it("asks the frozen student once per probe, baseline and distinct teaching", async () => {

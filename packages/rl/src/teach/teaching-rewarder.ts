@@ -16,6 +16,7 @@ import {
   type TokenCounter,
   teachingTemplates,
   truncateProbe,
+  type UngroundedClaims,
   type Verify,
 } from "@arc/core";
 import { probeMessages } from "./teacher-messages.ts";
@@ -57,12 +58,14 @@ export interface TeachingRewarderOptions {
   maxSolutionTokens?: number;
   /** The values a task's teaching must not reveal (redacted when it does); default: as `runTeaching` derives them. */
   answersOf?: (task: Task) => string[];
+  /** The claims of a teaching its question does not support, cut out before the student reads it (see `runTeaching`). */
+  ungroundedClaims?: UngroundedClaims;
 }
 
 /**
  * The reward side of teacher GRPO: runs the frozen student with and without a teacher's guidance
  * and scores the teaching with the adaptive teaching reward, exactly as `runTeaching` would (same
- * prompts, same parsing, same leak handling). The student decodes greedily, so its probe and
+ * prompts, same parsing, same leak and claim handling). The student decodes greedily, so its probe and
  * baseline are computed once per task and its guided answer once per distinct teaching: a group of G
  * teacher samples that agree costs one student call.
  */
@@ -100,8 +103,10 @@ export class TeachingRewarder {
 
   /** Scores one teacher output for a task against the student's unguided baseline. */
   async score(task: Task, teacherOutput: string): Promise<TeachingScore> {
+    const ungrounded = this.options.ungroundedClaims;
     const read = parseTeacherOutput(teacherOutput, {
       answers: this.options.answersOf?.(task) ?? solutionAnswers(task.solution),
+      ...(ungrounded ? { ungroundedClaims: (text: string) => ungrounded(task.question, text) } : {}),
     });
     const [baseline, taught] = await Promise.all([this.attempt(task, ""), this.attempt(task, read.teaching)]);
     const teachingTokens = read.teaching ? this.counter.count(read.teaching) : 0;

@@ -23,11 +23,15 @@ const HINT = "Call the tool book_table with the arguments place, date, people, t
 function books() {
   const helped = "Book a table for 2 at Nobu on 2026-05-01.";
   const harmed = "Table for 2 at Nobu, May 1 please.";
+  // the teacher names a month besides the request's, and that wrong month would break this student
+  const monthInWords = "Book a table for 2 at Nobu on May 1.";
+  const falseMonth = `${HINT} July is month 07; May is month 05.`;
+  const trueMonth = `${HINT} May is month 05.`;
   const probe = (q: string) => renderTemplate(templates.probe, { question: q });
   const teacherPrompt = (q: string, approach: string) =>
     renderTemplate(templates.teacherAdaptive, { question: q, approach });
-  const guided = (q: string) =>
-    renderTemplate(templates.studentWithGuidance, { question: q, teaching: HINT });
+  const guided = (q: string, teaching = HINT) =>
+    renderTemplate(templates.studentWithGuidance, { question: q, teaching });
   const baseline = (q: string) => renderTemplate(templates.baseline, { question: q });
   const wrongStart = '{"tool":"add_event"';
   const student = new AnswerBookEngine(
@@ -40,16 +44,22 @@ function books() {
       [probe(harmed), wrongStart],
       [guided(harmed), "I cannot book that."],
       [baseline(harmed), RIGHT],
+      [probe(monthInWords), wrongStart],
+      [guided(monthInWords, trueMonth), RIGHT],
+      [guided(monthInWords, falseMonth), "I cannot book that."],
+      [baseline(monthInWords), formatToolCall({ tool: "add_event", args: { title: "Nobu" } })],
     ]),
   );
-  const reply = `<thinking>The request needs book_table. Diagnosis: weak</thinking><teaching>${HINT}</teaching>`;
+  const reply = (teaching: string) =>
+    `<thinking>The request needs book_table. Diagnosis: weak</thinking><teaching>${teaching}</teaching>`;
   const teacher = new AnswerBookEngine(
     new Map([
-      [teacherPrompt(helped, wrongStart), reply],
-      [teacherPrompt(harmed, wrongStart), reply],
+      [teacherPrompt(helped, wrongStart), reply(HINT)],
+      [teacherPrompt(harmed, wrongStart), reply(HINT)],
+      [teacherPrompt(monthInWords, wrongStart), reply(falseMonth)],
     ]),
   );
-  return { student, teacher, helped, harmed };
+  return { student, teacher, helped, harmed, monthInWords };
 }
 
 for (const dbUnderTest of databasesUnderTest()) {
@@ -207,6 +217,18 @@ for (const dbUnderTest of databasesUnderTest()) {
         untaught.choices[0].message.content,
         formatToolCall({ tool: "add_event", args: { title: "Nobu" } }),
       );
+    });
+
+    it("cuts a conversion the request does not support from the teaching of toolcall traffic (x-arc-env)", async () => {
+      await put({ teacher: "teacher", mode: "adaptive", baselineShare: 0 });
+      const ask = (headers: Record<string, string>) =>
+        client.chat.completions.create(
+          { model: "arc", messages: [{ role: "user", content: b.monthInWords }], temperature: 0 },
+          { headers },
+        );
+      assert.equal((await ask({ "x-arc-env": "toolcall" })).choices[0].message.content, RIGHT);
+      // without the family the protocol cannot tell the false month, and this student breaks on it
+      assert.equal((await ask({})).choices[0].message.content, "I cannot book that.");
     });
   });
 }

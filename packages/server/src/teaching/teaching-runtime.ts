@@ -4,6 +4,7 @@ import {
   type NdrDecision,
   NdrMonitor,
   runTeaching,
+  TASK_FAMILIES,
   type TeachingRun,
   type Trace,
   toTraceSteps,
@@ -26,7 +27,7 @@ export const ALL_TRAFFIC = "*";
 
 /** Facts of one gateway call the runtime needs. */
 export interface TeachCallContext {
-  /** `x-arc-env`: selects the verifier that judges live answers. */
+  /** `x-arc-env`: selects the verifier that judges live answers and the family's check of a teaching's claims. */
   env?: string;
   /** `x-arc-pattern`: the client names the failure pattern of the request. */
   pattern?: string;
@@ -123,6 +124,7 @@ export class TeachingRuntime {
         templates: { ...config.templates, ...(system ? { studentSystem: system } : {}) },
         baseline: this.random() < config.baselineShare,
         verify: (attempt) => judgeLiveOutput(attempt, context.env),
+        ungroundedClaims: context.env ? TASK_FAMILIES[context.env]?.ungroundedClaims : undefined,
         maxTeacherTokens: config.maxTeacherTokens,
         maxSolutionTokens: config.maxSolutionTokens,
         studentTemperature: typeof request.temperature === "number" ? request.temperature : 0,

@@ -10,3 +10,4 @@ export {
 export type { TeachingTag, TeachingWarning, TeachingWarningKind } from "./teaching-warning.ts";
 export { approximateTokenCounter, type TokenCounter } from "./token-counter.ts";
 export { type ProbeText, truncateProbe } from "./truncate-probe.ts";
+export { removeClaims, type UngroundedClaims } from "./ungrounded-claims.ts";

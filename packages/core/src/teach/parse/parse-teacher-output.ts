@@ -1,6 +1,7 @@
 import { findAnswerLeaks, redactLeaks } from "./answer-leak.ts";
 import { extractTag, stripTags } from "./extract-tag.ts";
 import type { TeachingWarning } from "./teaching-warning.ts";
+import { removeClaims } from "./ungrounded-claims.ts";
 
 /** What the teacher decided about the student, from its "Diagnosis: strong|weak" line. */
 export type Diagnosis = "strong" | "weak";
@@ -27,12 +28,18 @@ const DIAGNOSIS = /diagnosis\s*[:=-]?\s*\**\s*(strong|weak)\b/i;
  * - no `<teaching>` tag: the text outside the thinking block is the teaching (a teacher that
  *   ignored the format still guides); an unclosed `<thinking>` keeps everything after it private;
  * - unclosed `<teaching>`: its content runs to the end;
- * - a teaching that contains one of `answers` is redacted, or dropped with policy `refuse`.
+ * - a teaching that contains one of `answers` is redacted, or dropped with policy `refuse`;
+ * - the claims `ungroundedClaims` finds in the teaching are cut out of it.
  * Each repair comes back as a typed warning.
  */
 export function parseTeacherOutput(
   text: string,
-  options: { answers?: readonly string[]; leakPolicy?: LeakPolicy } = {},
+  options: {
+    answers?: readonly string[];
+    leakPolicy?: LeakPolicy;
+    /** The claims of a teaching that its question does not support (bound to the question). */
+    ungroundedClaims?: (teaching: string) => string[];
+  } = {},
 ): TeacherOutput {
   const warnings: TeachingWarning[] = [];
   const thinking = extractTag(text, "thinking");
@@ -76,6 +83,14 @@ export function parseTeacherOutput(
       });
     teaching = action === "refused" ? "" : redactLeaks(teaching, leaks);
   }
+  const claims = teaching === "" ? [] : (options.ungroundedClaims?.(teaching) ?? []);
+  for (const claim of new Set(claims))
+    warnings.push({
+      kind: "ungrounded_claim",
+      claim,
+      message: `teaching states ${JSON.stringify(claim)}, which the question does not support; claim removed`,
+    });
+  if (claims.length > 0) teaching = removeClaims(teaching, claims);
   if (teaching === "") warnings.push({ kind: "empty_teaching", message: "teacher gave no teaching" });
 
   const stated = DIAGNOSIS.exec(thinking.content) ?? DIAGNOSIS.exec(text);

@@ -33,6 +33,12 @@ export type TeachingWarning =
       message: string;
     }
   | {
+      /** The teaching stated something about the question that the question does not support; the claim was cut out. */
+      kind: "ungrounded_claim";
+      claim: string;
+      message: string;
+    }
+  | {
       /** The probe ran past its budget (a backend that ignores maxTokens) and was cut to `maxTokens`. */
       kind: "probe_truncated";
       tokens: number;

@@ -128,6 +128,29 @@ describe("runTeaching in adaptive mode", () => {
     assert.equal(outcomeForm.reward, -0.5);
   });
 
+  it("cuts out the claims the question does not support before the student reads the teaching", async () => {
+    const teacher = adaptiveTeacher(
+      () =>
+        "<thinking>Diagnosis: weak</thinking><teaching>Multiply 17 by 3; 19 is prime; 17 is prime.</teaching>",
+    );
+    const s = student("weak");
+    const notInQuestion = (question: string, teaching: string) =>
+      [...teaching.matchAll(/(\d+) is prime/g)].filter((m) => !question.includes(m[1])).map((m) => m[0]);
+    const run = await runTeaching({
+      student: s,
+      teacher,
+      task,
+      mode: "adaptive",
+      ungroundedClaims: notInQuestion,
+    });
+    assert.equal(run.teaching, "Multiply 17 by 3; 17 is prime.");
+    assert.ok(!run.phases[2].messages[0].content.includes("19"));
+    assert.deepEqual(
+      run.warnings.filter((w) => w.kind === "ungrounded_claim").map((w) => [w.phase, w.claim]),
+      [["teaching", "19 is prime"]],
+    );
+  });
+
   it("starts the baseline before the probe so both run concurrently", async () => {
     const s = student("weak");
     await runTeaching({ student: s, teacher: adaptiveTeacher(), task, mode: "adaptive", verify });

@@ -10,6 +10,7 @@ import {
   type TeachingWarning,
   type TokenCounter,
   truncateProbe,
+  type UngroundedClaims,
 } from "../parse/index.ts";
 import {
   type AdaptiveTeachingRewardConfigInput,
@@ -63,6 +64,12 @@ export interface RunTeachingOptions<T extends TeachingTask = TeachingTask> {
   answers?: string[];
   /** What to do with teaching that reveals an answer (default `redact`). */
   leakPolicy?: LeakPolicy;
+  /**
+   * Finds the claims a teaching makes that the question does not support (a toolcall teaching naming another month
+   * than the request's: `ungroundedToolcallConversions`); each is cut out before the student reads the teaching, with
+   * an `ungrounded_claim` warning. Default: none.
+   */
+  ungroundedClaims?: UngroundedClaims;
   /** Counts teaching tokens and cuts over-long probes; default approximateTokenCounter. */
   tokenCounter?: TokenCounter;
   /** Budget of the teacher's output, thinking included (default 1024). */
@@ -276,7 +283,12 @@ export async function runTeaching<T extends TeachingTask>(
       maxTokens: maxTeacherTokens,
     });
     phases.push(teaching);
-    const read = parseTeacherOutput(teaching.output, { answers, leakPolicy: options.leakPolicy });
+    const ungrounded = options.ungroundedClaims;
+    const read = parseTeacherOutput(teaching.output, {
+      answers,
+      leakPolicy: options.leakPolicy,
+      ...(ungrounded ? { ungroundedClaims: (text: string) => ungrounded(task.question, text) } : {}),
+    });
     warnings.push(...withPhase("teaching", read.warnings));
 
     const prompt = read.teaching
