@@ -24,7 +24,6 @@ import {
   type TeachingMetrics,
   type TeachingTemplatesInput,
   type ToolcallSolution,
-  ungroundedToolcallConversions,
   verifyTask,
 } from "@arc/core";
 import {
@@ -118,7 +117,7 @@ async function run(
     maxSolutionTokens: grpoRecipe.teaching.maxSolutionTokens,
     completed,
     answersOf: toolcallAnswers,
-    ...(guarded ? { ungroundedClaims: ungroundedToolcallConversions } : {}),
+    ...(guarded ? { ungroundedClaims: family.ungroundedClaims } : {}),
     concurrency: 32,
   });
   log(

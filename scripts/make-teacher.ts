@@ -11,13 +11,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import {
-  getTaskFamily,
-  parseTeacherOutput,
-  type Task,
-  type TeachingTemplatesInput,
-  ungroundedToolcallConversions,
-} from "@arc/core";
+import { getTaskFamily, parseTeacherOutput, type Task, type TeachingTemplatesInput } from "@arc/core";
 import {
   byteTokenCounter,
   configForSize,
@@ -128,7 +122,7 @@ async function run(path: string): Promise<void> {
     answersOf: toolcallAnswers,
     // the run-time guard the teacher will serve under: a conversion the request does not support never reaches the
     // student, so a teacher earns nothing from stating one
-    ungroundedClaims: ungroundedToolcallConversions,
+    ungroundedClaims: getTaskFamily(recipe.data.env).ungroundedClaims,
   });
 
   if (recipe.stage === "sft") {

@@ -48,6 +48,12 @@ export function parseDate(text: string, defaultYear = DEFAULT_YEAR): string | nu
   return null;
 }
 
+/** The number (1-12) of a month written out in full ("March"), or null. */
+export function monthNumber(name: string): number | null {
+  const index = MONTH_NAMES.indexOf(name);
+  return index < 0 ? null : index + 1;
+}
+
 /** Writes an ISO date the long way ("March 5"), as production users do. */
 export function formatDateLong(isoDate: string): string {
   const [, month, day] = isoDate.split("-").map(Number);

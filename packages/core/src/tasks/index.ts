@@ -51,6 +51,7 @@ export {
 export {
   generateToolcallTasks,
   type ToolcallSolution,
+  toolcallConversionClaims,
   toolcallConversionKind,
   toolcallConversions,
   toolcallFamily,

@@ -1,5 +1,5 @@
 import type { Task } from "../rollout/index.ts";
-import { formatDateLong, formatTime12, parseTime } from "./dates.ts";
+import { formatDateLong, formatTime12, monthNumber, parseTime } from "./dates.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
 import type { Split } from "./split.ts";
 import {
@@ -221,7 +221,7 @@ export const toolcallFamily: TaskFamily = {
   generate: generateToolcallTasks,
   prompt: (task) => [{ role: "user", content: task.question }],
   reference: (task) => [formatToolCall(task.solution as ToolcallSolution, TOOLCALL_SCHEMAS)],
-  ungroundedClaims: (question, teaching) => ungroundedToolcallConversions(question, teaching),
+  ungroundedClaims: ungroundedToolcallConversions,
 };
 
 /** One conversion a `toolcall` request leaves to the reader: which part of a value, and the fact that states it. */
@@ -266,12 +266,11 @@ export function toolcallConversionKind(task: Task): string | null {
 
 /** A conversion fact as a teaching states it: `March is month 03`, `3pm is hour 15`. */
 const CONVERSION_CLAIM = /\b([A-Z][a-z]+) is month (\d\d)\b|\b(\d{1,2}(?::\d\d)?[ap]m) is hour (\d\d)\b/g;
-const MONTH_NUMBER = new Map(
-  Array.from({ length: 12 }, (_, i) => [
-    formatDateLong(`2026-${String(i + 1).padStart(2, "0")}-01`).split(" ")[0],
-    i + 1,
-  ]),
-);
+
+/** The conversion facts a teaching states (`March is month 03`, `3pm is hour 15`), in order. */
+export function toolcallConversionClaims(teaching: string): string[] {
+  return teaching.match(CONVERSION_CLAIM) ?? [];
+}
 
 /**
  * The conversion facts a teaching states (`March is month 03`, `3pm is hour 15`) that the request itself does not
@@ -282,10 +281,10 @@ const MONTH_NUMBER = new Map(
 export function ungroundedToolcallConversions(question: string, teaching: string): string[] {
   const mentions = (word: string) => new RegExp(`(?<![A-Za-z0-9:])${word}(?![A-Za-z0-9])`).test(question);
   const ungrounded: string[] = [];
-  for (const [claim, month, monthNumber, time12, hour] of teaching.matchAll(CONVERSION_CLAIM)) {
+  for (const [claim, month, number, time12, hour] of teaching.matchAll(CONVERSION_CLAIM)) {
     const grounded =
       month !== undefined
-        ? MONTH_NUMBER.get(month) === Number(monthNumber) && mentions(month)
+        ? monthNumber(month) === Number(number) && mentions(month)
         : parseTime(time12)?.slice(0, 2) === hour && mentions(time12);
     if (!grounded) ungrounded.push(claim);
   }

@@ -292,12 +292,12 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
         nextPosition: row.prompt.length,
       };
     });
-    const { distinct, source } = distinctPrompts(rows);
+    const { distinct, first, source } = distinctPrompts(rows);
     const tokens = distinct.flatMap((p) => [...new Array(P - p.length).fill(PAD), ...p]);
     const positions = distinct.flatMap((p) =>
       Array.from({ length: P }, (_, t) => Math.max(0, t - (P - p.length))),
     );
-    const pads = distinct.map((_, d) => slots[source.indexOf(d)].pad);
+    const pads = first.map((row) => slots[row].pad);
     const { logits, cache } = this.forward(pads, tokens, positions, P);
     this.sampleAll(slots, logits, source);
     if (distinct.length === rows.length) return { slots, cache };
@@ -386,20 +386,22 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   }
 }
 
-/** The distinct prompts of `rows`, and for each row the index of its prompt among them. */
-function distinctPrompts(rows: Row[]): { distinct: number[][]; source: number[] } {
+/** The distinct prompts of `rows`, the first row of each, and for each row the index of its prompt among them. */
+function distinctPrompts(rows: Row[]): { distinct: number[][]; first: number[]; source: number[] } {
   const distinct: number[][] = [];
+  const first: number[] = [];
   const indexOf = new Map<string, number>();
-  const source = rows.map((row) => {
+  const source = rows.map((row, r) => {
     const key = row.prompt.join(",");
     let index = indexOf.get(key);
     if (index === undefined) {
       index = distinct.push(row.prompt) - 1;
+      first.push(r);
       indexOf.set(key, index);
     }
     return index;
   });
-  return { distinct, source };
+  return { distinct, first, source };
 }
 
 function isAborted(row: Row): boolean {

@@ -5,6 +5,7 @@ import {
   type Task,
   type TeachingTemplatesInput,
   type ToolcallSolution,
+  toolcallConversionClaims,
   toolcallConversionKind,
   toolcallConversions,
   type Verify,
@@ -117,15 +118,13 @@ export function toolcallTeacherReply(
   return { ...judged, teaching, reply };
 }
 
-const CONVERSION_FACT = /[A-Z][a-z]+ is month \d\d|\d{1,2}(?::\d\d)?[ap]m is hour \d\d/g;
-
 /**
  * The conversions a teaching states (`March is month 03`, `3pm is hour 15`) that are not its request's own: a
  * teacher that names another month than the request's is wrong even where the student happens to do better.
  */
 export function falseConversions(task: Task, teaching: string): string[] {
   const own = new Set(toolcallConversions(task));
-  return (teaching.match(CONVERSION_FACT) ?? []).filter((fact) => !own.has(fact));
+  return toolcallConversionClaims(teaching).filter((fact) => !own.has(fact));
 }
 
 /**
