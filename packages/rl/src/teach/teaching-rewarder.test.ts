@@ -23,11 +23,15 @@ const strongTask = tasks.find((t) => toolOf(t) === "get_weather")!;
 // The student confuses booking with calendar events and gets everything else right.
 const unguided = (t: Task) => (toolOf(t) === "book_table" ? "add_event" : toolOf(t));
 
-function rewarder(student: HintFollowingStudentTestDouble) {
+function rewarder(
+  student: HintFollowingStudentTestDouble,
+  options: Partial<ConstructorParameters<typeof TeachingRewarder>[0]> = {},
+) {
   return new TeachingRewarder({
     student,
     verify: verifyToolcallAttempt,
     templates: TOOLCALL_TEACHING_TEMPLATES,
+    ...options,
   });
 }
 
@@ -74,12 +78,7 @@ describe("TeachingRewarder", () => {
   });
 
   it("redacts the argument values a task's answersOf names before the student sees the teaching", async () => {
-    const r = new TeachingRewarder({
-      student: new HintFollowingStudentTestDouble(tasks, unguided),
-      verify: verifyToolcallAttempt,
-      templates: TOOLCALL_TEACHING_TEMPLATES,
-      answersOf: toolcallAnswers,
-    });
+    const r = rewarder(new HintFollowingStudentTestDouble(tasks, unguided), { answersOf: toolcallAnswers });
     const { city } = (strongTask.solution as ToolcallSolution).args as { city: string };
     const leaky = await r.score(strongTask, `<teaching>The city is ${city}.</teaching>`);
     assert.equal(leaky.teaching, "The city is [answer withheld].");
@@ -91,10 +90,7 @@ describe("TeachingRewarder", () => {
   });
 
   it("cuts a conversion the request does not support before the student reads the teaching", async () => {
-    const r = new TeachingRewarder({
-      student: new HintFollowingStudentTestDouble(tasks, unguided),
-      verify: verifyToolcallAttempt,
-      templates: TOOLCALL_TEACHING_TEMPLATES,
+    const r = rewarder(new HintFollowingStudentTestDouble(tasks, unguided), {
       ungroundedClaims: ungroundedToolcallConversions,
     });
     const task = tasks.find((t) =>
