@@ -20,13 +20,26 @@ const ITEMS = ["apple", "pen", "card", "book", "egg", "shell", "coin", "sticker"
 
 type Op = "add" | "sub" | "mul" | "div" | "mix";
 
-function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string; answer: number } {
-  const hi = prod ? 400 : 20;
+/**
+ * Share of train and eval problems drawn with production's numbers (up to 400, where train's stay at or under
+ * 20). A small model does not learn to copy a three-digit number it has never seen, so numbers train never showed
+ * would be failures no RL on sampled replies could fix; under-covered, they are failures training can fix.
+ */
+const TRAIN_PRODUCTION_NUMBERS_SHARE = 0.1;
+/** Production asks half its problems in a second phrasing that train and eval use only this rarely. */
+const TRAIN_SECOND_PHRASING_SHARE = 0.08;
+
+function draw(
+  op: Op,
+  prod: boolean,
+  rng: Rng,
+): { question: string; expr: string; answer: number; phrasing: number } {
+  const big = prod || rng.chance(TRAIN_PRODUCTION_NUMBERS_SHARE);
   const name = rng.pick(NAMES);
   const item = rng.pick(ITEMS);
-  const a = rng.int(2, hi);
-  const b = rng.int(2, prod ? 60 : 12);
-  const v = prod ? rng.int(0, 1) : 0;
+  const a = rng.int(2, big ? 400 : 20);
+  const b = rng.int(2, big ? 60 : 12);
+  const v = prod ? rng.int(0, 1) : rng.chance(TRAIN_SECOND_PHRASING_SHARE) ? 1 : 0;
   switch (op) {
     case "add":
       return {
@@ -36,6 +49,7 @@ function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string
         ][v],
         expr: `${a}+${b}`,
         answer: a + b,
+        phrasing: v,
       };
     case "sub": {
       const big = a + b;
@@ -46,6 +60,7 @@ function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string
         ][v],
         expr: `${big}-${b}`,
         answer: a,
+        phrasing: v,
       };
     }
     case "mul":
@@ -56,6 +71,7 @@ function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string
         ][v],
         expr: `${a}*${b}`,
         answer: a * b,
+        phrasing: v,
       };
     case "div":
       return {
@@ -65,9 +81,10 @@ function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string
         ][v],
         expr: `${a * b}/${b}`,
         answer: a,
+        phrasing: v,
       };
     case "mix": {
-      const c = rng.int(1, prod ? 99 : 9);
+      const c = rng.int(1, big ? 99 : 9);
       return {
         question: [
           `${name} buys ${a} packs of ${b} ${item}s and ${c} loose ones. How many ${item}s?`,
@@ -75,12 +92,13 @@ function draw(op: Op, prod: boolean, rng: Rng): { question: string; expr: string
         ][v],
         expr: `${a}*${b}+${c}`,
         answer: a * b + c,
+        phrasing: v,
       };
     }
   }
 }
 
-/** Generates `arith` tasks: a word problem → a calculator call (`{"tool":"calc","args":{"expr":"3*4+2"}}`). Production has bigger numbers, new phrasings and more two-step problems. */
+/** Generates `arith` tasks: a word problem → a calculator call (`{"tool":"calc","args":{"expr":"3*4+2"}}`). Production has bigger numbers and a second phrasing, which train shows rarely, and more two-step problems. */
 export function generateArithTasks(options: TaskGenerateOptions): Task[] {
   checkGenerateOptions(options);
   const rng = createRng(deriveSeed(options.seed, `arith:${options.split}`));
@@ -88,13 +106,13 @@ export function generateArithTasks(options: TaskGenerateOptions): Task[] {
   const ops: Op[] = prod ? ["add", "sub", "mul", "div", "mix", "mix"] : ["add", "sub", "mul", "div", "mix"];
   return Array.from({ length: options.count }, (_, i) => {
     const op = rng.pick(ops);
-    const { question, expr, answer } = drawInSplit(options.split, () => draw(op, prod, rng));
+    const { question, expr, answer, phrasing } = drawInSplit(options.split, () => draw(op, prod, rng));
     return {
       id: taskId("arith", options.split, options.seed, i),
       env: "arith",
       question,
       solution: { answer, expr } satisfies ArithSolution,
-      meta: { split: options.split, op },
+      meta: { split: options.split, op, phrasing },
     };
   });
 }

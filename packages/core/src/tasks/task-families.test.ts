@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { BUILTIN_VERIFIERS } from "../verify/index.ts";
+import type { ArithSolution } from "./arith.ts";
 import { SPLITS } from "./split.ts";
 import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
 import {
@@ -101,6 +102,24 @@ describe("built-in task families", () => {
       prod.some((t) => /How many \w+ is/.test(t.question)),
       "production names currencies instead of codes",
     );
+  });
+
+  it("arith: shifts production toward numbers and a phrasing train under-covers, and toward two-step problems", () => {
+    const train = getTaskFamily("arith").generate({ split: "train", seed: 1, count: 2000 });
+    const prod = getTaskFamily("arith").generate({ split: "production", seed: 1, count: 2000 });
+    const share = (tasks: typeof train, has: (t: (typeof train)[number]) => boolean) =>
+      tasks.filter(has).length / tasks.length;
+    const hasLargeNumber = (t: (typeof train)[number]) =>
+      (t.solution as ArithSolution).expr.split(/[-+*/]/).some((n) => Number(n) > 99);
+    assert.ok(share(prod, hasLargeNumber) > 0.7, "production's numbers reach 400");
+    const trainLarge = share(train, hasLargeNumber);
+    assert.ok(trainLarge > 0 && trainLarge < 0.15, `train shows them rarely: ${trainLarge}`);
+    const secondPhrasing = (t: (typeof train)[number]) => t.meta?.phrasing === 1;
+    assert.ok(share(prod, secondPhrasing) > 0.4, "production asks half its problems the second way");
+    const trainSecond = share(train, secondPhrasing);
+    assert.ok(trainSecond > 0 && trainSecond < 0.12, `train uses it rarely: ${trainSecond}`);
+    const mix = (t: (typeof train)[number]) => t.meta?.op === "mix";
+    assert.ok(share(prod, mix) > 1.3 * share(train, mix), "production has more two-step problems");
   });
 
   for (const family of Object.values(TASK_FAMILIES)) {
