@@ -33,6 +33,7 @@ import {
   TeachingRewarder,
   TOOLCALL_TEACHING_TEMPLATES,
   toolcallAnswers,
+  trainEngineReferenceLikelihood,
   trainTeacherGrpo,
   trainTeacherSft,
   verifyToolcallAttempt,
@@ -111,6 +112,12 @@ async function run(path: string): Promise<void> {
     count: recipe.data.count,
   });
   const { config, trainer, generator } = await teacherEngines(recipe);
+  const family = getTaskFamily(recipe.data.env);
+  // the frozen student once more, as a train engine that is never stepped: its teacher-forced log-probs
+  const likelihoodStudent =
+    recipe.trainer.reward.studentScore === "reference-likelihood"
+      ? await EmbeddedTrainEngine.fromCheckpoint(recipe.student.path)
+      : undefined;
   const figures: Record<string, unknown> = {};
   const rewarder = new TeachingRewarder({
     student,
@@ -122,7 +129,16 @@ async function run(path: string): Promise<void> {
     answersOf: toolcallAnswers,
     // the run-time guard the teacher will serve under: a conversion the request does not support never reaches the
     // student, so a teacher earns nothing from stating one
-    ungroundedClaims: getTaskFamily(recipe.data.env).ungroundedClaims,
+    ungroundedClaims: family.ungroundedClaims,
+    ...(likelihoodStudent
+      ? {
+          referenceLikelihood: trainEngineReferenceLikelihood(
+            likelihoodStudent,
+            renderChatExample,
+            (task) => family.reference(task)[0],
+          ),
+        }
+      : {}),
   });
 
   if (recipe.stage === "sft") {
@@ -186,13 +202,14 @@ async function run(path: string): Promise<void> {
       },
       onStep: (step, r) => {
         log(
-          `grpo step ${step} reward ${r.meanReward.toFixed(3)} ndr ${r.ndr.toFixed(3)} taught acc ${r.taughtAccuracy.toFixed(2)} teaching tokens ${r.meanTeachingTokens.toFixed(1)} groups ${r.groups}/${r.groups + r.uniform}${r.metrics ? ` loss ${r.metrics.loss.toFixed(4)}` : " (no signal, no step)"} (${secs()}s)`,
+          `grpo step ${step} reward ${r.meanReward.toFixed(3)} ndr ${r.ndr.toFixed(3)} taught acc ${r.taughtAccuracy.toFixed(2)} teaching tokens ${r.meanTeachingTokens.toFixed(1)}${r.meanLikelihoodGain === null ? "" : ` likelihood gain ${r.meanLikelihoodGain.toFixed(4)}`} groups ${r.groups}/${r.groups + r.uniform}${r.metrics ? ` loss ${r.metrics.loss.toFixed(4)}` : " (no signal, no step)"} (${secs()}s)`,
         );
         Object.assign(figures, { lastMeanReward: r.meanReward, lastNdr: r.ndr });
       },
     });
   }
   await trainer.close();
+  await likelihoodStudent?.close();
   await writeHfCheckpoint(recipe.out, config, trainer.exportTensors());
   const record = {
     recipe,

@@ -8,6 +8,7 @@ export {
   kindsWorthTelling,
   measureStrongConversions,
 } from "./measure-strong-conversions.ts";
+export { trainEngineReferenceLikelihood } from "./reference-likelihood.ts";
 export { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
 export {
   type TeacherGrpoSettings,
@@ -22,6 +23,7 @@ export {
   type TeachingExampleOptions,
 } from "./teaching-examples.ts";
 export {
+  type ReferenceLikelihood,
   TeachingRewarder,
   type TeachingRewarderOptions,
   type TeachingScore,

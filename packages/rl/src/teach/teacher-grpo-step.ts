@@ -35,6 +35,8 @@ export interface TeacherGrpoStepResult {
   taughtAccuracy: number;
   /** Mean teaching tokens per sample. */
   meanTeachingTokens: number;
+  /** With a reward on the reference's likelihood: the mean gain in the student's probability of it; else null. */
+  meanLikelihoodGain: number | null;
   /** Groups that carried signal / groups whose rewards tied. */
   groups: number;
   uniform: number;
@@ -98,6 +100,7 @@ export async function teacherGrpoStep(args: {
           aggregation: settings.normalization === "dr-grpo" ? "dr-grpo" : "token",
         });
   const flat = scores.flat();
+  const gains = flat.flatMap((s) => (s.likelihood ? [s.likelihood.taught - s.likelihood.baseline] : []));
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   return {
     metrics,
@@ -105,6 +108,7 @@ export async function teacherGrpoStep(args: {
     ndr: mean(flat.map((s) => (s.taughtScore >= s.baselineScore ? 1 : 0))),
     taughtAccuracy: mean(flat.map((s) => s.taughtScore)),
     meanTeachingTokens: mean(flat.map((s) => s.teachingTokens)),
+    meanLikelihoodGain: gains.length > 0 ? mean(gains) : null,
     groups: built.groups,
     uniform: built.uniform,
     scores,

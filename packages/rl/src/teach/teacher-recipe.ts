@@ -126,6 +126,12 @@ export const TeacherRecipe = z
             adaptiveTeaching: AdaptiveTeachingRewardConfig.default({}).describe(
               "The adaptive teaching reward (form, degradation penalty/multiplier, efficiency weight).",
             ),
+            studentScore: z
+              .enum(["verdict", "reference-likelihood"])
+              .default("verdict")
+              .describe(
+                "What the reward compares with and without the teaching: the greedy student's verdict (0 or 1), or its teacher-forced probability of the reference answer (dense; needs form 'delta').",
+              ),
           })
           .strict()
           .default({})

@@ -101,6 +101,42 @@ describe("TeachingRewarder", () => {
     assert.equal(score.teaching, `${own}.`);
   });
 
+  it("with referenceLikelihood, rewards how much likelier the teaching makes the reference, while reporting verdicts", async () => {
+    // A named test double for the frozen student's likelihood: a hint naming the tool makes the reference likelier.
+    const asked: string[] = [];
+    const referenceLikelihood = {
+      reference: (task: Task) => `call ${toolOf(task)}`,
+      probability: async (messages: { content: string | null }[], reply: string) => {
+        asked.push(reply);
+        const text = messages.map((m) => m.content ?? "").join("\n");
+        return text.includes("book_table") ? 0.6 : text.includes("add_event") ? 0.05 : 0.2;
+      },
+    };
+    const r = rewarder(new HintFollowingStudentTestDouble(tasks, unguided), { referenceLikelihood });
+    const helpful = await r.score(weakTask, "<teaching>Call the tool book_table.</teaching>");
+    assert.deepEqual(helpful.likelihood, { taught: 0.6, baseline: 0.2 });
+    assert.deepEqual([helpful.baselineScore, helpful.taughtScore], [0, 1]);
+    const expected = 0.4 * (1 + 100 / (100 + helpful.teachingTokens));
+    assert.ok(Math.abs(helpful.reward - expected) < 1e-12, `${helpful.reward} vs ${expected}`);
+    const misleading = await r.score(weakTask, "<teaching>Call the tool add_event.</teaching>");
+    assert.ok(Math.abs(misleading.reward - -2 * 0.15) < 1e-12, `${misleading.reward}`);
+    assert.equal(misleading.taughtScore, 0, "the verdict is the greedy student's, not the likelihood");
+    assert.equal(await r.score(weakTask, "<teaching></teaching>").then((s) => s.reward), 0);
+    assert.ok(asked.every((reply) => reply === "call book_table"));
+    assert.equal(asked.length, 3, "the baseline's likelihood is asked once");
+  });
+
+  it("refuses a reference-likelihood reward in the outcome form, which needs verdicts of 0 or 1", () => {
+    assert.throws(
+      () =>
+        rewarder(new HintFollowingStudentTestDouble(tasks, unguided), {
+          reward: { form: "outcome" },
+          referenceLikelihood: { reference: () => "", probability: async () => 1 },
+        }),
+      /trainer\.reward\.adaptiveTeaching\.form: a reward on the reference's likelihood needs form 'delta'/,
+    );
+  });
+
   it("asks the frozen student once per probe, baseline and distinct teaching", async () => {
     const student = new HintFollowingStudentTestDouble(tasks, unguided);
     const r = rewarder(student);

@@ -4,6 +4,7 @@ import {
   adaptiveTeachingRewardConfig,
   approximateTokenCounter,
   type ChatModel,
+  InvalidInputError,
   type ProbeJudgement,
   parseStudentOutput,
   parseTeacherOutput,
@@ -33,6 +34,8 @@ export interface TeachingScore {
   taughtScore: number;
   /** The student's score alone. */
   baselineScore: number;
+  /** With `referenceLikelihood`: the student's probability of writing the reference answer with the teaching / alone. */
+  likelihood?: { taught: number; baseline: number };
   /** The teacher's stated diagnosis; `unknown` when it stated none. */
   judgement: ProbeJudgement;
 }
@@ -60,6 +63,20 @@ export interface TeachingRewarderOptions {
   answersOf?: (task: Task) => string[];
   /** The claims of a teaching its question does not support, cut out before the student reads it (see `runTeaching`). */
   ungroundedClaims?: UngroundedClaims;
+  /**
+   * Rewards a teaching by how much likelier it makes the student to write the reference answer, instead of by its
+   * greedy verdict: dense where the verdict is sparse (a teaching that moves the right token from 0.2 to 0.5 earns
+   * even when the greedy answer stays wrong). Needs the reward's `delta` form; the verdicts are still reported.
+   */
+  referenceLikelihood?: ReferenceLikelihood;
+}
+
+/** The frozen student's probability of the right answer, teacher-forced (see `TeachingRewarderOptions.referenceLikelihood`). */
+export interface ReferenceLikelihood {
+  /** The reply the student should write for a task (e.g. the family's reference answer). */
+  reference(task: Task): string;
+  /** The student's probability of writing `reply` after `messages`: the product of its token probabilities. */
+  probability(messages: TeachMessage[], reply: string): Promise<number>;
 }
 
 /**
@@ -75,11 +92,17 @@ export class TeachingRewarder {
   private readonly counter: TokenCounter;
   private readonly probes = new Map<string, Promise<string>>();
   private readonly attempts = new Map<string, Promise<Attempt>>();
+  private readonly likelihoods = new Map<string, Promise<number>>();
 
   constructor(private readonly options: TeachingRewarderOptions) {
     this.templates = teachingTemplates(options.templates);
     this.counter = options.tokenCounter ?? approximateTokenCounter;
-    adaptiveTeachingRewardConfig(options.reward);
+    const { form } = adaptiveTeachingRewardConfig(options.reward);
+    if (options.referenceLikelihood && form !== "delta")
+      throw new InvalidInputError(
+        `trainer.reward.adaptiveTeaching.form: a reward on the reference's likelihood needs form 'delta' (a score in [0, 1]), got '${form}'`,
+        { field: "trainer.reward.adaptiveTeaching.form" },
+      );
   }
 
   /** The student's probe of a task, held to maxProbeTokens (cached). */
@@ -109,11 +132,17 @@ export class TeachingRewarder {
       ...(ungrounded ? { ungroundedClaims: (text: string) => ungrounded(task.question, text) } : {}),
     });
     const [baseline, taught] = await Promise.all([this.attempt(task, ""), this.attempt(task, read.teaching)]);
+    const likelihood = this.options.referenceLikelihood
+      ? {
+          taught: await this.likelihood(task, read.teaching),
+          baseline: await this.likelihood(task, ""),
+        }
+      : undefined;
     const teachingTokens = read.teaching ? this.counter.count(read.teaching) : 0;
     const reward = adaptiveTeachingReward(
       {
-        taughtScore: taught.score,
-        baselineScore: baseline.score,
+        taughtScore: likelihood?.taught ?? taught.score,
+        baselineScore: likelihood?.baseline ?? baseline.score,
         teachingTokens,
         taughtTokens: taught.tokens,
         baselineTokens: baseline.tokens,
@@ -126,25 +155,44 @@ export class TeachingRewarder {
       teachingTokens,
       taughtScore: taught.score,
       baselineScore: baseline.score,
+      ...(likelihood ? { likelihood } : {}),
       judgement: read.diagnosis ?? "unknown",
     };
+  }
+
+  /** What the student reads: the baseline prompt for an empty teaching, else the guided one. */
+  private studentMessages(task: Task, teaching: string): TeachMessage[] {
+    const content = teaching
+      ? renderTemplate(this.templates.studentWithGuidance, { question: task.question, teaching })
+      : renderTemplate(this.templates.baseline, { question: task.question });
+    return [
+      ...(this.templates.studentSystem
+        ? [{ role: "system" as const, content: this.templates.studentSystem }]
+        : []),
+      { role: "user", content },
+    ];
+  }
+
+  private likelihood(task: Task, teaching: string): Promise<number> {
+    const key = `${task.id}\u0000${teaching}`;
+    let likelihood = this.likelihoods.get(key);
+    if (!likelihood) {
+      const scorer = this.options.referenceLikelihood as ReferenceLikelihood;
+      likelihood = scorer.probability(this.studentMessages(task, teaching), scorer.reference(task));
+      this.likelihoods.set(key, likelihood);
+    }
+    return likelihood;
   }
 
   private attempt(task: Task, teaching: string): Promise<Attempt> {
     const key = `${task.id}\u0000${teaching}`;
     let attempt = this.attempts.get(key);
     if (!attempt) {
-      const content = teaching
-        ? renderTemplate(this.templates.studentWithGuidance, { question: task.question, teaching })
-        : renderTemplate(this.templates.baseline, { question: task.question });
-      const messages: TeachMessage[] = [
-        ...(this.templates.studentSystem
-          ? [{ role: "system" as const, content: this.templates.studentSystem }]
-          : []),
-        { role: "user", content },
-      ];
       attempt = this.options.student
-        .complete(messages, { maxTokens: this.options.maxSolutionTokens ?? 128, temperature: 0 })
+        .complete(this.studentMessages(task, teaching), {
+          maxTokens: this.options.maxSolutionTokens ?? 128,
+          temperature: 0,
+        })
         .then(async (reply) => {
           const { answer } = parseStudentOutput(reply.text);
           const verdict = await this.options.verify({ answer, text: reply.text }, task);

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateToolcallTasks, type Task, type ToolcallSolution, teachingTemplates } from "@arc/core";
+import {
+  formatToolCall,
+  generateToolcallTasks,
+  type Task,
+  type ToolcallSolution,
+  teachingTemplates,
+} from "@arc/core";
 import {
   configForSize,
   EmbeddedInferenceEngine,
@@ -9,6 +15,7 @@ import {
   renderChatExample,
 } from "@arc/engine";
 import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
+import { trainEngineReferenceLikelihood } from "./reference-likelihood.ts";
 import { teacherMessages } from "./teacher-messages.ts";
 import { generateTeachingExamples } from "./teaching-examples.ts";
 import { TeachingRewarder } from "./teaching-rewarder.ts";
@@ -108,5 +115,57 @@ describe("teacher training", () => {
       JSON.stringify(seen),
     );
     assert.equal(generator.getVersion(), 2);
+  });
+
+  it("finds signal in groups whose verdicts tie when the reward is the student's likelihood of the reference", async () => {
+    // This student ignores guidance that names no tool, so the random teacher's text never changes a verdict; the
+    // likelihood comes from a real (tiny, random) student's teacher-forced log-probs, which every prompt moves.
+    const likelihoodStudent = await EmbeddedTrainEngine.create(tiny, initWeights(tiny, 5));
+    const settings = {
+      samplesPerPrompt: 3,
+      temperature: 1,
+      maxTokens: 16,
+      normalization: "grpo" as const,
+      clipEpsilon: 0.2,
+      klCoef: 0,
+    };
+    const run = async (referenceLikelihood?: ReturnType<typeof trainEngineReferenceLikelihood>) => {
+      const weights = initWeights(tiny, 2);
+      const seen: { groups: number; gain: number | null }[] = [];
+      await trainTeacherGrpo({
+        generator: await EmbeddedInferenceEngine.create(tiny, weights),
+        trainer: await EmbeddedTrainEngine.create(tiny, weights, { learningRate: 1e-3 }),
+        rewarder: new TeachingRewarder({
+          student: new HintFollowingStudentTestDouble(tasks, unguided),
+          verify: verifyToolcallAttempt,
+          templates: TOOLCALL_TEACHING_TEMPLATES,
+          ...(referenceLikelihood ? { referenceLikelihood } : {}),
+        }),
+        tasks,
+        steps: 2,
+        promptsPerStep: 4,
+        seed: 3,
+        settings,
+        onStep: (_, r) => {
+          seen.push({ groups: r.groups, gain: r.meanLikelihoodGain });
+        },
+      });
+      return seen;
+    };
+    const byVerdict = await run();
+    assert.deepEqual(byVerdict, [
+      { groups: 0, gain: null },
+      { groups: 0, gain: null },
+    ]);
+    const byLikelihood = await run(
+      trainEngineReferenceLikelihood(likelihoodStudent, renderChatExample, (t) =>
+        formatToolCall(t.solution as ToolcallSolution),
+      ),
+    );
+    assert.ok(
+      byLikelihood.every((s) => s.groups === 4 && s.gain !== null && Number.isFinite(s.gain)),
+      JSON.stringify(byLikelihood),
+    );
+    await likelihoodStudent.close();
   });
 });
