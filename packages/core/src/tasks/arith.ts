@@ -23,9 +23,11 @@ type Op = "add" | "sub" | "mul" | "div" | "mix";
 /**
  * Share of train and eval problems drawn with production's numbers (up to 400, where train's stay at or under
  * 20). A small model does not learn to copy a three-digit number it has never seen, so numbers train never showed
- * would be failures no RL on sampled replies could fix; under-covered, they are failures training can fix.
+ * would be failures no RL on sampled replies could fix; under-covered, they are failures training can fix. At 10%
+ * the `small` base model still miscopied nine in ten of production's problems (3,600 SFT steps: production failure
+ * 0.90, eval-split accuracy 0.91), outside the 30-60% a base model should fail.
  */
-const TRAIN_PRODUCTION_NUMBERS_SHARE = 0.1;
+const TRAIN_PRODUCTION_NUMBERS_SHARE = 0.3;
 /** Production asks half its problems in a second phrasing that train and eval use only this rarely. */
 const TRAIN_SECOND_PHRASING_SHARE = 0.08;
 
