@@ -214,6 +214,25 @@ const falselyTaught = (evaluation: TeachingEvaluation) =>
 const claimsCut = (evaluation: TeachingEvaluation) =>
   evaluation.runs.filter((r) => r.warnings.some((w) => w.kind === "ungrounded_claim")).length;
 
+/** Tasks the teaching turned right / wrong, against the same student alone. */
+const fixedAndBroken = (evaluation: TeachingEvaluation) => ({
+  fixed: evaluation.outcomes.filter((o) => o.taughtScore > (o.baselineScore ?? 0)).length,
+  broken: evaluation.outcomes.filter((o) => o.taughtScore < (o.baselineScore ?? 0)).length,
+});
+
+/** Two-sided exact sign test: how likely a split of the changed tasks at least this lopsided is by chance. */
+function signTestP({ fixed, broken }: { fixed: number; broken: number }): number {
+  const n = fixed + broken;
+  let tail = 0;
+  let choose = 1;
+  for (let k = 0; k <= Math.min(fixed, broken); k++) {
+    tail += choose;
+    choose = (choose * (n - k)) / (k + 1);
+  }
+  return Math.min(1, (2 * tail) / 2 ** n);
+}
+const trainedChanges = fixedAndBroken(trained);
+
 const figures = {
   student_accuracy: alone.overall.taughtAccuracy,
   untrained_teacher_accuracy: untrained.overall.taughtAccuracy,
@@ -229,16 +248,19 @@ const figures = {
   trained_teacher_unguarded_accuracy: trainedUnguarded.overall.taughtAccuracy,
   trained_teacher_unguarded_ndr: trainedUnguarded.overall.ndr,
   trained_teacher_unguarded_false_conversions: falselyTaught(trainedUnguarded),
+  trained_teacher_fixed: trainedChanges.fixed,
+  trained_teacher_broken: trainedChanges.broken,
+  trained_teacher_sign_test_p: signTestP(trainedChanges),
 };
 await mkdir("bench/results", { recursive: true });
 await writeFile("bench/results/teaching.json", `${JSON.stringify(figures, null, 2)}\n`);
 
 const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(d));
 const row = (label: string, m: TeachingMetrics, e: TeachingEvaluation) =>
-  `| ${label} | ${f(m.taughtAccuracy)} | ${f(m.ndr)} | ${m.degradations} | ${f(m.meanTeachingTokens, 1)} | ${f(m.tes)} | ${f(m.completionRate)} | ${f(split(e, "strong").teachingTokens, 1)} | ${f(split(e, "weak").teachingTokens, 1)} | ${claimsCut(e)} | ${falselyTaught(e)} |`;
+  `| ${label} | ${f(m.taughtAccuracy)} | ${f(m.ndr)} | ${fixedAndBroken(e).fixed} | ${m.degradations} | ${f(m.meanTeachingTokens, 1)} | ${f(m.tes)} | ${f(m.completionRate)} | ${f(split(e, "strong").teachingTokens, 1)} | ${f(split(e, "weak").teachingTokens, 1)} | ${claimsCut(e)} | ${falselyTaught(e)} |`;
 const targets = [
   [
-    "trained teacher raises accuracy over the student alone",
+    `trained teacher raises accuracy over the student alone (it fixed ${trainedChanges.fixed} tasks and broke ${trainedChanges.broken}; sign test p = ${f(figures.trained_teacher_sign_test_p)}, and a second sample of tasks, \`--seed\`, is the better check)`,
     (figures.trained_teacher_accuracy ?? 0) > (figures.student_accuracy ?? 0),
   ],
   ["NDR >= 0.99", (figures.ndr ?? 0) >= 0.99],
@@ -267,8 +289,8 @@ trained on), frozen student \`${values.student}\` (greedy), teachers in adaptive
 byte tokens. Token counts are the byte-level models' own tokens. Wall time ${secs()} s.
 Student: ${studentRecord.steps ?? "?"} SFT steps, production failure rate ${studentRecord.productionFailureRate ?? "?"}, eval accuracy ${studentRecord.evalAccuracy ?? "?"} (its base-model.json).
 
-| condition | accuracy | NDR | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) | teachings whose claim the guard cut | teachings the student read with a false conversion |
-|---|---|---|---|---|---|---|---|---|---|---|
+| condition | accuracy | NDR | fixed | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) | teachings whose claim the guard cut | teachings the student read with a false conversion |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${row("student alone", alone.overall, alone)}
 ${row(`student + untrained teacher (${sftRecipe.teacher.path ?? "fresh weights"})`, untrained.overall, untrained)}
 ${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
