@@ -17,11 +17,26 @@ describe("teacher recipes", () => {
     assert.equal(grpo.teacher.path, sft.out);
     assert.equal(grpo.trainer.reward.adaptiveTeaching.degradationMultiplier, 2);
     assert.equal(sft.teaching.strongStudentTeaching, "measured");
+    assert.equal(sft.trainer.reward.studentScore, "verdict");
+    assert.equal(grpo.trainer.reward.studentScore, "reference-likelihood");
+  });
+
+  it("names the reward form when the student's likelihood is asked for with a form that needs verdicts", async () => {
+    const path = join(recipesDir, "teacher-grpo.yaml");
+    await assert.rejects(
+      loadTeacherRecipe(path, ["trainer.reward.adaptiveTeaching.form=outcome"]),
+      /trainer\.reward\.adaptiveTeaching\.form: studentScore 'reference-likelihood' needs form 'delta'/,
+    );
+    await assert.rejects(
+      loadTeacherRecipe(path, ["trainer.reward.studentScore=likelihood"]),
+      /trainer\.reward\.studentScore/,
+    );
   });
 
   it("applies key=value overrides and names a bad key with what was expected", async () => {
     const path = join(recipesDir, "teacher-grpo.yaml");
     const overridden = await loadTeacherRecipe(path, [
+      "trainer.reward.studentScore=verdict",
       "trainer.reward.adaptiveTeaching.form=outcome",
       "trainer.steps=3",
       "trainer.decaySteps=2",

@@ -142,7 +142,16 @@ export const TeacherRecipe = z
       .describe("Optimizer and schedule."),
     out: z.string().min(1).describe("Directory the trained teacher is written to (HF layout)."),
   })
-  .strict();
+  .strict()
+  .superRefine((recipe, context) => {
+    const { reward } = recipe.trainer;
+    if (reward.studentScore === "reference-likelihood" && reward.adaptiveTeaching.form !== "delta")
+      context.addIssue({
+        code: "custom",
+        path: ["trainer", "reward", "adaptiveTeaching", "form"],
+        message: `studentScore 'reference-likelihood' needs form 'delta' (a score in [0, 1]), got '${reward.adaptiveTeaching.form}'`,
+      });
+  });
 /** A validated teacher recipe, defaults filled in. */
 export type TeacherRecipe = z.infer<typeof TeacherRecipe>;
 
