@@ -2,12 +2,16 @@
 """Reference outputs of HF transformers itself, for the engine's checkpoint tests (hf-transformers.test.ts).
 
 Usage (where torch and transformers are installed, e.g. the GPU machine):
-    python3 packages/engine/scripts/make_transformers_fixtures.py <repo-root> <out-dir>
+    python3 packages/engine/scripts/make_transformers_fixtures.py <repo-root> <out-dir> [<checkpoint-dir> ...]
+
+Checkpoint dirs given after <out-dir> (relative to <repo-root>) replace the fixtures' list in exported.json: a
+one-off check of other exported models (e.g. the committed teachers) that hf-transformers.test.ts runs when that
+exported.json takes the fixture's place.
 
 It writes into <out-dir>:
-- exported.json: for each checkpoint the engine exported (models/toolcall-base, and a tiny teacher the engine
-  exported, kept beside the fixtures in exported/teacher-toolcall-sft: the committed teachers are retrained more
-  often than a machine with transformers is at hand),
+- exported.json: for each checkpoint the engine exported (models/toolcall-base, models/arith-base, and a tiny
+  teacher the engine exported, kept beside the fixtures in exported/teacher-toolcall-sft: the committed teachers
+  are retrained more often than a machine with transformers is at hand),
   what AutoTokenizer.apply_chat_template makes of the conversations in conversations.json, the decoded text,
   AutoModelForCausalLM's logits on those ids (every position of the first conversation for the first model, the
   last position otherwise), and its greedy generation (model.generate, do_sample=False).
@@ -26,6 +30,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Qwen2
 
 EXPORTED = [
     "models/toolcall-base",
+    "models/arith-base",
     "packages/engine/src/checkpoint/__fixtures__/transformers/exported/teacher-toolcall-sft",
 ]
 MAX_NEW_TOKENS = 48
@@ -130,7 +135,7 @@ def made_checkpoints(out):
 
 
 def main():
-    root, out = sys.argv[1], sys.argv[2]
+    root, out, checkpoints = sys.argv[1], sys.argv[2], sys.argv[3:] or EXPORTED
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(4)
     conversations = json.load(
@@ -138,9 +143,9 @@ def main():
     )["conversations"]
     versions = {"transformers": transformers.__version__, "torch": torch.__version__}
     exported = {"versions": versions, "models": {}}
-    for directory in EXPORTED:
+    for directory in checkpoints:
         try:
-            full_logits = directory == EXPORTED[0]
+            full_logits = directory == checkpoints[0]
             exported["models"][directory] = exported_reference(root, directory, conversations, full_logits)
         except Exception as error:  # recorded so that one run reports every failure
             exported["models"][directory] = {"error": repr(error)}

@@ -2,8 +2,8 @@
  * The engine against HF transformers itself. The reference outputs in __fixtures__/transformers were made by
  * transformers 5.17 / torch 2.11 (float32, CPU) with scripts/make_transformers_fixtures.py, on a machine that
  * has them: what AutoTokenizer and AutoModelForCausalLM make of the checkpoints this engine exported
- * (models/toolcall-base, and a tiny teacher kept in __fixtures__/transformers/exported/), and tiny checkpoints that
- * transformers' save_pretrained wrote. Regenerate them with that script whenever models/toolcall-base changes.
+ * (models/toolcall-base, models/arith-base, and a tiny teacher kept in __fixtures__/transformers/exported/), and tiny
+ * checkpoints that transformers' save_pretrained wrote. Regenerate them with that script whenever a base model changes.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -20,7 +20,7 @@ const fixtures = join(import.meta.dirname, "__fixtures__/transformers");
 const repoRoot = join(import.meta.dirname, "../../../..");
 const LOGIT_TOLERANCE = 1e-4;
 const STALE_HINT =
-  "(if models/toolcall-base changed, regenerate __fixtures__/transformers: see the header of this file)";
+  "(if a base model in models/ changed, regenerate __fixtures__/transformers: see the header of this file)";
 
 interface ExportedCase {
   name: string;
