@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import { describe, it } from "node:test";
 import type { Task } from "@arc/core";
 import { RolloutController } from "./rollout-controller.ts";
@@ -44,6 +45,25 @@ describe("RolloutController", () => {
     c.fail(new Error("rollout worker exited (code 1)"));
     await assert.rejects(waiting, { message: "rollout worker exited (code 1)" });
     await assert.rejects(c.batch(2), { message: "rollout worker exited (code 1)" });
+  });
+
+  it("leaves no abort listener behind on the run's signal however often a batch waits, and still stops on abort", async () => {
+    const { c } = controller(0);
+    c.pump();
+    const run = new AbortController();
+    const waiting = c.batch(1, run.signal);
+    for (let wake = 0; wake < 20; wake++) {
+      c.complete(100 + wake, null);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(getEventListeners(run.signal, "abort").length, 1, "only the wait in progress listens");
+    c.complete(0, group(0, 0));
+    c.complete(1, group(1, 0));
+    assert.equal((await waiting).length, 2);
+    assert.equal(getEventListeners(run.signal, "abort").length, 0);
+    const stopped = c.batch(2, run.signal);
+    run.abort(new Error("run cancelled"));
+    await assert.rejects(stopped, { message: "run cancelled" });
   });
 
   it("runs up to maxStaleness steps ahead of the trainer", () => {

@@ -91,8 +91,13 @@ export class RolloutController {
       if (this.failure) throw this.failure;
       if (signal?.aborted) throw signal.reason ?? new Error("aborted");
       await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        signal?.addEventListener("abort", () => resolve(), { once: true });
+        // one listener per wait, removed on waking: a run waits thousands of times on the same signal
+        const onAbort = () => resolve();
+        this.wake = () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
       });
     }
     const groups = indices
