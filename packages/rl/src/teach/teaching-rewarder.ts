@@ -133,10 +133,9 @@ export class TeachingRewarder {
     });
     const [baseline, taught] = await Promise.all([this.attempt(task, ""), this.attempt(task, read.teaching)]);
     const likelihood = this.options.referenceLikelihood
-      ? {
-          taught: await this.likelihood(task, read.teaching),
-          baseline: await this.likelihood(task, ""),
-        }
+      ? await Promise.all([this.likelihood(task, read.teaching), this.likelihood(task, "")]).then(
+          ([taught, baseline]) => ({ taught, baseline }),
+        )
       : undefined;
     const teachingTokens = read.teaching ? this.counter.count(read.teaching) : 0;
     const reward = adaptiveTeachingReward(
