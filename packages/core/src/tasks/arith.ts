@@ -54,13 +54,13 @@ function draw(
         phrasing: v,
       };
     case "sub": {
-      const big = a + b;
+      const total = a + b;
       return {
         question: [
-          `${name} had ${big} ${item}s and gave away ${b}. How many are left?`,
-          `${big} ${item}s, ${b} lost. How many remain?`,
+          `${name} had ${total} ${item}s and gave away ${b}. How many are left?`,
+          `${total} ${item}s, ${b} lost. How many remain?`,
         ][v],
-        expr: `${big}-${b}`,
+        expr: `${total}-${b}`,
         answer: a,
         phrasing: v,
       };

@@ -40,6 +40,9 @@ export interface TeachingScore {
   judgement: ProbeJudgement;
 }
 
+/** One cache entry per task and distinct teaching. */
+const cacheKey = (task: Task, teaching: string) => `${task.id}\u0000${teaching}`;
+
 interface Attempt {
   score: number;
   tokens: number;
@@ -173,7 +176,7 @@ export class TeachingRewarder {
   }
 
   private likelihood(task: Task, teaching: string): Promise<number> {
-    const key = `${task.id}\u0000${teaching}`;
+    const key = cacheKey(task, teaching);
     let likelihood = this.likelihoods.get(key);
     if (!likelihood) {
       const scorer = this.options.referenceLikelihood as ReferenceLikelihood;
@@ -184,7 +187,7 @@ export class TeachingRewarder {
   }
 
   private attempt(task: Task, teaching: string): Promise<Attempt> {
-    const key = `${task.id}\u0000${teaching}`;
+    const key = cacheKey(task, teaching);
     let attempt = this.attempts.get(key);
     if (!attempt) {
       attempt = this.options.student
