@@ -9,7 +9,9 @@
 // `--after-sft-steps` of semi-online DPO (s=10, verifier reward) from that SFT checkpoint, timed from the SFT's start.
 // Usage: node --import tsx bench/rl.bench.ts [--steps 120] [--prompts 8] [--wide-steps 100] [--sft-steps 400]
 //        [--after-sft-steps 60] [--eval 64] [--judge 512] [--pass-at-k-tasks 256] [--pass-at-k-samples 8]
-//        [--ppo-epochs 1] [--only dpo|grpo|sft] [--model models/toolcall-base]
+//        [--ppo-epochs 1] [--async-rounds 1] [--only dpo|grpo|sft] [--model models/toolcall-base]
+// `--async-rounds N` runs the sync vs async comparison (GRPO at staleness 0, 1, 2) N times, interleaved, and reports
+// the median speed-up: on a shared machine the same run's time can differ by a quarter from one run to the next.
 // `--only grpo --wide-steps 0` runs the three GRPO settings alone (the sync vs async comparison); `--only sft` runs
 // the SFT reference and the pipeline built on it; `--pass-at-k-tasks 0` skips pass@k. Default: 7 runs x 120 steps x
 // 8 prompts x 4 samples (1.5-2 min each from the committed base), 100 wide steps (about 9 min, inside the issue's
@@ -50,6 +52,7 @@ const { values } = parseArgs({
     "after-sft-steps": { type: "string", default: "60" },
     "ppo-epochs": { type: "string", default: "1" },
     only: { type: "string" },
+    "async-rounds": { type: "string", default: "1" },
     model: { type: "string", default: "models/toolcall-base" },
   },
 });
@@ -72,6 +75,11 @@ const SFT_STEPS = intFlag("sft-steps", 0);
 const AFTER_SFT_STEPS = intFlag("after-sft-steps", 0);
 /** Updates per rollout batch of the same-budget GRPO settings (`trainer.ppoEpochs`). */
 const PPO_EPOCHS = intFlag("ppo-epochs", 1);
+/**
+ * Rounds of the sync vs async comparison: its three GRPO runs (staleness 0, 1, 2) run this many times, interleaved,
+ * and the figures are the median over rounds, since on a shared machine one run's speed can differ from the next's.
+ */
+const ASYNC_ROUNDS = intFlag("async-rounds", 1);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
 const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
 
@@ -125,6 +133,8 @@ interface Setting {
   rewardKind: "partial" | "verifier" | null;
   /** Whether the setting belongs to the same-prompt-budget comparison (and so to the sync vs async one). */
   sameBudget: boolean;
+  /** For the sync vs async GRPO runs: which round of the comparison (`--async-rounds`) the run belongs to. */
+  round?: number;
   trainer: Record<string, unknown>;
 }
 
@@ -152,24 +162,27 @@ const ALL_SETTINGS: Setting[] = [
       trainer: { algorithm: "dpo", syncInterval: s, learningRate: 1e-4, beta: 0.1 },
     }),
   ),
-  ...[0, 1, 2].map(
-    (eta): Setting => ({
-      label: `grpo staleness=${eta}`,
-      algo: "grpo",
-      family: "grpo",
-      syncInterval: null,
-      staleness: eta,
-      ...BUDGET,
-      trainer: {
-        algorithm: "grpo",
-        learningRate: 1e-4,
-        asyncRollouts: true,
-        maxStaleness: eta,
-        decoupled: eta > 0,
-        maxConcurrentRollouts: PROMPTS * 3,
-        ppoEpochs: PPO_EPOCHS,
-      },
-    }),
+  ...Array.from({ length: ASYNC_ROUNDS }, (_, r) => r + 1).flatMap((round) =>
+    [0, 1, 2].map(
+      (eta): Setting => ({
+        label: `grpo staleness=${eta}${ASYNC_ROUNDS > 1 ? ` #${round}` : ""}`,
+        round,
+        algo: "grpo",
+        family: "grpo",
+        syncInterval: null,
+        staleness: eta,
+        ...BUDGET,
+        trainer: {
+          algorithm: "grpo",
+          learningRate: 1e-4,
+          asyncRollouts: true,
+          maxStaleness: eta,
+          decoupled: eta > 0,
+          maxConcurrentRollouts: PROMPTS * 3,
+          ppoEpochs: PPO_EPOCHS,
+        },
+      }),
+    ),
   ),
   // Outside the budget: the setting that did best in the twelfth session's search (wide batches of fresh prompts,
   // each prompt seen about once, so the policy cannot memorize a small pool), at twice the prompts of the others.
@@ -352,9 +365,9 @@ const evalPoints = (o: Outcome) =>
 
 const toEnd = (o: Outcome) => o.wallAt.get(o.setting.steps) ?? o.wallS;
 
-/** Sync (staleness 0) vs async GRPO: speed-ups to the sync run's reward, and what overlapping could give at most. */
-function compareAsync(outcomes: Outcome[]) {
-  const grpo = outcomes.filter((o) => o.setting.algo === "grpo" && o.setting.sameBudget);
+/** One round of sync (staleness 0) vs async GRPO: speed-ups to the sync run's reward, and what overlapping could give at most. */
+function compareAsync(outcomes: Outcome[], round: number) {
+  const grpo = outcomes.filter((o) => o.setting.round === round);
   const sync = grpo.find((o) => o.setting.staleness === 0);
   const asyncRuns = grpo.filter((o) => o.setting.staleness !== 0);
   if (sync === undefined || asyncRuns.length === 0) return null;
@@ -391,7 +404,34 @@ function compareAsync(outcomes: Outcome[]) {
     syncTotal !== null && syncWait !== null && syncTotal > 0
       ? syncTotal / Math.max(syncWait, syncTotal - syncWait)
       : null;
-  return { speedup, crossingSpeedup, ceiling, target, syncTail, syncTotal, syncWait, matching, asyncRuns };
+  // The same bound with the slowdowns the fastest async run really had (both threads on one core each, beside each
+  // other): its worker's busy seconds against the sync worker's, and its training seconds against the sync run's.
+  const fastest = asyncRuns.reduce((a, b) => (toEnd(b) < toEnd(a) ? b : a));
+  const trainS = (o: Outcome) => (o.result.records.at(-1)?.elapsedS ?? 0) - (o.usage?.trainerWaitS ?? 0);
+  const work = (o: Outcome) => ({ generate: o.usage?.workerBusyS ?? null, train: trainS(o) });
+  const syncWork = work(sync);
+  const asyncWork = work(fastest);
+  const ceilingWithSlowdowns =
+    syncWork.generate !== null && asyncWork.generate !== null
+      ? (syncWork.generate + syncWork.train) / Math.max(asyncWork.generate, asyncWork.train)
+      : null;
+  return {
+    round,
+    sync,
+    speedup,
+    crossingSpeedup,
+    ceiling,
+    ceilingWithSlowdowns,
+    fastest,
+    syncWork,
+    asyncWork,
+    target,
+    syncTail,
+    syncTotal,
+    syncWait,
+    matching,
+    asyncRuns,
+  };
 }
 
 async function main() {
@@ -433,17 +473,38 @@ async function main() {
   const halfTimes = outcomes
     .filter((o) => final(o) <= base / 2)
     .map((o) => evalPoints(o).find((p) => p.x > 0 && p.y <= curveBase / 2)?.x ?? o.wallS);
-  const comparison = compareAsync(outcomes);
+  const comparisons = Array.from({ length: ASYNC_ROUNDS }, (_, r) => compareAsync(outcomes, r + 1)).filter(
+    (c) => c !== null,
+  );
+  /** The median over rounds of a figure, leaving out rounds where it is null; null when every round's is. */
+  const medianOf = (pick: (c: (typeof comparisons)[number]) => number | null): number | null => {
+    const known = comparisons
+      .map(pick)
+      .filter((v): v is number => v !== null)
+      .sort((a, b) => a - b);
+    if (known.length === 0) return null;
+    const mid = Math.floor(known.length / 2);
+    return known.length % 2 === 1 ? known[mid] : (known[mid - 1] + known[mid]) / 2;
+  };
+  const comparisonOf = (o: Outcome) => comparisons.find((c) => c.round === (o.setting.round ?? 1));
   const figures = {
     base_failure_rate: base,
     best_failure_rate: final(best),
     best_setting: best.setting.label,
     seconds_to_half_failure_rate: halfTimes.length > 0 ? Math.min(...halfTimes) : null,
-    async_speedup_vs_sync: comparison?.speedup ?? null,
+    /** Median over the rounds of the comparison (`--async-rounds`) that reached the sync run's reward. */
+    async_speedup_vs_sync: medianOf((c) => c.speedup),
+    /** Each round's speed-up, in the order they ran (null: no async run of that round held the sync run's reward). */
+    async_speedup_rounds: comparisons.map((c) => c.speedup),
     /** Sync over the fastest async run's wall seconds to first reach 90% of the sync run's reward rise (noisy). */
-    async_speedup_first_crossing: comparison?.crossingSpeedup ?? null,
+    async_speedup_first_crossing: medianOf((c) => c.crossingSpeedup),
     /** The most overlapping generation with training could give, from the sync run's own waiting (see above). */
-    async_speedup_ceiling: comparison?.ceiling ?? null,
+    async_speedup_ceiling: medianOf((c) => c.ceiling),
+    /**
+     * The same with the slowdowns the fastest async run had: the sync run's worker-busy plus training seconds over
+     * the larger of the async run's two; what is left between it and the speed-up is one side waiting for the other.
+     */
+    async_speedup_ceiling_with_slowdowns: medianOf((c) => c.ceilingWithSlowdowns),
     /**
      * The base model on the first `tasks` judge tasks: greedy pass rate, and at temperature 1 the share of tasks
      * some of `samples` answers passed (pass_at_k: how far training on its own samples can reach, roughly) and
@@ -508,6 +569,18 @@ async function main() {
   await writeFile("bench/results/rl-reward.svg", rewardSvg);
 
   const fmt = (v: number | null | undefined, d = 3) => (v === null || v === undefined ? "n/a" : v.toFixed(d));
+  const describeComparison = (comparison: (typeof comparisons)[number]) =>
+    `Async speed-up vs sync: ${fmt(comparison.speedup, 2)}x (wall time to the sync run's reward, held: the sync run's time to its last step over the fastest async run's ` +
+    `among those whose reward over the last third of the run (sync ${fmt(comparison.syncTail.mean)} ± ${fmt(comparison.syncTail.se)}) and judged failure rate match it within one standard error; ` +
+    `${comparison.matching.length} of ${comparison.asyncRuns.length} do). ` +
+    `By first crossing of ${fmt(comparison.target)} smoothed reward (90% of the sync run's rise; noisy when the reward levels off within a few steps): ${fmt(comparison.crossingSpeedup, 2)}x. ` +
+    `Ceiling: the sync run's trainer waited ${fmt(comparison.syncWait, 0)} s of its ${fmt(comparison.syncTotal, 0)} s for rollouts, ` +
+    `so hiding generation behind a trainer as fast as the sync one could make it at most ${fmt(comparison.ceiling, 2)}x faster ` +
+    "(both threads need a free core each; on a shared machine they get less, see CPU s per wall s). " +
+    `Beside each other both threads slow down: the fastest async run (${comparison.fastest.setting.label}) kept its rollout worker busy ${fmt(comparison.asyncWork.generate, 0)} s ` +
+    `(the sync run's: ${fmt(comparison.syncWork.generate, 0)} s) and trained ${fmt(comparison.asyncWork.train, 0)} s (sync: ${fmt(comparison.syncWork.train, 0)} s), ` +
+    `so even overlapped without a gap it could be at most ${fmt(comparison.ceilingWithSlowdowns, 2)}x faster than the sync run; ` +
+    "the rest is one thread waiting for the other (a training step takes from milliseconds, when no group has a reward spread, to seconds, and the worker may run only `maxStaleness` batches ahead).\n";
   const md = [
     `# RL benchmark (toolcall, from ${values.model})`,
     "",
@@ -521,15 +594,15 @@ async function main() {
     `Base failure rate ${fmt(base)}; best ${fmt(final(best))} (${best.setting.label}); ` +
       `seconds to half the failure rate: ${fmt(figures.seconds_to_half_failure_rate, 0)}.`,
     "",
-    comparison === null
+    comparisons.length === 0
       ? "No sync vs async comparison: it needs the GRPO settings (`--only grpo` or all).\n"
-      : `Async speed-up vs sync: ${fmt(comparison.speedup, 2)}x (wall time to the sync run's reward, held: the sync run's time to its last step over the fastest async run's ` +
-        `among those whose reward over the last third of the run (sync ${fmt(comparison.syncTail.mean)} ± ${fmt(comparison.syncTail.se)}) and judged failure rate match it within one standard error; ` +
-        `${comparison.matching.length} of ${comparison.asyncRuns.length} do). ` +
-        `By first crossing of ${fmt(comparison.target)} smoothed reward (90% of the sync run's rise; noisy when the reward levels off within a few steps): ${fmt(comparison.crossingSpeedup, 2)}x. ` +
-        `Ceiling: the sync run's trainer waited ${fmt(comparison.syncWait, 0)} s of its ${fmt(comparison.syncTotal, 0)} s for rollouts, ` +
-        `so hiding generation behind a trainer as fast as the sync one could make it at most ${fmt(comparison.ceiling, 2)}x faster ` +
-        "(both threads need a free core each; on a shared machine they get less, see CPU s per wall s).\n",
+      : comparisons.length === 1
+        ? describeComparison(comparisons[0])
+        : `Async speed-up vs sync, median of ${comparisons.length} rounds run one after another (staleness 0, 1, 2, then again): ` +
+          `**${fmt(figures.async_speedup_vs_sync, 2)}x** (rounds: ${comparisons.map((c) => fmt(c.speedup, 2)).join(", ")}); ` +
+          `first crossing ${fmt(figures.async_speedup_first_crossing, 2)}x; ceiling ${fmt(figures.async_speedup_ceiling, 2)}x, ` +
+          `with the slowdowns the async runs had ${fmt(figures.async_speedup_ceiling_with_slowdowns, 2)}x.\n\n` +
+          comparisons.map((c) => `Round ${c.round}: ${describeComparison(c)}`).join("\n"),
     passAtK === null
       ? "No pass@k (`--pass-at-k-tasks 0`).\n"
       : `How far sampling reaches: on the first ${passAtK.tasks} judge tasks the base model's greedy answer passes ${fmt(passAtK.greedy)}; ` +
@@ -548,12 +621,12 @@ async function main() {
     "GRPO runs generate in a worker thread (its own embedded engine); staleness 1 and 2 use the decoupled PPO objective. " +
       "Wall times include the held-out evaluations, which every setting runs at the same steps; the async worker keeps generating while the trainer evaluates.",
     "",
-    "| setting | judged final failure rate | curve's last failure rate | reward, last third | train+gen s (no eval) | wall s to last step | wall s | wall s to first crossing | CPU s per wall s | trainer waited s |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| setting | judged final failure rate | curve's last failure rate | reward, last third | train+gen s (no eval) | wall s to last step | wall s | wall s to first crossing | CPU s per wall s | rollout worker busy s | trainer waited s |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
     ...outcomes.map((o) => {
       const tail = tailReward(o);
       const reward = o.setting.rewardKind === null ? "-" : `${fmt(tail.mean)} ± ${fmt(tail.se)}`;
-      return `| ${o.setting.label} | ${fmt(final(o))} | ${fmt(curveFinal(o))} | ${reward} | ${fmt(o.result.records.at(-1)?.elapsedS, 0)} | ${fmt(toEnd(o), 0)} | ${fmt(o.wallS, 0)} | ${o.setting.algo === "grpo" && comparison?.target != null ? fmt(timeToReward(o, comparison.target), 0) : "-"} | ${fmt(o.usage?.cpuPerWall, 2)} | ${fmt(o.usage?.trainerWaitS, 0)} |`;
+      return `| ${o.setting.label} | ${fmt(final(o))} | ${fmt(curveFinal(o))} | ${reward} | ${fmt(o.result.records.at(-1)?.elapsedS, 0)} | ${fmt(toEnd(o), 0)} | ${fmt(o.wallS, 0)} | ${o.setting.algo === "grpo" && comparisonOf(o)?.target != null ? fmt(timeToReward(o, comparisonOf(o)?.target as number), 0) : "-"} | ${fmt(o.usage?.cpuPerWall, 2)} | ${fmt(o.usage?.workerBusyS, 0)} | ${fmt(o.usage?.trainerWaitS, 0)} |`;
     }),
     "",
     "![failure rate vs time](rl-failure.svg)",

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parseRecipe } from "../recipe/index.ts";
-import { asyncRolloutSource, embeddedEngineFactory } from "../worker/index.ts";
+import { type AsyncRolloutSource, asyncRolloutSource, embeddedEngineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { resumeRun, startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
@@ -66,14 +66,25 @@ describe("runs", () => {
       maxStaleness: 1,
       decoupled: true,
     });
+    let source: AsyncRolloutSource | undefined;
     const result = await startRun(recipe, {
       runsDir: join(root, "runs"),
       factory: embeddedEngineFactory,
-      asyncSource: asyncRolloutSource,
+      asyncSource: async (args) => {
+        source = (await asyncRolloutSource(args)) as AsyncRolloutSource;
+        return source;
+      },
     });
     assert.equal(result.status, "completed");
     const steps = result.records.filter((r) => r.step > 0);
     assert.equal(steps.length, 10);
+    // read after the run closed its worker: the figures cover the worker's whole life, not a terminated thread's zero
+    const usage = source?.usage();
+    assert.ok(
+      usage && usage.workerBusyS > 0 && usage.workerUtilization > 0,
+      `usage ${JSON.stringify(usage)}`,
+    );
+    assert.ok(usage.workerUtilization <= 1 && usage.trainerWaitS >= 0, `usage ${JSON.stringify(usage)}`);
     for (const r of steps) {
       assert.ok(r.staleness >= 0 && r.staleness <= 1, `step ${r.step}: staleness ${r.staleness}`);
       assert.equal(r.generatorStep, r.step - 1 - r.staleness);

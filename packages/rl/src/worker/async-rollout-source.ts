@@ -12,6 +12,8 @@ import type { FromWorker, ToWorker } from "./rollout-messages.ts";
 /** How busy each thread was: event-loop utilisation of the worker and the trainer, and CPU seconds of the process. */
 export interface ThreadUsage {
   workerUtilization: number;
+  /** Seconds the rollout worker was busy (loading its engine, generating, applying weights). */
+  workerBusyS: number;
   trainerUtilization: number;
   /** Process CPU seconds (all threads) per wall second over the source's life: ~2 means both cores busy. */
   cpuPerWall: number;
@@ -34,6 +36,8 @@ export class AsyncRolloutSource implements RolloutSource {
   private readonly started = { wall: performance.now(), cpu: process.cpuUsage() };
   private waitMs = 0;
   private readonly trainerElu = performance.eventLoopUtilization();
+  /** Usage as it stood when the source closed: a terminated worker reports no utilisation. */
+  private finalUsage: ThreadUsage | undefined;
 
   private constructor(args: Parameters<AsyncSourceFactory>[0]) {
     const { recipe, generatorDir, generatorStep, data } = args;
@@ -127,12 +131,15 @@ export class AsyncRolloutSource implements RolloutSource {
     return undefined;
   }
 
-  /** Thread usage so far (for benchmarks: are both cores working?). */
+  /** Thread usage so far, or over the source's whole life once closed (for benchmarks: are both cores working?). */
   usage(): ThreadUsage {
+    if (this.finalUsage) return this.finalUsage;
     const wall = (performance.now() - this.started.wall) / 1000;
     const cpu = process.cpuUsage(this.started.cpu);
+    const worker = this.worker.performance.eventLoopUtilization();
     return {
-      workerUtilization: this.worker.performance.eventLoopUtilization().utilization,
+      workerUtilization: worker.utilization,
+      workerBusyS: worker.active / 1000,
       trainerUtilization: performance.eventLoopUtilization(this.trainerElu).utilization,
       cpuPerWall: (cpu.user + cpu.system) / 1e6 / wall,
       trainerWaitS: this.waitMs / 1000,
@@ -140,6 +147,7 @@ export class AsyncRolloutSource implements RolloutSource {
   }
 
   async close(): Promise<void> {
+    this.finalUsage ??= this.usage();
     await this.worker.terminate();
   }
 }
