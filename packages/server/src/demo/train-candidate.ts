@@ -16,7 +16,10 @@ export interface TrainRequest {
   runId: string;
   /** `key=value` overrides of the recipe. */
   overrides: string[];
-  /** Stop (clean checkpoint, status cancelled) at this time, if the run has not ended by then. */
+  /**
+   * Stop (clean checkpoint, status cancelled) at this time, if the run has not ended by then; a run is never stopped
+   * before its first step, so a deadline that comes too soon still leaves a one-step checkpoint.
+   */
   deadline: number;
   /** Every new step record, as the run writes it. */
   onStep(record: StepRecord, state: RunState | null): void;
@@ -91,8 +94,10 @@ export async function trainCandidate(request: TrainRequest): Promise<TrainOutcom
     const records = readRecords(join(dir, "metrics.jsonl"));
     const state = readState(join(dir, "state.json"));
     for (; seen < records.length; seen++) request.onStep(records[seen], state);
-    // stop only a run that has begun (its state.json exists): a signal before that would lose it
-    if (!stoppedAtDeadline && state && Date.now() >= request.deadline && child.exitCode === null) {
+    // stop only a run that has taken a step: a run cancelled before its first step writes no checkpoint, and a phase
+    // whose budget was spent before it began (a slow or busy machine) would then have nothing to hand on
+    const stepped = records.some((r) => r.step > 0);
+    if (!stoppedAtDeadline && stepped && Date.now() >= request.deadline && child.exitCode === null) {
       stoppedAtDeadline = true;
       child.kill("SIGINT");
     }
