@@ -4,12 +4,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { printFailuresBench, runFailuresBench } from "./failures.bench.ts";
 import { runGatewayBench } from "./gateway.bench.ts";
 import { runIngestBench } from "./ingest-throughput.ts";
+import { median } from "./median.ts";
 import { measureSdkOverhead } from "./sdk-overhead.ts";
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 const round2 = (n: number) => Math.round(n * 1000) / 1000;
 

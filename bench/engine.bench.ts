@@ -18,6 +18,7 @@ import {
   parameterCount,
 } from "@arc/engine";
 import { sampleToken } from "../packages/engine/src/inference/sampler.ts";
+import { median } from "./median.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {
@@ -32,8 +33,6 @@ const BATCH = 16;
 const SEQ = 64;
 const PROMPT = 16;
 const GEN = 128;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Forward FLOPs per token at context length T: 2 x (weights used in matmuls) + attention scores and mixing. */
 function forwardFlopsPerToken(c: LlamaConfig, T: number): number {

@@ -20,6 +20,7 @@ import {
 import { loadServerConfig } from "../packages/server/src/config/server-config.ts";
 import { parseFailurePipelineConfig } from "../packages/server/src/failures/failure-pipeline-config.ts";
 import { startServer } from "../packages/server/src/serve/start-server.ts";
+import { median } from "./median.ts";
 
 /** What the benchmark measured (the first four keys are the figures file's contract). */
 export interface FailuresBenchResult {
@@ -108,7 +109,6 @@ export async function measureIngestToVerdict(
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 

@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
+import { median } from "./median.ts";
 
 interface BenchServer {
   gatewayUrl: string;
@@ -69,8 +70,6 @@ function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
-
-const median = (xs: number[]) => percentile(xs, 50);
 
 async function interleaved(server: BenchServer, key: string, calls: number, warmup: number) {
   const direct: number[] = [];

@@ -38,6 +38,7 @@ import {
   startRun,
 } from "@arc/rl";
 import { AsyncRolloutSource, embeddedEngineFactory, type ThreadUsage } from "@arc/rl/embedded";
+import { median } from "./median.ts";
 
 const { values } = parseArgs({
   options: {
@@ -417,7 +418,6 @@ function compareAsync(outcomes: Outcome[], round: number) {
       : null;
   return {
     round,
-    sync,
     speedup,
     crossingSpeedup,
     ceiling,
@@ -478,13 +478,8 @@ async function main() {
   );
   /** The median over rounds of a figure, leaving out rounds where it is null; null when every round's is. */
   const medianOf = (pick: (c: (typeof comparisons)[number]) => number | null): number | null => {
-    const known = comparisons
-      .map(pick)
-      .filter((v): v is number => v !== null)
-      .sort((a, b) => a - b);
-    if (known.length === 0) return null;
-    const mid = Math.floor(known.length / 2);
-    return known.length % 2 === 1 ? known[mid] : (known[mid - 1] + known[mid]) / 2;
+    const known = comparisons.map(pick).filter((v): v is number => v !== null);
+    return known.length > 0 ? median(known) : null;
   };
   const comparisonOf = (o: Outcome) => comparisons.find((c) => c.round === (o.setting.round ?? 1));
   const figures = {
