@@ -11,12 +11,21 @@ describe("compileJsonReader", () => {
       z.number().multipleOf(2),
       z.object({ a: z.string() }).strict(),
       z.object({ a: z.string() }).catchall(z.number()),
-      z.string().refine((s) => s.length > 1),
+      z.string().transform((s) => s.length),
       z.record(z.string().min(1), z.unknown()),
       z.boolean(),
       z.coerce.number(),
     ];
     for (const schema of schemas) assert.throws(() => compileJsonReader(schema), /is not supported/);
+  });
+
+  it("applies a refinement after the checks it refines, as zod does", () => {
+    const schema = z.object({ n: z.number().int().refine((n) => n % 2 === 0, "must be even") });
+    const read = compileJsonReader(schema);
+    for (const value of [{ n: 2 }, { n: 3 }, { n: 2.5 }, { n: "2" }, {}]) {
+      const parsed = schema.safeParse(value);
+      assert.deepEqual(read(value), parsed.success ? parsed.data : notAccepted, JSON.stringify(value));
+    }
   });
 
   it("applies every check of a number or string as zod does, at the boundaries", () => {

@@ -15,7 +15,7 @@ type Read = (value: unknown) => unknown;
  * cost on large bodies, so it cannot say what is wrong: on `notAccepted`, run `schema.safeParse` for the issues.
  *
  * The schema stays the one source of truth: the reader is derived from it, and a schema using a construct not
- * handled here (refinements, transforms, strict objects, string formats other than `datetime`...) throws when
+ * handled here (transforms, strict objects, string formats other than `datetime`...) throws when
  * compiled instead of being read differently. Values outside JSON (class instances, Maps, Dates, promises) are
  * returned as `notAccepted` even where zod might accept them, so callers that fall back to zod stay exact.
  */
@@ -74,6 +74,8 @@ function compile(schema: z.ZodTypeAny): Read {
     const defaultValue: () => unknown = schema._def.defaultValue;
     return (value) => inner(value === undefined ? defaultValue() : value);
   }
+  if (schema instanceof z.ZodEffects && schema._def.effect.type === "refinement")
+    return compileRefinement(schema);
   if (schema instanceof z.ZodNull) return (value) => (value === null ? null : notAccepted);
   if (schema instanceof z.ZodUnknown || schema instanceof z.ZodAny) return (value) => value;
   throw unsupported(schema);
@@ -114,6 +116,26 @@ function compileNumber(schema: z.ZodNumber): Read {
     if (typeof value !== "number" || Number.isNaN(value)) return notAccepted;
     for (const check of checks) if (!check(value)) return notAccepted;
     return value;
+  };
+}
+
+/** A `.refine()`: the inner schema's reader, then the refinement, which fails the value by adding an issue. */
+function compileRefinement(schema: z.ZodEffects<z.ZodTypeAny>): Read {
+  const inner = compile(schema.innerType());
+  const effect = schema._def.effect as z.RefinementEffect<unknown>;
+  return (value) => {
+    const read = inner(value);
+    if (read === notAccepted) return notAccepted;
+    let failed = false;
+    const context = {
+      addIssue: () => {
+        failed = true;
+      },
+      path: [],
+    } as unknown as z.RefinementCtx;
+    const verdict = effect.refinement(read, context) as unknown;
+    if (verdict instanceof Promise) throw unsupported(schema, "an async refinement");
+    return failed ? notAccepted : read;
   };
 }
 

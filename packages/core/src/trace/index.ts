@@ -1,5 +1,14 @@
 export { toInvalidInputError } from "./format-zod-error.ts";
-export { parseTraceBatch } from "./parse-trace-batch.ts";
+export {
+  checkJsonDepth,
+  checkJsonValue,
+  DEFAULT_JSON_LIMITS,
+  type JsonLimits,
+  type LoneSurrogatePolicy,
+  mayHoldLoneSurrogates,
+  parseBoundedJson,
+} from "./json-bounds.ts";
+export { parseFeedbackBatch, parseTraceBatch } from "./parse-trace-batch.ts";
 export {
   ChatMessage,
   Feedback,

@@ -7,9 +7,32 @@ export const RecordId = z
   .max(128, "must be at most 128 characters")
   .regex(/^[A-Za-z0-9._:-]+$/, "may contain only letters, digits and . _ : -");
 
+/** UTC offsets in use run from -12:00 to +14:00; PostgreSQL refuses offsets past ±15:59. */
+const MAX_OFFSET_MINUTES = 14 * 60;
+
+/** The ISO 8601 form the timestamp check takes; the storability check speaks only of values in that form. */
+const isoDateTime = z.datetimeRegex({ offset: true, local: false, precision: null });
+
+/** True for a date-time PostgreSQL's timestamptz stores: years 0001-9999 and an offset no larger than ±14:00. */
+function storableDateTime(value: string): boolean {
+  if (!isoDateTime.test(value)) return true;
+  const year = Number(value.slice(0, 4));
+  if (!(year >= 1 && year <= 9999)) return false;
+  const offset = /([+-])(\d{2}):?(\d{2})$/.exec(value);
+  if (offset && Number(offset[2]) * 60 + Number(offset[3]) > MAX_OFFSET_MINUTES) return false;
+  return Number.isFinite(Date.parse(value));
+}
+
 const Timestamp = z
   .string()
-  .datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z" });
+  .datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z" })
+  .refine(storableDateTime, "must be a date-time in the years 0001-9999 with a UTC offset within ±14:00");
+
+/** The largest count PostgreSQL's `integer` columns hold. */
+const MAX_INT32 = 2_147_483_647;
+
+/** A token count: a non-negative integer that fits a 32-bit column. */
+const TokenCount = z.number().int().nonnegative().max(MAX_INT32, `must be at most ${MAX_INT32}`);
 
 /**
  * One chat message exactly as the OpenAI Chat Completions API takes it (snake_case fields such as
@@ -47,9 +70,9 @@ export type ToolCall = z.infer<typeof ToolCall>;
 
 /** Token counts of one LLM call. */
 export const Usage = z.object({
-  promptTokens: z.number().int().nonnegative().optional(),
-  completionTokens: z.number().int().nonnegative().optional(),
-  totalTokens: z.number().int().nonnegative().optional(),
+  promptTokens: TokenCount.optional(),
+  completionTokens: TokenCount.optional(),
+  totalTokens: TokenCount.optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 

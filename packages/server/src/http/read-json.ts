@@ -1,14 +1,35 @@
-import { InvalidInputError } from "@arc/core";
+import {
+  checkJsonDepth,
+  checkJsonValue,
+  DEFAULT_JSON_LIMITS,
+  InvalidInputError,
+  type JsonLimits,
+  type LoneSurrogatePolicy,
+  mayHoldLoneSurrogates,
+} from "@arc/core";
 import type { Context } from "hono";
 import { HttpError } from "./http-error.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** How a route reads its body beyond the byte limit: the JSON bounds and what to do with lone surrogates. */
+export interface ReadJsonOptions {
+  /** Bounds on depth, strings, arrays and objects; DEFAULT_JSON_LIMITS when absent. */
+  limits?: JsonLimits;
+  /** `refuse` (400 naming the field, the default) or `replace` with U+FFFD (telemetry, where a span is best kept). */
+  loneSurrogates?: LoneSurrogatePolicy;
+}
+
 /**
  * Reads a request body as JSON, refusing with a status that names the problem: 413 past `maxBytes` (checked on the
- * stream, so a lying Content-Length does not help), 415 for a non-JSON content type, 400 for invalid UTF-8 or JSON.
+ * stream, so a lying Content-Length does not help), 415 for a non-JSON content type, 400 for invalid UTF-8 or JSON,
+ * and 400 naming the field for a value past the JSON bounds (depth, sizes, lone surrogates, NUL, `__proto__`).
  */
-export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
+export async function readJson(
+  c: Context,
+  maxBytes: number,
+  options: ReadJsonOptions = {},
+): Promise<unknown> {
   const contentType = c.req.header("content-type") ?? "";
   if (contentType && !/^application\/(.+\+)?json\b/i.test(contentType)) {
     throw new HttpError(
@@ -45,17 +66,20 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
   } catch {
     throw new HttpError(400, "invalid_request", "request body is not valid UTF-8");
   }
+  const limits = options.limits ?? DEFAULT_JSON_LIMITS;
+  checkJsonDepth(text, limits.maxDepth);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, "malformed_json", `request body is not valid JSON: ${(error as Error).message}`);
   }
+  value = checkJsonValue(value, limits, options.loneSurrogates ?? "refuse", mayHoldLoneSurrogates(text));
   if (text.includes("\\u0000")) rejectNul(value, "");
   return value;
 }
 
-/** PostgreSQL cannot store the NUL character in text or jsonb; refuse it up front, naming where it is. */
+/** PostgreSQL cannot store the NUL character in text or jsonb; refuse it up front, naming where it is (depth is bounded). */
 function rejectNul(value: unknown, path: string): void {
   const refuse = (where: string) => {
     throw new InvalidInputError(
@@ -76,10 +100,14 @@ function rejectNul(value: unknown, path: string): void {
 }
 
 /** Like `readJson`, but an absent or empty body reads as `{}` (for endpoints whose body is optional). */
-export async function readOptionalJson(c: Context, maxBytes: number): Promise<unknown> {
+export async function readOptionalJson(
+  c: Context,
+  maxBytes: number,
+  options: ReadJsonOptions = {},
+): Promise<unknown> {
   if (!c.req.raw.body || c.req.header("content-length") === "0") return {};
   try {
-    return await readJson(c, maxBytes);
+    return await readJson(c, maxBytes, options);
   } catch (error) {
     if (error instanceof HttpError && /body is empty/.test(error.message)) return {};
     throw error;

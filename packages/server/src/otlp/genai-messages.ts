@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from "@arc/core";
+import { type ChatMessage, parseBoundedJson, type ToolCall } from "@arc/core";
 
 /** A message part of the OTel GenAI conventions (`gen_ai.input.messages` / `gen_ai.output.messages`). */
 interface GenAiPart {
@@ -21,14 +21,13 @@ interface GenAiMessage {
   finish_reason?: string;
 }
 
-/** Attributes may carry the messages as a JSON string (what SDKs emit) or as structured values. */
-export function parseJsonAttribute(value: unknown): unknown {
+/**
+ * Attributes may carry the messages as a JSON string (what SDKs emit) or as structured values. JSON text is held to
+ * the body reader's bounds (an InvalidInputError names the attribute); text that is not JSON reads as undefined.
+ */
+export function parseJsonAttribute(value: unknown, attribute: string): unknown {
   if (typeof value !== "string") return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return undefined;
-  }
+  return parseBoundedJson(value, attribute);
 }
 
 function asText(value: unknown): string {

@@ -1,3 +1,5 @@
+import { InvalidInputError } from "@arc/core";
+
 /** OTLP/JSON as exporters send it to `/v1/traces` (protobuf's JSON mapping: int64 as strings, ids as hex). */
 
 /** One typed attribute value; exactly one field is set. */
@@ -57,22 +59,45 @@ export interface ExportTraceServiceRequest {
   }[];
 }
 
-/** Converts an OTLP AnyValue into plain JSON. */
+/** Converts an OTLP AnyValue into plain JSON; throws an InvalidInputError for a value of the wrong shape. */
 export function plainValue(value: AnyValue | undefined): unknown {
-  if (!value) return undefined;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object")
+    throw new InvalidInputError(`expected an AnyValue object, got ${typeof value}`);
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.boolValue !== undefined) return value.boolValue;
-  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.intValue !== undefined) return intValueOf(value.intValue);
   if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.arrayValue) return (value.arrayValue.values ?? []).map(plainValue);
+  if (value.arrayValue) return arrayOf(value.arrayValue.values, "arrayValue.values").map(plainValue);
   if (value.kvlistValue) return attributeMap(value.kvlistValue.values);
   if (value.bytesValue !== undefined) return value.bytesValue;
   return undefined;
 }
 
-/** Attributes as a plain object. */
+/** An int64 as a number: a decimal string or an integer; anything else is refused. */
+function intValueOf(value: unknown): number {
+  if (typeof value === "number" && Number.isInteger(value)) return value;
+  if (typeof value === "string" && /^-?\d{1,20}$/.test(value)) return Number(value);
+  throw new InvalidInputError(
+    `intValue: expected an int64 as a decimal string, got ${JSON.stringify(value)}`,
+  );
+}
+
+/** An optional repeated field: absent reads as empty, anything but an array is refused naming the field. */
+export function arrayOf<T>(value: T[] | undefined | null, field: string): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new InvalidInputError(`${field}: expected an array, got ${typeof value}`);
+  return value;
+}
+
+/** Attributes as a plain object with no prototype; throws an InvalidInputError for a malformed list. */
 export function attributeMap(attributes: KeyValue[] | undefined): Record<string, unknown> {
-  const map: Record<string, unknown> = {};
-  for (const kv of attributes ?? []) map[kv.key] = plainValue(kv.value);
+  const map: Record<string, unknown> = Object.create(null);
+  for (const kv of arrayOf(attributes, "attributes")) {
+    if (typeof kv !== "object" || kv === null || typeof kv.key !== "string") {
+      throw new InvalidInputError("attributes: expected {key, value} entries with a string key");
+    }
+    map[kv.key] = plainValue(kv.value);
+  }
   return map;
 }

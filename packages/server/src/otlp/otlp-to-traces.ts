@@ -1,6 +1,14 @@
-import { Step, type StepKind, type Trace, type TraceInput, Trace as TraceSchema } from "@arc/core";
+import { createHash } from "node:crypto";
+import {
+  InvalidInputError,
+  Step,
+  type StepKind,
+  type Trace,
+  type TraceInput,
+  Trace as TraceSchema,
+} from "@arc/core";
 import { outputOf, parseJsonAttribute, toOpenAiMessages } from "./genai-messages.ts";
-import { attributeMap, type ExportTraceServiceRequest, type OtlpSpan } from "./otlp-json.ts";
+import { arrayOf, attributeMap, type ExportTraceServiceRequest, type OtlpSpan } from "./otlp-json.ts";
 
 /** The result of mapping one OTLP export: traces to store and spans that could not be used (with why). */
 export interface OtlpMapping {
@@ -24,10 +32,32 @@ function hexId(id: string | undefined, bytes: number): string | null {
   return decoded.length === bytes ? decoded.toString("hex") : null;
 }
 
-function isoFromNanos(nanos: string | number | undefined): string | undefined {
-  if (nanos === undefined || nanos === "" || nanos === 0 || nanos === "0") return undefined;
-  const ms = Number(BigInt(String(nanos)) / 1_000_000n);
+/** The latest time a span may carry: the end of year 9999, the last a stored timestamp holds. */
+const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** A fixed64 of nanoseconds since the epoch as an ISO date-time; undefined when unset, refused when malformed. */
+function isoFromNanos(nanos: string | number | undefined, field: string): string | undefined {
+  if (nanos === undefined || nanos === null || nanos === "" || nanos === 0 || nanos === "0") return undefined;
+  const text = String(nanos);
+  if (!/^\d{1,20}$/.test(text)) {
+    throw new InvalidInputError(
+      `${field}: expected nanoseconds since the epoch as a decimal string, got ${JSON.stringify(nanos)}`,
+    );
+  }
+  const ms = Number(BigInt(text) / 1_000_000n);
+  if (ms > LATEST_MS) throw new InvalidInputError(`${field}: ${text} lies past the year 9999`);
   return new Date(ms).toISOString();
+}
+
+/** Longest user or session id a trace keeps verbatim; longer ones (valid OTLP) become a stable digest. */
+const MAX_IDENTIFIER_LENGTH = 256;
+
+/** A user or session id as a trace stores it: verbatim up to 256 characters, else `sha256:<hex>` of it. */
+function traceIdentifier(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  if (text.length <= MAX_IDENTIFIER_LENGTH) return text;
+  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
 }
 
 function stepKindOf(operation: unknown): StepKind {
@@ -66,17 +96,24 @@ function llmOf(attrs: Record<string, unknown>) {
     const value = take(attrs, attribute);
     if (value !== undefined) params[param] = value;
   }
-  const systemInstructions = parseJsonAttribute(take(attrs, "gen_ai.system_instructions"));
+  const systemInstructions = parseJsonAttribute(
+    take(attrs, "gen_ai.system_instructions"),
+    "gen_ai.system_instructions",
+  );
   const systemText = Array.isArray(systemInstructions)
     ? systemInstructions.map((p: { content?: unknown }) => String(p?.content ?? "")).join("")
     : typeof systemInstructions === "string"
       ? systemInstructions
       : undefined;
-  const messages = toOpenAiMessages(parseJsonAttribute(take(attrs, "gen_ai.input.messages")));
+  const messages = toOpenAiMessages(
+    parseJsonAttribute(take(attrs, "gen_ai.input.messages"), "gen_ai.input.messages"),
+  );
   if (systemText) messages.unshift({ role: "system", content: systemText });
-  const output = outputOf(parseJsonAttribute(take(attrs, "gen_ai.output.messages")));
+  const output = outputOf(
+    parseJsonAttribute(take(attrs, "gen_ai.output.messages"), "gen_ai.output.messages"),
+  );
   const finishReasons = take(attrs, "gen_ai.response.finish_reasons");
-  const tools = parseJsonAttribute(take(attrs, "gen_ai.tool.definitions"));
+  const tools = parseJsonAttribute(take(attrs, "gen_ai.tool.definitions"), "gen_ai.tool.definitions");
   const inputTokens = asNumber(take(attrs, "gen_ai.usage.input_tokens"));
   const outputTokens = asNumber(take(attrs, "gen_ai.usage.output_tokens"));
   return {
@@ -103,15 +140,30 @@ function llmOf(attrs: Record<string, unknown>) {
 
 /** One span as a Step of the trace it belongs to, or the reason it cannot be one. */
 function stepOf(span: OtlpSpan, resource: Record<string, unknown>): { traceId: string; step: Step } | string {
+  if (typeof span !== "object" || span === null || Array.isArray(span)) {
+    return `span: expected an object, got ${span === null ? "null" : typeof span}`;
+  }
+  try {
+    return readSpan(span, resource);
+  } catch (error) {
+    // Any value an exporter sends that the mapping cannot read costs that span only, as OTLP's partial success intends.
+    return `span ${JSON.stringify(span.spanId ?? span.name ?? "?")}: ${(error as Error).message}`;
+  }
+}
+
+function readSpan(
+  span: OtlpSpan,
+  resource: Record<string, unknown>,
+): { traceId: string; step: Step } | string {
   const traceId = hexId(span.traceId, 16);
   const spanId = hexId(span.spanId, 8);
   if (!traceId)
     return `span "${span.name ?? "?"}": traceId must be 16 bytes as hex, got ${JSON.stringify(span.traceId)}`;
   if (!spanId)
     return `span "${span.name ?? "?"}": spanId must be 8 bytes as hex, got ${JSON.stringify(span.spanId)}`;
-  const startedAt = isoFromNanos(span.startTimeUnixNano);
+  const startedAt = isoFromNanos(span.startTimeUnixNano, "startTimeUnixNano");
   if (!startedAt) return `span ${spanId}: startTimeUnixNano is missing`;
-  const endedAt = isoFromNanos(span.endTimeUnixNano);
+  const endedAt = isoFromNanos(span.endTimeUnixNano, "endTimeUnixNano");
   const attrs = attributeMap(span.attributes);
   const kind = stepKindOf(take(attrs, "gen_ai.operation.name"));
   const parentId = hexId(span.parentSpanId, 8) ?? undefined;
@@ -124,10 +176,10 @@ function stepOf(span: OtlpSpan, resource: Record<string, unknown>): { traceId: s
     parentId,
     startedAt,
     endedAt,
-    latencyMs: endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : undefined,
+    latencyMs: endedAt && endedAt >= startedAt ? Date.parse(endedAt) - Date.parse(startedAt) : undefined,
     error: failed
       ? {
-          message: span.status?.message || String(errorType ?? "error"),
+          message: String(span.status?.message || errorType || "error"),
           type: errorType as string | undefined,
         }
       : undefined,
@@ -135,8 +187,8 @@ function stepOf(span: OtlpSpan, resource: Record<string, unknown>): { traceId: s
   if (kind === "llm") step.llm = llmOf(attrs);
   if (kind === "tool") {
     step.name = (take(attrs, "gen_ai.tool.name") as string | undefined) ?? span.name;
-    step.input = parseJsonAttribute(take(attrs, "gen_ai.tool.call.arguments"));
-    step.output = parseJsonAttribute(take(attrs, "gen_ai.tool.call.result"));
+    step.input = parseJsonAttribute(take(attrs, "gen_ai.tool.call.arguments"), "gen_ai.tool.call.arguments");
+    step.output = parseJsonAttribute(take(attrs, "gen_ai.tool.call.result"), "gen_ai.tool.call.result");
   }
   const metadata = { ...attrs, ...(Object.keys(resource).length ? { resource } : {}) };
   if (Object.keys(metadata).length) step.metadata = metadata;
@@ -153,28 +205,39 @@ function stepOf(span: OtlpSpan, resource: Record<string, unknown>): { traceId: s
  */
 export function otlpToTraces(request: ExportTraceServiceRequest): OtlpMapping {
   const errors: string[] = [];
-  const byTrace = new Map<string, { steps: Step[]; user?: string; session?: string; service?: string }>();
+  const byTrace = new Map<string, { steps: Step[]; user?: unknown; session?: unknown; service?: string }>();
   let rejectedSpans = 0;
+  const reject = (count: number, why: string) => {
+    rejectedSpans += count;
+    if (errors.length < 10) errors.push(why);
+  };
   for (const resourceSpans of request.resourceSpans ?? []) {
-    const resource = attributeMap(resourceSpans.resource?.attributes);
-    for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
-      for (const span of scopeSpans.spans ?? []) {
-        const mapped = stepOf(span, resource);
-        if (typeof mapped === "string") {
-          rejectedSpans++;
-          if (errors.length < 10) errors.push(mapped);
-          continue;
-        }
-        const entry = byTrace.get(mapped.traceId) ?? {
-          steps: [],
-          service: resource["service.name"] as string,
-        };
-        const meta = mapped.step.metadata ?? {};
-        entry.user ??= (meta["user.id"] ?? meta["enduser.id"]) as string | undefined;
-        entry.session ??= (meta["gen_ai.conversation.id"] ?? meta["session.id"]) as string | undefined;
-        entry.steps.push(mapped.step);
-        byTrace.set(mapped.traceId, entry);
+    let resource: Record<string, unknown>;
+    let spans: { span: OtlpSpan }[];
+    try {
+      resource = attributeMap(resourceSpans?.resource?.attributes);
+      spans = arrayOf(resourceSpans?.scopeSpans, "scopeSpans").flatMap((scopeSpans) =>
+        arrayOf(scopeSpans?.spans, "spans").map((span) => ({ span })),
+      );
+    } catch (error) {
+      reject(countSpans(resourceSpans), `resourceSpans: ${(error as Error).message}`);
+      continue;
+    }
+    for (const { span } of spans) {
+      const mapped = stepOf(span, resource);
+      if (typeof mapped === "string") {
+        reject(1, mapped);
+        continue;
       }
+      const entry = byTrace.get(mapped.traceId) ?? {
+        steps: [],
+        service: typeof resource["service.name"] === "string" ? resource["service.name"] : undefined,
+      };
+      const meta = mapped.step.metadata ?? {};
+      entry.user ??= meta["user.id"] ?? meta["enduser.id"];
+      entry.session ??= meta["gen_ai.conversation.id"] ?? meta["session.id"];
+      entry.steps.push(mapped.step);
+      byTrace.set(mapped.traceId, entry);
     }
   }
   const traces: Trace[] = [];
@@ -190,13 +253,30 @@ export function otlpToTraces(request: ExportTraceServiceRequest): OtlpMapping {
       name: root?.name,
       startedAt: starts[0],
       endedAt: ends.at(-1),
-      userId: entry.user === undefined ? undefined : String(entry.user),
-      sessionId: entry.session === undefined ? undefined : String(entry.session),
+      userId: traceIdentifier(entry.user),
+      sessionId: traceIdentifier(entry.session),
       status: entry.steps.some((s) => s.error) ? "error" : "ok",
       metadata: entry.service ? { service: entry.service } : undefined,
       steps: entry.steps,
     };
-    traces.push(TraceSchema.parse(input));
+    const parsed = TraceSchema.safeParse(input);
+    if (parsed.success) traces.push(parsed.data);
+    else {
+      const issue = parsed.error.issues[0];
+      reject(entry.steps.length, `trace ${traceId}: ${issue.path.join(".")}: ${issue.message}`);
+    }
   }
   return { traces, rejectedSpans, errors };
+}
+
+/** How many spans an export holds, counted without reading them; what a cap on spans a request checks. */
+export function countSpans(resourceSpans: unknown): number {
+  let count = 0;
+  const scopes = (resourceSpans as { scopeSpans?: unknown })?.scopeSpans;
+  if (!Array.isArray(scopes)) return 0;
+  for (const scope of scopes) {
+    const spans = (scope as { spans?: unknown })?.spans;
+    if (Array.isArray(spans)) count += spans.length;
+  }
+  return count;
 }

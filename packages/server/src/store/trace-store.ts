@@ -11,6 +11,9 @@ export interface InsertResult {
   steps: number;
 }
 
+/** Most rows one statement of a batch writes: larger batches go in slices, and other queries run between them. */
+export const WRITE_SLICE_ROWS = 1_000;
+
 /** Filters of `GET /v1/traces`. */
 export interface TraceQuery {
   /** Traces that started at or after this time. */
@@ -72,13 +75,45 @@ function rejectDuplicateIds(traces: Trace[]): void {
 }
 
 /**
- * Writes a batch of validated traces atomically: all of it or none of it.
- * Idempotent: a trace id already stored is merged (first values kept, missing ones filled in, models and tags
- * united, metadata keys merged with the first value of a key kept, `error` status wins), a step id already stored
- * for its trace is left as it was. After the insert it may ANALYZE `traces` (see `keepTraceStatisticsCurrent`).
+ * Writes a batch of validated traces. Idempotent: a trace id already stored is merged (first values kept, missing
+ * ones filled in, models and tags united, metadata keys merged with the first value of a key kept, `error` status
+ * wins), a step id already stored for its trace is left as it was. A batch of up to `WRITE_SLICE_ROWS` traces and
+ * steps is one statement, all of it or none of it; a larger one is written in slices of whole traces, one statement
+ * each, so that other tenants' queries run between them (a slice that fails leaves the earlier ones, which a retry
+ * of the same batch merges without duplicating).
  */
 export async function insertTraces(db: Queryable, tenantId: string, traces: Trace[]): Promise<InsertResult> {
   rejectDuplicateIds(traces);
+  const total: InsertResult = { traces: 0, steps: 0 };
+  for (const slice of traceSlices(traces)) {
+    const written = await insertTraceSlice(db, tenantId, slice);
+    total.traces += written.traces;
+    total.steps += written.steps;
+  }
+  return total;
+}
+
+/** Consecutive runs of whole traces holding at most `WRITE_SLICE_ROWS` traces and steps (a larger trace alone). */
+function traceSlices(traces: Trace[]): Trace[][] {
+  const out: Trace[][] = [];
+  let current: Trace[] = [];
+  let rows = 0;
+  for (const trace of traces) {
+    const size = 1 + trace.steps.length;
+    if (current.length > 0 && rows + size > WRITE_SLICE_ROWS) {
+      out.push(current);
+      current = [];
+      rows = 0;
+    }
+    current.push(trace);
+    rows += size;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/** One statement writing `traces` and their steps atomically; after it, it may ANALYZE `traces`. */
+async function insertTraceSlice(db: Queryable, tenantId: string, traces: Trace[]): Promise<InsertResult> {
   const { traces: t, steps: s, blobs } = toRows(traces);
   // One statement, so one round trip and one implicit transaction: the foreign key from steps to traces is
   // checked at the end of the statement, after every CTE has inserted.
@@ -381,41 +416,73 @@ function toTrace(t: Row, steps: Row[], feedback: Row[]): Trace & { feedback: Fee
   });
 }
 
-/** Attaches feedback to a trace (or one of its steps) of this tenant. Idempotent by feedback id. */
+/** Splits `items` into consecutive slices of at most `size`. */
+export function slices<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Records feedback on a trace (or one of its steps). Idempotent: re-sending a feedback id changes nothing. */
 export async function insertFeedback(
   db: Queryable,
   tenantId: string,
   feedback: Feedback,
 ): Promise<{ created: boolean }> {
-  const trace = await db.query("select 1 from traces where tenant_id = $1 and id = $2", [
-    tenantId,
-    feedback.traceId,
-  ]);
-  if (trace.length === 0) throw new NotFoundError(`no trace with id "${feedback.traceId}"`);
-  if (feedback.stepId) {
-    const step = await db.query("select 1 from steps where tenant_id = $1 and trace_id = $2 and id = $3", [
-      tenantId,
-      feedback.traceId,
-      feedback.stepId,
-    ]);
-    if (step.length === 0)
-      throw new NotFoundError(`no step "${feedback.stepId}" in trace "${feedback.traceId}"`);
+  return { created: (await insertFeedbackBatch(db, tenantId, [feedback])) === 1 };
+}
+
+/**
+ * Records a batch of feedback; returns how many items were new (re-sent ids change nothing). Every item's trace and
+ * step are checked before anything is written, so an unknown one (a NotFoundError naming it) writes nothing. The
+ * rows are then written `WRITE_SLICE_ROWS` at a time, one statement each, so that a 20,000-item import leaves the
+ * embedded database to other tenants' queries between slices.
+ */
+export async function insertFeedbackBatch(
+  db: Queryable,
+  tenantId: string,
+  items: readonly Feedback[],
+): Promise<number> {
+  for (const slice of slices(items, WRITE_SLICE_ROWS)) {
+    const missing = await db.query<{ position: number; trace_missing: boolean }>(
+      `select x.position::int as position, t.id is null as trace_missing
+       from unnest($2::text[], $3::text[]) with ordinality as x(trace_id, step_id, position)
+       left join traces t on t.tenant_id = $1 and t.id = x.trace_id
+       left join steps s on s.tenant_id = $1 and s.trace_id = x.trace_id and s.id = x.step_id
+       where t.id is null or (x.step_id is not null and s.id is null)
+       order by x.position limit 1`,
+      [tenantId, slice.map((f) => f.traceId), slice.map((f) => f.stepId ?? null)],
+    );
+    if (missing.length > 0) {
+      const item = slice[missing[0].position - 1];
+      throw new NotFoundError(
+        missing[0].trace_missing
+          ? `no trace with id "${item.traceId}"`
+          : `no step "${item.stepId}" in trace "${item.traceId}"`,
+      );
+    }
   }
-  const rows = await db.query(
-    `insert into feedback (tenant_id, id, trace_id, step_id, score, label, correction, comment, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9::timestamptz, now()))
-     on conflict do nothing returning 1`,
-    [
-      tenantId,
-      feedback.id,
-      feedback.traceId,
-      feedback.stepId ?? null,
-      feedback.score ?? null,
-      feedback.label ?? null,
-      feedback.correction ?? null,
-      feedback.comment ?? null,
-      feedback.createdAt ?? null,
-    ],
-  );
-  return { created: rows.length > 0 };
+  let created = 0;
+  for (const slice of slices(items, WRITE_SLICE_ROWS)) {
+    const rows = await db.query(
+      `insert into feedback (tenant_id, id, trace_id, step_id, score, label, correction, comment, created_at)
+       select $1, id, trace_id, step_id, score, label, correction, comment, coalesce(created_at, now())
+       from unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::text[], $7::text[], $8::text[],
+                   $9::timestamptz[]) as x(id, trace_id, step_id, score, label, correction, comment, created_at)
+       on conflict do nothing returning 1`,
+      [
+        tenantId,
+        slice.map((f) => f.id),
+        slice.map((f) => f.traceId),
+        slice.map((f) => f.stepId ?? null),
+        slice.map((f) => f.score ?? null),
+        slice.map((f) => f.label ?? null),
+        slice.map((f) => f.correction ?? null),
+        slice.map((f) => f.comment ?? null),
+        slice.map((f) => f.createdAt ?? null),
+      ],
+    );
+    created += rows.length;
+  }
+  return created;
 }

@@ -1,12 +1,15 @@
 import { Hono } from "hono";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
 import type { ExportTraceServiceRequest } from "../../otlp/otlp-json.ts";
-import { otlpToTraces } from "../../otlp/otlp-to-traces.ts";
+import { countSpans, otlpToTraces } from "../../otlp/otlp-to-traces.ts";
 import type { Database } from "../../store/database.ts";
 import { insertTraces } from "../../store/trace-store.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { HttpError } from "../http-error.ts";
 import { readJson } from "../read-json.ts";
+
+/** Most spans one export may carry; exporters batch far fewer (the OpenTelemetry SDKs' default is 512). */
+export const MAX_SPANS_PER_EXPORT = 10_000;
 
 /** `POST /v1/otlp/v1/traces`: OTLP/HTTP with JSON encoding, GenAI spans mapped to traces and steps. */
 export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBodyBytes: number }) {
@@ -19,7 +22,8 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
         "only OTLP/HTTP JSON is accepted: set the exporter's protocol to http/json (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)",
       );
     }
-    const body = await readJson(c, deps.maxBodyBytes);
+    // A lone surrogate costs telemetry nothing worth a refusal: it becomes U+FFFD and the span is kept.
+    const body = await readJson(c, deps.maxBodyBytes, { loneSurrogates: "replace" });
     if (
       typeof body !== "object" ||
       body === null ||
@@ -29,6 +33,15 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
         400,
         "invalid_request",
         "resourceSpans: expected an array (an OTLP ExportTraceServiceRequest)",
+      );
+    }
+    const resourceSpans = (body as ExportTraceServiceRequest).resourceSpans as unknown[];
+    const spans = resourceSpans.reduce((n: number, r) => n + countSpans(r), 0);
+    if (spans > MAX_SPANS_PER_EXPORT) {
+      throw new HttpError(
+        413,
+        "payload_too_large",
+        `the export holds ${spans} spans, more than the limit of ${MAX_SPANS_PER_EXPORT} a request; lower the exporter's batch size (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
       );
     }
     const mapping = otlpToTraces(body as ExportTraceServiceRequest);

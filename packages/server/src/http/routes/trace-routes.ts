@@ -1,9 +1,9 @@
-import { Feedback, InvalidInputError, parseTraceBatch, toInvalidInputError } from "@arc/core";
+import { parseFeedbackBatch, parseTraceBatch, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
 import type { Database } from "../../store/database.ts";
-import { getTrace, insertFeedback, insertTraces, listTraces } from "../../store/trace-store.ts";
+import { getTrace, insertFeedbackBatch, insertTraces, listTraces } from "../../store/trace-store.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
@@ -16,6 +16,9 @@ const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).optional(),
   cursor: z.string().optional(),
 });
+
+/** Most feedback items one `POST /v1/feedback` takes; a larger import is split by the sender. */
+export const MAX_FEEDBACK_ITEMS = 20_000;
 
 /** `POST/GET /v1/traces`, `GET /v1/traces/:id`, `POST /v1/feedback` for the caller's tenant. */
 export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBodyBytes: number }) {
@@ -40,22 +43,9 @@ export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBod
   app.get("/traces/:id", async (c) => c.json(await getTrace(deps.db, c.get("tenantId"), c.req.param("id"))));
 
   app.post("/feedback", async (c) => {
-    const body = await readJson(c, deps.maxBodyBytes);
-    const items = Array.isArray(body) ? body : [body];
-    if (items.length === 0)
-      throw new InvalidInputError("expected a feedback object or a non-empty array of them");
-    const parsed = items.map((item, i) => {
-      const result = Feedback.safeParse(item);
-      if (!result.success) throw toInvalidInputError(result.error, Array.isArray(body) ? String(i) : "");
-      return result.data;
-    });
-    const results = await deps.db.transaction(async (tx) => {
-      const created: boolean[] = [];
-      for (const feedback of parsed)
-        created.push((await insertFeedback(tx, c.get("tenantId"), feedback)).created);
-      return created;
-    });
-    return c.json({ created: results.filter(Boolean).length, received: results.length });
+    const items = parseFeedbackBatch(await readJson(c, deps.maxBodyBytes), MAX_FEEDBACK_ITEMS);
+    const created = await insertFeedbackBatch(deps.db, c.get("tenantId"), items);
+    return c.json({ created, received: items.length });
   });
 
   return app;

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Database } from "../store/database.ts";
+import { databasesUnderTest } from "../store/test-databases.ts";
+import { startTestAppServer, type TestAppServer } from "./test-app-server.ts";
+
+/** The bound the issue sets: other tenants' requests keep a p99 under this during a large import. */
+const P99_BOUND_MS = 200;
+const IMPORT_ITEMS = 20_000;
+
+function p99(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)];
+}
+
+for (const target of databasesUnderTest()) {
+  describe(`fairness during a ${IMPORT_ITEMS}-item feedback import on ${target.name}`, {
+    skip: target.skip,
+  }, () => {
+    let db: Database;
+    let server: TestAppServer;
+    before(async () => {
+      db = await target.open();
+      server = await startTestAppServer(db, { maxBodyBytes: 16 * 1024 * 1024 });
+    });
+    after(async () => {
+      await server?.close();
+      await db?.close();
+    });
+
+    const request = (path: string, key: string | null, body?: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+
+    it(`keeps /health and another tenant's ingest under a p99 of ${P99_BOUND_MS} ms`, async () => {
+      const [acme, globex] = server.tenants;
+      const seeded = await request("/v1/traces", acme.key, {
+        traces: [{ id: "t-feedback", startedAt: "2026-01-01T00:00:00Z" }],
+      });
+      assert.equal(seeded.status, 200);
+      const items = Array.from({ length: IMPORT_ITEMS }, (_, i) => ({
+        id: `fb-${i}`,
+        traceId: "t-feedback",
+        score: i % 2,
+        label: "imported",
+        comment: `item ${i} of a bulk import`,
+      }));
+
+      let importing = true;
+      const health: number[] = [];
+      const ingest: number[] = [];
+      /** Times one request after another until the import ends. */
+      const probe = async (samples: number[], send: (n: number) => Promise<Response>) => {
+        for (let n = 0; importing; n++) {
+          const started = performance.now();
+          const res = await send(n);
+          await res.arrayBuffer();
+          assert.equal(res.status, 200);
+          samples.push(performance.now() - started);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+      const probes = Promise.all([
+        probe(health, () => request("/health", null)),
+        probe(ingest, (n) =>
+          request("/v1/traces", globex.key, {
+            traces: [{ id: `g-${n}`, startedAt: "2026-01-01T00:00:00Z", steps: [] }],
+          }),
+        ),
+      ]);
+      const started = performance.now();
+      const imported = await request("/v1/feedback", acme.key, items);
+      const importMs = performance.now() - started;
+      importing = false;
+      await probes;
+      assert.equal(imported.status, 200);
+      assert.deepEqual(await imported.json(), { created: IMPORT_ITEMS, received: IMPORT_ITEMS });
+      const figures = {
+        importMs: Math.round(importMs),
+        healthP99: Math.round(p99(health)),
+        ingestP99: Math.round(p99(ingest)),
+        samples: [health.length, ingest.length],
+      };
+      console.log(`fairness on ${target.name}: ${JSON.stringify(figures)}`);
+      assert.ok(
+        health.length >= 5 && ingest.length >= 5,
+        `too few probes to judge: ${JSON.stringify(figures)}`,
+      );
+      assert.ok(figures.healthP99 < P99_BOUND_MS, `/health p99 ${figures.healthP99} ms`);
+      assert.ok(figures.ingestP99 < P99_BOUND_MS, `other tenant's ingest p99 ${figures.ingestP99} ms`);
+    });
+  });
+}
