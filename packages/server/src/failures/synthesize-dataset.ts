@@ -35,13 +35,14 @@ export const DatasetRequest = z
       .enum(["eval", "prompts", "preferences"])
       .describe("eval: EvalSet; prompts: PromptPool; preferences: PreferenceSet"),
     fromPatterns: z
-      .union([z.literal("all"), z.array(z.string().min(1)).min(1)])
+      .union([z.literal("all"), z.array(z.string().min(1)).min(1).max(1_000)])
       .default("all")
       .describe('pattern ids whose failures the dataset draws on, or "all"'),
     seed: z
       .number()
       .int()
       .min(0)
+      .max(0xffff_ffff)
       .default(0)
       .describe("the same seed over the same data gives the same dataset"),
     size: z.number().int().min(1).max(100_000).default(256).describe("prompts: prompts in the pool"),
@@ -57,11 +58,12 @@ export const DatasetRequest = z
       .describe(
         "prompts: balanced takes each pattern in turn (rare patterns repeated, for RL); proportional takes each failed prompt once, as the traffic had them (for SFT)",
       ),
-    perPattern: z.number().int().min(1).default(20).describe("eval: items per pattern at most"),
+    perPattern: z.number().int().min(1).max(10_000).default(20).describe("eval: items per pattern at most"),
     generalSize: z
       .number()
       .int()
       .min(0)
+      .max(100_000)
       .default(50)
       .describe("eval: items of the general regression slice (from passed production traces)"),
     nearDuplicateThreshold: z

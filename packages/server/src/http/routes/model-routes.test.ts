@@ -261,5 +261,22 @@ for (const target of databasesUnderTest()) {
       assert.equal(res.status, 400);
       assert.match(((await res.json()) as Answer).error.message, /rows\.0.*unrecognized key.*'extra'/i);
     });
+
+    it("refuses lineage nested 2,500 levels deep, so the tenant's model list keeps answering", async () => {
+      const deep = `${"[".repeat(2500)}${"]".repeat(2500)}`;
+      const res = await fetch(`${acme.url}/v1/model-versions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${acme.key}`, "content-type": "application/json" },
+        body: `{"name":"deep","upstream":{"name":"vllm","model":"m"},"lineage":{"runs":${deep}}}`,
+      });
+      assert.equal(res.status, 400);
+      const error = ((await res.json()) as Answer).error;
+      assert.equal(error.field, `lineage.runs${".0".repeat(62)}`);
+      assert.match(error.message, /nested deeper than 64 levels/);
+      const list = await fetch(`${acme.url}/v1/model-versions`, {
+        headers: { authorization: `Bearer ${acme.key}` },
+      });
+      assert.equal(list.status, 200);
+    });
   });
 }

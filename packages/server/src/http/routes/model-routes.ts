@@ -74,9 +74,14 @@ const EvalSetBody = z
           })
           .strict(),
       )
-      .min(1),
+      .min(1)
+      .max(100_000),
     createdFrom: z
-      .object({ seed: z.number(), patternIds: z.array(z.string()), params: z.record(z.unknown()) })
+      .object({
+        seed: z.number().int().min(0).max(0xffff_ffff),
+        patternIds: z.array(z.string()).max(1_000),
+        params: z.record(z.unknown()),
+      })
       .strict()
       .optional(),
     stats: z.record(z.number()).optional(),
