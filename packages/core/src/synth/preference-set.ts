@@ -48,7 +48,7 @@ export function buildPreferenceSet(options: PreferenceSetOptions): Dataset<"pref
       stats.overlapsEval++;
       continue;
     }
-    const verifier = verifiers[f.env];
+    const verifier = Object.hasOwn(verifiers, f.env) ? verifiers[f.env] : undefined;
     const canVerify = verifier !== undefined && f.solution !== undefined;
     const passes = (text: string) =>
       canVerify &&

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { BUILTIN_VERIFIERS } from "../verify/index.ts";
+import { BUILTIN_VERIFIERS, verifyTask } from "../verify/index.ts";
 import type { ArithSolution } from "./arith.ts";
 import { SPLITS } from "./split.ts";
 import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
@@ -207,5 +207,14 @@ describe("toolcallConversions", () => {
     );
     // a time the request writes inside a longer one is not mentioned ("1pm" in "11pm")
     assert.deepEqual(ungroundedToolcallConversions("Dinner at 11pm.", "1pm is hour 13."), ["1pm is hour 13"]);
+  });
+});
+
+describe("an env named after an Object property", () => {
+  it("is an unknown family and an unknown verifier, not Object's own members", () => {
+    for (const env of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      assert.throws(() => getTaskFamily(env), /env: expected one of/);
+      assert.throws(() => verifyTask({ env, solution: 1 }, ["x"]), /task\.env: expected one of/);
+    }
   });
 });

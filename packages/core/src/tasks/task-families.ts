@@ -13,7 +13,7 @@ export const TASK_FAMILIES: Readonly<Record<string, TaskFamily>> = {
 
 /** The built-in family of an env id; throws an InvalidInputError listing the known ids otherwise. */
 export function getTaskFamily(env: string): TaskFamily {
-  const family = TASK_FAMILIES[env];
+  const family = Object.hasOwn(TASK_FAMILIES, env) ? TASK_FAMILIES[env] : undefined;
   if (!family) {
     throw new InvalidInputError(
       `env: expected one of ${Object.keys(TASK_FAMILIES).join(", ")}, got ${JSON.stringify(env)}`,

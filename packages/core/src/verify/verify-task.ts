@@ -12,7 +12,7 @@ export function verifyTask(
   outputs: string[],
   verifiers: Readonly<Record<string, Verifier>> = BUILTIN_VERIFIERS,
 ): VerifyResult {
-  const verifier = verifiers[task.env];
+  const verifier = Object.hasOwn(verifiers, task.env) ? verifiers[task.env] : undefined;
   if (!verifier) {
     throw new InvalidInputError(
       `task.env: expected one of ${Object.keys(verifiers).join(", ")}, got ${JSON.stringify(task.env)}`,

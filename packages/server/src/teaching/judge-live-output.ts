@@ -11,7 +11,7 @@ export function judgeLiveOutput(
   env: string | undefined,
 ): number {
   const output = attempt.answer ?? attempt.text;
-  const verifier = env ? BUILTIN_VERIFIERS[env] : undefined;
+  const verifier = env && Object.hasOwn(BUILTIN_VERIFIERS, env) ? BUILTIN_VERIFIERS[env] : undefined;
   if (!verifier) return output.trim() === "" ? 0 : 1;
   return verifier({ outputs: [output] }).status === "fail" ? 0 : 1;
 }
