@@ -1,8 +1,10 @@
 import type { Database } from "../store/database.ts";
 import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
+import { checkChatRequest } from "./chat-request-check.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
 import type { ModelPool } from "./model-pool.ts";
+import { openAiError } from "./openai-error.ts";
 import { type RouteChoice, RoutingTable } from "./routing-table.ts";
 import { TraceRecorder, type TraceRecorderOptions } from "./trace-recorder.ts";
 
@@ -35,6 +37,13 @@ export interface ChatCallContext {
   signal?: AbortSignal;
 }
 
+/** The headers that fill a trace's fields, each as long as `POST /v1/traces` allows that field. */
+const HEADER_LIMITS: [header: string, field: "sessionId" | "userId" | "env", max: number][] = [
+  ["x-arc-session", "sessionId", 256],
+  ["x-arc-user", "userId", 256],
+  ["x-arc-env", "env", 128],
+];
+
 const DROPPED_HEADERS = new Set([
   "content-length",
   "content-encoding",
@@ -52,17 +61,6 @@ function teachable(request: Record<string, unknown>): boolean {
   const offers = (k: string) => Array.isArray(request[k]) && (request[k] as unknown[]).length > 0;
   if (offers("tools") || offers("functions")) return false;
   return request.n === undefined || request.n === null || request.n === 1;
-}
-
-/** An OpenAI-shaped error answer made by the gateway itself (not forwarded from a model). */
-export function openAiError(
-  status: number,
-  message: string,
-  type: string,
-  code: string,
-  param: string | null = null,
-): Response {
-  return Response.json({ error: { message, type, param, code } }, { status });
 }
 
 /**
@@ -104,14 +102,21 @@ export class ChatGateway {
       return openAiError(400, "expected a JSON object body", "invalid_request_error", "invalid_body");
     }
     const request = body as Record<string, unknown>;
-    if (!Array.isArray(request.messages) || request.messages.length === 0) {
-      return openAiError(
-        400,
-        "messages: expected a non-empty array of chat messages",
-        "invalid_request_error",
-        "invalid_value",
-        "messages",
-      );
+    const problem = checkChatRequest(request);
+    if (problem) {
+      return openAiError(400, problem.message, "invalid_request_error", problem.code, problem.param);
+    }
+    for (const [header, field, max] of HEADER_LIMITS) {
+      const length = context[field]?.length ?? 0;
+      if (length > max) {
+        return openAiError(
+          400,
+          `${header}: expected at most ${max} characters, got ${length}`,
+          "invalid_request_error",
+          "invalid_value",
+          header,
+        );
+      }
     }
     const route = await this.routing.route(tenantId);
     if (!route) {

@@ -10,42 +10,72 @@ export interface CompletionSummary {
   error?: { message: string; type?: string; code?: string | number };
 }
 
-type Usage = { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number };
-type ToolCallDelta = {
-  index?: number;
-  id?: string;
-  type?: string;
-  function?: { name?: string; arguments?: string };
-};
+type Json = Record<string, unknown>;
 
-function usageOf(u: Usage | undefined): CompletionSummary["usage"] {
-  if (!u) return undefined;
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Text as PostgreSQL stores it: NUL and lone surrogates, which a model's output may hold, become U+FFFD. */
+function storable(text: string): string {
+  const wellFormed = text.isWellFormed() ? text : text.toWellFormed();
+  return wellFormed.includes("\0") ? wellFormed.replaceAll("\0", "\uFFFD") : wellFormed;
+}
+
+/** A string field of the answer, storable; anything but a string: undefined. */
+const text = (value: unknown): string | undefined =>
+  typeof value === "string" ? storable(value) : undefined;
+
+/** A token count that fits the store's integer columns; anything else: undefined. */
+function count(value: unknown): number | undefined {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) < 2 ** 31
+    ? (value as number)
+    : undefined;
+}
+
+function usageOf(u: unknown): CompletionSummary["usage"] {
+  if (!isObject(u)) return undefined;
   return {
-    promptTokens: u.prompt_tokens,
-    completionTokens: u.completion_tokens,
-    totalTokens: u.total_tokens,
+    promptTokens: count(u.prompt_tokens),
+    completionTokens: count(u.completion_tokens),
+    totalTokens: count(u.total_tokens),
   };
 }
 
-/** The summary of a non-streamed `chat.completion` body (first choice). */
-export function summarizeCompletion(body: unknown): CompletionSummary {
-  const b = (body ?? {}) as {
-    model?: string;
-    usage?: Usage;
-    error?: CompletionSummary["error"];
-    choices?: {
-      message?: { content?: string | null; tool_calls?: CompletionSummary["toolCalls"] };
-      finish_reason?: string;
-    }[];
-  };
-  const choice = b.choices?.[0];
+function errorOf(e: unknown): CompletionSummary["error"] {
+  if (typeof e === "string") return { message: storable(e) };
+  if (!isObject(e)) return undefined;
   return {
-    content: choice?.message?.content ?? null,
-    toolCalls: choice?.message?.tool_calls ?? [],
-    finishReason: choice?.finish_reason ?? undefined,
+    message: text(e.message) ?? "the server's error has no message",
+    type: text(e.type),
+    code: typeof e.code === "number" ? e.code : text(e.code),
+  };
+}
+
+/**
+ * The summary of a non-streamed `chat.completion` body (first choice). Whatever the server sent, the summary has the
+ * declared types and only storable text, so its trace can be stored.
+ */
+export function summarizeCompletion(body: unknown): CompletionSummary {
+  const b = isObject(body) ? body : {};
+  const choice = Array.isArray(b.choices) && isObject(b.choices[0]) ? b.choices[0] : {};
+  const message = isObject(choice.message) ? choice.message : {};
+  return {
+    content: text(message.content) ?? null,
+    toolCalls: Array.isArray(message.tool_calls)
+      ? message.tool_calls.filter(isObject).map((c) => {
+          const fn = isObject(c.function) ? c.function : {};
+          const id = text(c.id);
+          return {
+            ...(id === undefined ? {} : { id }),
+            type: text(c.type) ?? "function",
+            function: { name: text(fn.name) ?? "", arguments: text(fn.arguments) ?? "" },
+          };
+        })
+      : [],
+    finishReason: text(choice.finish_reason),
     usage: usageOf(b.usage),
-    model: b.model,
-    error: b.error,
+    model: text(b.model),
+    error: errorOf(b.error),
   };
 }
 
@@ -80,8 +110,16 @@ export class SseAccumulator {
 
   summary(): CompletionSummary {
     return {
-      content: this.sawContent ? this.content : null,
-      toolCalls: [...this.calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c),
+      content: this.sawContent ? storable(this.content) : null,
+      toolCalls: [...this.calls.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([, c]) => ({
+          ...c,
+          function: {
+            name: storable(c.function.name),
+            arguments: storable(c.function.arguments),
+          },
+        })),
       finishReason: this.finishReason,
       usage: this.usage,
       model: this.model,
@@ -91,42 +129,39 @@ export class SseAccumulator {
 
   private event(data: string): void {
     if (data === "[DONE]" || data === "") return;
-    let parsed: {
-      model?: string;
-      usage?: Usage | null;
-      error?: CompletionSummary["error"];
-      choices?: {
-        index?: number;
-        delta?: { content?: string | null; tool_calls?: ToolCallDelta[] };
-        finish_reason?: string | null;
-      }[];
-    };
+    let parsed: unknown;
     try {
       parsed = JSON.parse(data);
     } catch {
       return;
     }
-    if (parsed.error) this.error = parsed.error;
-    if (parsed.model) this.model = parsed.model;
-    if (parsed.usage) this.usage = usageOf(parsed.usage);
-    for (const choice of parsed.choices ?? []) {
-      if ((choice.index ?? 0) !== 0) continue;
-      if (typeof choice.delta?.content === "string") {
-        this.content += choice.delta.content;
+    if (!isObject(parsed)) return;
+    if (parsed.error !== undefined && parsed.error !== null) this.error = errorOf(parsed.error);
+    this.model = text(parsed.model) ?? this.model;
+    if (isObject(parsed.usage)) this.usage = usageOf(parsed.usage);
+    for (const choice of Array.isArray(parsed.choices) ? parsed.choices : []) {
+      if (!isObject(choice) || (choice.index ?? 0) !== 0) continue;
+      const delta = isObject(choice.delta) ? choice.delta : {};
+      if (typeof delta.content === "string") {
+        this.content += delta.content;
         this.sawContent = true;
       }
-      for (const d of choice.delta?.tool_calls ?? []) {
-        const i = d.index ?? 0;
+      for (const d of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        if (!isObject(d)) continue;
+        const i = Number.isInteger(d.index) ? (d.index as number) : 0;
+        const fn = isObject(d.function) ? d.function : {};
         const call = this.calls.get(i) ?? {
-          type: d.type ?? "function",
+          type: text(d.type) ?? "function",
           function: { name: "", arguments: "" },
         };
-        if (d.id) call.id = d.id;
-        if (d.function?.name) call.function.name += d.function.name;
-        if (d.function?.arguments) call.function.arguments += d.function.arguments;
+        const id = text(d.id);
+        if (id) call.id = id;
+        if (typeof fn.name === "string") call.function.name += fn.name;
+        if (typeof fn.arguments === "string") call.function.arguments += fn.arguments;
         this.calls.set(i, call);
       }
-      if (choice.finish_reason) this.finishReason = choice.finish_reason;
+      const finish = text(choice.finish_reason);
+      if (finish) this.finishReason = finish;
     }
   }
 }

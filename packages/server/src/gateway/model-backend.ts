@@ -4,6 +4,7 @@ import { Readable } from "node:stream";
 import type { InferenceEngine } from "@arc/core";
 import { createEngineServer } from "@arc/engine";
 import type { UpstreamModel } from "../store/model-registry.ts";
+import { openAiError } from "./openai-error.ts";
 
 /** Something that answers OpenAI chat completion requests for one model version. */
 export interface ModelBackend {
@@ -17,12 +18,55 @@ export interface ModelBackend {
   chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response>;
 }
 
-/** A backend over an engine in this process: the engine's OpenAI-compatible app, called without a socket. */
-export function embeddedBackend(engine: InferenceEngine, modelId: string): ModelBackend {
+/**
+ * The fewest tokens the embedded engine's chat template makes of `messages`: a token per UTF-8 byte of each text,
+ * one for the role and one for the end of each message, and the two around the conversation.
+ */
+function leastPromptTokens(messages: unknown): number {
+  if (!Array.isArray(messages)) return 0;
+  let tokens = 2;
+  for (const message of messages) {
+    const content = (message as { content?: unknown } | null)?.content;
+    tokens += 2;
+    if (typeof content === "string") tokens += Buffer.byteLength(content);
+    else if (Array.isArray(content)) {
+      for (const part of content) {
+        const text = (part as { text?: unknown } | null)?.text;
+        if (typeof text === "string") tokens += Buffer.byteLength(text);
+      }
+    }
+  }
+  return tokens;
+}
+
+/** OpenAI's answer to a prompt that leaves a model no room to reply. */
+function contextLengthExceeded(contextTokens: number, tokens: number): Response {
+  return openAiError(
+    400,
+    `This model's maximum context length is ${contextTokens} tokens. However, your messages resulted in at least ${tokens} tokens, which leaves no room for a reply. Please reduce the length of the messages.`,
+    "invalid_request_error",
+    "context_length_exceeded",
+    "messages",
+  );
+}
+
+/**
+ * A backend over an engine in this process: the engine's OpenAI-compatible app, called without a socket. With the
+ * engine's context length (`contextTokens`), a prompt that cannot fit is answered 400 `context_length_exceeded`,
+ * as OpenAI answers it, before the engine tokenizes it.
+ */
+export function embeddedBackend(
+  engine: InferenceEngine,
+  modelId: string,
+  contextTokens?: number,
+): ModelBackend {
   const app = createEngineServer(engine, { modelId });
   return {
     kind: "embedded",
     async chat(body, signal) {
+      const tokens = contextTokens === undefined ? 0 : leastPromptTokens(body.messages);
+      if (contextTokens !== undefined && tokens >= contextTokens)
+        return contextLengthExceeded(contextTokens, tokens);
       return app.fetch(
         new Request("http://embedded/v1/chat/completions", {
           method: "POST",

@@ -82,6 +82,13 @@ export class ModelPool {
     const faults = this.options.faultInjection ?? {};
     const key = Object.hasOwn(faults, version.id) ? version.id : `${version.tenantId}/${version.name}`;
     const fault = Object.hasOwn(faults, key) ? faults[key] : undefined;
-    return embeddedBackend(fault ? new FaultInjectingEngine(engine, fault) : engine, version.id);
+    // the engine takes chat messages only through its byte-level template, so its context bounds their bytes
+    const contextTokens =
+      engine instanceof EmbeddedInferenceEngine ? engine.config.max_position_embeddings : undefined;
+    return embeddedBackend(
+      fault ? new FaultInjectingEngine(engine, fault) : engine,
+      version.id,
+      contextTokens,
+    );
   }
 }

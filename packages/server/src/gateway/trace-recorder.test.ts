@@ -5,9 +5,10 @@ import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
+import { getTrace } from "../store/trace-store.ts";
 import { TraceRecorder } from "./trace-recorder.ts";
 
-function trace(id: string): Trace {
+function trace(id: string, fields: Partial<Trace> = {}): Trace {
   return {
     id,
     name: "gateway",
@@ -15,7 +16,17 @@ function trace(id: string): Trace {
     status: "ok",
     steps: [],
     metadata: {},
+    ...fields,
   } as Trace;
+}
+
+function llmStep(id: string): Trace["steps"][number] {
+  return {
+    id,
+    kind: "llm",
+    name: "chat.completions",
+    startedAt: "2026-05-01T10:00:00.000Z",
+  } as Trace["steps"][number];
 }
 
 /** TEST DOUBLE for a database that is down: the real one, with its first `failures` statements refused. */
@@ -105,6 +116,50 @@ for (const target of databasesUnderTest()) {
       recorder.record(tenant, trace("after-1"));
       await recorder.flush();
       assert.equal(await count(), before + 1);
+    });
+
+    it("stores the 31 good traces of a batch of 32 when one cannot be inserted, and counts the one rejected with its cause", async () => {
+      const metrics = new ServerMetrics();
+      const rejected: { id: string; cause: string }[] = [];
+      const recorder = new TraceRecorder(db, {
+        maxBatch: 1000,
+        flushMs: 60_000,
+        retryDelayMs: 1,
+        counter: metrics.gatewayTraces,
+        onRejected: (_error, bad, cause) => rejected.push({ id: bad.id, cause }),
+      });
+      for (let i = 0; i < 32; i++) {
+        // a lone surrogate: JSON can carry it, PostgreSQL's jsonb refuses it (22P02)
+        recorder.record(tenant, trace(`batch-${i}`, i === 17 ? { input: "half a pair: \ud800" } : {}));
+      }
+      await recorder.flush();
+      const ids = await db.query<{ id: string }>(
+        "select id from traces where tenant_id = $1 and id like 'batch-%'",
+        [tenant],
+      );
+      assert.equal(ids.length, 31);
+      assert.ok(!ids.some((r) => r.id === "batch-17"));
+      assert.deepEqual(rejected, [{ id: "batch-17", cause: "invalid_text_representation" }]);
+      assert.equal(recorder.stored, 31);
+      assert.equal(recorder.rejected, 1);
+      assert.equal(recorder.lost, 0);
+      assert.match(
+        metrics.render(),
+        /arc_gateway_traces_total\{cause="invalid_text_representation",outcome="rejected"\} 1\n/,
+      );
+      assert.equal(metrics.gatewayTraces.value({ outcome: "stored" }), 31);
+    });
+
+    it("stores both records of one trace that arrive in one flush (two gateway calls of one SDK trace)", async () => {
+      const recorder = new TraceRecorder(db, { maxBatch: 1000, flushMs: 60_000, retryDelayMs: 1 });
+      recorder.record(tenant, trace("sdk-trace", { steps: [llmStep("call-1")] }));
+      recorder.record(tenant, trace("other-trace"));
+      recorder.record(tenant, trace("sdk-trace", { steps: [llmStep("call-2")] }));
+      await recorder.flush();
+      const stored = await getTrace(db, tenant, "sdk-trace");
+      assert.deepEqual(stored.steps.map((s) => s.id).sort(), ["call-1", "call-2"]);
+      assert.equal(recorder.stored, 3);
+      assert.equal(recorder.rejected, 0);
     });
   });
 }

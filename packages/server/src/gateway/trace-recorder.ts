@@ -1,4 +1,4 @@
-import type { Trace } from "@arc/core";
+import { ArcError, type Trace } from "@arc/core";
 import type { Counter } from "../metrics/metrics-registry.ts";
 import type { Queryable } from "../store/database.ts";
 import { insertTraces } from "../store/trace-store.ts";
@@ -20,17 +20,56 @@ export interface TraceRecorderOptions {
   retryDelayMs?: number;
   /**
    * Counts traces by `outcome`: `stored`, `dropped` (queue full), `retried` (a failed try to be tried again), `lost`
-   * (every try failed). The server passes `ServerMetrics.gatewayTraces`, shown on `/metrics`.
+   * (every try failed), `rejected` (the database refused that trace; its `cause` label names why). The server passes
+   * `ServerMetrics.gatewayTraces`, shown on `/metrics`.
    */
   counter?: Counter;
   /** Called when a batch could not be stored after every try (default: logged); the requests are not affected. */
   onError?: (error: unknown, lost: number) => void;
+  /** Called for each trace the database refused, with the `cause` it is counted under (default: logged). */
+  onRejected?: (error: unknown, trace: Trace, cause: string) => void;
+}
+
+/** SQLSTATE classes of failures that may pass if tried again: connection, rollback, resources, operator, system. */
+const transientClasses = new Set(["08", "40", "53", "57", "58"]);
+
+/** A PostgreSQL SQLSTATE (its classes are two digits, F0, HV, P0 or XX), not a Node error code such as EPIPE. */
+const sqlState = /^([0-9]{2}|F0|HV|P0|XX)[0-9A-Z]{3}$/;
+
+/** PostgreSQL's names for the conditions a trace's own content raises, the `cause` of a rejected trace. */
+const conditionNames: Record<string, string> = {
+  "22P02": "invalid_text_representation",
+  "22P05": "untranslatable_character",
+  "22021": "character_not_in_repertoire",
+  "22003": "numeric_value_out_of_range",
+  "22007": "invalid_datetime_format",
+  "22008": "datetime_field_overflow",
+  "54000": "program_limit_exceeded",
+  "54001": "statement_too_complex",
+};
+
+/**
+ * Whether a failed write may pass if tried again: the database was unreachable, busy or restarting (a network error,
+ * a transient SQLSTATE class, a retryable ArcError). Otherwise the traces written are at fault.
+ */
+function isTransient(error: unknown): boolean {
+  if (ArcError.isInstance(error)) return error.isRetryable;
+  const code = (error as { code?: unknown } | null)?.code;
+  return !(typeof code === "string" && sqlState.test(code)) || transientClasses.has(code.slice(0, 2));
+}
+
+/** The `cause` label of a rejected trace: PostgreSQL's condition name (or `sqlstate_<code>`), else the error's name. */
+function causeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && sqlState.test(code)) return conditionNames[code] ?? `sqlstate_${code}`;
+  return error instanceof Error ? error.name : "unknown";
 }
 
 /**
  * Stores gateway traces in batches off the request path, through the same `insertTraces` as `POST /v1/traces`:
  * a request never waits for the database, and a burst becomes a few multi-row inserts. At most `maxQueued` traces
- * wait, plus the one batch being written.
+ * wait, plus the one batch being written. A batch that the database refuses for its content is split in halves
+ * until each trace at fault is alone, so one bad trace is rejected and every other one is stored.
  */
 export class TraceRecorder {
   private queue: { tenantId: string; trace: Trace }[] = [];
@@ -49,6 +88,8 @@ export class TraceRecorder {
   dropped = 0;
   /** Traces given up after every try failed. */
   lost = 0;
+  /** Traces the database refused for their content. */
+  rejected = 0;
 
   constructor(
     private readonly db: Queryable,
@@ -107,16 +148,27 @@ export class TraceRecorder {
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
-      const byTenant = new Map<string, Trace[]>();
+      // per tenant, inserts of distinct trace ids: a later record of the same trace (another gateway call of one
+      // SDK trace) goes to a later insert, which merges it
+      const byTenant = new Map<string, { ids: Set<string>; traces: Trace[] }[]>();
       for (const { tenantId, trace } of batch) {
-        const list = byTenant.get(tenantId);
-        if (list) list.push(trace);
-        else byTenant.set(tenantId, [trace]);
+        const inserts = byTenant.get(tenantId) ?? [];
+        byTenant.set(tenantId, inserts);
+        let insert = inserts.find((i) => !i.ids.has(trace.id));
+        if (!insert) {
+          insert = { ids: new Set(), traces: [] };
+          inserts.push(insert);
+        }
+        insert.ids.add(trace.id);
+        insert.traces.push(trace);
       }
-      for (const [tenantId, traces] of byTenant) await this.store(tenantId, traces);
+      for (const [tenantId, inserts] of byTenant) {
+        for (const { traces } of inserts) await this.store(tenantId, traces);
+      }
     }
   }
 
+  /** Writes one tenant's traces, trying again while the database fails transiently (see `isTransient`). */
   private async store(tenantId: string, traces: Trace[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -125,6 +177,13 @@ export class TraceRecorder {
         this.options.counter?.inc({ outcome: "stored" }, traces.length);
         return;
       } catch (error) {
+        if (!isTransient(error)) {
+          if (traces.length === 1) return this.reject(traces[0], error);
+          const half = Math.ceil(traces.length / 2);
+          await this.store(tenantId, traces.slice(0, half));
+          await this.store(tenantId, traces.slice(half));
+          return;
+        }
         if (attempt < this.maxAttempts) {
           this.options.counter?.inc({ outcome: "retried" }, traces.length);
           await new Promise((r) => setTimeout(r, this.retryDelayMs * attempt));
@@ -137,5 +196,13 @@ export class TraceRecorder {
         return;
       }
     }
+  }
+
+  private reject(trace: Trace, error: unknown): void {
+    const cause = causeOf(error);
+    this.rejected++;
+    this.options.counter?.inc({ outcome: "rejected", cause });
+    if (this.options.onRejected) this.options.onRejected(error, trace, cause);
+    else console.error(`gateway: the database refused trace ${trace.id} (${cause}):`, error);
   }
 }

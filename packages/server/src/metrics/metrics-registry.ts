@@ -86,7 +86,7 @@ export class ServerMetrics {
   );
   readonly gatewayTraces = new Counter(
     "arc_gateway_traces_total",
-    "Gateway traces by outcome: stored; dropped (the queue was full); retried (a failed write tried again); lost (every try failed).",
+    "Gateway traces by outcome: stored; dropped (the queue was full); retried (a failed write tried again); lost (every try failed); rejected (the database refused that trace, cause names why, e.g. invalid_text_representation).",
   );
   readonly requestDuration = new Histogram(
     "arc_http_request_duration_seconds",
