@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { GenResult, InferenceEngine, TokenEvent } from "@arc/core";
 import { Hono } from "hono";
 import { tokenBytes, tokenString } from "../tokenizer/byte-tokenizer.ts";
@@ -13,6 +13,44 @@ export interface EngineServerOptions {
   defaultMaxTokens?: number;
   /** Requests in flight or queued beyond which new ones get 429 (default 256). */
   maxPendingRequests?: number;
+  /** When set, every request needs `Authorization: Bearer <apiKey>`, else 401 (as vLLM's `--api-key`). */
+  apiKey?: string;
+  /** Largest request body in bytes; larger ones get 413 (default 10 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** `maxBodyBytes` when none is given. */
+const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+/** Whether the request carries `Authorization: Bearer <key>`, compared in constant time. */
+function hasKey(authorization: string | undefined, key: string): boolean {
+  const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "");
+  return match !== null && timingSafeEqual(sha256(match[1].trim()), sha256(key));
+}
+
+/** Reads the body as JSON, counting bytes on the stream: 413 past `maxBytes` whatever Content-Length says. */
+async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+  const tooLarge = () =>
+    new OpenAIError(413, `request body exceeds the limit of ${maxBytes} bytes`, {
+      code: "request_too_large",
+    });
+  if (Number(req.headers.get("content-length") ?? 0) > maxBytes) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    for await (const chunk of req.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks, size).toString("utf8"));
+  } catch {
+    throw new OpenAIError(400, "expected a JSON body, got invalid JSON");
+  }
 }
 
 type LogprobEntry = { token: string; logprob: number; bytes: number[] };
@@ -42,6 +80,7 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
   const app = new Hono();
   const defaultMaxTokens = options.defaultMaxTokens ?? 256;
   const maxPending = options.maxPendingRequests ?? 256;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const created = Math.floor(Date.now() / 1000);
   let pending = 0;
 
@@ -61,18 +100,26 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     ),
   );
 
+  const { apiKey } = options;
+  if (apiKey) {
+    app.use(async (c, next) => {
+      if (hasKey(c.req.header("authorization"), apiKey)) return next();
+      throw new OpenAIError(
+        401,
+        c.req.header("authorization")
+          ? "invalid API key: the key sent does not match the one this server was started with"
+          : "missing API key: send the header Authorization: Bearer <key>",
+        { code: "invalid_api_key" },
+      );
+    });
+  }
+
   app.get("/v1/models", (c) =>
     c.json({ object: "list", data: [{ id: options.modelId, object: "model", created, owned_by: "arc" }] }),
   );
 
   app.post("/v1/chat/completions", async (c) => {
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      throw new OpenAIError(400, "expected a JSON body, got invalid JSON");
-    }
-    const req = parseChatRequest(body, defaultMaxTokens);
+    const req = parseChatRequest(await readJsonBody(c.req.raw, maxBodyBytes), defaultMaxTokens);
     if (req.model !== options.modelId) {
       throw new OpenAIError(
         404,

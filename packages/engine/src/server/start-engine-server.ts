@@ -13,16 +13,30 @@ export interface RunningEngineServer {
   close(): Promise<void>;
 }
 
-/** Serves `createEngineServer` on a TCP port (0 picks a free one) of `host` (default 127.0.0.1). */
+/**
+ * Serves `createEngineServer` on a TCP port (0 picks a free one) of `host` (default 127.0.0.1). A request whose
+ * head and body have not all arrived within `requestTimeoutMs` (default 30 s) is answered 408 and its connection
+ * closed, so slow senders cannot hold connections open; a response may take as long as it needs.
+ */
 export function startEngineServer(
   engine: InferenceEngine,
-  options: EngineServerOptions & { port?: number; host?: string },
+  options: EngineServerOptions & { port?: number; host?: string; requestTimeoutMs?: number },
 ): Promise<RunningEngineServer> {
   const app = createEngineServer(engine, options);
   const host = options.host ?? "127.0.0.1";
+  const timeout = options.requestTimeoutMs ?? 30_000;
   return new Promise((resolve) => {
     const server = serve(
-      { fetch: app.fetch, port: options.port ?? 0, hostname: host },
+      {
+        fetch: app.fetch,
+        port: options.port ?? 0,
+        hostname: host,
+        serverOptions: {
+          requestTimeout: timeout,
+          headersTimeout: timeout,
+          connectionsCheckingInterval: Math.min(1_000, timeout),
+        },
+      },
       (info: AddressInfo) => {
         resolve({
           baseURL: `http://${host}:${info.port}/v1`,

@@ -34,6 +34,14 @@ export const ServerConfig = z.object({
     .positive()
     .default(10 * 1024 * 1024)
     .describe("Largest request body accepted; larger ones get 413 (ARC_MAX_BODY_BYTES)."),
+  requestTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(30_000)
+    .describe(
+      "Time to receive a request's head and body; past it the request gets 408 and its connection is closed (ARC_REQUEST_TIMEOUT_MS).",
+    ),
   gatewayTraceQueue: z
     .number()
     .int()
@@ -77,6 +85,7 @@ const envConfig: EnvConfigSpec<keyof ServerConfig> = {
     port: "ARC_PORT",
     adminKey: "ARC_ADMIN_KEY",
     maxBodyBytes: "ARC_MAX_BODY_BYTES",
+    requestTimeoutMs: "ARC_REQUEST_TIMEOUT_MS",
     gatewayTraceQueue: "ARC_GATEWAY_TRACE_QUEUE",
     upstreams: "ARC_UPSTREAMS",
     modelsDir: "ARC_MODELS_DIR",
@@ -84,6 +93,7 @@ const envConfig: EnvConfigSpec<keyof ServerConfig> = {
   convert: {
     port: envNumber,
     maxBodyBytes: envNumber,
+    requestTimeoutMs: envNumber,
     gatewayTraceQueue: envNumber,
     upstreams: (value, name) => {
       try {

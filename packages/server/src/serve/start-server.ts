@@ -77,7 +77,18 @@ export async function startServer(
     maxBodyBytes: config.maxBodyBytes,
     tenantRoutes: [...release.tenantRoutes, ...failures.tenantRoutes, ...runs.tenantRoutes],
   });
-  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
+  const timeout = config.requestTimeoutMs;
+  const server = serve({
+    fetch: app.fetch,
+    hostname: config.host,
+    port: config.port,
+    // slow senders get 408 once a request has not arrived whole in time; responses may take as long as they need
+    serverOptions: {
+      requestTimeout: timeout,
+      headersTimeout: timeout,
+      connectionsCheckingInterval: Math.min(1_000, timeout),
+    },
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("listening", resolve);

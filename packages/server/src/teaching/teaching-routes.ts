@@ -7,7 +7,8 @@ import type { TeachingRuntime } from "./teaching-runtime.ts";
 /**
  * The tenant's run-time teaching: `GET /v1/teaching` (config and each pattern's teaching status with
  * its live NDR), `PUT /v1/teaching` (set the config), `DELETE /v1/teaching` (stop teaching),
- * `POST /v1/teaching/patterns/:id/reset` (switch a pattern back on after the NDR monitor switched it off).
+ * `POST /v1/teaching/patterns/:id/reset` (switch a pattern back on after the NDR monitor switched it off; 404 for an
+ * id that is neither a failure pattern of the tenant nor in its teaching status).
  */
 export function teachingRoutes(
   runtime: TeachingRuntime,

@@ -3,13 +3,14 @@ import {
   type FailurePattern,
   type NdrDecision,
   NdrMonitor,
+  NotFoundError,
   runTeaching,
   TASK_FAMILIES,
   type TeachingRun,
   type Trace,
   toTraceSteps,
 } from "@arc/core";
-import { listPatterns } from "../failures/pattern-store.ts";
+import { existingPatternIds, listPatterns } from "../failures/pattern-store.ts";
 import { gatewayTrace } from "../gateway/gateway-trace.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
 import type { RouteChoice } from "../gateway/routing-table.ts";
@@ -187,8 +188,17 @@ export class TeachingRuntime {
     return config;
   }
 
-  /** Switches a pattern's teaching back on and forgets its NDR history (after a new teacher or fix); audit-logged. */
+  /**
+   * Switches a pattern's teaching back on and forgets its NDR history (after a new teacher or fix); audit-logged.
+   * The id must be a failure pattern of the tenant or one its teaching status lists, else NotFoundError.
+   */
   async reset(tenantId: string, patternId: string, actor: string): Promise<void> {
+    const listed = (await this.status(tenantId)).patterns.some((p) => p.patternId === patternId);
+    if (!listed && !(await existingPatternIds(this.deps.db, tenantId, [patternId])).has(patternId)) {
+      throw new NotFoundError(
+        `no pattern with id "${patternId}": it is neither a failure pattern of this tenant nor in its teaching status`,
+      );
+    }
     const state = await getTeachingState(this.deps.db, tenantId);
     const { [patternId]: was, ...rest } = state.switchedOff;
     await putTeachingState(this.deps.db, tenantId, { ...state, switchedOff: rest });
