@@ -4,7 +4,6 @@
 // lengths and the running batch sheds finished rows (what evaluations, rollouts and the gateway do).
 // Usage: npm run bench:engine [-- --sizes tiny,small,base] [-- --backend wasm|cpu]
 // Writes bench/results/engine.json (the demo size, "small") and bench/results/engine-sizes.json (all sizes).
-import { mkdir, writeFile } from "node:fs/promises";
 import { getTaskFamily } from "@arc/core";
 import {
   type BackendName,
@@ -19,6 +18,7 @@ import {
 } from "@arc/engine";
 import { sampleToken } from "../packages/engine/src/inference/sampler.ts";
 import { median } from "./median.ts";
+import { writeBenchResults } from "./results-file.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {
@@ -70,6 +70,7 @@ async function benchTraining(config: LlamaConfig, steps: number) {
   const seconds = median(times);
   const tokens = BATCH * SEQ; // every position is computed forward and backward
   return {
+    train_steps_timed: steps,
     train_tokens_per_s: tokens / seconds,
     train_gflops: (3 * forwardFlopsPerToken(config, SEQ) * tokens) / seconds / 1e9,
     train_step_s: seconds,
@@ -97,7 +98,11 @@ async function benchGeneration(config: LlamaConfig, batch: number, repeats: numb
     rates.push(out.reduce((n, o) => n + o.outputTokens.length, 0) / seconds);
   }
   const tokensPerS = median(rates);
-  return { tokensPerS, gflops: (forwardFlopsPerToken(config, PROMPT + GEN / 2) * tokensPerS) / 1e9 };
+  return {
+    tokensPerS,
+    repeats,
+    gflops: (forwardFlopsPerToken(config, PROMPT + GEN / 2) * tokensPerS) / 1e9,
+  };
 }
 
 /** Microseconds to sample one token from a row of logits in JS, plain and with top-p/top-k (sorts the row). */
@@ -134,7 +139,7 @@ async function benchMixedLengths(tasks: number, repeats: number) {
     seconds.push((performance.now() - t0) / 1000);
     rates.push(out.reduce((n, o) => n + o.outputTokens.length, 0) / seconds[k]);
   }
-  return { seconds: median(seconds), tokensPerS: median(rates) };
+  return { seconds: median(seconds), tokensPerS: median(rates), repeats };
 }
 
 const rows: Record<string, Record<string, number>> = {};
@@ -158,6 +163,7 @@ for (const size of sizes) {
     ...train,
     gen_tokens_per_s_batch1: gen1.tokensPerS,
     gen_tokens_per_s_batch16: gen16.tokensPerS,
+    generate_repeats: gen16.repeats,
     gen_gflops_batch16: gen16.gflops,
     sampling_share_batch16: (16 * sampling.sample_us_plain) / 1000 / stepMs16,
   };
@@ -167,11 +173,7 @@ for (const size of sizes) {
   );
 }
 
-await mkdir("bench/results", { recursive: true });
-await writeFile(
-  "bench/results/engine-sizes.json",
-  JSON.stringify({ backend, ...sampling, sizes: rows }, null, 2),
-);
+writeBenchResults("engine-sizes", { backend, ...sampling, sizes: rows });
 const demo = rows.small;
 if (demo) {
   const mixed = await benchMixedLengths(64, 3);
@@ -183,12 +185,15 @@ if (demo) {
     train_tokens_per_s: Math.round(demo.train_tokens_per_s),
     gen_tokens_per_s_batch1: Math.round(demo.gen_tokens_per_s_batch1),
     gen_tokens_per_s_batch16: Math.round(demo.gen_tokens_per_s_batch16),
+    /** Training is the median of this many timed steps, generation of this many runs. */
+    train_steps_timed: demo.train_steps_timed,
+    generate_repeats: demo.generate_repeats,
     train_gflops: Number(demo.train_gflops.toFixed(2)),
     /** The toolcall base on 64 production tasks in one batch, greedy: answers end at different lengths. */
     gen_tokens_per_s_mixed_lengths_batch64: Math.round(mixed.tokensPerS),
     answer_64_tasks_s: Number(mixed.seconds.toFixed(2)),
+    answer_64_tasks_repeats: mixed.repeats,
     backend,
   };
-  await writeFile("bench/results/engine.json", JSON.stringify(figures, null, 2));
-  console.log("bench/results/engine.json", figures);
+  console.log("wrote", writeBenchResults("engine", figures), figures);
 }

@@ -4,7 +4,6 @@
 // Usage: node --import tsx bench/failures.bench.ts [--traces 5000] [--runs 5]
 // Writes bench/results/failures.json. `npm run bench` can call runFailuresBench() instead.
 import { mkdtempSync, rmSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +20,7 @@ import { loadServerConfig } from "../packages/server/src/config/server-config.ts
 import { parseFailurePipelineConfig } from "../packages/server/src/failures/failure-pipeline-config.ts";
 import { startServer } from "../packages/server/src/serve/start-server.ts";
 import { median } from "./median.ts";
+import { writeBenchResults } from "./results-file.ts";
 
 /** What the benchmark measured (the first four keys are the figures file's contract). */
 export interface FailuresBenchResult {
@@ -178,11 +178,7 @@ export async function runFailuresBench(
     injected_modes: scores.groups,
     runs,
   };
-  await mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  await writeFile(
-    new URL("./results/failures.json", import.meta.url),
-    `${JSON.stringify(result, null, 2)}\n`,
-  );
+  writeBenchResults("failures", result);
   return result;
 }
 

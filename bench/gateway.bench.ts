@@ -7,11 +7,11 @@
 // process (bench/gateway-bench-server.ts), traces recorded to PGlite as in production.
 // Called by bench/backbone.bench.ts; also runnable alone: node --import tsx bench/gateway.bench.ts
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
 import { median } from "./median.ts";
+import { writeBenchResults } from "./results-file.ts";
 
 interface BenchServer {
   gatewayUrl: string;
@@ -26,10 +26,12 @@ export interface GatewayBench {
   gateway_overhead_p50_ms: number;
   /** p99 of the paired per-call difference (median over runs): includes both calls' noise, so it overstates a little. */
   gateway_overhead_p99_ms: number;
-  /** p99(gateway) − p99(direct), the older figure, kept for comparison (not a per-call overhead). */
+  /** p99(gateway) − p99(direct): not a per-call overhead, since the two tails need not come from the same pairs. */
   gateway_p99_minus_direct_p99_ms: number;
   gateway_rps: number;
   direct_rps: number;
+  /** The overheads are the median of this many interleaved runs (each arm's). */
+  gateway_runs: number;
   embedded_overhead_p50_ms: number;
   embedded_overhead_p99_ms: number;
   /** The same figures with a PostgreSQL server as the store (null when ARC_TEST_DATABASE_URL is not set). */
@@ -195,6 +197,7 @@ export async function runGatewayBench(
     gateway_p99_minus_direct_p99_ms: pglite.upstreamTails,
     gateway_rps: pglite.gatewayRps,
     direct_rps: pglite.directRps,
+    gateway_runs: settings.runs,
     embedded_overhead_p50_ms: pglite.embeddedP50,
     embedded_overhead_p99_ms: pglite.embeddedP99,
     postgres: postgres
@@ -210,9 +213,7 @@ export async function runGatewayBench(
     load_average_1m: round3(loadavg()[0]),
     runs: pglite.runs,
   };
-  mkdirSync("bench/results", { recursive: true });
-  writeFileSync("bench/results/gateway.json", `${JSON.stringify(figures, null, 2)}\n`);
-  console.log("wrote bench/results/gateway.json");
+  console.log("wrote", writeBenchResults("gateway", figures));
   return figures;
 }
 

@@ -2,12 +2,12 @@
 // against a local OpenAI-compatible test server, wrapped and unwrapped calls interleaved in the same run (in
 // random order per pair), with the exporter shipping the traces to a local collector as it would in production.
 // Called by bench/backbone.bench.ts; also runnable alone: node --import tsx bench/sdk-overhead.ts
-import { mkdirSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import OpenAI from "openai";
 import { createArc } from "../packages/sdk/src/index.ts";
 import { CollectorTestServer } from "../packages/sdk/src/test-doubles/collector-test-server.ts";
 import { OpenAITestServer } from "../packages/sdk/src/test-doubles/openai-test-server.ts";
+import { writeBenchResults } from "./results-file.ts";
 
 /** Options of `measureSdkOverhead`. */
 export interface SdkOverheadOptions {
@@ -185,6 +185,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
         `traces sent ${r.exporter.sent}, dropped ${r.exporter.dropped}, failed ${r.exporter.failed}]`,
     );
   }
-  mkdirSync("bench/results", { recursive: true });
-  writeFileSync("bench/results/sdk-overhead.json", `${JSON.stringify(results, null, 2)}\n`);
+  const [plain, stream] = results;
+  console.log("wrote", writeBenchResults("sdk-overhead", { plain, stream }));
 }

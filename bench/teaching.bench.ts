@@ -46,6 +46,7 @@ import {
   toolcallAnswers,
   verifyToolcallAttempt,
 } from "@arc/rl";
+import { writeBenchResults } from "./results-file.ts";
 
 const { values } = parseArgs({
   options: {
@@ -252,8 +253,8 @@ const figures = {
   trained_teacher_broken: trainedChanges.broken,
   trained_teacher_sign_test_p: signTestP(trainedChanges),
 };
+writeBenchResults("teaching", figures);
 await mkdir("bench/results", { recursive: true });
-await writeFile("bench/results/teaching.json", `${JSON.stringify(figures, null, 2)}\n`);
 
 const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(d));
 const row = (label: string, m: TeachingMetrics, e: TeachingEvaluation) =>

@@ -7,11 +7,11 @@
 // 2x when they do not slow each other.
 // Usage: npm run bench:contention [-- --seconds 30]
 // Writes bench/results/thread-contention.json.
-import { mkdir, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { getTaskFamily } from "@arc/core";
 import { configForSize, EmbeddedInferenceEngine, EmbeddedTrainEngine, initWeights } from "@arc/engine";
+import { writeBenchResults } from "./results-file.ts";
 
 /** What one worker does for `seconds` once its engine is ready: generate batches or take training steps. */
 interface Job {
@@ -115,7 +115,5 @@ if (!isMainThread) {
   log(
     `both at once: generation ${generateShared.perSecond.toFixed(0)} tokens/s (${g.toFixed(2)}x slower), training ${trainShared.perSecond.toFixed(2)} steps/s (${t.toFixed(2)}x slower); async can gain at most ${figures.async_speedup_ceiling}x over sync here`,
   );
-  await mkdir("bench/results", { recursive: true });
-  await writeFile("bench/results/thread-contention.json", `${JSON.stringify(figures, null, 2)}\n`);
-  log("wrote bench/results/thread-contention.json");
+  log(`wrote ${writeBenchResults("thread-contention", figures)}`);
 }

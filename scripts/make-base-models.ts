@@ -3,7 +3,7 @@
  * a warm-up and a cosine-decayed learning rate over the whole plan. The checkpoint is written at every
  * evaluation, so the last one written is the end of the schedule; each is measured on 512 `production` tasks
  * (the failures the RL loop has to fix come from where production differs from train). A seeded share of the
- * SFT prompts carries a teacher's guidance (issue 7).
+ * SFT prompts carries a teacher's guidance (for adaptive teaching).
  *
  *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--guided-from N] [--guided-every N] [--out DIR] [--init DIR]
  *

@@ -248,7 +248,7 @@ function conversionsOf(task: Task): Conversion[] {
  * The conversions a `toolcall` request leaves to the reader, each a part of an argument value and never
  * a whole one: the month's number of a date written in words ("March is month 03") and the 24-hour
  * hour of a 12-hour time ("3pm is hour 15"). A teacher may say these without writing the call
- * (adaptive teaching, issue 7). A value whose call form the request already contains ("11:30" in "11:30am")
+ * (adaptive teaching). A value whose call form the request already contains ("11:30" in "11:30am")
  * needs none; empty when the request writes its dates and times as the call does.
  */
 export function toolcallConversions(task: Task): string[] {

@@ -14,7 +14,7 @@ import type { ChatMessage } from "../run/engine-factory.ts";
 export interface ChatExample {
   messages: ChatMessage[];
   reply: string;
-  /** True when the prompt carries a teacher's guidance (adaptive teaching, issue 7). */
+  /** True when the prompt carries a teacher's guidance (adaptive teaching). */
   guided: boolean;
 }
 

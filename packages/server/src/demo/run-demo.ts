@@ -72,10 +72,10 @@ export interface DemoOptions {
 const DEMO_GATES: ValidationGatesInput = { minFunctional: 0, minNdr: 0.95, alpha: 0.05, safety: "clean" };
 /**
  * The EvalSet's failed items per pattern and passed items of its general slice. Only items the production model
- * passes can regress, so these set how noisy the NDR gate is: with 3 and 20 (~49 items, ~20 passed) a candidate
- * measured 0.959 with 2 regressions, one short of failing 0.95 (a candidate that breaks 5% of what passed fails
- * there ~8% of the time, at twice the items ~2%). Eval questions are held out of the training pools, so the larger
- * set costs the warm-up ~45 of its ~330 failed prompts; the demos after the change still halved the failure rate.
+ * passes can regress, so these set how noisy the NDR gate is: with 3 and 20 (~49 items, ~20 passed) two regressions
+ * put a candidate one short of failing NDR 0.95, and a candidate that breaks 5% of what passed fails there ~8% of
+ * the time; at these sizes (about twice the items) ~2%. Eval questions are held out of the training pools, which
+ * costs the warm-up ~45 of its ~330 failed prompts and still leaves it enough to halve the failure rate.
  */
 const EVAL_PER_PATTERN = 6;
 const EVAL_GENERAL_SIZE = 40;
@@ -123,10 +123,10 @@ const SFT_RECIPE = "recipes/toolcall-sft.yaml";
 /**
  * Rows of the warm-up pool at most. The pool is the baseline traffic as it came, each prompt once: failed prompts
  * (trained on their reference answers) in the share the traffic failed, and passed ones, so that nothing that worked
- * is lost. Measured on one demo's pool (1,377 distinct prompts, 370 steps as below, 512 held-out production tasks,
- * base 0.221): each prompt once 0.096; the failed prompts repeated to 45% of the pool, pattern by pattern so that a
- * rare pattern's few prompts came up to 19 times each, 0.113. One pair of runs: another demo's warm-up on its own
- * pool, each prompt once, judged 0.121, so pools of the same traffic spread about as much as that difference.
+ * is lost. Each prompt once does at least as well as oversampling the failures: on a pool of 1,377 distinct prompts
+ * (370 steps as below, 512 held-out production tasks, base 0.221) each prompt once judges 0.096, and the failed
+ * prompts repeated to 45% of the pool, pattern by pattern (a rare pattern's few prompts up to 19 times each), 0.113;
+ * warm-ups on pools of other traffic of the same demo spread about as much (0.096-0.121).
  */
 const WARMUP_POOL_MAX = 3072;
 /**
@@ -136,8 +136,8 @@ const WARMUP_POOL_MAX = 3072;
 const TRAIN_THREADS = 2;
 /**
  * Share of the training phase's time the SFT warm-up may take before DPO starts: DPO after the warm-up holds its
- * gain and adds little (one demo's warm-up 0.088 on 512 held-out production tasks, its candidate after 51 DPO steps
- * 0.090), so the warm-up gets most of it.
+ * gain and adds little (e.g. a warm-up judged 0.088 on 512 held-out production tasks, its candidate after 51 DPO
+ * steps 0.090; `npm run bench:rl -- --only sft` shows the same), so the warm-up gets most of it.
  */
 const WARMUP_SHARE_OF_TRAINING = 0.85;
 /**
@@ -148,7 +148,7 @@ const WARMUP_SHARE_OF_TRAINING = 0.85;
 const TRAINING_ENDS_AT = 0.8;
 /** Share of the budget by which the demo stops waiting for the validator's verdict (it takes ~10 s). */
 const VALIDATION_ENDS_AT = 0.88;
-/** Share of the budget by which the canary should have decided (it took 19-39 s in four demos); measuring follows. */
+/** Share of the budget by which the canary should have decided (it decides in about 20-40 s); measuring follows. */
 const CANARY_ENDS_AT = 0.94;
 /**
  * The warm-up's overrides of the SFT recipe: 1e-3 decayed along a cosine to 1e-5 by its last step. Measured with
@@ -171,9 +171,9 @@ function warmupTrainer(steps: number): string[] {
 }
 
 /**
- * The DPO run's overrides after a warm-up, measured on 512 production tasks from two demo runs' warm-up checkpoints
- * (0.193 and 0.170; the base: 0.221), ~55 DPO steps on each run's datasets. With the production preference pairs
- * (the same corrections the warm-up trained on) mixed in at half of each step, DPO undid the gain in every setting:
+ * The DPO run's overrides after a warm-up, judged on 512 production tasks from warm-up checkpoints at 0.193 and
+ * 0.170 (the base: 0.221), ~55 DPO steps on the demo's datasets. With the production preference pairs (the same
+ * corrections the warm-up trained on) mixed in at half of each step, DPO undoes the gain in every setting:
  * 0.211-0.260 (learning rate 1e-4 or 3e-5, partial or verifier reward, RPO, reference synced), 0.195 on those pairs
  * alone. Without them: partial reward at 1e-4 0.193, verifier reward (pairs only between a passing and a failing
  * sample) at 1e-4 0.172, at 3e-5 0.166. So after a warm-up the demo makes no PreferenceSet and runs the last.
@@ -216,7 +216,7 @@ function secondsLeft(started: number, step: number, totalSteps: number, deadline
 
 /**
  * Steps of the probe that times a warm-up step before the warm-up is planned, and the first one timed: the first
- * steps are slower (one demo: 0.58 s a step over steps 2-12, 0.52 over 12-100, 0.50 over 300-540).
+ * steps are slower (e.g. 0.58 s a step over steps 2-12, 0.52 over 12-100, 0.50 over 300-540).
  */
 const PROBE_STEPS = 20;
 const PROBE_TIMED_FROM = 6;

@@ -1,0 +1,532 @@
+// npm run bench:report: docs/benchmarks.md from the figures files in bench/results/ (bench/results-file.ts), one table
+// of every figure with its value, target, the command that measured it, and the machine and date it was measured on.
+// The page is a function of those files alone, so test/benchmarks-report.test.ts can check it has not drifted.
+// A bench whose file is missing shows its figures as "not measured yet", with the command that measures them.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { type BenchMachine, RECORD_KEYS, RESULTS_DIR } from "./results-file.ts";
+
+/** A figures file as read: the record's fields (when present) and the bench's figures. */
+type Figures = Record<string, unknown>;
+
+/** One row of the table: where its value comes from, how it is shown, and what it should reach. */
+interface Row {
+  /** The figures file (bench/results/<bench>.json). */
+  bench: string;
+  figure: string;
+  /** The value, shown as is; null or undefined when this measurement has none. */
+  value: (f: Figures) => string | null | undefined;
+  /** How many runs (or rounds, steps...) the value is the median of, and what they are. */
+  medianOf?: (f: Figures) => { n: number; of: string } | undefined;
+  target?: string;
+  /** Why the value can be missing from a measurement (shown instead of it). */
+  whenMissing?: string;
+}
+
+/** The command that measures each bench's figures, for benches not measured yet. */
+const COMMANDS: Record<string, string> = {
+  backbone: "npm run bench",
+  gateway: "npm run bench",
+  failures: "npm run bench",
+  engine: "npm run bench:engine",
+  "engine-sizes": "npm run bench:engine",
+  rl: "npm run bench:rl",
+  teaching: "npm run bench:teaching",
+  "thread-contention": "npm run bench:contention",
+  "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
+};
+
+const NOT_MEASURED = "not measured yet";
+
+function at(f: Figures, path: string): unknown {
+  return path.split(".").reduce<unknown>((x, key) => (x as Record<string, unknown> | null)?.[key], f);
+}
+
+function numberAt(f: Figures, path: string): number | undefined {
+  const x = at(f, path);
+  return typeof x === "number" && Number.isFinite(x) ? x : undefined;
+}
+
+/** `x` with `digits` decimals and thousands separators. */
+function fmt(x: number, digits = 0): string {
+  return x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** A row's value from one number in the figures: `path`, with `digits` decimals and `unit` after it. */
+function figure(path: string, digits: number, unit = "", sign = false): Row["value"] {
+  return (f) => {
+    const x = numberAt(f, path);
+    if (x === undefined) return undefined;
+    return `${sign && x >= 0 ? "+" : ""}${fmt(x, digits)}${unit}`;
+  };
+}
+
+function medianOf(path: string, of: string): Row["medianOf"] {
+  return (f) => {
+    const n =
+      numberAt(f, path) ?? (Array.isArray(at(f, path)) ? (at(f, path) as unknown[]).length : undefined);
+    return n === undefined ? undefined : { n, of };
+  };
+}
+
+/** The RL bench's run of one setting (`runs[]` in rl.json). */
+interface RlRun {
+  setting: string;
+  algo: string;
+  starts_from: string | null;
+  final_failure_rate: number;
+  wall_s: number;
+}
+
+function rlRuns(f: Figures): RlRun[] {
+  return Array.isArray(f.runs) ? (f.runs as RlRun[]) : [];
+}
+
+/** A judged failure rate against the base model's: `0.104 (0.47× the base 0.221) after 186 s`. */
+function againstBase(f: Figures, run: RlRun | undefined): string | undefined {
+  const base = numberAt(f, "base_failure_rate");
+  if (!run || base === undefined) return undefined;
+  return `${fmt(run.final_failure_rate, 3)} (${fmt(run.final_failure_rate / base, 2)}× the base ${fmt(base, 3)}) after ${fmt(run.wall_s)} s`;
+}
+
+const ROWS: Row[] = [
+  // npm run bench: the backbone
+  {
+    bench: "backbone",
+    figure: "SDK overhead per wrapped call, p50",
+    value: figure("sdk_overhead_p50_ms", 3, " ms", true),
+    medianOf: medianOf("sdk_overhead_runs", "runs of 1,000 calls"),
+  },
+  {
+    bench: "backbone",
+    figure: "SDK overhead per wrapped call, p99",
+    value: figure("sdk_overhead_p99_ms", 3, " ms", true),
+    medianOf: medianOf("sdk_overhead_runs", "runs of 1,000 calls"),
+    target: "< 1 ms",
+  },
+  {
+    bench: "backbone",
+    figure: "Ingest into PGlite, detection in the same process (batches of 100 steps)",
+    value: figure("ingest_pglite_steps_per_s", 0, " steps/s"),
+    medianOf: medianOf("ingest_rounds", "rounds"),
+    target: "≥ 5,000 steps/s",
+  },
+  {
+    bench: "backbone",
+    figure: "Ingest into PGlite, ingest-only process (`ARC_DETECT_WORKER=0`)",
+    value: figure("ingest_pglite_without_detection_steps_per_s", 0, " steps/s"),
+    medianOf: medianOf("ingest_rounds", "rounds"),
+  },
+  {
+    bench: "backbone",
+    figure: "Ingest into a PostgreSQL server, detection in the same process",
+    value: figure("ingest_postgres_steps_per_s", 0, " steps/s"),
+    medianOf: medianOf("ingest_rounds", "rounds"),
+    target: "≥ 20,000 steps/s",
+    whenMissing: "not measured: set `ARC_TEST_DATABASE_URL` to a PostgreSQL server",
+  },
+  {
+    bench: "backbone",
+    figure: "Ingest into a PostgreSQL server, ingest-only process",
+    value: figure("ingest_postgres_without_detection_steps_per_s", 0, " steps/s"),
+    medianOf: medianOf("ingest_rounds", "rounds"),
+    whenMissing: "not measured: set `ARC_TEST_DATABASE_URL` to a PostgreSQL server",
+  },
+  // npm run bench: the gateway
+  {
+    bench: "gateway",
+    figure: "Gateway overhead vs calling the upstream directly, p50 (paired per call, PGlite store)",
+    value: figure("gateway_overhead_p50_ms", 3, " ms", true),
+    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
+    target: "< 1 ms",
+  },
+  {
+    bench: "gateway",
+    figure: "Gateway overhead vs calling the upstream directly, p99 (paired per call, PGlite store)",
+    value: figure("gateway_overhead_p99_ms", 3, " ms", true),
+    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
+    target: "< 5 ms",
+  },
+  {
+    bench: "gateway",
+    figure: "Gateway throughput, 32 calls in flight, every call recorded as a trace",
+    value: (f) => {
+      const gateway = numberAt(f, "gateway_rps");
+      const direct = numberAt(f, "direct_rps");
+      if (gateway === undefined) return undefined;
+      return `${fmt(gateway)} requests/s${direct === undefined ? "" : ` (the model server alone: ${fmt(direct)})`}`;
+    },
+  },
+  {
+    bench: "gateway",
+    figure: "Gateway overhead, embedded model in-process vs the engine's own HTTP server, p50 / p99",
+    value: (f) => {
+      const p50 = numberAt(f, "embedded_overhead_p50_ms");
+      const p99 = numberAt(f, "embedded_overhead_p99_ms");
+      return p50 === undefined || p99 === undefined ? undefined : `${fmt(p50, 3)} / ${fmt(p99, 3)} ms`;
+    },
+    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
+  },
+  {
+    bench: "gateway",
+    figure: "Gateway overhead on a PostgreSQL store, p50 / p99",
+    value: (f) => {
+      const p50 = numberAt(f, "postgres.gateway_overhead_p50_ms");
+      const p99 = numberAt(f, "postgres.gateway_overhead_p99_ms");
+      return p50 === undefined || p99 === undefined ? undefined : `${fmt(p50, 3)} / ${fmt(p99, 3)} ms`;
+    },
+    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
+    target: "< 1 ms / < 5 ms",
+    whenMissing: "not measured: set `ARC_TEST_DATABASE_URL` to a PostgreSQL server",
+  },
+  // npm run bench: the failure pipeline
+  {
+    bench: "failures",
+    figure: "Detection + clustering throughput (simulated production traffic)",
+    value: figure("detect_cluster_traces_per_s", 0, " traces/s"),
+    medianOf: medianOf("runs", "runs"),
+    target: "≥ 2,000 traces/s",
+  },
+  {
+    bench: "failures",
+    figure: "Clustering purity against the injected failure modes",
+    value: (f) =>
+      numberAt(f, "cluster_purity") === undefined
+        ? undefined
+        : `${fmt(numberAt(f, "cluster_purity") as number, 3)} (${fmt(numberAt(f, "injected_modes") ?? 0)} modes)`,
+    target: "≥ 0.9",
+  },
+  {
+    bench: "failures",
+    figure: "Clustering completeness against the injected failure modes",
+    value: figure("cluster_completeness", 3),
+    target: "≥ 0.9",
+  },
+  {
+    bench: "failures",
+    figure: "Ingest to committed verdict through `arc serve`, p50 (default 500 ms quiet period)",
+    value: figure("ingest_to_verdict_p50_ms", 0, " ms"),
+  },
+  {
+    bench: "failures",
+    figure: "Ingest to committed verdict, p50 with no quiet period (queue, worker, detection, clustering)",
+    value: figure("ingest_to_verdict_quiet0_p50_ms", 0, " ms"),
+  },
+  // npm run bench:engine
+  {
+    bench: "engine",
+    figure: "Embedded engine, demo size (`small`, 0.84M parameters): SFT training, batch 16 × 64 tokens",
+    value: figure("train_tokens_per_s", 0, " tokens/s"),
+    medianOf: medianOf("train_steps_timed", "steps"),
+    target: "≥ 1,000 tokens/s",
+  },
+  {
+    bench: "engine",
+    figure: "Embedded engine, demo size: generation at batch 16 with the KV cache",
+    value: figure("gen_tokens_per_s_batch16", 0, " tokens/s"),
+    medianOf: medianOf("generate_repeats", "runs"),
+    target: "≥ 3,000 tokens/s",
+  },
+  {
+    bench: "engine",
+    figure: "Embedded engine, demo size: generation at batch 1",
+    value: figure("gen_tokens_per_s_batch1", 0, " tokens/s"),
+    medianOf: medianOf("generate_repeats", "runs"),
+  },
+  {
+    bench: "engine",
+    figure: "`toolcall` base model: 64 production tasks answered greedily in one batch",
+    value: (f) =>
+      numberAt(f, "answer_64_tasks_s") === undefined
+        ? undefined
+        : `${fmt(numberAt(f, "answer_64_tasks_s") as number, 2)} s (${fmt(numberAt(f, "gen_tokens_per_s_mixed_lengths_batch64") ?? 0)} tokens/s)`,
+    medianOf: medianOf("answer_64_tasks_repeats", "runs"),
+  },
+  {
+    bench: "engine-sizes",
+    figure: "Embedded engine, SFT training tokens/s by size: tiny / small / base",
+    value: (f) => {
+      const values = ["tiny", "small", "base"].map((size) => numberAt(f, `sizes.${size}.train_tokens_per_s`));
+      return values.every((x) => x === undefined)
+        ? undefined
+        : values.map((x) => (x === undefined ? "–" : fmt(x))).join(" / ");
+    },
+  },
+  {
+    bench: "engine-sizes",
+    figure: "Sampling one token in JS: temperature only / top-p + top-k",
+    value: (f) => {
+      const plain = numberAt(f, "sample_us_plain");
+      const topP = numberAt(f, "sample_us_top_p");
+      return plain === undefined || topP === undefined ? undefined : `${fmt(plain, 1)} / ${fmt(topP, 1)} µs`;
+    },
+  },
+  // npm run bench:rl
+  {
+    bench: "rl",
+    figure: "`toolcall` base model: judged production failure rate",
+    value: (f) => {
+      const base = numberAt(f, "base_failure_rate");
+      return base === undefined ? undefined : `${fmt(base, 3)}`;
+    },
+  },
+  {
+    bench: "rl",
+    figure: "SFT on the reference answers of production prompts: judged failure rate",
+    value: (f) =>
+      againstBase(
+        f,
+        rlRuns(f).find((r) => r.setting === "sft on labels"),
+      ),
+    target: "half the base's within 10 min",
+    whenMissing: "not in this measurement (`--sft-steps 0`)",
+  },
+  {
+    bench: "rl",
+    figure: "SFT, then semi-online DPO (s = 10) from it: judged failure rate",
+    value: (f) =>
+      againstBase(
+        f,
+        rlRuns(f).find((r) => r.starts_from === "sft on labels"),
+      ),
+    target: "half the base's within 10 min",
+    whenMissing: "not in this measurement (`--sft-steps 0` or `--after-sft-steps 0`)",
+  },
+  {
+    bench: "rl",
+    figure: "Best RL alone (DPO or GRPO from the base): judged failure rate",
+    value: (f) => {
+      const alone = rlRuns(f).filter((r) => r.algo !== "sft" && !r.starts_from);
+      const best = alone.reduce<RlRun | undefined>(
+        (a, b) => (a === undefined || b.final_failure_rate < a.final_failure_rate ? b : a),
+        undefined,
+      );
+      return best ? `${againstBase(f, best)}: ${best.setting}` : undefined;
+    },
+    target: "half the base's within 10 min",
+  },
+  {
+    bench: "rl",
+    figure: "Asynchronous GRPO: wall time to the synchronous run's reward, speed-up",
+    value: (f) => {
+      const x = numberAt(f, "async_speedup_vs_sync");
+      return x === undefined ? undefined : `${fmt(x, 2)}×`;
+    },
+    medianOf: medianOf("async_speedup_rounds", "rounds"),
+    target: "≥ 1.5×",
+    whenMissing: "not in this measurement (needs the GRPO settings)",
+  },
+  {
+    bench: "rl",
+    figure: "Asynchronous GRPO: the most overlap could give, from the runs' own busy seconds",
+    value: (f) => {
+      const x = numberAt(f, "async_speedup_ceiling_with_slowdowns");
+      return x === undefined ? undefined : `${fmt(x, 2)}×`;
+    },
+    medianOf: medianOf("async_speedup_rounds", "rounds"),
+    whenMissing: "not in this measurement (needs the GRPO settings)",
+  },
+  {
+    bench: "rl",
+    figure: "`toolcall` base model: pass@k at temperature 1 (greedy pass beside it)",
+    value: (f) => {
+      const k = numberAt(f, "base_pass_at_k.samples");
+      const passAtK = numberAt(f, "base_pass_at_k.pass_at_k");
+      const greedy = numberAt(f, "base_pass_at_k.greedy_pass");
+      if (k === undefined || passAtK === undefined || greedy === undefined) return undefined;
+      return `pass@${k} ${fmt(passAtK, 3)} (greedy ${fmt(greedy, 3)}) on ${fmt(numberAt(f, "base_pass_at_k.tasks") ?? 0)} tasks`;
+    },
+    whenMissing: "not in this measurement (`--pass-at-k-tasks 0`)",
+  },
+  // npm run bench:teaching
+  {
+    bench: "teaching",
+    figure: "Adaptive teaching (`toolcall`): the student alone, accuracy",
+    value: figure("student_accuracy", 3),
+  },
+  {
+    bench: "teaching",
+    figure: "Adaptive teaching: student with the trained teacher, accuracy",
+    value: (f) => {
+      const x = numberAt(f, "trained_teacher_accuracy");
+      if (x === undefined) return undefined;
+      const fixed = numberAt(f, "trained_teacher_fixed");
+      const broken = numberAt(f, "trained_teacher_broken");
+      const p = numberAt(f, "trained_teacher_sign_test_p");
+      return `${fmt(x, 3)}${fixed === undefined || broken === undefined ? "" : ` (${fixed} tasks fixed, ${broken} broken${p === undefined ? "" : `, sign test p = ${fmt(p, 3)}`})`}`;
+    },
+    target: "above the student alone",
+  },
+  {
+    bench: "teaching",
+    figure: "Adaptive teaching: non-degradation rate (NDR) of the trained teacher",
+    value: figure("ndr", 3),
+    target: "≥ 0.99",
+  },
+  {
+    bench: "teaching",
+    figure: "Adaptive teaching: teaching tokens to strong / weak students",
+    value: (f) => {
+      const strong = numberAt(f, "teaching_tokens_strong");
+      const weak = numberAt(f, "teaching_tokens_weak");
+      return strong === undefined || weak === undefined ? undefined : `${fmt(strong, 1)} / ${fmt(weak, 1)}`;
+    },
+    target: "fewer to strong students",
+  },
+  {
+    bench: "teaching",
+    figure: "Adaptive teaching: the rule that reads the solution (the most a teacher can do here), accuracy",
+    value: figure("reference_rule_accuracy", 3),
+  },
+  // npm run bench:contention
+  {
+    bench: "thread-contention",
+    figure: "Two threads on the machine: generation slowed by training beside it",
+    value: (f) =>
+      numberAt(f, "generate_slowdown") === undefined
+        ? undefined
+        : `${fmt(numberAt(f, "generate_slowdown") as number, 2)}×`,
+  },
+  {
+    bench: "thread-contention",
+    figure: "Two threads on the machine: training slowed by generation beside it",
+    value: (f) =>
+      numberAt(f, "train_slowdown") === undefined
+        ? undefined
+        : `${fmt(numberAt(f, "train_slowdown") as number, 2)}×`,
+  },
+  {
+    bench: "thread-contention",
+    figure: "The most asynchronous RL can gain over synchronous on the machine",
+    value: (f) =>
+      numberAt(f, "async_speedup_ceiling") === undefined
+        ? undefined
+        : `${fmt(numberAt(f, "async_speedup_ceiling") as number, 2)}×`,
+  },
+  // node --import tsx bench/sdk-overhead.ts
+  {
+    bench: "sdk-overhead",
+    figure: "SDK overhead per wrapped call, p50 / p99, non-streamed / streamed",
+    value: (f) => {
+      const parts = ["plain", "stream"].map((mode) => {
+        const p50 = numberAt(f, `${mode}.p50Ms`);
+        const p99 = numberAt(f, `${mode}.p99Ms`);
+        return p50 === undefined || p99 === undefined ? undefined : `${fmt(p50, 3)} / ${fmt(p99, 3)} ms`;
+      });
+      return parts.every((p) => p === undefined) ? undefined : parts.map((p) => p ?? "–").join("; ");
+    },
+    target: "p99 < 1 ms",
+  },
+];
+
+/** `4 cores, AMD EPYC 7B13, 15.6 GiB, linux x64, Node v20.20.2`. */
+function describeMachine(m: BenchMachine): string {
+  return `${m.cpus} cores, ${m.model}, ${fmt(m.memoryGiB, 1)} GiB, ${m.os}, Node ${m.node}`;
+}
+
+/** A figures file with the record every bench writes now, or why it cannot be used. */
+function readFiguresFile(path: string): { figures: Figures } | { problem: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    return { problem: `is not JSON (${(error as Error).message})` };
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    return { problem: "is not an object" };
+  const f = parsed as Figures;
+  const machine = f.machine as Partial<BenchMachine> | undefined;
+  if (typeof f.command !== "string" || typeof f.date !== "string" || typeof machine?.cpus !== "number") {
+    return { problem: "names no command, date or machine; run its bench again" };
+  }
+  return { figures: f };
+}
+
+/** Escapes what would break a table cell. */
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+}
+
+/** docs/benchmarks.md for the figures files in `resultsDir`. */
+export function benchmarksReport(resultsDir: string = RESULTS_DIR): string {
+  const names = existsSync(resultsDir)
+    ? readdirSync(resultsDir)
+        .filter((n) => n.endsWith(".json"))
+        .map((n) => n.slice(0, -".json".length))
+        .sort()
+    : [];
+  const files = new Map<string, Figures>();
+  const problems: string[] = [];
+  for (const name of names) {
+    const read = readFiguresFile(join(resultsDir, `${name}.json`));
+    if ("figures" in read) files.set(name, read.figures);
+    else problems.push(`- \`bench/results/${name}.json\` ${read.problem}.`);
+  }
+
+  const lines: string[] = [];
+  const push = (row: Row, f: Figures | undefined, command: string) => {
+    let value = NOT_MEASURED;
+    if (f) {
+      const shown = row.value(f);
+      const median = row.medianOf?.(f);
+      value =
+        shown === null || shown === undefined
+          ? (row.whenMissing ?? "not in this measurement")
+          : median && median.n > 1
+            ? `${shown} (median of ${median.n} ${median.of})`
+            : shown;
+    }
+    const machine = f ? describeMachine(f.machine as BenchMachine) : NOT_MEASURED;
+    const date = f ? String(f.date).slice(0, 10) : NOT_MEASURED;
+    lines.push(
+      `| ${cell(row.figure)} | ${cell(value)} | ${cell(row.target ?? "—")} | \`${cell(command)}\` | ${cell(machine)} | ${date} |`,
+    );
+  };
+  for (const row of ROWS) {
+    const f = files.get(row.bench);
+    push(row, f, f ? String(f.command) : COMMANDS[row.bench]);
+  }
+  // A figures file no row reads (a new bench): each of its top-level numbers, as the bench wrote it.
+  for (const [name, f] of files) {
+    if (ROWS.some((r) => r.bench === name)) continue;
+    for (const [key, x] of Object.entries(f)) {
+      if ((RECORD_KEYS as readonly string[]).includes(key) || typeof x !== "number") continue;
+      push({ bench: name, figure: `${name}: \`${key}\``, value: () => String(x) }, f, String(f.command));
+    }
+  }
+
+  return [
+    "# Benchmarks",
+    "",
+    "<!-- Generated by `npm run bench:report` from bench/results/*.json. Do not edit: run a bench, then the report. -->",
+    "",
+    "Each figure is the latest measurement of the command beside it, on the machine and date beside it. A bench writes",
+    "`bench/results/<name>.json` (figures, command, machine, date) when it finishes, replacing the measurement before",
+    "it; `npm run bench:report` rebuilds this page from those files, and `test/benchmarks-report.test.ts` fails when the",
+    "page and the files disagree. Figures taken on a machine busy with other work are lower bounds.",
+    "",
+    ...(files.size === 0
+      ? [
+          "No figures file is in `bench/results/` yet: run the commands below, then `npm run bench:report`.",
+          "",
+        ]
+      : []),
+    "| figure | value | target | command | machine | date |",
+    "|---|---|---|---|---|---|",
+    ...lines,
+    "",
+    ...(problems.length > 0 ? ["Figures files left out:", "", ...problems, ""] : []),
+  ].join("\n");
+}
+
+/** Where the report is written: docs/benchmarks.md in the repository. */
+export const REPORT_PATH = join(dirname(fileURLToPath(import.meta.url)), "..", "docs", "benchmarks.md");
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  writeFileSync(REPORT_PATH, benchmarksReport());
+  const measured = existsSync(RESULTS_DIR)
+    ? readdirSync(RESULTS_DIR).filter((n) => n.endsWith(".json")).length
+    : 0;
+  console.log(`wrote docs/benchmarks.md from ${measured} figures file(s) in bench/results/`);
+}
