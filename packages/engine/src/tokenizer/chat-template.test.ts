@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,16 @@ import { describe, it } from "node:test";
 import { decodeTokens, encodeText, SPECIAL_TOKENS, specialId, VOCAB_SIZE } from "./byte-tokenizer.ts";
 import { CHAT_TEMPLATE_JINJA, renderChat, renderChatExample } from "./chat-template.ts";
 import { byteToUnicode, readTokenizerFiles, writeTokenizerFiles } from "./tokenizer-files.ts";
+
+/** Why this machine cannot render Jinja with Python (python3 or its jinja2 module is missing), else undefined. */
+function jinjaMissing(): string | undefined {
+  const probe = spawnSync("python3", ["-c", "import jinja2"], { encoding: "utf8" });
+  if ((probe.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT")
+    return "python3 is not installed";
+  if (probe.status !== 0 && probe.stderr.includes("No module named 'jinja2'"))
+    return "python3 has no jinja2 module";
+  return undefined;
+}
 
 describe("byte tokenizer and chat template", () => {
   it("round-trips any UTF-8 text through byte ids", () => {
@@ -86,20 +96,22 @@ describe("byte tokenizer and chat template", () => {
       "env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)",
       "print(env.from_string(args['template']).render(messages=args['messages'], bos_token='<|bos|>', add_generation_prompt=True), end='')",
     ].join("\n");
-    let rendered: string;
-    try {
-      rendered = execFileSync(
-        "python3",
-        ["-c", script, JSON.stringify({ template: CHAT_TEMPLATE_JINJA, messages })],
-        {
-          encoding: "utf8",
-          stdio: ["ignore", "pipe", "ignore"],
-        },
-      );
-    } catch {
-      t.skip("python3 with jinja2 is not available");
+    const missing = jinjaMissing();
+    if (missing) {
+      t.skip(missing);
       return;
     }
+    const render = spawnSync(
+      "python3",
+      ["-c", script, JSON.stringify({ template: CHAT_TEMPLATE_JINJA, messages })],
+      { encoding: "utf8" },
+    );
+    assert.equal(
+      render.status,
+      0,
+      `python3 could not render the chat template: ${render.error ?? render.stderr}`,
+    );
+    const rendered = render.stdout;
     // what HF's tokenizer does with the rendered string: special-token strings become their ids, the rest bytes
     const pattern = new RegExp(`(${SPECIAL_TOKENS.map((s) => s.replace(/[|]/g, "\\|")).join("|")})`);
     const ids = rendered

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { groupAdvantages } from "./group-advantages.ts";
 
 const close = (actual: number[], expected: number[]) => {
+  assert.equal(actual.length, expected.length, `${actual} vs ${expected}`);
   for (const [i, a] of actual.entries())
     assert.ok(Math.abs(a - expected[i]) < 1e-4, `${actual} vs ${expected}`);
 };

@@ -27,8 +27,12 @@ describe("lineChartSvg", () => {
     assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
     assert.equal(svg.match(/<path /g)?.length, 2);
     assert.match(svg, /loss &lt;dpo&gt;/);
-    for (const [, x, y] of svg.matchAll(/[ML]([\d.]+),([\d.]+)/g)) {
-      assert.ok(Number(x) >= 0 && Number(x) <= 640 && Number(y) >= 0 && Number(y) <= 360);
+    const points = [...svg.matchAll(/<path d="([^"]*)"/g)].flatMap(([, d]) => d.split(" "));
+    assert.equal(points.length, 5, "every point of both series is drawn");
+    for (const point of points) {
+      const [, x, y] = /^[ML](-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)$/.exec(point) ?? [];
+      assert.ok(x !== undefined && y !== undefined, `a path point is M or L then x,y: ${point}`);
+      assert.ok(Number(x) >= 0 && Number(x) <= 640 && Number(y) >= 0 && Number(y) <= 360, point);
     }
   });
 

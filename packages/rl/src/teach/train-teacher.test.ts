@@ -39,10 +39,9 @@ describe("teacher training", () => {
     const templates = teachingTemplates(TOOLCALL_TEACHING_TEMPLATES);
     for (const e of examples) {
       assert.deepEqual(e.messages, teacherMessages(templates, "adaptive", e.task.question, e.approach));
-      assert.equal(
-        e.diagnosis,
-        toolOf(e.task) === "book_table" && e.source === "student" ? "weak" : e.diagnosis,
-      );
+      const opensOwnCall = formatToolCall(e.task.solution as ToolcallSolution).startsWith(e.approach);
+      if (e.source === "student") assert.equal(opensOwnCall, toolOf(e.task) !== "book_table");
+      assert.equal(e.diagnosis, opensOwnCall ? "strong" : "weak", `${e.source} probe ${e.approach}`);
     }
     const fromStudent = examples.filter((e) => e.source === "student");
     assert.equal(fromStudent.length, tasks.length * 2);

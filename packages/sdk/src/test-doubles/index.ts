@@ -1,3 +1,3 @@
-/** Test doubles for what cannot exist on a test machine (an LLM provider) or is tested elsewhere (the Arc server). */
+/** Test doubles of an LLM provider with scripted answers and errors, and of the Arc server, which @arc/sdk may not import. */
 export { CollectorTestServer, freePort } from "./collector-test-server.ts";
 export { OpenAITestServer, type ScriptedReply } from "./openai-test-server.ts";

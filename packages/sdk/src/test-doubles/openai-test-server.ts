@@ -24,9 +24,11 @@ export interface ScriptedReply {
 }
 
 /**
- * TEST DOUBLE of an OpenAI-compatible provider (no real provider can exist on this machine): a `node:http`
- * server on 127.0.0.1 answering `POST /v1/chat/completions` as JSON or as SSE chunks (`stream: true`), with tool
- * calls, usage (`stream_options.include_usage`), a request id header, and HTTP or mid-stream errors on demand.
+ * TEST DOUBLE of an OpenAI-compatible provider, for answers no real model gives on demand (given tool calls and
+ * usage, HTTP and mid-stream errors) and for @arc/sdk's tests, which may not import `arc engine serve`
+ * (test/import-direction.test.ts): a `node:http` server on 127.0.0.1 answering `POST /v1/chat/completions` as JSON
+ * or as SSE chunks (`stream: true`), with tool calls, usage (`stream_options.include_usage`), a request id header,
+ * and HTTP or mid-stream errors on demand.
  */
 export class OpenAITestServer {
   /** Request bodies received, in order. */

@@ -5,9 +5,11 @@ import type { ChatCompletion, ChatModel, CompleteOptions, TeachMessage } from ".
 export type Script = (prompt: string, messages: TeachMessage[], options: CompleteOptions) => string;
 
 /**
- * Test double of a ChatModel (no model weights can exist on the test machine): replies come from a
- * script, token counts from the approximate counter, and maxTokens is enforced like a real backend
- * does unless `ignoreMaxTokens` simulates one that does not. Records every call it receives.
+ * Test double of a ChatModel whose replies come from a script: the protocol's tests need a chosen reply per
+ * prompt (a given diagnosis, an over-long probe, a slow call), which no real model gives on demand, and @arc/core
+ * may not import the embedded engine (test/import-direction.test.ts). Token counts come from the approximate
+ * counter, and maxTokens is enforced like a real backend does unless `ignoreMaxTokens` simulates one that does
+ * not. Records every call it receives.
  */
 export class ScriptedChatModelTestDouble implements ChatModel {
   /** Every call received, in order, for assertions on prompts and options. */
