@@ -1,6 +1,8 @@
 export {
   applyOverrides,
+  checkTunableOverrides,
   loadRecipe,
+  parseOverride,
   parseOverrideValue,
   parseRecipe,
   readRecipeYaml,
@@ -13,4 +15,5 @@ export {
   type RecipeInput,
   RewardBlock,
   TrainerBlock,
+  TUNABLE_RECIPE_KEYS,
 } from "./recipe-schema.ts";

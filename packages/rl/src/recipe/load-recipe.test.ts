@@ -4,7 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InvalidInputError } from "@arc/core";
-import { applyOverrides, loadRecipe, parseRecipe } from "./load-recipe.ts";
+import type { z } from "zod";
+import {
+  applyOverrides,
+  checkTunableOverrides,
+  loadRecipe,
+  parseOverride,
+  parseRecipe,
+  readRecipeYaml,
+} from "./load-recipe.ts";
+import { Recipe, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
 
 async function recipeFile(text: string): Promise<string> {
   const path = join(await mkdtemp(join(tmpdir(), "arc-recipe-")), "r.yaml");
@@ -76,5 +85,122 @@ describe("recipes", () => {
       /trainer\.ppoEpochs: only GRPO takes several updates per rollout batch, got 2 with algorithm dpo/,
     );
     assert.throws(() => parseRecipe({ trainer: { ppoEpochs: 0 } }), /trainer\.ppoEpochs/);
+  });
+
+  it("refuses __proto__, constructor and prototype anywhere in an override key, and no prototype is written", () => {
+    try {
+      for (const override of [
+        "__proto__.polluted=1",
+        "trainer.__proto__.polluted=1",
+        "constructor.prototype.polluted=1",
+        "trainer.constructor=1",
+        "data.prototype.polluted=1",
+      ]) {
+        assert.throws(
+          () => applyOverrides({ trainer: { steps: 5 } }, [override]),
+          (error: unknown) => {
+            assert.ok(InvalidInputError.isInstance(error), String(error));
+            assert.match(
+              (error as Error).message,
+              /"(__proto__|constructor|prototype)" is never a recipe key/,
+            );
+            return true;
+          },
+          override,
+        );
+      }
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
+
+  it("refuses a prototype key written in a recipe file, naming where it is", async () => {
+    const path = await recipeFile("trainer:\n  steps: 3\n  __proto__:\n    polluted: 1\n");
+    await assert.rejects(loadRecipe(path), /trainer\.__proto__: "__proto__" is never a recipe key/);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  it("refuses an override key with an empty part", () => {
+    assert.throws(() => parseOverride("trainer..steps=3"), /trainer\.\.steps: empty key part/);
+    assert.throws(() => parseOverride(".steps=3"), /empty key part/);
+  });
+
+  it("builds the raw recipe from objects with no prototype", async () => {
+    const raw = await readRecipeYaml(await recipeFile("trainer:\n  steps: 3\n"), ["data.seed=4"]);
+    assert.equal(Object.getPrototypeOf(raw), null);
+    assert.equal(Object.getPrototypeOf(raw.trainer), null);
+    assert.equal(Object.getPrototypeOf(raw.data), null);
+    assert.equal(Object.getPrototypeOf(applyOverrides({ trainer: {} }, []).trainer), null);
+    assert.equal(parseRecipe(raw).data.seed, 4);
+  });
+
+  it("names the recipe as the caller asks, so an error carries no server path", async () => {
+    const path = await recipeFile("trainer:\n  steps: many\n");
+    await assert.rejects(loadRecipe(path, [], "recipes/r.yaml"), (error: unknown) => {
+      assert.match((error as Error).message, /^recipes\/r\.yaml: trainer\.steps: expected number/);
+      assert.ok(!(error as Error).message.includes(tmpdir()));
+      return true;
+    });
+    await assert.rejects(
+      loadRecipe(join(tmpdir(), "arc-no-such-recipe.yaml"), [], "recipes/gone.yaml"),
+      (error: unknown) => {
+        assert.equal((error as Error).message, "recipes/gone.yaml: cannot read the recipe (no such file)");
+        return true;
+      },
+    );
+  });
+
+  it("lets a tenant tune training knobs only: every tunable key is a recipe field, none a path or module", () => {
+    const fields = (block: "model" | "data" | "trainer" | "reward") =>
+      Object.keys(Recipe.shape[block].removeDefault().shape).map((field) => `${block}.${field}`);
+    const all = new Set([...fields("model"), ...fields("data"), ...fields("trainer"), ...fields("reward")]);
+    for (const key of TUNABLE_RECIPE_KEYS.keys()) assert.ok(all.has(key), `${key} is not a recipe field`);
+    for (const key of ["model.path", "data.prompts", "data.preferences", "reward.module", "data.env"]) {
+      assert.ok(!TUNABLE_RECIPE_KEYS.has(key), key);
+    }
+  });
+
+  it("caps every numeric tunable key: its cap passes, one more is refused naming the key, the value and the cap", () => {
+    const field = (key: string) => {
+      const [block, name] = key.split(".") as ["data" | "trainer" | "reward", string];
+      return (Recipe.shape[block].removeDefault().shape as Record<string, z.ZodTypeAny>)[name];
+    };
+    for (const [key, max] of TUNABLE_RECIPE_KEYS) {
+      assert.equal(
+        field(key).safeParse(max ?? 1).success,
+        max !== null,
+        `${key}: a cap exactly when it is a number`,
+      );
+      if (max === null) continue;
+      checkTunableOverrides([`${key}=${max}`]);
+      assert.throws(
+        () => checkTunableOverrides([`${key}=${max * 10 + 1}`]),
+        (error: unknown) => {
+          assert.ok(InvalidInputError.isInstance(error), String(error));
+          assert.equal(
+            (error as Error).message,
+            `overrides: ${key}=${max * 10 + 1} is more than a run request may set; at most ${max}`,
+          );
+          return true;
+        },
+        key,
+      );
+    }
+    for (const huge of [
+      "trainer.steps=1000000000",
+      "trainer.maxTokens=1e9",
+      "trainer.promptsPerStep=100000",
+      "trainer.samplesPerPrompt=100000",
+      "data.count=100000000",
+      "data.evalCount=100000000",
+    ]) {
+      assert.throws(
+        () => checkTunableOverrides(["trainer.steps=2", huge]),
+        /is more than a run request may set/,
+      );
+    }
+    assert.throws(() => checkTunableOverrides(["reward.module=/x.mjs"]), /"reward\.module" is not a key/);
+    checkTunableOverrides(["trainer.syncInterval=inf", "trainer.loss=ipo", "trainer.decoupled=true"]);
   });
 });

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { InvalidInputError } from "@arc/core";
 import { parse } from "yaml";
 import type { ZodError } from "zod";
-import { Recipe } from "./recipe-schema.ts";
+import { Recipe, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
 
 /** Turns a zod error into one message per issue, each naming the dotted key. */
 function describeIssues(error: ZodError, source: string): string {
@@ -50,51 +50,145 @@ export function parseOverrideValue(text: string): unknown {
   return text;
 }
 
-/** Applies `a.b.c=value` overrides to a raw recipe object; returns a new object (the input is not changed). */
-export function applyOverrides(raw: unknown, overrides: readonly string[]): Record<string, unknown> {
-  const root = structuredClone((raw ?? {}) as Record<string, unknown>);
+/** Keys that name an object's prototype: refused in recipe files and overrides alike. */
+const PROTOTYPE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** Throws when `part`, a key at dotted path `at`, names an object's prototype. */
+function refusePrototypeKey(part: string, at: string): void {
+  if (PROTOTYPE_KEYS.has(part)) {
+    throw new InvalidInputError(`${at}: "${part}" is never a recipe key`, { field: at });
+  }
+}
+
+/** One `key=value` override, parsed: the dotted key, its parts, and the value. */
+export interface Override {
+  key: string;
+  path: string[];
+  value: unknown;
+}
+
+/** Parses an `a.b.c=value` override; refuses one without `=`, with an empty key part, or with a prototype key. */
+export function parseOverride(text: string): Override {
+  const eq = text.indexOf("=");
+  if (eq <= 0) {
+    throw new InvalidInputError(
+      `override: expected key=value (e.g. trainer.syncInterval=10), got ${JSON.stringify(text)}`,
+      { field: "override" },
+    );
+  }
+  const key = text.slice(0, eq);
+  const path = key.split(".");
+  for (const part of path) {
+    if (part === "") throw new InvalidInputError(`${key}: empty key part`, { field: key });
+    refusePrototypeKey(part, key);
+  }
+  return { key, path, value: parseOverrideValue(text.slice(eq + 1)) };
+}
+
+/**
+ * Checks the overrides of a tenant's run request: each key must be one of TUNABLE_RECIPE_KEYS and a number no more
+ * than its cap. Throws naming the key (and the value and the cap); values the schema refuses are left to it.
+ */
+export function checkTunableOverrides(overrides: readonly string[]): void {
   for (const override of overrides) {
-    const eq = override.indexOf("=");
-    if (eq <= 0) {
+    const { key, value } = parseOverride(override);
+    if (!TUNABLE_RECIPE_KEYS.has(key)) {
       throw new InvalidInputError(
-        `override: expected key=value (e.g. trainer.syncInterval=10), got ${JSON.stringify(override)}`,
-        {
-          field: "override",
-        },
+        `overrides: "${key}" is not a key a run request may override; the tunable keys are ${[...TUNABLE_RECIPE_KEYS.keys()].join(", ")}`,
+        { field: "overrides" },
       );
     }
-    const path = override.slice(0, eq).split(".");
+    const max = TUNABLE_RECIPE_KEYS.get(key);
+    if (typeof max === "number" && typeof value === "number" && value > max) {
+      throw new InvalidInputError(
+        `overrides: ${key}=${value} is more than a run request may set; at most ${max}`,
+        { field: "overrides" },
+      );
+    }
+  }
+}
+
+/** A block of a raw recipe: an object that is not an array. */
+function isBlock(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A deep copy of parsed YAML whose objects have no prototype; refuses a prototype key, naming its dotted path. */
+function withoutPrototypes(value: unknown, at: string): unknown {
+  if (Array.isArray(value)) return value.map((item, i) => withoutPrototypes(item, `${at}.${i}`));
+  if (!isBlock(value)) return value;
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const [key, item] of Object.entries(value)) {
+    const path = at ? `${at}.${key}` : key;
+    refusePrototypeKey(key, path);
+    copy[key] = withoutPrototypes(item, path);
+  }
+  return copy;
+}
+
+/**
+ * Applies `a.b.c=value` overrides to a raw recipe object; returns a new object whose blocks have no prototype (the
+ * input is not changed).
+ */
+export function applyOverrides(raw: unknown, overrides: readonly string[]): Record<string, unknown> {
+  const root = withoutPrototypes(raw ?? {}, "");
+  if (!isBlock(root)) {
+    throw new InvalidInputError(
+      `recipe: expected a mapping of blocks, got ${Array.isArray(root) ? "a list" : typeof root}`,
+      {
+        field: "recipe",
+      },
+    );
+  }
+  for (const override of overrides) {
+    const { key, path, value } = parseOverride(override);
     let node = root;
     for (const part of path.slice(0, -1)) {
-      const next = node[part];
-      if (next === undefined) node[part] = {};
-      else if (typeof next !== "object" || next === null) {
-        throw new InvalidInputError(`${path.join(".")}: ${part} is not a block`, { field: path.join(".") });
-      }
-      node = node[part] as Record<string, unknown>;
+      const next = node[part] ?? Object.create(null);
+      if (!isBlock(next)) throw new InvalidInputError(`${key}: ${part} is not a block`, { field: key });
+      node[part] = next;
+      node = next;
     }
-    node[path[path.length - 1]] = parseOverrideValue(override.slice(eq + 1));
+    node[path[path.length - 1]] = value;
   }
   return root;
 }
 
-/** Reads a YAML recipe file and applies `key=value` overrides, not yet validated; an unreadable file names its path. */
+/**
+ * Reads a YAML recipe file and applies `key=value` overrides, not yet validated. Errors name the file as `source`
+ * (default: its path), and an unreadable file by its error code, so a caller can keep server paths out of them.
+ */
 export async function readRecipeYaml(
   path: string,
   overrides: readonly string[] = [],
+  source = path,
 ): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InvalidInputError(
+      `${source}: cannot read the recipe (${code === "ENOENT" ? "no such file" : (code ?? "unreadable")})`,
+      { field: "recipe" },
+    );
+  }
   let raw: unknown;
   try {
-    raw = parse(await readFile(path, "utf8"));
+    raw = parse(text);
   } catch (error) {
-    throw new InvalidInputError(`${path}: cannot read the recipe: ${(error as Error).message}`, {
+    throw new InvalidInputError(`${source}: not valid YAML: ${(error as Error).message}`, {
       field: "recipe",
     });
   }
   return applyOverrides(raw, overrides);
 }
 
-/** Reads a YAML recipe, applies `key=value` overrides and validates it. */
-export async function loadRecipe(path: string, overrides: readonly string[] = []): Promise<Recipe> {
-  return parseRecipe(await readRecipeYaml(path, overrides), path);
+/** Reads a YAML recipe, applies `key=value` overrides and validates it; errors name the file as `source`. */
+export async function loadRecipe(
+  path: string,
+  overrides: readonly string[] = [],
+  source = path,
+): Promise<Recipe> {
+  return parseRecipe(await readRecipeYaml(path, overrides, source), source);
 }

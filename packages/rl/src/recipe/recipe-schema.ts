@@ -233,3 +233,55 @@ export const Recipe = z
 export type Recipe = z.infer<typeof Recipe>;
 /** A recipe as written: every field optional. */
 export type RecipeInput = z.input<typeof Recipe>;
+
+/** The largest seed a run request may set (a signed 32-bit integer). */
+const MAX_SEED = 2 ** 31 - 1;
+/** The most steps a run request may ask for: 5x the longest shipped run recipe (toolcall-sft, 200 steps). */
+const MAX_STEPS = 1000;
+
+/**
+ * The recipe keys a tenant's run request may override, each with the most a request may set it to (null: a choice
+ * or a flag, which the schema bounds). The keys are optimizer, schedule, sampling, algorithm coefficients, seeds and
+ * data sizes. Not the recipe's choices (name, algorithm, task family), not paths (model, data files, reward module:
+ * the server or the operator's recipe file sets them), and not what sizes the server's share of a run (trainer
+ * threads, asynchronous rollouts). The caps of what costs compute or memory (steps, batch, samples, tokens, data
+ * sizes, epochs) are a few times the most a shipped recipe under recipes/ uses; the coefficients' are past any
+ * sensible setting.
+ */
+export const TUNABLE_RECIPE_KEYS: ReadonlyMap<string, number | null> = new Map<string, number | null>([
+  ["data.count", 16384],
+  ["data.seed", MAX_SEED],
+  ["data.guidedFraction", 1],
+  ["data.preferenceMix", 1],
+  ["data.evalCount", 512],
+  ["data.evalSeed", MAX_SEED],
+  ["trainer.steps", MAX_STEPS],
+  ["trainer.promptsPerStep", 64],
+  ["trainer.samplesPerPrompt", 16],
+  ["trainer.learningRate", 1],
+  ["trainer.warmupSteps", MAX_STEPS],
+  ["trainer.decaySteps", MAX_STEPS],
+  ["trainer.minLearningRate", 1],
+  ["trainer.weightDecay", 1],
+  ["trainer.maxGradNorm", 100],
+  ["trainer.temperature", 2],
+  ["trainer.maxTokens", 512],
+  ["trainer.seed", MAX_SEED],
+  ["trainer.syncInterval", MAX_STEPS],
+  ["trainer.syncReference", null],
+  ["trainer.beta", 10],
+  ["trainer.loss", null],
+  ["trainer.clipEpsilon", 1],
+  ["trainer.klCoef", 10],
+  ["trainer.entropyCoef", 10],
+  ["trainer.nllCoef", 10],
+  ["trainer.normalization", null],
+  ["trainer.maxStaleness", 8],
+  ["trainer.decoupled", null],
+  ["trainer.behaviourWeightCap", 100],
+  ["trainer.ppoEpochs", 8],
+  ["trainer.checkpointEvery", MAX_STEPS],
+  ["trainer.evalEvery", MAX_STEPS],
+  ["reward.kind", null],
+  ["reward.truncatedPenalty", 10],
+]);

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
-import { loadRecipe, type StepRecord } from "@arc/rl";
+import { checkTunableOverrides, loadRecipe, type StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
@@ -11,7 +11,15 @@ import {
   registerModelVersion,
 } from "../store/model-registry.ts";
 import { buildRunDatasets, exportRunDataset, runDataset } from "./build-run-datasets.ts";
-import { finishRun, getRun, type RunRecord, reportProgress } from "./run-store.ts";
+import {
+  finishRun,
+  getRun,
+  type RunRecord,
+  reportProgress,
+  shownRecipePath,
+  TENANT_TRIGGER,
+  withoutServerPaths,
+} from "./run-store.ts";
 import { REPOSITORY_ROOT, trainInChildProcess } from "./train-process.ts";
 
 /** What running one claimed run needs. */
@@ -65,9 +73,10 @@ export function metricsSummary(records: StepRecord[]): Record<string, unknown> {
 export function recipeFile(path: string): string {
   const file = isAbsolute(path) ? path : join(REPOSITORY_ROOT, path);
   if (!existsSync(file)) {
-    throw new InvalidInputError(`recipe: expected a recipe file, "${path}" does not exist (${file})`, {
-      field: "recipe",
-    });
+    throw new InvalidInputError(
+      `recipe: expected a recipe file, "${shownRecipePath(path)}" does not exist${isAbsolute(path) ? "" : " in the repository"}`,
+      { field: "recipe" },
+    );
   }
   return file;
 }
@@ -92,7 +101,9 @@ export async function productionModel(db: Queryable, tenantId: string): Promise<
 
 /** The datasets of a run: built now on its first attempt, re-exported from the store when it resumes. */
 async function datasetsFor(db: Database, run: RunRecord, ctx: ExecuteRunContext, dataDir: string) {
-  const { env } = (await loadRecipe(recipeFile(run.recipePath), run.overrides)).data;
+  const { env } = (
+    await loadRecipe(recipeFile(run.recipePath), run.overrides, shownRecipePath(run.recipePath))
+  ).data;
   if (run.datasets.length > 0) {
     const pathOf = async (kind: string) => {
       const d = run.datasets.find((x) => x.kind === kind);
@@ -164,7 +175,9 @@ async function registerCandidate(
  * Runs a run this owner has claimed to its end: builds (or re-exports) its datasets, trains from the tenant's
  * production model in an `arc train` child process (resuming from the last checkpoint when the run has one),
  * mirrors progress into its row, and on success registers the final checkpoint as a `candidate` for the validator.
- * Never throws for a failure of the run itself: the row says `failed` with the error.
+ * A run a tenant asked for (TENANT_TRIGGER) has its stored overrides checked again, as its request's were, before
+ * anything reaches the trainer: the row is what runs. Never throws for a failure of the run itself: the row says
+ * `failed` with the error, without server paths (the trainer's stderr names the repository and `<ARC_HOME>`).
  */
 export async function executeRun(
   db: Database,
@@ -175,6 +188,15 @@ export async function executeRun(
   let run = claimed;
   let records: StepRecord[] = [];
   try {
+    if (run.trigger === TENANT_TRIGGER) {
+      try {
+        checkTunableOverrides(run.overrides);
+      } catch (error) {
+        throw new InvalidInputError(`run ${run.id} was not started: ${(error as Error).message}`, {
+          field: "overrides",
+        });
+      }
+    }
     const base = run.baseModelId
       ? await getModelVersion(db, run.tenantId, run.baseModelId)
       : await productionModel(db, run.tenantId);
@@ -251,7 +273,7 @@ export async function executeRun(
   } catch (error) {
     const ended = await finishRun(db, run.tenantId, run.id, owner, {
       status: "failed",
-      error: (error as Error).message,
+      error: withoutServerPaths((error as Error).message, run.runsDir),
     });
     return { run: ended ?? (await getRun(db, run.tenantId, run.id)), candidate: null, records };
   }

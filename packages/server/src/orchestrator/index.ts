@@ -22,5 +22,8 @@ export {
   type RunRecord,
   type RunRowStatus,
   requestCancel,
+  TENANT_TRIGGER,
+  type TenantRun,
+  tenantRun,
   tenantRunsDir,
 } from "./run-store.ts";

@@ -1,3 +1,4 @@
+import { parseOverride } from "@arc/rl";
 import { z } from "zod";
 
 /** How the orchestrator decides to train and how many runs a server trains at once. Every field has a default. */
@@ -77,7 +78,10 @@ export type OrchestratorConfig = z.infer<typeof OrchestratorConfig>;
 /** Settings as given, defaults not yet applied. */
 export type OrchestratorConfigInput = z.input<typeof OrchestratorConfig>;
 
-/** Settings from ARC_ORCHESTRATOR* variables, then `overrides` on top; errors name the variable. */
+/**
+ * Settings from ARC_ORCHESTRATOR* variables, then `overrides` on top; errors name the variable, and a malformed
+ * recipe override (no `=`, an empty key part, a prototype key) is named with it.
+ */
 export function orchestratorConfigFromEnv(
   env: NodeJS.ProcessEnv,
   overrides: OrchestratorConfigInput = {},
@@ -106,6 +110,14 @@ export function orchestratorConfigFromEnv(
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`orchestrator ${issue.path.join(".")}: ${issue.message}`);
+  }
+  const source = overrides.overrides === undefined ? "ARC_ORCHESTRATOR_OVERRIDES" : "orchestrator overrides";
+  for (const override of parsed.data.overrides) {
+    try {
+      parseOverride(override);
+    } catch (error) {
+      throw new Error(`${source}: ${JSON.stringify(override)}: ${(error as Error).message}`);
+    }
   }
   return parsed.data;
 }

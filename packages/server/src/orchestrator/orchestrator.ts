@@ -6,7 +6,14 @@ import { listModelVersions } from "../store/model-registry.ts";
 import { listTenants } from "../store/tenants.ts";
 import { executeRun } from "./execute-run.ts";
 import type { OrchestratorConfig } from "./orchestrator-config.ts";
-import { claimRun, createRun, finishRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
+import {
+  claimRun,
+  createRun,
+  finishRun,
+  type RunRecord,
+  shownRecipePath,
+  tenantRunsDir,
+} from "./run-store.ts";
 
 /** Where a tenant stands with the orchestrator: what it would take to start the next run. */
 export interface TenantOrchestratorStatus {
@@ -14,6 +21,7 @@ export interface TenantOrchestratorStatus {
   minNewFailures: number;
   cooldownMs: number;
   maxParallelJobs: number;
+  /** The recipe of the runs it starts, repository-relative (or by file name, when the operator's lies elsewhere). */
   recipe: string;
   /** Failures assigned to patterns since the tenant's last run was created. */
   newFailures: number;
@@ -84,7 +92,7 @@ export async function tenantOrchestratorStatus(
     minNewFailures: config.minNewFailures,
     cooldownMs: config.cooldownMs,
     maxParallelJobs: config.maxParallelJobs,
-    recipe: config.recipe,
+    recipe: shownRecipePath(config.recipe),
     newFailures,
     lastRunAt,
     cooldownEndsAt: cooldownEnds?.toISOString() ?? null,

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { InvalidInputError } from "@arc/core";
-import { loadRecipe } from "@arc/rl";
+import { checkTunableOverrides, loadRecipe } from "@arc/rl";
 import { z } from "zod";
 import type { Queryable } from "../store/database.ts";
 import { productionModel } from "./execute-run.ts";
@@ -20,19 +20,21 @@ export const RunRequest = z
       .array(z.string().regex(/^[A-Za-z0-9_.]+=.*$/, "expected key=value"))
       .max(50)
       .default([])
-      .describe("recipe overrides, e.g. trainer.steps=20"),
+      .describe(
+        "recipe overrides of tunable keys, each within its cap (TUNABLE_RECIPE_KEYS), e.g. trainer.steps=20",
+      ),
   })
   .strict();
 /** A parsed `POST /v1/runs` body. */
 export type RunRequest = z.infer<typeof RunRequest>;
 
-/** Keys the server sets itself: the base model is the tenant's production model, the data its own datasets. */
-const SERVER_KEYS = [/^model\./, /^data\.prompts$/, /^data\.preferences$/];
-
 /**
- * Queues a run of a shipped recipe for a tenant (the orchestrator's workers train it): refuses overrides of the
- * server-set keys (model, training data files: a tenant cannot point the trainer at server paths), a recipe the
- * overrides make invalid (the error names the key), and a tenant without a production model.
+ * Queues a run of a shipped recipe for a tenant (the orchestrator's workers train it). Overrides are data: only
+ * tunable training knobs (TUNABLE_RECIPE_KEYS) are taken, so a tenant never sets a path or module the trainer would
+ * open (the model and datasets are the server's, the reward module the recipe file's), and no more than each key's
+ * cap, so one request cannot tie up the shared trainer. Refuses any other key, a value over its cap, a recipe the
+ * overrides make invalid (the error names the key and the recipe by its repository path), and a tenant
+ * without a production model.
  */
 export async function queueRun(
   db: Queryable,
@@ -46,16 +48,8 @@ export async function queueRun(
       field: "recipe",
     });
   }
-  for (const override of request.overrides) {
-    const key = override.slice(0, override.indexOf("="));
-    if (SERVER_KEYS.some((k) => k.test(key))) {
-      throw new InvalidInputError(
-        `overrides: "${key}" is set by the server (the production model and the tenant's datasets)`,
-        { field: "overrides" },
-      );
-    }
-  }
-  await loadRecipe(join(REPOSITORY_ROOT, recipePath), request.overrides);
+  checkTunableOverrides(request.overrides);
+  await loadRecipe(join(REPOSITORY_ROOT, recipePath), request.overrides, recipePath);
   const base = await productionModel(db, tenantId);
   return createRun(db, tenantId, {
     trigger: options.trigger,

@@ -14,7 +14,10 @@ export interface ImprovementCycleOptions {
   recipe?: string;
   /** `key=value` recipe overrides after the cycle's own (`model.path`, `data.prompts`, `data.preferences`). */
   overrides?: string[];
-  /** Recorded as the run's trigger and the candidate's actor (default `api`). */
+  /**
+   * Recorded as the run's trigger and the candidate's actor (default `cycle`); `api` (TENANT_TRIGGER) would mark the
+   * overrides as a tenant's, to be checked against TUNABLE_RECIPE_KEYS.
+   */
   trigger?: string;
   runId?: string;
   /** Pool rows, and cap of the eval and preference sets (default 256). */
@@ -57,7 +60,7 @@ export async function runImprovementCycle(
   const owner = `${hostname()}:${process.pid}:cycle`;
   const run = await createRun(db, tenantId, {
     id: options.runId,
-    trigger: options.trigger ?? "api",
+    trigger: options.trigger ?? "cycle",
     recipePath: recipe,
     overrides: options.overrides,
     runsDir: tenantRunsDir(options.artifactsDir, tenantId),

@@ -1,10 +1,12 @@
 import { join } from "node:path";
+import { loadRecipe } from "@arc/rl";
 import type { Hono } from "hono";
 import type { RegistrySetup } from "../failures/failure-pipeline-config.ts";
 import { registrySetupFromEnv } from "../failures/failure-pipeline-config.ts";
 import type { AuthVariables } from "../http/auth-middleware.ts";
 import { runRoutes } from "../http/routes/run-routes.ts";
 import type { Database } from "../store/database.ts";
+import { recipeFile } from "./execute-run.ts";
 import { Orchestrator } from "./orchestrator.ts";
 import { type OrchestratorConfigInput, orchestratorConfigFromEnv } from "./orchestrator-config.ts";
 
@@ -18,7 +20,11 @@ export interface RunService {
   close(): Promise<void>;
 }
 
-/** Wires the orchestrator (settings from ARC_ORCHESTRATOR* under `config`) and its routes; runs go to `<home>/artifacts/<tenantId>/runs`. */
+/**
+ * Wires the orchestrator (settings from ARC_ORCHESTRATOR* under `config`) and its routes; runs go to
+ * `<home>/artifacts/<tenantId>/runs`. When the orchestrator is on, its recipe is loaded with its overrides now, so a
+ * mistake in either stops the start instead of failing every run it starts.
+ */
 export async function createRunService(options: {
   db: Database;
   home: string;
@@ -29,9 +35,19 @@ export async function createRunService(options: {
   env?: NodeJS.ProcessEnv;
 }): Promise<RunService> {
   const env = options.env ?? process.env;
+  const config = orchestratorConfigFromEnv(env, options.config);
+  if (config.enabled) {
+    try {
+      await loadRecipe(recipeFile(config.recipe), config.overrides, config.recipe);
+    } catch (error) {
+      throw new Error(
+        `orchestrator recipe (ARC_ORCHESTRATOR_RECIPE, ARC_ORCHESTRATOR_OVERRIDES): ${(error as Error).message}`,
+      );
+    }
+  }
   const orchestrator = new Orchestrator({
     db: options.db,
-    config: orchestratorConfigFromEnv(env, options.config),
+    config,
     artifactsDir: join(options.home, "artifacts"),
     setupRegistry: options.setupRegistry ?? (await registrySetupFromEnv(env)),
     onEvent: (line) => console.error(`orchestrator: ${line}`),

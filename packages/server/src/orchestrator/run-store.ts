@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { join, resolve } from "node:path";
+import { basename, isAbsolute, join, parse, relative, resolve, sep } from "node:path";
 import { InvalidInputError, NotFoundError } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
+import { REPOSITORY_ROOT } from "./train-process.ts";
 
 /** Where a server-side run stands. `queued → running → succeeded | failed | cancelled`. */
 export type RunRowStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
@@ -18,7 +19,7 @@ export interface RunDataset {
 export interface RunRecord {
   id: string;
   tenantId: string;
-  /** `orchestrator`, `api` or the caller of `runImprovementCycle` (e.g. `demo`). */
+  /** `orchestrator`, `api` (TENANT_TRIGGER) or the caller of `runImprovementCycle` (e.g. `demo`). */
   trigger: string;
   recipePath: string;
   /** `key=value` recipe overrides the run was asked for (the orchestrator adds model and data paths). */
@@ -51,6 +52,74 @@ export interface RunRecord {
   startedAt: string | null;
   endedAt: string | null;
   error: string | null;
+}
+
+/**
+ * The trigger of a run a tenant asked for (`POST /v1/runs`): its overrides are the tenant's, so they are checked
+ * against TUNABLE_RECIPE_KEYS when it is queued and again when it starts.
+ */
+export const TENANT_TRIGGER = "api";
+
+/** A run as its tenant sees it: without the server's runs folder, and with no server path in its text. */
+export type TenantRun = Omit<RunRecord, "runsDir">;
+
+/**
+ * The server folders a run's text may name: `<ARC_HOME>` (its runs folder is `<ARC_HOME>/artifacts/<tenantId>/runs`,
+ * see tenantRunsDir) and the repository root, the innermost first.
+ */
+function serverFolders(runsDir: string): string[] {
+  return [resolve(runsDir, "..", "..", ".."), REPOSITORY_ROOT]
+    .filter((folder) => folder !== parse(folder).root)
+    .sort((a, b) => b.length - a.length);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * `text` without the server's folders: a path under `<ARC_HOME>` becomes relative to it (`artifacts/<tenantId>/...`),
+ * one under the repository root repository-relative (`recipes/toolcall-dpo.yaml`). `runsDir` is the run's.
+ */
+export function withoutServerPaths(text: string, runsDir: string): string {
+  let out = text;
+  for (const folder of serverFolders(runsDir)) {
+    const pattern = new RegExp(`${escapeRegExp(folder)}(?:${escapeRegExp(sep)}|(?![\\w.-]))`, "g");
+    out = out.replace(pattern, (match) => (match === folder ? "." : ""));
+  }
+  return out;
+}
+
+/** A path as a tenant sees it: relative as given, else relative to one of `folders`, else the file's name alone. */
+function shownPath(path: string, folders: string[]): string {
+  if (!isAbsolute(path)) return path;
+  for (const folder of folders) {
+    const inside = relative(folder, path);
+    if (inside !== ".." && !inside.startsWith(`..${sep}`) && !isAbsolute(inside)) return inside || ".";
+  }
+  return basename(path);
+}
+
+/** A recipe path as a tenant sees it: repository-relative, or the file's name (an operator's recipe elsewhere). */
+export function shownRecipePath(path: string): string {
+  return shownPath(path, [REPOSITORY_ROOT]);
+}
+
+/**
+ * What a tenant is shown of a run: no `runsDir`; its recipe path, and the path values of its overrides (the
+ * operator's, on an orchestrator run), relative to a server folder or by file name; its error without the
+ * repository root and `<ARC_HOME>`.
+ */
+export function tenantRun(run: RunRecord): TenantRun {
+  const { runsDir, ...shown } = run;
+  const folders = serverFolders(runsDir);
+  return {
+    ...shown,
+    recipePath: shownPath(run.recipePath, folders),
+    overrides: run.overrides.map((override) => {
+      const eq = override.indexOf("=");
+      return eq < 0 ? override : `${override.slice(0, eq + 1)}${shownPath(override.slice(eq + 1), folders)}`;
+    }),
+    error: run.error === null ? null : withoutServerPaths(run.error, runsDir),
+  };
 }
 
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());

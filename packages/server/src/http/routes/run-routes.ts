@@ -5,7 +5,14 @@ import { Hono } from "hono";
 import { tenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
 import type { OrchestratorConfig } from "../../orchestrator/orchestrator-config.ts";
 import { queueRun, RunRequest } from "../../orchestrator/queue-run.ts";
-import { getRun, listRuns, type RunRowStatus, requestCancel } from "../../orchestrator/run-store.ts";
+import {
+  getRun,
+  listRuns,
+  type RunRowStatus,
+  requestCancel,
+  TENANT_TRIGGER,
+  tenantRun,
+} from "../../orchestrator/run-store.ts";
 import type { Database } from "../../store/database.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
@@ -15,7 +22,7 @@ const STATUSES: RunRowStatus[] = ["queued", "running", "succeeded", "failed", "c
 /**
  * Training runs under `/v1` (tenant key): `GET /runs` (with the orchestrator's status for the tenant),
  * `GET /runs/:id` (progress, metrics per step), `POST /runs` (queue one now), `POST /runs/:id/cancel`,
- * `GET /orchestrator`.
+ * `GET /orchestrator`. A run is shown as `tenantRun` shows it: no server path.
  */
 export function runRoutes(deps: {
   db: Database;
@@ -38,7 +45,9 @@ export function runRoutes(deps: {
     }
     const tenantId = c.get("tenantId");
     return c.json({
-      data: await listRuns(deps.db, tenantId, { statuses: statuses as RunRowStatus[] | undefined }),
+      data: (await listRuns(deps.db, tenantId, { statuses: statuses as RunRowStatus[] | undefined })).map(
+        tenantRun,
+      ),
       orchestrator: await tenantOrchestratorStatus(deps.db, tenantId, deps.config),
     });
   });
@@ -46,7 +55,7 @@ export function runRoutes(deps: {
   app.get("/runs/:id", async (c) => {
     const run = await getRun(deps.db, c.get("tenantId"), c.req.param("id"));
     const records = await new RunDir(join(run.runsDir, run.id)).readMetrics();
-    return c.json({ run, records });
+    return c.json({ run: tenantRun(run), records });
   });
 
   app.post("/runs", async (c) => {
@@ -54,13 +63,13 @@ export function runRoutes(deps: {
     if (!parsed.success) throw toInvalidInputError(parsed.error);
     const run = await queueRun(deps.db, c.get("tenantId"), parsed.data, {
       artifactsDir: deps.artifactsDir,
-      trigger: "api",
+      trigger: TENANT_TRIGGER,
     });
-    return c.json(run, 201);
+    return c.json(tenantRun(run), 201);
   });
 
   app.post("/runs/:id/cancel", async (c) =>
-    c.json(await requestCancel(deps.db, c.get("tenantId"), c.req.param("id"))),
+    c.json(tenantRun(await requestCancel(deps.db, c.get("tenantId"), c.req.param("id")))),
   );
 
   app.get("/orchestrator", async (c) =>
