@@ -1,7 +1,10 @@
 import { ArcError, InvalidInputError } from "@arc/core";
 import { loadServerConfig } from "../config/server-config.ts";
 import { readCredentials } from "../serve/credentials.ts";
-import { type ParsedArgs, stringFlag } from "./parse-args.ts";
+import { type FlagSpec, type ParsedArgs, stringFlag } from "./parse-args.ts";
+
+/** The flags `arcClient` reads; every command that talks to a server accepts them. */
+export const CLIENT_FLAGS = { url: "string", key: "string", home: "string" } as const satisfies FlagSpec;
 
 /** Talks to a running `arc serve` over HTTP, as the admin or as a tenant. */
 export interface ArcClient {

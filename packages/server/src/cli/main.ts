@@ -1,6 +1,7 @@
 import { ArcError } from "@arc/core";
 import type { Command } from "./command.ts";
 import { commands } from "./commands/index.ts";
+import { closestMatch, parseArgs } from "./parse-args.ts";
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -27,15 +28,25 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command: Command | undefined = commands.find((c) => c.name === name);
   if (!command) {
-    console.error(`arc: unknown command "${name}"\n\n${overview()}`);
+    const match = closestMatch(
+      name,
+      commands.map((c) => c.name),
+    );
+    console.error(
+      `arc: unknown command "${name}" (${match ? `did you mean ${match}?` : "arc --help lists the commands"})`,
+    );
     return 2;
   }
-  if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(command.help);
-    return 0;
-  }
   try {
-    return await command.run(rest);
+    const args = parseArgs(
+      rest.map((arg) => (arg === "-h" ? "--help" : arg)),
+      { ...command.flags, help: "boolean" },
+    );
+    if (args.flags.help) {
+      console.log(command.help);
+      return 0;
+    }
+    return await command.run(args);
   } catch (error) {
     if (ArcError.isInstance(error)) {
       console.error(`arc ${name}: ${error.message}`);

@@ -1,16 +1,17 @@
 import { writeFile } from "node:fs/promises";
 import { InvalidInputError } from "@arc/core";
 import type { DatasetInfo, StoredDataset } from "../../failures/dataset-store.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { type ParsedArgs, parseArgs, stringFlag } from "../parse-args.ts";
+import { type ParsedArgs, stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc datasets — turn failure patterns into versioned, immutable datasets, and export them
 
 Usage:
   arc datasets create --kind eval|prompts|preferences [--from-patterns <id,id,...>|all] [--seed 0]
-                      [--size 256] [--failure-sampling-ratio 0.8] [--per-pattern 20] [--general-size 50] [--json]
+                      [--size 256] [--failure-sampling-ratio 0.8] [--failure-sampling proportional]
+                      [--per-pattern 20] [--general-size 50] [--json]
   arc datasets ls [--kind eval|prompts|preferences] [--json]
   arc datasets show <dataset-id> [--rows 5] [--json]
   arc datasets export <dataset-id> --format jsonl|chat|preferences|verl-parquet --out <file>
@@ -31,7 +32,8 @@ one. Every row names the production traces it came from (meta.sourceTraceIds).
 
 Formats: jsonl (question/solution/env/meta; eval, prompts), chat (chat fine-tune JSONL), preferences
 (prompt/chosen/rejected JSONL; preferences), verl-parquet (VERL's columns; eval, prompts).
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 function numberFlag(args: ParsedArgs, name: string): number | undefined {
   const value = stringFlag(args, name);
@@ -91,8 +93,22 @@ export const datasetsCommand: Command = {
   name: "datasets",
   summary: "create, list, show and export datasets made from failure patterns (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: {
+    ...CLIENT_FLAGS,
+    kind: "string",
+    "from-patterns": "string",
+    seed: "string",
+    size: "string",
+    "failure-sampling-ratio": "string",
+    "failure-sampling": "string",
+    "per-pattern": "string",
+    "general-size": "string",
+    rows: "string",
+    format: "string",
+    out: "string",
+    json: "boolean",
+  },
+  async run(args) {
     const [action, id] = args.positionals;
     const client = arcClient(args, "tenant");
     if (action === "create") {

@@ -5,7 +5,7 @@ import { demoReportHtml } from "../../demo/demo-report.ts";
 import { summaryJson, summaryTable } from "../../demo/demo-result.ts";
 import { demoPaths, REPO_ROOT, runDemo } from "../../demo/run-demo.ts";
 import type { Command } from "../command.ts";
-import { intFlag, type ParsedArgs, parseArgs, stringFlag } from "../parse-args.ts";
+import { intFlag, type ParsedArgs, stringFlag } from "../parse-args.ts";
 
 const HELP = `arc demo — the whole loop in one command, on the embedded defaults
 
@@ -52,8 +52,7 @@ function nonNegativeIntFlag(args: ParsedArgs, name: string, fallback: number): n
   return n;
 }
 
-async function demo(argv: string[]): Promise<number> {
-  const args = parseArgs(argv);
+async function demo(args: ParsedArgs): Promise<number> {
   const home = stringFlag(args, "home", ".arc/demo") as string;
   const serve = args.flags.serve === true;
   const { result, server } = await runDemo({
@@ -93,5 +92,19 @@ export const demoCommand: Command = {
   name: "demo",
   summary: "run the whole loop on a simulated agent and write a report (--serve keeps Arc running)",
   help: HELP,
+  flags: {
+    minutes: "string",
+    seed: "string",
+    home: "string",
+    "baseline-rate": "string",
+    "training-rate": "string",
+    rate: "string",
+    "sft-steps": "string",
+    "train-steps": "string",
+    "base-model": "string",
+    "max-tokens": "string",
+    "train-set": "string",
+    serve: "boolean",
+  },
   run: demo,
 };

@@ -1,9 +1,9 @@
 import { InvalidInputError } from "@arc/core";
 import type { Deployment } from "../../deploy/deployment-store.ts";
 import type { AuditEntry } from "../../store/audit-log.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc deploy — canary deployments: status, start, promote, roll back
@@ -15,7 +15,8 @@ Usage:
   arc deploy rollback [<deployment-id>] [--reason "..."]
 Without an id, promote/rollback act on the running canary. Every transition goes to the audit log with your key as actor.
 
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 type Rates = { arm: string; stage: number; n: number; failures: number }[];
 
@@ -37,8 +38,8 @@ export const deployCommand: Command = {
   name: "deploy",
   summary: "canary deployments: status, start, promote, rollback (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: { ...CLIENT_FLAGS, reason: "string", json: "boolean" },
+  async run(args) {
     const [action, id] = args.positionals;
     const client = arcClient(args, "tenant");
     const json = args.flags.json === true;

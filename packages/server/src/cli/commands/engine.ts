@@ -12,7 +12,7 @@ import {
   writeHfCheckpoint,
 } from "@arc/engine";
 import type { Command } from "../command.ts";
-import { intFlag, parseArgs, stringFlag } from "../parse-args.ts";
+import { intFlag, type ParsedArgs, stringFlag } from "../parse-args.ts";
 
 const HELP = `arc engine — the embedded model engine
 
@@ -21,14 +21,23 @@ Usage:
       Writes a freshly initialised Llama model in the Hugging Face layout (config.json,
       model.safetensors, tokenizer files with the chat template, generation_config.json).
   arc engine serve --model <dir> [--port 8000] [--host 127.0.0.1] [--model-id <id>] [--max-batch 16]
+                   [--api-key <key>] [--max-body-bytes 10485760] [--request-timeout-ms 30000]
       Serves the checkpoint with an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models.
+      With an API key (--api-key or ARC_ENGINE_API_KEY), requests need Authorization: Bearer <key>, else 401.
+      Bodies over --max-body-bytes get 413; a request not received whole within --request-timeout-ms gets 408.
 
-Environment: ARC_ENGINE_BACKEND=wasm|cpu (default wasm).`;
+Environment: ARC_ENGINE_BACKEND=wasm|cpu (default wasm), ARC_ENGINE_API_KEY.`;
 
 const DTYPES: Record<string, SafetensorsDtype> = { f32: "F32", bf16: "BF16", f16: "F16" };
 
-async function init(argv: string[]): Promise<number> {
-  const args = parseArgs(argv);
+function positiveIntFlag(args: ParsedArgs, name: string, fallback: number): number {
+  const value = intFlag(args, name, fallback);
+  if (value <= 0)
+    throw new InvalidInputError(`--${name} expects a positive whole number, got ${value}`, { field: name });
+  return value;
+}
+
+async function init(args: ParsedArgs): Promise<number> {
   const size = stringFlag(args, "size", "small") as ModelSize;
   if (!(size in MODEL_SIZES)) {
     throw new InvalidInputError(
@@ -51,13 +60,15 @@ async function init(argv: string[]): Promise<number> {
   return 0;
 }
 
-async function serveModel(argv: string[]): Promise<number> {
-  const args = parseArgs(argv);
+async function serveModel(args: ParsedArgs): Promise<number> {
   const dir = stringFlag(args, "model");
   if (!dir)
     throw new InvalidInputError("--model: expected a checkpoint directory (see arc engine init)", {
       field: "model",
     });
+  const apiKey = stringFlag(args, "api-key") ?? (process.env.ARC_ENGINE_API_KEY || undefined);
+  const maxBodyBytes = positiveIntFlag(args, "max-body-bytes", 10 * 1024 * 1024);
+  const requestTimeoutMs = positiveIntFlag(args, "request-timeout-ms", 30_000);
   let engine: EmbeddedInferenceEngine;
   try {
     engine = await EmbeddedInferenceEngine.load(resolve(dir), {
@@ -74,8 +85,13 @@ async function serveModel(argv: string[]): Promise<number> {
     modelId,
     port: intFlag(args, "port", 8000),
     host: stringFlag(args, "host", "127.0.0.1"),
+    apiKey,
+    maxBodyBytes,
+    requestTimeoutMs,
   });
-  console.log(`serving ${modelId} at ${server.baseURL} (POST /chat/completions, GET /models); Ctrl-C stops`);
+  console.log(
+    `serving ${modelId} at ${server.baseURL} (POST /chat/completions, GET /models${apiKey ? "; API key required" : ""}); Ctrl-C stops`,
+  );
   await new Promise<void>((done) => {
     const stop = () => {
       process.off("SIGINT", stop);
@@ -94,10 +110,24 @@ export const engineCommand: Command = {
   name: "engine",
   summary: "create (init) or serve (serve) an embedded model",
   help: HELP,
-  async run(argv) {
-    const [sub, ...rest] = argv;
-    if (sub === "init") return init(rest);
-    if (sub === "serve") return serveModel(rest);
+  flags: {
+    size: "string",
+    out: "string",
+    seed: "string",
+    dtype: "string",
+    model: "string",
+    port: "string",
+    host: "string",
+    "model-id": "string",
+    "max-batch": "string",
+    "api-key": "string",
+    "max-body-bytes": "string",
+    "request-timeout-ms": "string",
+  },
+  async run(args) {
+    const [sub] = args.positionals;
+    if (sub === "init") return init(args);
+    if (sub === "serve") return serveModel(args);
     throw new InvalidInputError(
       `expected a subcommand init or serve, got ${sub ? `"${sub}"` : "none"}\n\n${HELP}`,
       {

@@ -1,8 +1,8 @@
 import { InvalidInputError } from "@arc/core";
 import type { ApiKeyInfo } from "../../store/keys.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { type ParsedArgs, stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc keys — manage a tenant's API keys (needs the admin key)
@@ -12,9 +12,10 @@ Usage:
   arc keys list --tenant <name> [--json]             list a tenant's keys (prefixes only)
   arc keys revoke <key-id>                           revoke a key at once
 
-Options: --url (ARC_URL), --key (ARC_ADMIN_KEY; default: the admin key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_ADMIN_KEY; default: the admin key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
-function tenantFlag(args: ReturnType<typeof parseArgs>): string {
+function tenantFlag(args: ParsedArgs): string {
   const tenant = stringFlag(args, "tenant");
   if (!tenant) throw new InvalidInputError("--tenant: expected the tenant's name or id", { field: "tenant" });
   return encodeURIComponent(tenant);
@@ -25,8 +26,8 @@ export const keysCommand: Command = {
   name: "keys",
   summary: "create, list and revoke tenant API keys (admin)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: { ...CLIENT_FLAGS, tenant: "string", name: "string", json: "boolean" },
+  async run(args) {
     const [action, keyId] = args.positionals;
     const client = arcClient(args, "admin");
     if (action === "create") {

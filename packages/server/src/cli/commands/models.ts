@@ -2,9 +2,9 @@ import { InvalidInputError, type ValidationReport } from "@arc/core";
 import type { AuditEntry } from "../../store/audit-log.ts";
 import type { ModelVersion } from "../../store/model-registry.ts";
 import type { Validation } from "../../validate/validate-candidate.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { type ParsedArgs, parseArgs, stringFlag } from "../parse-args.ts";
+import { type ParsedArgs, stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc models — a tenant's model versions: register, list, inspect, validate, approve
@@ -22,7 +22,8 @@ register: --artifact-dir is a checkpoint folder under <ARC_HOME>/artifacts/<tena
 or under ARC_MODELS_DIR; --upstream names a server the admin allowed (ARC_UPSTREAMS) and --upstream-model the model
 to ask it for. --status promoted is only for your first model (it serves production at once); later models are
 candidates (the default) that validation and a canary promote.
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 /** The `POST /v1/model-versions` body for `arc models register`'s flags; a missing or conflicting flag is an error naming it. */
 function registerRequest(args: ParsedArgs): Record<string, unknown> {
@@ -102,8 +103,17 @@ export const modelsCommand: Command = {
   name: "models",
   summary: "register, list, show, validate and approve model versions (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: {
+    ...CLIENT_FLAGS,
+    name: "string",
+    "artifact-dir": "string",
+    upstream: "string",
+    "upstream-model": "string",
+    parent: "string",
+    status: "string",
+    json: "boolean",
+  },
+  async run(args) {
     const [action, id] = args.positionals;
     const client = arcClient(args, "tenant");
     const json = args.flags.json === true;

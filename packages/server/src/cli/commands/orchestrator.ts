@@ -1,8 +1,7 @@
 import { InvalidInputError } from "@arc/core";
 import type { TenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs } from "../parse-args.ts";
 import { orchestratorLine } from "./runs.ts";
 
 const help = `arc orchestrator — whether the server will train on the tenant's failures by itself, and when
@@ -14,15 +13,16 @@ The orchestrator runs inside arc serve. ARC_ORCHESTRATOR=1 turns its trigger on 
 ARC_ORCHESTRATOR_MIN_FAILURES, ARC_ORCHESTRATOR_COOLDOWN_S, ARC_ORCHESTRATOR_MAX_JOBS, ARC_ORCHESTRATOR_RECIPE and
 ARC_ORCHESTRATOR_OVERRIDES tune it. Queued runs (arc runs start) are trained either way.
 
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 /** `arc orchestrator`: what the training orchestrator is doing for the tenant. */
 export const orchestratorCommand: Command = {
   name: "orchestrator",
   summary: "the training orchestrator's status for the tenant (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: { ...CLIENT_FLAGS, json: "boolean" },
+  async run(args) {
     const [action] = args.positionals;
     if (action !== "status") {
       throw new InvalidInputError(

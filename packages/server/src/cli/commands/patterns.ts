@@ -1,7 +1,7 @@
 import { type FailurePattern, InvalidInputError } from "@arc/core";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc patterns — the failure patterns Arc found in your production traces
@@ -18,7 +18,8 @@ Usage:
   show   one pattern: counts per day and model version, example failures with their evidence, recent traces
 
 Next: make training data from patterns with \`arc datasets create --from-patterns <ids|all> --kind eval\`.
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 const counts = (record: Record<string, number>) =>
   Object.entries(record)
@@ -49,8 +50,8 @@ export const patternsCommand: Command = {
   name: "patterns",
   summary: "list and show failure patterns found in production traces (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: { ...CLIENT_FLAGS, "model-version": "string", class: "string", limit: "string", json: "boolean" },
+  async run(args) {
     const [action, id] = args.positionals;
     const client = arcClient(args, "tenant");
     if (action === "ls" || action === "list") {

@@ -1,10 +1,10 @@
 import { InvalidInputError } from "@arc/core";
 import type { StepRecord } from "@arc/rl";
 import type { TenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
-import type { RunRecord } from "../../orchestrator/run-store.ts";
-import { arcClient } from "../arc-client.ts";
+import type { TenantRun } from "../../orchestrator/run-store.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc runs — a tenant's training runs on the server (the orchestrator's and those started by hand)
@@ -16,7 +16,8 @@ Usage:
                                                        from the production model on the tenant's failures
   arc runs cancel <id>                                 stop it after its current step (no candidate)
 
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 const num = (x: unknown, digits = 3) => (typeof x === "number" ? x.toFixed(digits) : "-");
 
@@ -30,14 +31,14 @@ export const runsCommand: Command = {
   name: "runs",
   summary: "list, show, start and cancel training runs on the server (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: { ...CLIENT_FLAGS, status: "string", json: "boolean" },
+  async run(args) {
     const [action, ...rest] = args.positionals;
     const client = arcClient(args, "tenant");
     const json = args.flags.json === true;
     if (action === "ls" || action === "list") {
       const status = stringFlag(args, "status");
-      const listed = await client.request<{ data: RunRecord[]; orchestrator: TenantOrchestratorStatus }>(
+      const listed = await client.request<{ data: TenantRun[]; orchestrator: TenantOrchestratorStatus }>(
         "GET",
         `/v1/runs${status ? `?status=${encodeURIComponent(status)}` : ""}`,
       );
@@ -63,7 +64,7 @@ export const runsCommand: Command = {
     }
     if (action === "start") {
       const [recipe, ...overrides] = rest[0]?.includes("=") ? [undefined, ...rest] : rest;
-      const run = await client.request<RunRecord>("POST", "/v1/runs", {
+      const run = await client.request<TenantRun>("POST", "/v1/runs", {
         ...(recipe ? { recipe: recipe.replace(/^recipes\//, "").replace(/\.yaml$/, "") } : {}),
         overrides,
       });
@@ -78,7 +79,7 @@ export const runsCommand: Command = {
     if (!id) throw new InvalidInputError(`usage: arc runs ${action ?? "<ls|show|start|cancel>"} <id>`);
     const path = `/v1/runs/${encodeURIComponent(id)}`;
     if (action === "show") {
-      const shown = await client.request<{ run: RunRecord; records: StepRecord[] }>("GET", path);
+      const shown = await client.request<{ run: TenantRun; records: StepRecord[] }>("GET", path);
       if (json) {
         console.log(JSON.stringify(shown, null, 2));
         return 0;
@@ -113,7 +114,7 @@ export const runsCommand: Command = {
       return 0;
     }
     if (action === "cancel") {
-      const run = await client.request<RunRecord>("POST", `${path}/cancel`, {});
+      const run = await client.request<TenantRun>("POST", `${path}/cancel`, {});
       console.log(
         json
           ? JSON.stringify(run, null, 2)

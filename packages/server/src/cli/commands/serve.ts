@@ -2,7 +2,7 @@ import { loadServerConfig } from "../../config/server-config.ts";
 import { credentialsPath } from "../../serve/credentials.ts";
 import { startServer } from "../../serve/start-server.ts";
 import type { Command } from "../command.ts";
-import { intFlag, parseArgs, stringFlag } from "../parse-args.ts";
+import { intFlag, stringFlag } from "../parse-args.ts";
 
 const help = `arc serve — run the Arc server (ingest API, trace store) on the embedded defaults
 
@@ -15,7 +15,8 @@ Usage: arc serve [--port 7300] [--host 127.0.0.1] [--home .arc] [--database-url 
 
 On the first start against a database, Arc makes an admin key, a tenant "default" and a key for it, prints
 them and saves them to <home>/credentials.json (readable by you only). Keys are stored hashed: keep that file.
-Also: ARC_ADMIN_KEY (an extra admin key to accept), ARC_MAX_BODY_BYTES (default 10 MiB).
+Also: ARC_ADMIN_KEY (an extra admin key to accept), ARC_MAX_BODY_BYTES (default 10 MiB),
+ARC_REQUEST_TIMEOUT_MS (time to receive a request whole, default 30000; past it 408).
 Stop with Ctrl-C; the database is closed cleanly.`;
 
 /** `arc serve`: runs the Arc server in this process until SIGINT/SIGTERM. */
@@ -23,8 +24,8 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "run the Arc server: ingest API, trace store, OTLP endpoint",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: { port: "string", host: "string", home: "string", "database-url": "string" },
+  async run(args) {
     const config = loadServerConfig(process.env, {
       home: stringFlag(args, "home"),
       databaseUrl: stringFlag(args, "database-url"),

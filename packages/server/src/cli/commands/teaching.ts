@@ -1,8 +1,8 @@
 import { InvalidInputError } from "@arc/core";
 import type { PatternTeachingStatus } from "../../teaching/teaching-runtime.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc teaching — put a tenant's traffic, or some failure patterns' traffic, under a teacher model
@@ -24,7 +24,8 @@ Usage:
   off     stop teaching
   reset   switch a pattern's teaching back on after the NDR monitor switched it off
 
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 interface Status {
   config: { teacher: string; mode: string; patterns?: string[]; baselineShare: number } | null;
@@ -60,8 +61,16 @@ export const teachingCommand: Command = {
   summary:
     "put traffic or failure patterns under a teacher model; show each pattern's teaching fix and NDR (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: {
+    ...CLIENT_FLAGS,
+    teacher: "string",
+    mode: "string",
+    patterns: "string",
+    "baseline-share": "string",
+    "ndr-gate": "string",
+    json: "boolean",
+  },
+  async run(args) {
     const [action, id] = args.positionals;
     const client = arcClient(args, "tenant");
     let status: Status;

@@ -1,8 +1,7 @@
 import { InvalidInputError } from "@arc/core";
 import type { Tenant } from "../../store/tenants.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc tenants — manage tenants (needs the admin key)
@@ -11,15 +10,16 @@ Usage:
   arc tenants create <name>     make a tenant (lower-case letters, digits, - and _), then: arc keys create --tenant <name>
   arc tenants list [--json]     list tenants
 
-Options: --url (ARC_URL), --key (ARC_ADMIN_KEY; default: the admin key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_ADMIN_KEY; default: the admin key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 /** `arc tenants`: an admin creates and lists tenants. */
 export const tenantsCommand: Command = {
   name: "tenants",
   summary: "create and list tenants (admin)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: { ...CLIENT_FLAGS, json: "boolean" },
+  async run(args) {
     const [action, name] = args.positionals;
     const client = arcClient(args, "admin");
     if (action === "create") {

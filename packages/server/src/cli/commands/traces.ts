@@ -1,8 +1,8 @@
 import { InvalidInputError, type Trace } from "@arc/core";
 import type { TraceSummary } from "../../store/trace-store.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
 
 const help = `arc traces — look at a tenant's traces
@@ -12,7 +12,8 @@ Usage:
                 [--limit 20] [--cursor <c>] [--json]
   arc traces show <trace-id> [--json]
 
-Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <ARC_HOME>/credentials.json)`;
+Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
+--home (ARC_HOME; default ./.arc)`;
 
 function excerpt(value: unknown, width = 70): string {
   const text = (typeof value === "string" ? value : JSON.stringify(value ?? "")).replace(/\s+/g, " ");
@@ -48,8 +49,18 @@ export const tracesCommand: Command = {
   name: "traces",
   summary: "list and show traces (tenant)",
   help,
-  async run(argv) {
-    const args = parseArgs(argv);
+  flags: {
+    ...CLIENT_FLAGS,
+    from: "string",
+    to: "string",
+    model: "string",
+    status: "string",
+    q: "string",
+    limit: "string",
+    cursor: "string",
+    json: "boolean",
+  },
+  async run(args) {
     const [action, id] = args.positionals;
     const client = arcClient(args, "tenant");
     if (action === "ls" || action === "list") {

@@ -13,9 +13,9 @@ import {
 } from "@arc/rl";
 import { asyncRolloutSource, embeddedEngineFactory } from "@arc/rl/embedded";
 import { registerRunCheckpoint } from "../../orchestrator/register-run-checkpoint.ts";
-import { arcClient } from "../arc-client.ts";
+import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
-import { parseArgs, stringFlag } from "../parse-args.ts";
+import { type ParsedArgs, stringFlag } from "../parse-args.ts";
 
 const HELP = `arc train — train a model from a recipe (SFT warm-up, semi-online DPO, GRPO)
 
@@ -29,7 +29,7 @@ A run lives in <runs-dir>/<runId>/: recipe.yaml, state.json, metrics.jsonl, metr
 checkpoints/step-N/ (Hugging Face layout plus optimizer state). Ctrl-C stops after the current step
 with a checkpoint and status "cancelled"; --resume continues it.
 
-With a server configured (--url or ARC_URL, key as for arc models), a completed run's last checkpoint is
+With a server configured (--url or ARC_URL; --key, --home as for arc models), a completed run's last checkpoint is
 registered there as a candidate ModelVersion (--base-model <id> names its parent; --no-register skips it).
 The server accepts checkpoints under <ARC_HOME>/artifacts/<tenantId>/: give --runs-dir a folder there.`;
 
@@ -58,8 +58,7 @@ function progressPrinter(stream: NodeJS.WriteStream) {
   };
 }
 
-async function train(argv: string[]): Promise<number> {
-  const args = parseArgs(argv);
+async function train(args: ParsedArgs): Promise<number> {
   const runsDir = resolve(stringFlag(args, "runs-dir", ".arc/runs") as string);
   const controller = new AbortController();
   const onSigint = () => {
@@ -133,5 +132,13 @@ export const trainCommand: Command = {
   name: "train",
   summary: "train a model from a recipe (SFT, semi-online DPO, GRPO); --resume after a crash",
   help: HELP,
+  flags: {
+    ...CLIENT_FLAGS,
+    "runs-dir": "string",
+    "run-id": "string",
+    resume: "string",
+    "base-model": "string",
+    "no-register": "boolean",
+  },
   run: train,
 };
