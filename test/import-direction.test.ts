@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { describe, it } from "node:test";
 
 /** Which of our packages each package may import (DESIGN.md: sdk, core → nothing; engine, rl → core; server → all). */
@@ -47,4 +47,27 @@ describe("import direction between packages", () => {
       .filter((file) => !/worker/.test(file) && !file.endsWith(".test.ts") && !file.includes("__fixtures__"));
     assert.deepEqual(offenders, []);
   });
+});
+
+/** The server's stage folders: each builds its services; only serve/ composes them with the HTTP routes. */
+const STAGE_FOLDERS = ["deploy", "failures", "orchestrator", "validate", "teaching", "gateway"];
+
+/** The server folders a stage may not import: the HTTP layer, the CLI and the composition root. */
+const WIRING_FOLDERS = ["http", "cli", "serve"];
+const serverSrc = resolve("packages", "server", "src");
+
+describe("wiring in one place inside the server", () => {
+  for (const stage of STAGE_FOLDERS) {
+    it(`keeps ${stage}/ from importing ${WIRING_FOLDERS.join(", ")}/ (tests and fixtures aside)`, () => {
+      const offenders = sourceFiles(join("packages", "server", "src", stage))
+        .filter((file) => !file.endsWith(".test.ts") && !file.includes("__fixtures__"))
+        .flatMap((file) =>
+          [...readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)]
+            .map((match) => relative(serverSrc, resolve(dirname(file), match[1])).split(sep)[0])
+            .filter((folder) => WIRING_FOLDERS.includes(folder))
+            .map((folder) => `${file} imports ${folder}/`),
+        );
+      assert.deepEqual(offenders, []);
+    });
+  }
 });

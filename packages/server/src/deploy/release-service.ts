@@ -1,30 +1,21 @@
 import type { DetectorRegistry } from "@arc/core";
-import type { Hono } from "hono";
 import { ChatGateway } from "../gateway/chat-gateway.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
 import type { TraceRecorderOptions } from "../gateway/trace-recorder.ts";
-import type { AuthVariables } from "../http/auth-middleware.ts";
-import { deployRoutes } from "../http/routes/deploy-routes.ts";
-import { gatewayRoutes } from "../http/routes/gateway-routes.ts";
-import { modelRoutes } from "../http/routes/model-routes.ts";
 import type { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
-import { teachingRoutes } from "../teaching/teaching-routes.ts";
 import { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { PipelineEvalSets, StoredEvalSets } from "../validate/eval-set-source.ts";
 import type { JudgeOptions } from "../validate/judge-models.ts";
+import type { ValidatorDeps } from "../validate/validate-candidate.ts";
 import { Validator } from "../validate/validator-worker.ts";
 import { Deployer } from "./deployer.ts";
 import { PeriodicWorker } from "./periodic-worker.ts";
-import type { RegistrationPolicy } from "./registration-policy.ts";
 import { InlineVerdicts, StoredVerdicts, type VerdictSource } from "./verdict-source.ts";
 
 /** Options of the release service; everything but the database has a default. */
 export interface ReleaseServiceOptions {
   db: Database;
-  maxBodyBytes: number;
-  /** What tenants may name when they register a model over HTTP (from the server config). */
-  registration: RegistrationPolicy;
   /** Model backends (default: ModelPool.fromEnv, which reads ARC_GATEWAY_FAULT_INJECTION). */
   pool?: ModelPool;
   /** Live verdicts on gateway traces (default: the failure pipeline's stored verdicts, the detectors inline after 5 s). */
@@ -44,16 +35,18 @@ export interface ReleaseServiceOptions {
   onEvent?: (line: string) => void;
 }
 
-/** The gateway, validator and deployer of one server process, with their routes and worker loops. */
+/** The gateway, validator and deployer of one server process, with their worker loops (serve/ mounts their routes). */
 export interface ReleaseService {
   gateway: ChatGateway;
   deployer: Deployer;
   validator: Validator;
   pool: ModelPool;
+  /** Run-time teaching of the gateway's requests. */
+  teaching: TeachingRuntime;
   /** EvalSets handed over directly (`POST /v1/eval-sets`); the validator also reads the failure pipeline's. */
   evalSets: StoredEvalSets;
-  /** Mount these with `createApp({ tenantRoutes })`. */
-  tenantRoutes: { path: string; app: Hono<{ Variables: AuthVariables }> }[];
+  /** What validating a candidate reads: the database, the model backends, the EvalSets and the judge. */
+  validatorDeps: ValidatorDeps;
   start(): void;
   /** Stops the loops and stores the traces still queued. */
   close(): Promise<void>;
@@ -61,7 +54,7 @@ export interface ReleaseService {
 
 /** Wires gateway, validator and deployer over one database (state lives there, so a restart resumes it). */
 export function createReleaseService(options: ReleaseServiceOptions): ReleaseService {
-  const { db, maxBodyBytes } = options;
+  const { db } = options;
   const say = options.onEvent ?? (() => {});
   const pool = options.pool ?? ModelPool.fromEnv();
   const evalSets = new StoredEvalSets(db);
@@ -83,7 +76,12 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
       say(`deploy ${e.deploymentId}: ${e.action} — ${e.reason}`);
     },
   });
-  const validatorDeps = { db, pool, evalSets: new PipelineEvalSets(db, evalSets), judge: options.judge };
+  const validatorDeps: ValidatorDeps = {
+    db,
+    pool,
+    evalSets: new PipelineEvalSets(db, evalSets),
+    judge: options.judge,
+  };
   const validator = new Validator(validatorDeps, (e) =>
     say(`validate ${e.model}: ${e.decision} — ${e.reasons.join("; ")}`),
   );
@@ -97,20 +95,8 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     validator,
     pool,
     evalSets,
-    tenantRoutes: [
-      { path: "/", app: gatewayRoutes(gateway, maxBodyBytes) },
-      { path: "/", app: teachingRoutes(teaching, maxBodyBytes) },
-      {
-        path: "/",
-        app: modelRoutes({
-          ...validatorDeps,
-          handedEvalSets: evalSets,
-          maxBodyBytes,
-          registration: options.registration,
-        }),
-      },
-      { path: "/", app: deployRoutes({ db, deployer, routing: gateway.routing, maxBodyBytes }) },
-    ],
+    teaching,
+    validatorDeps,
     start() {
       if (options.workers === false) return;
       for (const w of workers) w.start();

@@ -1,7 +1,3 @@
-import type { Hono } from "hono";
-import type { AuthVariables } from "../http/auth-middleware.ts";
-import { datasetRoutes } from "../http/routes/dataset-routes.ts";
-import { patternRoutes } from "../http/routes/pattern-routes.ts";
 import type { Database } from "../store/database.ts";
 import { runDueSchedules } from "./dataset-schedules.ts";
 import { DetectionWorker } from "./detection-worker.ts";
@@ -16,7 +12,6 @@ import {
 /** What the failure pipeline of one server process needs. */
 export interface FailureServiceOptions {
   db: Database;
-  maxBodyBytes: number;
   /** Scheduling settings (default: from ARC_DETECT_* / ARC_SYNTH_* environment variables). */
   config?: FailurePipelineConfigInput;
   /** The tenants' own detectors and verifiers (default: `setupRegistry` of the module ARC_DETECTORS_MODULE names). */
@@ -25,11 +20,11 @@ export interface FailureServiceOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The failure pipeline of one server process: its routes, detection worker and synthesis schedules. */
+/** The failure pipeline of one server process: its detection worker and synthesis schedules (serve/ mounts its routes). */
 export interface FailureService {
   worker: DetectionWorker;
-  /** Mount these with `createApp({ tenantRoutes })`. */
-  tenantRoutes: { path: string; app: Hono<{ Variables: AuthVariables }> }[];
+  /** The tenants' detectors and verifiers (undefined: the built-in ones), which the pattern and dataset routes also use. */
+  setupRegistry: RegistrySetup | undefined;
   /** Starts detection on ingest and scheduled synthesis (unless the config turns the worker off). */
   start(): void;
   /** Stops both, waiting for the work under way. */
@@ -46,16 +41,13 @@ export async function createFailureService(options: FailureServiceOptions): Prom
     ? parseFailurePipelineConfig(options.config)
     : failurePipelineConfigFromEnv(env);
   const setupRegistry = options.setupRegistry ?? (await registrySetupFromEnv(env));
-  const { db, maxBodyBytes } = options;
+  const { db } = options;
   const worker = new DetectionWorker(db, { config, setupRegistry });
   let timer: NodeJS.Timeout | undefined;
   let scheduling: Promise<unknown> = Promise.resolve();
   return {
     worker,
-    tenantRoutes: [
-      { path: "/", app: patternRoutes({ db, maxBodyBytes, setupRegistry }) },
-      { path: "/", app: datasetRoutes({ db, maxBodyBytes, setupRegistry }) },
-    ],
+    setupRegistry,
     start() {
       if (!config.enabled || timer) return;
       worker.start();

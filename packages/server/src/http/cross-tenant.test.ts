@@ -10,6 +10,7 @@ import { createFailureService, type FailureService } from "../failures/failure-s
 import { upsertVerdicts } from "../failures/verdict-store.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
+import { tenantRoutes } from "../serve/tenant-routes.ts";
 import type { Database } from "../store/database.ts";
 import { createApiKey } from "../store/keys.ts";
 import { registerModelVersion, transitionModelVersion } from "../store/model-registry.ts";
@@ -57,20 +58,19 @@ for (const target of databasesUnderTest()) {
     before(async () => {
       db = await target.open();
       const pool = new ModelPool({ loadEngine: async () => new AnswerBookEngine(new Map(), "b's answer") });
-      release = createReleaseService({
-        db,
-        maxBodyBytes: 1 << 20,
-        workers: false,
-        pool,
-        registration: { home: "/nonexistent-arc-home", upstreams: {} },
-      });
-      failures = await createFailureService({ db, maxBodyBytes: 1 << 20, env: {} });
+      release = createReleaseService({ db, workers: false, pool });
+      failures = await createFailureService({ db, env: {} });
       const app = createApp({
         db,
         authenticator: new Authenticator(db),
         metrics: new ServerMetrics(),
         maxBodyBytes: 1 << 20,
-        tenantRoutes: [...release.tenantRoutes, ...failures.tenantRoutes],
+        tenantRoutes: tenantRoutes({
+          db,
+          maxBodyBytes: 1 << 20,
+          release: { service: release, registration: { home: "/nonexistent-arc-home", upstreams: {} } },
+          failures,
+        }),
       });
       server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
       await new Promise((r) => server.once("listening", r));

@@ -48,7 +48,7 @@ describe("the run service at start", () => {
   });
   after(() => db?.close());
 
-  const start = (env: NodeJS.ProcessEnv) => createRunService({ db, home, maxBodyBytes: 1 << 20, env });
+  const start = (env: NodeJS.ProcessEnv) => createRunService({ db, home, env });
 
   it("stops when the orchestrator is on and its recipe does not take its overrides, naming the key", async () => {
     const on = await start({ ARC_ORCHESTRATOR: "1", ARC_ORCHESTRATOR_OVERRIDES: "trainer.steps=20" });

@@ -2,9 +2,13 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { loadRecipe, type RunResult } from "@arc/rl";
-import type { ArcClient } from "../cli/arc-client.ts";
 import type { ModelVersion } from "../store/model-registry.ts";
 import { metricsSummary } from "./execute-run.ts";
+
+/** What registering needs of a client of the Arc API: one authenticated JSON request. */
+export interface ApiRequester {
+  request<T>(method: string, path: string, body?: unknown): Promise<T>;
+}
 
 /**
  * Registers a finished run's last checkpoint as a `candidate` ModelVersion on an Arc server (what `arc train` does
@@ -12,7 +16,7 @@ import { metricsSummary } from "./execute-run.ts";
  * The server accepts checkpoints under `<ARC_HOME>/artifacts/<tenantId>/` only: train with `--runs-dir` there.
  */
 export async function registerRunCheckpoint(
-  client: ArcClient,
+  client: ApiRequester,
   result: RunResult,
   options: { parentId?: string } = {},
 ): Promise<ModelVersion> {

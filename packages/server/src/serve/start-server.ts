@@ -16,6 +16,7 @@ import type { Database } from "../store/database.ts";
 import { openDatabase } from "../store/open-database.ts";
 import { bootstrapDatabase } from "./bootstrap.ts";
 import { type LocalCredentials, readCredentials, writeCredentials } from "./credentials.ts";
+import { tenantRoutes } from "./tenant-routes.ts";
 
 /** A running Arc server. */
 export interface RunningServer {
@@ -43,8 +44,8 @@ export interface RunningServer {
 export async function startServer(
   config: ServerConfig,
   options: {
-    release?: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes" | "registration">;
-    failures?: Omit<FailureServiceOptions, "db" | "maxBodyBytes">;
+    release?: Omit<ReleaseServiceOptions, "db">;
+    failures?: Omit<FailureServiceOptions, "db">;
     /** Orchestrator settings over the ARC_ORCHESTRATOR* variables. */
     orchestrator?: OrchestratorConfigInput;
   } = {},
@@ -54,19 +55,17 @@ export async function startServer(
   if (made) writeCredentials(config.home, made);
   const metrics = new ServerMetrics();
   const authenticator = new Authenticator(db, config.adminKey);
+  const registration = { home: config.home, upstreams: config.upstreams, modelsDir: config.modelsDir };
   const release = createReleaseService({
     db,
-    maxBodyBytes: config.maxBodyBytes,
-    registration: { home: config.home, upstreams: config.upstreams, modelsDir: config.modelsDir },
     metrics,
     traceRecorder: { maxQueued: config.gatewayTraceQueue },
     ...options.release,
   });
-  const failures = await createFailureService({ db, maxBodyBytes: config.maxBodyBytes, ...options.failures });
+  const failures = await createFailureService({ db, ...options.failures });
   const runs = await createRunService({
     db,
     home: config.home,
-    maxBodyBytes: config.maxBodyBytes,
     config: options.orchestrator,
     setupRegistry: options.failures?.setupRegistry,
   });
@@ -75,7 +74,13 @@ export async function startServer(
     authenticator,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
-    tenantRoutes: [...release.tenantRoutes, ...failures.tenantRoutes, ...runs.tenantRoutes],
+    tenantRoutes: tenantRoutes({
+      db,
+      maxBodyBytes: config.maxBodyBytes,
+      release: { service: release, registration },
+      failures,
+      runs,
+    }),
   });
   const timeout = config.requestTimeoutMs;
   const server = serve({

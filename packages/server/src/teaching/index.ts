@@ -6,7 +6,6 @@ export {
   TeachingConfig,
   type TeachingConfigInput,
 } from "./teaching-config.ts";
-export { teachingRoutes } from "./teaching-routes.ts";
 export {
   ALL_TRAFFIC,
   type PatternTeachingStatus,

@@ -6,6 +6,7 @@ import { serve } from "@hono/node-server";
 import { createApp } from "../../http/app.ts";
 import { Authenticator } from "../../http/authenticator.ts";
 import { ServerMetrics } from "../../metrics/metrics-registry.ts";
+import { tenantRoutes } from "../../serve/tenant-routes.ts";
 import type { Database } from "../../store/database.ts";
 import { createApiKey } from "../../store/keys.ts";
 import { createTenant } from "../../store/tenants.ts";
@@ -30,25 +31,27 @@ export async function startReleaseTestServer(
   {
     startWorkers = true,
     ...options
-  }: Omit<ReleaseServiceOptions, "db" | "maxBodyBytes" | "registration"> & {
+  }: Omit<ReleaseServiceOptions, "db"> & {
     registration?: RegistrationPolicy;
     /** false: the test calls `release.start()` itself, once its set-up can no longer race the workers' first tick. */
     startWorkers?: boolean;
   } = {},
 ): Promise<ReleaseTestServer> {
-  const release = createReleaseService({
-    db,
-    maxBodyBytes: 1024 * 1024,
-    workers: false,
-    registration: { home: join(tmpdir(), "arc-release-test-home"), upstreams: {} },
-    ...options,
-  });
+  const {
+    registration = { home: join(tmpdir(), "arc-release-test-home"), upstreams: {} },
+    ...serviceOptions
+  } = options;
+  const release = createReleaseService({ db, workers: false, ...serviceOptions });
   const app = createApp({
     db,
     authenticator: new Authenticator(db),
     metrics: new ServerMetrics(),
     maxBodyBytes: 1024 * 1024,
-    tenantRoutes: release.tenantRoutes,
+    tenantRoutes: tenantRoutes({
+      db,
+      maxBodyBytes: 1024 * 1024,
+      release: { service: release, registration },
+    }),
   });
   const tenant = await createTenant(db, `acme-${randomBytes(3).toString("hex")}`);
   const key = (await createApiKey(db, { role: "tenant", tenantId: tenant.id })).key;

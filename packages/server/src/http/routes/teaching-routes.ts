@@ -1,8 +1,8 @@
 import { Hono } from "hono";
-import type { AuthVariables } from "../http/auth-middleware.ts";
-import { readJson } from "../http/read-json.ts";
-import type { TeachingConfigInput } from "./teaching-config.ts";
-import type { TeachingRuntime } from "./teaching-runtime.ts";
+import type { TeachingConfigInput } from "../../teaching/teaching-config.ts";
+import type { TeachingRuntime } from "../../teaching/teaching-runtime.ts";
+import type { AuthVariables } from "../auth-middleware.ts";
+import { readJson } from "../read-json.ts";
 
 /**
  * The tenant's run-time teaching: `GET /v1/teaching` (config and each pattern's teaching status with
