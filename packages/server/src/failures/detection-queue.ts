@@ -12,12 +12,16 @@ export interface DetectionClaim {
   attempts: number;
   /** The error of the previous attempt, if it failed. */
   lastError: string | null;
+  /** The previous claim ran out its lease unfinished: its worker stopped or hung while judging it. */
+  abandoned: boolean;
 }
 
 /**
  * Claims up to `limit` traces that have been quiet for `quietMs` and are not leased by another worker, leasing them
  * for `leaseMs`. One statement with `FOR UPDATE SKIP LOCKED`, so workers in several processes sharing a PostgreSQL
- * server never claim the same trace; a claim whose worker died is claimed again when its lease runs out.
+ * server never claim the same trace. A claim whose worker died is claimed again when its lease runs out, alone: if
+ * that trace is what stops its worker, the traces claimed with it are not held back with it. Dead letters are never
+ * claimed.
  */
 export async function claimDueTraces(
   db: Queryable,
@@ -30,17 +34,32 @@ export async function claimDueTraces(
     reason: string;
     attempts: number;
     last_error: string | null;
+    abandoned: boolean;
   }>(
-    `update detection_queue q
+    `with abandoned as (
+       select tenant_id, trace_id from detection_queue
+        where enqueued_at <= now() - $1::float8 * interval '1 millisecond' and dead_lettered_at is null
+          and lease_until < now()
+        order by enqueued_at, seq
+        limit 1
+        for update skip locked
+     ), fresh as (
+       select tenant_id, trace_id from detection_queue
+        where enqueued_at <= now() - $1::float8 * interval '1 millisecond' and dead_lettered_at is null
+          and lease_until is null and not exists (select 1 from abandoned)
+        order by enqueued_at, seq
+        limit $2
+        for update skip locked
+     ), due as (
+       select tenant_id, trace_id, true as abandoned from abandoned
+       union all
+       select tenant_id, trace_id, false from fresh
+     )
+     update detection_queue q
         set lease_until = now() + $3::float8 * interval '1 millisecond', attempts = q.attempts + 1
-       from (select tenant_id, trace_id from detection_queue
-              where enqueued_at <= now() - $1::float8 * interval '1 millisecond'
-                and (lease_until is null or lease_until < now())
-              order by enqueued_at, seq
-              limit $2
-              for update skip locked) due
+       from due
       where q.tenant_id = due.tenant_id and q.trace_id = due.trace_id
-      returning q.tenant_id, q.trace_id, q.seq::text as seq, q.reason, q.attempts, q.last_error`,
+      returning q.tenant_id, q.trace_id, q.seq::text as seq, q.reason, q.attempts, q.last_error, due.abandoned`,
     [options.quietMs, options.limit, options.leaseMs],
   );
   return rows.map((r) => ({
@@ -50,6 +69,7 @@ export async function claimDueTraces(
     reason: r.reason,
     attempts: r.attempts,
     lastError: r.last_error,
+    abandoned: r.abandoned,
   }));
 }
 
@@ -89,10 +109,62 @@ export async function releaseClaims(db: Database, claims: DetectionClaim[], erro
   );
 }
 
-/** Traces of a tenant waiting to be judged (leased ones included). */
+/**
+ * Moves claims aside for good, with the error that broke them: dead letters are not claimed again, arrivals for
+ * them do not requeue them, and `deadLetteredDetections` lists them.
+ */
+export async function deadLetterClaims(
+  db: Queryable,
+  claims: DetectionClaim[],
+  error: string,
+): Promise<void> {
+  if (claims.length === 0) return;
+  await db.query(
+    `update detection_queue q set lease_until = null, last_error = $3, dead_lettered_at = now()
+       from unnest($1::text[], $2::text[]) as c(tenant_id, trace_id)
+      where q.tenant_id = c.tenant_id and q.trace_id = c.trace_id`,
+    [claims.map((c) => c.tenantId), claims.map((c) => c.traceId), error.slice(0, 2000)],
+  );
+}
+
+/** A trace moved aside by the detection worker, with why. */
+export interface DeadLetteredDetection {
+  traceId: string;
+  /** The error that broke its judging the last time. */
+  error: string;
+  /** How many times it was claimed. */
+  attempts: number;
+  /** ISO 8601 date-time it was moved aside. */
+  deadLetteredAt: string;
+}
+
+/** A tenant's dead letters, oldest first. */
+export async function deadLetteredDetections(
+  db: Queryable,
+  tenantId: string,
+): Promise<DeadLetteredDetection[]> {
+  const rows = await db.query<{
+    trace_id: string;
+    last_error: string;
+    attempts: number;
+    dead_lettered_at: string;
+  }>(
+    `select trace_id, last_error, attempts, dead_lettered_at from detection_queue
+      where tenant_id = $1 and dead_lettered_at is not null order by dead_lettered_at, trace_id`,
+    [tenantId],
+  );
+  return rows.map((r) => ({
+    traceId: r.trace_id,
+    error: r.last_error,
+    attempts: r.attempts,
+    deadLetteredAt: new Date(r.dead_lettered_at).toISOString(),
+  }));
+}
+
+/** Traces of a tenant waiting to be judged (leased ones included, dead letters not). */
 export async function pendingDetections(db: Queryable, tenantId: string): Promise<number> {
   const [row] = await db.query<{ n: number }>(
-    "select count(*)::int as n from detection_queue where tenant_id = $1",
+    "select count(*)::int as n from detection_queue where tenant_id = $1 and dead_lettered_at is null",
     [tenantId],
   );
   return row.n;

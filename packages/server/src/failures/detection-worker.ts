@@ -13,7 +13,13 @@ import {
 import type { Database } from "../store/database.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { loadClusterState, lockClusterState, saveClusterState } from "./cluster-state-store.ts";
-import { claimDueTraces, completeClaims, type DetectionClaim, releaseClaims } from "./detection-queue.ts";
+import {
+  claimDueTraces,
+  completeClaims,
+  type DetectionClaim,
+  deadLetterClaims,
+  releaseClaims,
+} from "./detection-queue.ts";
 import { tenantRegistry } from "./detector-config-store.ts";
 import {
   type FailurePipelineConfig,
@@ -60,6 +66,8 @@ interface Judged {
  * that tenant's clusterer lock — assigns each first-time failure to its pattern, writes the verdicts (one row per
  * trace), the memberships, the patterns projection and the clusterer state, and removes the claims. A trace queued
  * again meanwhile (late steps, feedback) stays queued and is judged again; it keeps the pattern it first joined.
+ * A trace that breaks its batch is judged apart from it, and one that keeps breaking the worker is moved aside (a
+ * dead letter, see `deadLetteredDetections`) rather than tried forever.
  */
 export class DetectionWorker {
   private readonly clusterers = new Map<string, { version: number; clusterer: FailureClusterer }>();
@@ -91,21 +99,40 @@ export class DetectionWorker {
     const byTenant = new Map<string, DetectionClaim[]>();
     for (const c of claims) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), c]);
     for (const [tenantId, tenantClaims] of byTenant) {
-      // Traces that kept failing are settled apart, so an error in the tenant's setup cannot hold them forever.
       const exhausted = tenantClaims.filter((c) => c.attempts > this.config.maxAttempts);
       const live = tenantClaims.filter((c) => c.attempts <= this.config.maxAttempts);
-      for (const group of [exhausted, live]) {
-        if (group.length === 0) continue;
+      // A trace whose worker kept stopping while judging it is moved aside unread: reading it may stop this one.
+      for (const claim of exhausted.filter((c) => c.abandoned)) {
+        await this.deadLetter(
+          claim,
+          new Error(
+            `its judging did not finish in ${claim.attempts - 1} attempts, the last one abandoned when its lease ran out (the worker stopped or hung while judging it); last error: ${claim.lastError ?? "none"}`,
+          ),
+        );
+      }
+      // Traces that kept failing with the whole tenant are settled apart, so an error in the tenant's setup cannot
+      // hold them forever.
+      const settled = exhausted.filter((c) => !c.abandoned);
+      if (settled.length > 0) {
         try {
-          pass.assigned += await this.judgeTenant(tenantId, group);
-          pass.judged += group.length;
+          pass.assigned += await this.write(
+            tenantId,
+            settled.map((claim) => this.gaveUp(claim)),
+          );
+          pass.judged += settled.length;
         } catch (error) {
-          this.clusterers.delete(tenantId);
-          await releaseClaims(this.db, group, String((error as Error)?.message ?? error));
-          pass.released += group.length;
-          this.onError(error);
+          await this.release(settled, error, pass);
         }
       }
+      if (live.length === 0) continue;
+      let registry: DetectorRegistry;
+      try {
+        registry = await tenantRegistry(this.db, tenantId, this.setup);
+      } catch (error) {
+        await this.release(live, error, pass);
+        continue;
+      }
+      await this.judgeApart(tenantId, live, registry, pass);
     }
     return pass;
   }
@@ -137,40 +164,99 @@ export class DetectionWorker {
     await this.running;
   }
 
-  /** Judges one tenant's claims and writes the outcome; returns the failures assigned. */
-  private async judgeTenant(tenantId: string, claims: DetectionClaim[]): Promise<number> {
-    const exhausted = claims.every((c) => c.attempts > this.config.maxAttempts);
-    const judged = exhausted
-      ? claims.map((claim) => this.gaveUp(claim))
-      : await this.judgeAll(tenantId, claims);
-    return this.db.transaction(async (tx) => {
-      const version = await lockClusterState(tx, tenantId);
-      const clusterer = await this.clustererAt(tx, tenantId, version);
-      const already = await assignedPatterns(
-        tx,
-        tenantId,
-        judged.map((j) => j.claim.traceId),
-      );
-      const joined: { failure: FailureRecord; patternId: string }[] = [];
-      const verdicts: NewVerdict[] = judged.map((j) => {
-        let patternId = already.get(j.claim.traceId) ?? null;
-        if (!patternId && j.record) {
-          patternId = clusterer.assign(j.record).patternId;
-          joined.push({ failure: j.record, patternId });
-        }
-        return { traceId: j.claim.traceId, judgement: j.judgement, patternId, modelVersion: j.modelVersion };
-      });
-      await upsertVerdicts(tx, tenantId, verdicts);
-      if (joined.length > 0) {
-        await insertFailures(tx, tenantId, joined);
-        const state: ClusterState = clusterer.toJSON();
-        await savePatterns(tx, tenantId, clusterer.patterns());
-        const next = await saveClusterState(tx, tenantId, state);
-        this.clusterers.set(tenantId, { version: next, clusterer });
+  /**
+   * Judges one tenant's claims and writes the outcome. When that fails, the halves are judged apart, down to single
+   * traces, so one trace that cannot be read, judged or written does not hold back the others: a trace that fails
+   * on its own is given back with its error, and moved aside (a dead letter) once it has failed `maxAttempts` times.
+   */
+  private async judgeApart(
+    tenantId: string,
+    claims: DetectionClaim[],
+    registry: DetectorRegistry,
+    pass: DetectionPass,
+  ): Promise<void> {
+    try {
+      const judged = await this.judgeAll(tenantId, claims, registry);
+      pass.assigned += await this.write(tenantId, judged);
+      pass.judged += claims.length;
+    } catch (error) {
+      if (claims.length > 1) {
+        const half = Math.ceil(claims.length / 2);
+        await this.judgeApart(tenantId, claims.slice(0, half), registry, pass);
+        await this.judgeApart(tenantId, claims.slice(half), registry, pass);
+      } else if (claims[0].attempts >= this.config.maxAttempts) {
+        await this.deadLetter(claims[0], error);
+      } else {
+        await this.release(claims, error, pass);
       }
-      await completeClaims(tx, tenantId, claims);
-      return joined.length;
-    });
+    }
+  }
+
+  /** Gives claims back with the error, to be tried again on a later pass, and reports it. */
+  private async release(claims: DetectionClaim[], error: unknown, pass: DetectionPass): Promise<void> {
+    await releaseClaims(this.db, claims, errorMessage(error));
+    pass.released += claims.length;
+    this.onError(error);
+  }
+
+  /** Moves a claim aside for good with the error that broke it, and reports it. */
+  private async deadLetter(claim: DetectionClaim, error: unknown): Promise<void> {
+    const message = errorMessage(error);
+    await deadLetterClaims(this.db, [claim], message);
+    this.onError(
+      new Error(
+        `trace "${claim.traceId}" of tenant ${claim.tenantId} is moved aside (a dead letter): ${message}`,
+      ),
+    );
+  }
+
+  /**
+   * Writes judged traces in one transaction, holding the tenant's clusterer lock; returns the failures assigned.
+   * When it fails, the cached clusterer (which may hold assignments that were rolled back) is dropped.
+   */
+  private async write(tenantId: string, judged: Judged[]): Promise<number> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        const version = await lockClusterState(tx, tenantId);
+        const clusterer = await this.clustererAt(tx, tenantId, version);
+        const already = await assignedPatterns(
+          tx,
+          tenantId,
+          judged.map((j) => j.claim.traceId),
+        );
+        const joined: { failure: FailureRecord; patternId: string }[] = [];
+        const verdicts: NewVerdict[] = judged.map((j) => {
+          let patternId = already.get(j.claim.traceId) ?? null;
+          if (!patternId && j.record) {
+            patternId = clusterer.assign(j.record).patternId;
+            joined.push({ failure: j.record, patternId });
+          }
+          return {
+            traceId: j.claim.traceId,
+            judgement: j.judgement,
+            patternId,
+            modelVersion: j.modelVersion,
+          };
+        });
+        await upsertVerdicts(tx, tenantId, verdicts);
+        if (joined.length > 0) {
+          await insertFailures(tx, tenantId, joined);
+          const state: ClusterState = clusterer.toJSON();
+          await savePatterns(tx, tenantId, clusterer.patterns());
+          const next = await saveClusterState(tx, tenantId, state);
+          this.clusterers.set(tenantId, { version: next, clusterer });
+        }
+        await completeClaims(
+          tx,
+          tenantId,
+          judged.map((j) => j.claim),
+        );
+        return joined.length;
+      });
+    } catch (error) {
+      this.clusterers.delete(tenantId);
+      throw error;
+    }
   }
 
   /** The tenant's clusterer at `version`: the cached one when no other worker has moved it on, else loaded. */
@@ -189,8 +275,11 @@ export class DetectionWorker {
   }
 
   /** Judges claimed traces with their tenant's registry and the feedback known so far. */
-  private async judgeAll(tenantId: string, claims: DetectionClaim[]): Promise<Judged[]> {
-    const registry = await tenantRegistry(this.db, tenantId, this.setup);
+  private async judgeAll(
+    tenantId: string,
+    claims: DetectionClaim[],
+    registry: DetectorRegistry,
+  ): Promise<Judged[]> {
     const traces = await getTraces(
       this.db,
       tenantId,
@@ -234,4 +323,9 @@ export class DetectionWorker {
       modelVersion: traceModelVersion(parsed.data) ?? null,
     };
   }
+}
+
+/** An error's message, or what was thrown, as text. */
+function errorMessage(error: unknown): string {
+  return String((error as Error)?.message ?? error);
 }

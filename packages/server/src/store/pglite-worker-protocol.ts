@@ -1,9 +1,13 @@
-/** Messages between the main thread and the thread that owns PGlite. */
+/**
+ * Messages between the main thread and the thread that owns PGlite. The thread answers every request with exactly
+ * one response, in the order the requests came, so the main thread pairs them by position: a response that cannot
+ * be read (a `messageerror`) still answers the oldest request waiting.
+ */
 export type PgliteRequest =
-  | { id: number; op: "open"; dataDir: string }
-  | { id: number; op: "query"; sql: string; params?: unknown[] }
-  | { id: number; op: "exec"; sql: string }
-  | { id: number; op: "close" };
+  | { op: "open"; dataDir: string }
+  | { op: "query"; sql: string; params?: unknown[] }
+  | { op: "exec"; sql: string }
+  | { op: "close" };
 
 /** A database error as it crosses threads: PostgreSQL's fields kept, so callers can match on them. */
 export interface TransferredError {
@@ -17,7 +21,11 @@ export interface TransferredError {
   constraint?: string;
 }
 
-/** The worker's answer to the request with the same `id`: rows, or the Postgres error's fields. */
+/**
+ * The thread's answer to one request: rows, or the Postgres error's fields. Columns named in `jsonColumns` hold
+ * json/jsonb as PostgreSQL's text, parsed on the main thread: a structured clone of a deeply nested value overflows
+ * the stack of the thread that reads it, JSON.parse does not.
+ */
 export type PgliteResponse =
-  | { id: number; ok: true; rows?: Record<string, unknown>[] }
-  | { id: number; ok: false; error: TransferredError };
+  | { ok: true; rows?: Record<string, unknown>[]; jsonColumns?: string[] }
+  | { ok: false; error: TransferredError };

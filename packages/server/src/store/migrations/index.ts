@@ -4,6 +4,7 @@ import { modelRegistrySchema } from "./003-model-registry.ts";
 import { deploymentsSchema } from "./004-deployments.ts";
 import { runsSchema } from "./005-runs.ts";
 import { stepOrderSchema } from "./006-step-order.ts";
+import { detectionDeadLettersSchema } from "./007-detection-dead-letters.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -23,4 +24,5 @@ export const migrations: Migration[] = [
   { version: 4, name: "validations and deployments", sql: deploymentsSchema },
   { version: 5, name: "training runs", sql: runsSchema },
   { version: 6, name: "step arrival order", sql: stepOrderSchema },
+  { version: 7, name: "detection dead letters", sql: detectionDeadLettersSchema },
 ];
