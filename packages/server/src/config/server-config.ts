@@ -42,6 +42,14 @@ export const ServerConfig = z.object({
     .describe(
       "Time to receive a request's head and body; past it the request gets 408 and its connection is closed (ARC_REQUEST_TIMEOUT_MS).",
     ),
+  queryTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(30_000)
+    .describe(
+      "Longest an embedded-database statement may hold the database; past it the statement fails and the next one runs (ARC_DB_QUERY_TIMEOUT_MS).",
+    ),
   gatewayTraceQueue: z
     .number()
     .int()
@@ -86,6 +94,7 @@ const envConfig: EnvConfigSpec<keyof ServerConfig> = {
     adminKey: "ARC_ADMIN_KEY",
     maxBodyBytes: "ARC_MAX_BODY_BYTES",
     requestTimeoutMs: "ARC_REQUEST_TIMEOUT_MS",
+    queryTimeoutMs: "ARC_DB_QUERY_TIMEOUT_MS",
     gatewayTraceQueue: "ARC_GATEWAY_TRACE_QUEUE",
     upstreams: "ARC_UPSTREAMS",
     modelsDir: "ARC_MODELS_DIR",
@@ -94,6 +103,7 @@ const envConfig: EnvConfigSpec<keyof ServerConfig> = {
     port: envNumber,
     maxBodyBytes: envNumber,
     requestTimeoutMs: envNumber,
+    queryTimeoutMs: envNumber,
     gatewayTraceQueue: envNumber,
     upstreams: (value, name) => {
       try {

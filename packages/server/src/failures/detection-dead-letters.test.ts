@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { simulateProductionTraffic, Trace } from "@arc/core";
+import { createApp } from "../http/app.ts";
+import { Authenticator } from "../http/authenticator.ts";
+import { patternRoutes } from "../http/routes/pattern-routes.ts";
+import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
+import { createApiKey } from "../store/keys.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
 import { insertFeedback, insertTraces } from "../store/trace-store.ts";
@@ -110,6 +115,30 @@ for (const target of databasesUnderTest()) {
       assert.match(dead.error, /did not finish in 2 attempts, the last one abandoned when its lease ran out/);
       assert.equal(await pendingDetections(db, tenant), 0);
       assert.equal(errors.length, 1);
+    });
+
+    it("shows the tenant its dead letters over HTTP: a count on /v1/patterns and the list on /v1/dead-letters", async () => {
+      const key = (await createApiKey(db, { role: "tenant", tenantId: tenant })).key;
+      const app = createApp({
+        db,
+        authenticator: new Authenticator(db),
+        metrics: new ServerMetrics(),
+        maxBodyBytes: 1 << 20,
+        tenantRoutes: [{ path: "/", app: patternRoutes({ db, maxBodyBytes: 1 << 20 }) }],
+      });
+      const get = async (path: string) =>
+        (await app.request(path, { headers: { authorization: `Bearer ${key}` } })).json() as Promise<{
+          deadLettered?: number;
+          data: { traceId: string; error: string }[];
+        }>;
+      const stored = await deadLetteredDetections(db, tenant);
+      assert.ok(stored.length > 0);
+      assert.equal((await get("/v1/patterns")).deadLettered, stored.length);
+      const listed = (await get("/v1/dead-letters")).data;
+      assert.deepEqual(
+        listed.map((d) => [d.traceId, d.error]),
+        stored.map((d) => [d.traceId, d.error]),
+      );
     });
   });
 }

@@ -138,10 +138,11 @@ export interface DeadLetteredDetection {
   deadLetteredAt: string;
 }
 
-/** A tenant's dead letters, oldest first. */
+/** A tenant's dead letters, oldest first, at most `limit`. */
 export async function deadLetteredDetections(
   db: Queryable,
   tenantId: string,
+  limit = 500,
 ): Promise<DeadLetteredDetection[]> {
   const rows = await db.query<{
     trace_id: string;
@@ -150,8 +151,8 @@ export async function deadLetteredDetections(
     dead_lettered_at: string;
   }>(
     `select trace_id, last_error, attempts, dead_lettered_at from detection_queue
-      where tenant_id = $1 and dead_lettered_at is not null order by dead_lettered_at, trace_id`,
-    [tenantId],
+      where tenant_id = $1 and dead_lettered_at is not null order by dead_lettered_at, trace_id limit $2`,
+    [tenantId, limit],
   );
   return rows.map((r) => ({
     traceId: r.trace_id,
@@ -159,6 +160,15 @@ export async function deadLetteredDetections(
     attempts: r.attempts,
     deadLetteredAt: new Date(r.dead_lettered_at).toISOString(),
   }));
+}
+
+/** How many of a tenant's traces are dead letters. */
+export async function countDeadLetteredDetections(db: Queryable, tenantId: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    "select count(*)::int as n from detection_queue where tenant_id = $1 and dead_lettered_at is not null",
+    [tenantId],
+  );
+  return row.n;
 }
 
 /** Traces of a tenant waiting to be judged (leased ones included, dead letters not). */

@@ -242,3 +242,23 @@ for (const target of databasesUnderTest()) {
     });
   });
 }
+
+for (const target of databasesUnderTest()) {
+  describe(`/health when the ${target.name} database cannot answer`, { skip: target.skip }, () => {
+    it("answers 503 naming the database's error instead of a bare 500", async () => {
+      const db = await target.open();
+      const server = await startTestAppServer(db);
+      try {
+        await db.close();
+        const res = await fetch(`${server.url}/health`);
+        assert.equal(res.status, 503);
+        const body = (await res.json()) as { status: string; database: string; error: string };
+        assert.equal(body.status, "unavailable");
+        assert.equal(body.database, target.name);
+        assert.ok(body.error.length > 0);
+      } finally {
+        await server.close();
+      }
+    });
+  });
+}

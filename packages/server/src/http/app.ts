@@ -49,7 +49,12 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.get("/health", async (c) => {
-    await deps.db.query("select 1");
+    try {
+      await deps.db.query("select 1");
+    } catch (error) {
+      // the database cannot answer (its thread died, a statement holds it past its deadline): say so, not 500
+      return c.json({ status: "unavailable", database: deps.db.kind, error: (error as Error).message }, 503);
+    }
     return c.json({ status: "ok", database: deps.db.kind });
   });
   app.get("/metrics", (c) =>

@@ -50,7 +50,11 @@ export async function startServer(
     orchestrator?: OrchestratorConfigInput;
   } = {},
 ): Promise<RunningServer> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, home: config.home });
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    home: config.home,
+    queryTimeoutMs: config.queryTimeoutMs,
+  });
   const made = await bootstrapDatabase(db);
   if (made) writeCredentials(config.home, made);
   const metrics = new ServerMetrics();

@@ -16,7 +16,8 @@ Usage: arc serve [--port 7300] [--host 127.0.0.1] [--home .arc] [--database-url 
 On the first start against a database, Arc makes an admin key, a tenant "default" and a key for it, prints
 them and saves them to <home>/credentials.json (readable by you only). Keys are stored hashed: keep that file.
 Also: ARC_ADMIN_KEY (an extra admin key to accept), ARC_MAX_BODY_BYTES (default 10 MiB),
-ARC_REQUEST_TIMEOUT_MS (time to receive a request whole, default 30000; past it 408).
+ARC_REQUEST_TIMEOUT_MS (time to receive a request whole, default 30000; past it 408),
+ARC_DB_QUERY_TIMEOUT_MS (longest an embedded-database statement may run, default 30000).
 Stop with Ctrl-C; the database is closed cleanly.`;
 
 /** `arc serve`: runs the Arc server in this process until SIGINT/SIGTERM. */

@@ -1,7 +1,11 @@
 import { InvalidInputError, NotFoundError, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
-import { pendingDetections } from "../../failures/detection-queue.ts";
+import {
+  countDeadLetteredDetections,
+  deadLetteredDetections,
+  pendingDetections,
+} from "../../failures/detection-queue.ts";
 import { saveDetectorConfig, tenantRegistry } from "../../failures/detector-config-store.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { getPattern, listPatterns, recentMembers } from "../../failures/pattern-store.ts";
@@ -18,7 +22,8 @@ const PatternQuery = z.object({
 
 /**
  * `GET /v1/patterns` (largest first, with counts per day and model version and examples, plus how many traces are
- * judged and how many still wait), `GET /v1/patterns/:id` (with its most recent member traces),
+ * judged, how many still wait and how many were dead-lettered), `GET /v1/patterns/:id` (with its most recent member
+ * traces), `GET /v1/dead-letters` (traces detection gave up on, with their errors),
  * `GET /v1/verdicts?traceId=`, and the tenant's detector settings `GET/PUT /v1/detectors`.
  */
 export function patternRoutes(deps: { db: Database; maxBodyBytes: number; setupRegistry?: RegistrySetup }) {
@@ -28,13 +33,18 @@ export function patternRoutes(deps: { db: Database; maxBodyBytes: number; setupR
     const parsed = PatternQuery.safeParse(c.req.query());
     if (!parsed.success) throw toInvalidInputError(parsed.error);
     const tenantId = c.get("tenantId");
-    const [data, verdicts, pending] = await Promise.all([
+    const [data, verdicts, pending, deadLettered] = await Promise.all([
       listPatterns(deps.db, tenantId, parsed.data),
       verdictCounts(deps.db, tenantId),
       pendingDetections(deps.db, tenantId),
+      countDeadLetteredDetections(deps.db, tenantId),
     ]);
-    return c.json({ data, verdicts, pending });
+    return c.json({ data, verdicts, pending, deadLettered });
   });
+
+  app.get("/dead-letters", async (c) =>
+    c.json({ data: await deadLetteredDetections(deps.db, c.get("tenantId")) }),
+  );
 
   app.get("/patterns/:id", async (c) => {
     const tenantId = c.get("tenantId");
