@@ -167,6 +167,22 @@ describe("shutdown and process exit", () => {
     );
   });
 
+  it("delivers before an awaited shutdown() returns, even when the send must wait for a retry", async () => {
+    const c = await collector();
+    let first = true;
+    c.reply = () => {
+      if (!first) return { status: 202 };
+      first = false;
+      return { status: 503 };
+    };
+    const run = await runAgent({ ARC_URL: c.url, CALL_SHUTDOWN: "1" });
+    assert.equal(run.code, 0, "the process ended before shutdown() settled");
+    assert.deepEqual(
+      c.traces().map((t) => t.name),
+      ["exit-agent"],
+    );
+  });
+
   it("never keeps a process alive much past exitFlushTimeoutMs when Arc is down", {
     timeout: 20_000,
   }, async () => {

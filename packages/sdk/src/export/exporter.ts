@@ -159,7 +159,8 @@ export class Exporter {
   /** Flushes (up to `timeoutMs`), then stops: later items are counted as dropped. Idempotent. */
   async shutdown(timeoutMs: number): Promise<boolean> {
     if (this.stopped) return this.pendingCount() === 0;
-    const settled = await this.flush(timeoutMs);
+    // an awaited shutdown keeps the process alive until its traces are sent or the timeout passes
+    const settled = await this.flush(timeoutMs, true);
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
