@@ -1,3 +1,4 @@
+export { compileJsonReader, type JsonReader, notAccepted } from "./compile-json-reader.ts";
 export { toInvalidInputError } from "./format-zod-error.ts";
 export {
   checkJsonDepth,

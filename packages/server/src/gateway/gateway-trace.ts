@@ -79,7 +79,8 @@ export function gatewayTrace(call: GatewayCall): Trace {
     },
     steps: [
       {
-        id: ids.stepId ?? `${id}-llm`,
+        // a call inside the SDK's trace that names no step is a step of its own, never merged into another call's
+        id: ids.stepId ?? (ids.traceId ? `gw-${randomUUID()}` : `${id}-llm`),
         ...(ids.parentStepId ? { parentId: ids.parentStepId } : {}),
         kind: "llm",
         name: "chat.completions",

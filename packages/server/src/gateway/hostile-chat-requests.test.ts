@@ -202,5 +202,17 @@ for (const target of databasesUnderTest()) {
         provider.reply = () => ({});
       }
     });
+
+    it("keeps two calls of one SDK trace that name no step as two steps", async () => {
+      const headers = { "x-arc-trace-id": "sdk-trace-two-calls" };
+      for (const content of ["first call", "second call"]) {
+        const body = JSON.stringify({ model: "arc", messages: [{ role: "user", content }] });
+        assert.equal((await post(upstream, body, headers)).status, 200);
+      }
+      await upstream.release.gateway.flush();
+      const trace = await getTrace(db, upstream.tenantId, "sdk-trace-two-calls");
+      assert.equal(trace.steps.length, 2);
+      assert.notEqual(trace.steps[0].id, trace.steps[1].id);
+    });
   });
 }

@@ -12,7 +12,7 @@ export interface InsertResult {
 }
 
 /** Most rows one statement of a batch writes: larger batches go in slices, and other queries run between them. */
-export const WRITE_SLICE_ROWS = 1_000;
+export const WRITE_SLICE_ROWS = 250;
 
 /** Filters of `GET /v1/traces`. */
 export interface TraceQuery {

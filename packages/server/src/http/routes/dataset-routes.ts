@@ -19,9 +19,17 @@ const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
 });
 
+/** The longest interval a dataset schedule takes: a year, well inside what a date and a bigint column hold. */
+const MAX_SCHEDULE_EVERY_MS = 366 * 24 * 3600 * 1000;
+
 const ScheduleBody = z
   .object({
-    everyMs: z.number().int().min(1000).describe("how often to synthesize, in ms (at least 1000)"),
+    everyMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(MAX_SCHEDULE_EVERY_MS)
+      .describe("how often to synthesize, in ms (at least 1000, at most a year)"),
     request: DatasetRequest,
   })
   .strict();

@@ -44,7 +44,7 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
         `the export holds ${spans} spans, more than the limit of ${MAX_SPANS_PER_EXPORT} a request; lower the exporter's batch size (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
       );
     }
-    const mapping = otlpToTraces(body as ExportTraceServiceRequest);
+    const mapping = await otlpToTraces(body as ExportTraceServiceRequest);
     const result =
       mapping.traces.length > 0
         ? await insertTraces(deps.db, c.get("tenantId"), mapping.traces)
