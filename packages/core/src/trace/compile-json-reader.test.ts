@@ -20,7 +20,12 @@ describe("compileJsonReader", () => {
   });
 
   it("applies a refinement after the checks it refines, as zod does", () => {
-    const schema = z.object({ n: z.number().int().refine((n) => n % 2 === 0, "must be even") });
+    const schema = z.object({
+      n: z
+        .number()
+        .int()
+        .refine((n) => n % 2 === 0, "must be even"),
+    });
     const read = compileJsonReader(schema);
     for (const value of [{ n: 2 }, { n: 3 }, { n: 2.5 }, { n: "2" }, {}]) {
       const parsed = schema.safeParse(value);

@@ -1,6 +1,12 @@
-// Entry of a gradient worker thread: registers tsx in this thread (Node 20 workers do not inherit the parent's
-// module hooks), then loads the TypeScript worker.
-import { register } from "tsx/esm/api";
+// Entry of a gradient worker thread. A built package has the compiled worker beside this file and loads it as it is;
+// the repository has only the TypeScript source, which this thread loads through tsx (Node 20 workers do not
+// inherit the parent's module hooks).
+import { existsSync } from "node:fs";
 
-register();
-await import("./gradient-worker.ts");
+if (existsSync(new URL("./gradient-worker.js", import.meta.url))) {
+  await import("./gradient-worker.js");
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import("./gradient-worker.ts");
+}

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { RunState, StepRecord } from "@arc/rl";
+import { ARC_COMMAND, REPOSITORY_ROOT } from "../orchestrator/train-process.ts";
 
-/** The repository root (the demo runs the shipped recipes and `bin/arc.mjs` from it). */
-export const REPO_ROOT = resolve(fileURLToPath(new URL("../../../../", import.meta.url)));
+/** Where the shipped recipes and models are: the repository root, or the installed package's folder. */
+export const REPO_ROOT = REPOSITORY_ROOT;
 
 /** A training run of `arc train` in a child process, so the server and the agent keep the other core. */
 export interface TrainRequest {
@@ -69,7 +69,7 @@ export async function trainCandidate(request: TrainRequest): Promise<TrainOutcom
   const child = spawn(
     process.execPath,
     [
-      join(REPO_ROOT, "bin/arc.mjs"),
+      ARC_COMMAND,
       "train",
       join(REPO_ROOT, request.recipe),
       ...request.overrides,

@@ -6,8 +6,18 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunDir, type RunState, type StepRecord } from "@arc/rl";
 
-/** The repository root: `bin/arc.mjs` and the shipped `recipes/` live there. */
-export const REPOSITORY_ROOT = resolve(fileURLToPath(new URL("../../../../", import.meta.url)));
+/** This package's folder: packages/server in the repository, node_modules/@arc/server when installed. */
+const PACKAGE_ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
+/** Whether this is the compiled dist/ (an installed package, or a build) rather than the TypeScript source. */
+const COMPILED = import.meta.url.endsWith(".js");
+/**
+ * Where the shipped `recipes/` and `models/` are, and where training runs start: the installed package's folder
+ * (its pack copies them in), else the repository root.
+ */
+export const REPOSITORY_ROOT =
+  COMPILED && existsSync(join(PACKAGE_ROOT, "recipes")) ? PACKAGE_ROOT : resolve(PACKAGE_ROOT, "../..");
+/** The `arc` a training run is started with: this package's compiled one, or the repository's from source. */
+export const ARC_COMMAND = join(COMPILED ? PACKAGE_ROOT : REPOSITORY_ROOT, "bin/arc.mjs");
 
 /** One `arc train` in a child process: the server's event loop stays free and a crash of the run is only the run's. */
 export interface TrainProcessRequest {
@@ -66,7 +76,7 @@ export async function trainInChildProcess(request: TrainProcessRequest): Promise
   // the server registers the candidate itself; `arc train` must not also do it through the HTTP API
   delete env.ARC_URL;
   delete env.ARC_API_KEY;
-  const child = spawn(process.execPath, [join(REPOSITORY_ROOT, "bin/arc.mjs"), ...args], {
+  const child = spawn(process.execPath, [ARC_COMMAND, ...args], {
     cwd: REPOSITORY_ROOT,
     env,
     stdio: ["ignore", "ignore", "pipe"],
