@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs every `*.test.ts` under packages/ with Node's test runner (through tsx), two files at a time.
+// Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time, then
+// the `*.alone.test.ts` files one at a time.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
@@ -24,9 +25,20 @@ if (files.length === 0) {
   console.error(`no test files match ${JSON.stringify(filters)}`);
   process.exit(1);
 }
-const child = spawn(
-  process.execPath,
-  ["--import", "tsx", "--test", "--test-concurrency=2", "--test-reporter=spec", ...files],
-  { stdio: "inherit" },
-);
-child.on("exit", (code, signal) => process.exit(signal ? 1 : (code ?? 1)));
+/** Runs test files with Node's test runner through tsx, `concurrency` files at a time; resolves to the exit code. */
+function run(testFiles, concurrency) {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...testFiles],
+    { stdio: "inherit" },
+  );
+  return new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal ? 1 : (code ?? 1))));
+}
+
+// Files named *.alone.test.ts measure latency bounds; they run after the others, one at a time, on a quiet machine.
+const alone = files.filter((f) => f.endsWith(".alone.test.ts"));
+const together = files.filter((f) => !f.endsWith(".alone.test.ts"));
+const codes = [];
+if (together.length > 0) codes.push(await run(together, 2));
+if (alone.length > 0) codes.push(await run(alone, 1));
+process.exit(codes.find((code) => code !== 0) ?? 0);
