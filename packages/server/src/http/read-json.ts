@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import {
   checkJsonDepth,
   checkJsonValue,
@@ -11,6 +12,9 @@ import type { Context } from "hono";
 import { HttpError } from "./http-error.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Bodies past this size are read in several turns of the event loop (see `readJson`). */
+const LARGE_BODY_BYTES = 256 * 1024;
 
 /** How a route reads its body beyond the byte limit: the JSON bounds and what to do with lone surrogates. */
 export interface ReadJsonOptions {
@@ -67,13 +71,19 @@ export async function readJson(
     throw new HttpError(400, "invalid_request", "request body is not valid UTF-8");
   }
   const limits = options.limits ?? DEFAULT_JSON_LIMITS;
+  // a large body is decoded, scanned, parsed and checked in separate turns of the event loop, so other requests
+  // wait for one of those steps at a time rather than for all of them
+  const large = size > LARGE_BODY_BYTES;
+  if (large) await nextTurn();
   checkJsonDepth(text, limits.maxDepth);
+  if (large) await nextTurn();
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, "malformed_json", `request body is not valid JSON: ${(error as Error).message}`);
   }
+  if (large) await nextTurn();
   value = checkJsonValue(value, limits, options.loneSurrogates ?? "refuse", mayHoldLoneSurrogates(text));
   if (text.includes("\\u0000")) rejectNul(value, "");
   return value;
