@@ -5,6 +5,7 @@ export {
   checkJsonValue,
   DEFAULT_JSON_LIMITS,
   type JsonLimits,
+  type JsonValueChecks,
   type LoneSurrogatePolicy,
   mayHoldLoneSurrogates,
   parseBoundedJson,

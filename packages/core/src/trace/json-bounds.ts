@@ -100,19 +100,26 @@ function hasLoneSurrogate(value: string): boolean {
   return !value.isWellFormed();
 }
 
+/** How `checkJsonValue` treats the characters PostgreSQL cannot store, and where the value sits in its body. */
+export interface JsonValueChecks {
+  /** Lone surrogates are refused or replaced with U+FFFD. */
+  surrogates: LoneSurrogatePolicy;
+  /** The text may hold a lone surrogate (see `mayHoldLoneSurrogates`); false skips the per-string check. */
+  mayHoldLoneSurrogates: boolean;
+  /** The text may hold the NUL character (an `\u0000` escape): it is then refused wherever it is. */
+  mayHoldNul?: boolean;
+  /** The field the value is, prefixed to every path an error names. */
+  rootPath?: string;
+}
+
 /**
  * Holds a parsed JSON body to `limits`: string, key and array sizes, object widths, lone surrogates (refused or
- * replaced with U+FFFD, per `surrogates`) and `__proto__` keys, which no Arc record has and which would change an
- * object's prototype when copied. Throws an InvalidInputError naming the field; returns the value, repaired when
- * surrogates are replaced. Iterative, so no body can exhaust the stack.
+ * replaced with U+FFFD), the NUL character when asked, and `__proto__` keys, which no Arc record has and which would
+ * change an object's prototype when copied. Throws an InvalidInputError naming the field; returns the value, repaired
+ * when surrogates are replaced. Iterative, so no body can exhaust the stack.
  */
-export function checkJsonValue(
-  root: unknown,
-  limits: JsonLimits,
-  surrogates: LoneSurrogatePolicy,
-  mayHoldLoneSurrogates: boolean,
-  rootPath = "",
-): unknown {
+export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonValueChecks): unknown {
+  const { surrogates, mayHoldLoneSurrogates, mayHoldNul = false, rootPath = "" } = checks;
   /** An open container: its parent and key make its path, built only when an error needs it. */
   type Container = { value: object; parent: Container | null; key: string };
   const pathOf = (container: Container | null, key?: string): string => {
@@ -124,6 +131,12 @@ export function checkJsonValue(
     if (value.length > limits.maxStringLength) {
       const problem = `${what} of ${value.length} characters exceeds the limit of ${limits.maxStringLength}`;
       throw invalid(pathOf(container, key), problem);
+    }
+    if (mayHoldNul && value.includes("\0")) {
+      throw invalid(
+        pathOf(container, key),
+        "contains the NUL character (\\u0000), which Arc cannot store; remove or escape it",
+      );
     }
     if (mayHoldLoneSurrogates && hasLoneSurrogate(value)) {
       if (surrogates === "replace") return value.toWellFormed();
@@ -203,5 +216,9 @@ export function parseBoundedJson(
   } catch {
     return undefined;
   }
-  return checkJsonValue(value, limits, surrogates, mayHoldLoneSurrogates(text), field);
+  return checkJsonValue(value, limits, {
+    surrogates,
+    mayHoldLoneSurrogates: mayHoldLoneSurrogates(text),
+    rootPath: field,
+  });
 }

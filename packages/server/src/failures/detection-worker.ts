@@ -11,6 +11,7 @@ import {
   unknownVerdict,
 } from "@arc/core";
 import type { Database } from "../store/database.ts";
+import { isolateFailures } from "../store/isolate-failures.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { loadClusterState, lockClusterState, saveClusterState } from "./cluster-state-store.ts";
 import {
@@ -169,27 +170,24 @@ export class DetectionWorker {
    * traces, so one trace that cannot be read, judged or written does not hold back the others: a trace that fails
    * on its own is given back with its error, and moved aside (a dead letter) once it has failed `maxAttempts` times.
    */
-  private async judgeApart(
+  private judgeApart(
     tenantId: string,
     claims: DetectionClaim[],
     registry: DetectorRegistry,
     pass: DetectionPass,
   ): Promise<void> {
-    try {
-      const judged = await this.judgeAll(tenantId, claims, registry);
-      pass.assigned += await this.write(tenantId, judged);
-      pass.judged += claims.length;
-    } catch (error) {
-      if (claims.length > 1) {
-        const half = Math.ceil(claims.length / 2);
-        await this.judgeApart(tenantId, claims.slice(0, half), registry, pass);
-        await this.judgeApart(tenantId, claims.slice(half), registry, pass);
-      } else if (claims[0].attempts >= this.config.maxAttempts) {
-        await this.deadLetter(claims[0], error);
-      } else {
-        await this.release(claims, error, pass);
-      }
-    }
+    return isolateFailures(
+      claims,
+      async (batch) => {
+        const judged = await this.judgeAll(tenantId, batch, registry);
+        pass.assigned += await this.write(tenantId, judged);
+        pass.judged += batch.length;
+      },
+      (claim, error) =>
+        claim.attempts >= this.config.maxAttempts
+          ? this.deadLetter(claim, error)
+          : this.release([claim], error, pass),
+    );
   }
 
   /** Gives claims back with the error, to be tried again on a later pass, and reports it. */

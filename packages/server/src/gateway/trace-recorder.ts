@@ -1,6 +1,7 @@
 import { ArcError, type Trace } from "@arc/core";
 import type { Counter } from "../metrics/metrics-registry.ts";
 import type { Queryable } from "../store/database.ts";
+import { isolateFailures } from "../store/isolate-failures.ts";
 import { insertTraces } from "../store/trace-store.ts";
 
 /** Options of the trace recorder. */
@@ -168,8 +169,20 @@ export class TraceRecorder {
     }
   }
 
-  /** Writes one tenant's traces, trying again while the database fails transiently (see `isTransient`). */
-  private async store(tenantId: string, traces: Trace[]): Promise<void> {
+  /**
+   * Writes one tenant's traces, trying again while the database fails transiently (see `isTransient`); a batch it
+   * refuses for its content is split until each trace at fault is alone and rejected.
+   */
+  private store(tenantId: string, traces: Trace[]): Promise<void> {
+    return isolateFailures(
+      traces,
+      (batch) => this.storeWithRetries(tenantId, batch),
+      (trace, error) => this.reject(trace, error),
+    );
+  }
+
+  /** One insert of `traces`, tried again on transient failures; throws only when their content is refused. */
+  private async storeWithRetries(tenantId: string, traces: Trace[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await insertTraces(this.db, tenantId, traces);
@@ -177,13 +190,7 @@ export class TraceRecorder {
         this.options.counter?.inc({ outcome: "stored" }, traces.length);
         return;
       } catch (error) {
-        if (!isTransient(error)) {
-          if (traces.length === 1) return this.reject(traces[0], error);
-          const half = Math.ceil(traces.length / 2);
-          await this.store(tenantId, traces.slice(0, half));
-          await this.store(tenantId, traces.slice(half));
-          return;
-        }
+        if (!isTransient(error)) throw error;
         if (attempt < this.maxAttempts) {
           this.options.counter?.inc({ outcome: "retried" }, traces.length);
           await new Promise((r) => setTimeout(r, this.retryDelayMs * attempt));

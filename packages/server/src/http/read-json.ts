@@ -3,7 +3,6 @@ import {
   checkJsonDepth,
   checkJsonValue,
   DEFAULT_JSON_LIMITS,
-  InvalidInputError,
   type JsonLimits,
   type LoneSurrogatePolicy,
   mayHoldLoneSurrogates,
@@ -84,29 +83,12 @@ export async function readJson(
     throw new HttpError(400, "malformed_json", `request body is not valid JSON: ${(error as Error).message}`);
   }
   if (large) await nextTurn();
-  value = checkJsonValue(value, limits, options.loneSurrogates ?? "refuse", mayHoldLoneSurrogates(text));
-  if (text.includes("\\u0000")) rejectNul(value, "");
-  return value;
-}
-
-/** PostgreSQL cannot store the NUL character in text or jsonb; refuse it up front, naming where it is (depth is bounded). */
-function rejectNul(value: unknown, path: string): void {
-  const refuse = (where: string) => {
-    throw new InvalidInputError(
-      `${where || "(body)"}: contains the NUL character (\\u0000), which Arc cannot store; remove or escape it`,
-      { field: where || undefined },
-    );
-  };
-  if (typeof value === "string") {
-    if (value.includes("\0")) refuse(path);
-    return;
-  }
-  if (typeof value !== "object" || value === null) return;
-  for (const [key, child] of Object.entries(value)) {
-    const childPath = path ? `${path}.${key}` : key;
-    if (key.includes("\0")) refuse(childPath);
-    rejectNul(child, childPath);
-  }
+  // PostgreSQL cannot store the NUL character in text or jsonb: it is refused up front, naming where it is
+  return checkJsonValue(value, limits, {
+    surrogates: options.loneSurrogates ?? "refuse",
+    mayHoldLoneSurrogates: mayHoldLoneSurrogates(text),
+    mayHoldNul: text.includes("\\u0000"),
+  });
 }
 
 /** Like `readJson`, but an absent or empty body reads as `{}` (for endpoints whose body is optional). */
