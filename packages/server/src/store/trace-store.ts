@@ -417,7 +417,7 @@ function toTrace(t: Row, steps: Row[], feedback: Row[]): Trace & { feedback: Fee
 }
 
 /** Splits `items` into consecutive slices of at most `size`. */
-export function slices<T>(items: readonly T[], size: number): T[][] {
+function slices<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
@@ -443,7 +443,8 @@ export async function insertFeedbackBatch(
   tenantId: string,
   items: readonly Feedback[],
 ): Promise<number> {
-  for (const slice of slices(items, WRITE_SLICE_ROWS)) {
+  const parts = slices(items, WRITE_SLICE_ROWS);
+  for (const slice of parts) {
     const missing = await db.query<{ position: number; trace_missing: boolean }>(
       `select x.position::int as position, t.id is null as trace_missing
        from unnest($2::text[], $3::text[]) with ordinality as x(trace_id, step_id, position)
@@ -463,7 +464,7 @@ export async function insertFeedbackBatch(
     }
   }
   let created = 0;
-  for (const slice of slices(items, WRITE_SLICE_ROWS)) {
+  for (const slice of parts) {
     const rows = await db.query(
       `insert into feedback (tenant_id, id, trace_id, step_id, score, label, correction, comment, created_at)
        select $1, id, trace_id, step_id, score, label, correction, comment, coalesce(created_at, now())
