@@ -2,7 +2,10 @@
 // tokens/s at batch 1 and 16 with the KV cache, achieved GFLOP/s, and the cost of sampling in JS. Then the
 // committed toolcall base model answering 64 production tasks in one batch, where answers end at different
 // lengths and the running batch sheds finished rows (what evaluations, rollouts and the gateway do).
-// Usage: npm run bench:engine [-- --sizes tiny,small,base] [-- --backend wasm|cpu]
+// At the demo size it also measures what a BLAS sgemm (NumPy's OpenBLAS, one thread) gives the training step's own
+// product shapes, and runs a baseline commit's bench twice on this machine around its own measurement, for the
+// speed-up side by side.
+// Usage: npm run bench:engine [-- --sizes tiny,small,base] [-- --backend wasm|cpu] [-- --baseline <commit>|none]
 // Writes bench/results/engine.json (the demo size, "small") and bench/results/engine-sizes.json (all sizes).
 import { getTaskFamily } from "@arc/core";
 import {
@@ -16,7 +19,10 @@ import {
   type ModelSize,
   parameterCount,
 } from "@arc/engine";
+import { nativeAddonStatus } from "../packages/engine/src/backend/native-addon.ts";
 import { sampleToken } from "../packages/engine/src/inference/sampler.ts";
+import { blasGflops, type ProductShape } from "./blas-reference.ts";
+import { type BaselineFigures, baselineCheckout, runBaselineBench } from "./engine-baseline.ts";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
 
@@ -27,7 +33,19 @@ const flag = (name: string, fallback: string) => {
   return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
 };
 const sizes = flag("sizes", "tiny,small,base").split(",") as ModelSize[];
+/** The engine on tensorflow.js's own kernels, before the native ones: the default baseline of the speed-ups. */
+const TFJS_ONLY_ENGINE_COMMIT = "31d5a60";
+const baselineCommit = flag("baseline", TFJS_ONLY_ENGINE_COMMIT);
 const backend = (await initBackend(flag("backend", "wasm") as BackendName)) as BackendName;
+const baselineRuns: BaselineFigures[] = [];
+const baseline =
+  sizes.includes("small") && baselineCommit !== "none"
+    ? baselineCheckout(process.cwd(), baselineCommit)
+    : undefined;
+if (baseline) {
+  console.log(`baseline ${baselineCommit}: running its bench:engine at the demo size (1 of 2)`);
+  baselineRuns.push(runBaselineBench(baseline));
+}
 
 const BATCH = 16;
 const SEQ = 64;
@@ -41,6 +59,33 @@ function forwardFlopsPerToken(c: LlamaConfig, T: number): number {
     2 * (parameterCount(c) + (c.tie_word_embeddings ? embedAsMatmul : 0)) +
     4 * c.num_hidden_layers * T * c.hidden_size
   );
+}
+
+/** The matrix products of one training step (forward and backward) at batch x seq tokens. */
+function trainingProducts(c: LlamaConfig, batch: number, seq: number): ProductShape[] {
+  const N = batch * seq;
+  const d = c.hidden_size;
+  const D = d / c.num_attention_heads;
+  const kvWidth = c.num_key_value_heads * D;
+  const group = c.num_attention_heads / c.num_key_value_heads;
+  const L = c.num_hidden_layers;
+  const entries = batch * c.num_key_value_heads;
+  const forward: ProductShape[] = [
+    { m: N, k: c.vocab_size, n: d, count: 1 }, // one-hot embedding
+    { m: N, k: d, n: d, count: 2 * L }, // q, o
+    { m: N, k: d, n: kvWidth, count: 2 * L }, // k, v
+    { m: N, k: d, n: c.intermediate_size, count: 2 * L }, // gate, up
+    { m: N, k: c.intermediate_size, n: d, count: L }, // down
+    { m: group * seq, k: D, n: seq, count: entries * L }, // attention scores
+    { m: group * seq, k: seq, n: D, count: entries * L }, // attention mixing
+    { m: N, k: d, n: c.vocab_size, count: 1 }, // head
+  ];
+  // each forward product A B has two in the backward pass: dA = dY B^T and dB = A^T dY
+  return forward.flatMap((p) => [
+    p,
+    { m: p.m, k: p.n, n: p.k, count: p.count },
+    { m: p.k, k: p.m, n: p.n, count: p.count },
+  ]);
 }
 
 function rng(seed: number) {
@@ -173,9 +218,37 @@ for (const size of sizes) {
   );
 }
 
-writeBenchResults("engine-sizes", { backend, ...sampling, sizes: rows });
+const native = nativeAddonStatus();
+console.log(`native kernels: ${native.active ? "in use" : `not in use (${native.reason})`}`);
+writeBenchResults("engine-sizes", { backend, native_kernels: native.active, ...sampling, sizes: rows });
 const demo = rows.small;
 if (demo) {
+  if (baseline) {
+    console.log(`baseline ${baselineCommit}: running its bench:engine at the demo size (2 of 2)`);
+    baselineRuns.push(runBaselineBench(baseline));
+    baseline.close();
+  }
+  const blas = blasGflops(trainingProducts(configForSize("small"), BATCH, SEQ));
+  if ("error" in blas) console.log(`BLAS reference not measured: ${blas.error}`);
+  else
+    console.log(
+      `BLAS sgemm (NumPy ${blas.numpy}, 1 thread) on the training step's shapes: ${blas.gflops.toFixed(1)} GFLOP/s`,
+    );
+  const baselineMedian = (key: keyof Omit<BaselineFigures, "commit">) =>
+    median(baselineRuns.map((r) => r[key]));
+  const speedups =
+    baselineRuns.length > 0
+      ? {
+          train: demo.train_tokens_per_s / baselineMedian("train_tokens_per_s"),
+          gen_batch1: demo.gen_tokens_per_s_batch1 / baselineMedian("gen_tokens_per_s_batch1"),
+          gen_batch16: demo.gen_tokens_per_s_batch16 / baselineMedian("gen_tokens_per_s_batch16"),
+        }
+      : undefined;
+  if (speedups) {
+    console.log(
+      `vs ${baselineCommit} on this machine, same run: train x${speedups.train.toFixed(2)}, generate b1 x${speedups.gen_batch1.toFixed(2)}, b16 x${speedups.gen_batch16.toFixed(2)}`,
+    );
+  }
   const mixed = await benchMixedLengths(64, 3);
   console.log(
     `toolcall base, 64 production tasks in one batch (answers of different lengths): ${mixed.seconds.toFixed(2)} s, ${mixed.tokensPerS.toFixed(0)} tok/s`,
@@ -194,6 +267,16 @@ if (demo) {
     answer_64_tasks_s: Number(mixed.seconds.toFixed(2)),
     answer_64_tasks_repeats: mixed.repeats,
     backend,
+    /** Whether the engine's native kernels (packages/engine/native) ran the products and fused layers. */
+    native_kernels: native.active,
+    /** Training GFLOP/s over what a BLAS sgemm gives the step's product shapes on the same one thread. */
+    train_gflops_vs_blas: "error" in blas ? null : Number((demo.train_gflops / blas.gflops).toFixed(3)),
+    blas_gflops_training_shapes: "error" in blas ? null : Number(blas.gflops.toFixed(1)),
+    /** Training tokens/s over the baseline commit's, both measured in this run (the baseline twice, median). */
+    speedup_vs_baseline: speedups ? Number(speedups.train.toFixed(2)) : null,
+    gen_batch1_speedup_vs_baseline: speedups ? Number(speedups.gen_batch1.toFixed(2)) : null,
+    gen_batch16_speedup_vs_baseline: speedups ? Number(speedups.gen_batch16.toFixed(2)) : null,
+    baseline: baselineRuns.length > 0 ? { commit: baselineRuns[0].commit, runs: baselineRuns } : null,
   };
   console.log("wrote", writeBenchResults("engine", figures), figures);
 }

@@ -8,6 +8,7 @@
  */
 import type { BackendWasm } from "@tensorflow/tfjs-backend-wasm";
 import type { KernelConfig, NamedTensorInfoMap, TensorInfo } from "@tensorflow/tfjs-core";
+import { nativeMatMulInstalled } from "./native-matmul.ts";
 import { tf } from "./tf-backend.ts";
 
 const KERNEL = "ArcBatchedMatMul";
@@ -55,20 +56,25 @@ tf.registerKernel(wasmBatchedMatMul);
 
 /**
  * a @ b (a @ b^T with `transposeB`), batched over matching leading axes: [..., m, k] x [..., k, n] -> [..., m, n].
- * Runs per batch entry on XNNPACK where that is faster (wasm, float32, at least a few rows), else tf.matMul.
+ * With the native products installed, tf.matMul (they take batches and transposes as they are);
+ * else per batch entry on XNNPACK where that is faster (wasm, float32, at least a few rows), else tf.matMul.
  */
 export function batchedMatMul(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.Tensor {
+  const inner = transposeB ? b.shape.at(-1) : b.shape.at(-2);
+  if (a.shape.at(-1) !== inner) {
+    throw new RangeError(
+      `batchedMatMul: inner sizes differ, [${a.shape}] x [${b.shape}]${transposeB ? "^T" : ""}`,
+    );
+  }
+  if (nativeMatMulInstalled()) return tf.matMul(a, b, false, transposeB);
+  const rows = a.shape.at(-2) as number;
   const lead = a.shape.slice(0, -2);
   const sameBatch = lead.length > 0 && lead.join() === b.shape.slice(0, -2).join();
-  const rows = a.shape.at(-2) as number;
   if (tf.getBackend() !== "wasm" || !sameBatch || rows < MIN_ROWS_PER_ENTRY || a.dtype !== "float32") {
     return tf.matMul(a, b, false, transposeB);
   }
   return tf.tidy(() => {
     const right = transposeB ? transposeLast(b) : b;
-    if (a.shape.at(-1) !== right.shape.at(-2)) {
-      throw new RangeError(`batchedMatMul: inner sizes differ, [${a.shape}] x [${right.shape}]`);
-    }
     return tf.engine().runKernel(KERNEL, { a, b: right }, {}) as tf.Tensor;
   });
 }

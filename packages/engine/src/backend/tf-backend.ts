@@ -5,8 +5,13 @@ import * as tf from "@tensorflow/tfjs-core";
 // tfjs-core alone ships none, and its ESM gradient files do not resolve under Node.
 import "@tensorflow/tfjs";
 import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
+import { installNativeMatMul } from "./native-matmul.ts";
+import { installSharedDataKernels } from "./shared-data-kernels.ts";
 
-/** Which tensorflow.js backend runs the math: `wasm` (XNNPACK SIMD, ~20x faster here) or `cpu` (plain JS). */
+/**
+ * Which tensorflow.js backend runs the math: `wasm` (its products on the native addon where it builds, else
+ * XNNPACK SIMD; ~20x faster than cpu here) or `cpu` (plain JS).
+ */
 export type BackendName = "wasm" | "cpu";
 
 let wasmPathsSet = false;
@@ -50,6 +55,10 @@ async function switchBackend(name: BackendName): Promise<BackendName> {
   }
   for (const listener of process.listeners("unhandledRejection")) {
     if (!before.unhandledRejection.includes(listener)) process.off("unhandledRejection", listener);
+  }
+  if (name === "wasm") {
+    installSharedDataKernels();
+    installNativeMatMul();
   }
   return name;
 }

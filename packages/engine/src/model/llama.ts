@@ -15,6 +15,8 @@
  * D head width, d model width, F MLP width, V vocabulary.
  */
 import { batchedMatMul, transposeLast } from "../backend/batched-matmul.ts";
+import { fusedOpsInstalled, fusedRmsNorm, fusedRope, fusedSwiGlu } from "../backend/fused-kernels.ts";
+import { nativeMatMulInstalled } from "../backend/native-matmul.ts";
 import { tf } from "../backend/tf-backend.ts";
 import { headDim, type LlamaConfig, parameterShapes } from "./llama-config.ts";
 
@@ -102,20 +104,55 @@ export function ropeTables(config: LlamaConfig): RopeTables {
   return { cos: tf.tensor2d(cos, [P, D]), sin: tf.tensor2d(sin, [P, D]), rot: tf.tensor2d(rot, [D, D]) };
 }
 
-/** a @ b (batched over leading axes) with a gradient built from explicit transposes and plain products. */
+/**
+ * a @ b (batched over leading axes) with a gradient of plain products: with the native products installed they
+ * take transposed operands as they are; else explicit transposes, as the wasm backend's transposed products are
+ * ~4-10x slower than untransposed ones.
+ */
 export const matmul = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
   save([a, b]);
   return {
     value: batchedMatMul(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      nativeMatMulInstalled()
+        ? [tf.matMul(dy, saved[1], false, true), tf.matMul(saved[0], dy, true, false)] // dA = dY B^T, dB = A^T dY
+        : [batchedMatMul(dy, transposeLast(saved[1])), batchedMatMul(transposeLast(saved[0]), dy)],
+  };
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
+
+/** a @ b^T (batched over leading axes), differentiable, for attention scores q k^T. */
+const matmulTransposed = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([a, b]);
+  return {
+    value: tf.matMul(a, b, false, true),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
-      batchedMatMul(dy, transposeLast(saved[1])), // dA = dY @ B^T
-      batchedMatMul(transposeLast(saved[0]), dy), // dB = A^T @ dY
+      tf.matMul(dy, saved[1]), // dA = dY B
+      tf.matMul(dy, saved[0], true, false), // dB = dY^T A
     ],
   };
 }) as unknown as Parameters<typeof tf.customGrad>[0]) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
 
+/** Attention scores q k^T: differentiable in training, without an explicit transpose where the products take one. */
+function scoreProduct(train: boolean, q: tf.Tensor, k: tf.Tensor): tf.Tensor {
+  if (!train) return batchedMatMul(q, k, true);
+  return nativeMatMulInstalled() ? matmulTransposed(q, k) : matmul(q, transposeLast(k));
+}
+
+const unitWeights = new Map<number, tf.Tensor1D>();
+
+/** A kept vector of ones of this width: the weight of a norm whose own weight is folded into the next product. */
+function unitWeight(width: number): tf.Tensor1D {
+  let ones = unitWeights.get(width);
+  if (!ones) {
+    ones = tf.keep(tf.ones([width]) as tf.Tensor1D);
+    unitWeights.set(width, ones);
+  }
+  return ones;
+}
+
 /** x / rms(x) * weight; without a weight (folded into the next product for inference) just x / rms(x). */
 function rmsNorm(x: tf.Tensor, weight: tf.Tensor | undefined, eps: number): tf.Tensor {
+  if (fusedOpsInstalled()) return fusedRmsNorm(x, weight ?? unitWeight(x.shape.at(-1) as number), eps);
   const variance = tf.mean(tf.square(x), -1, true); // [..., 1]
   const normed = tf.mul(x, tf.rsqrt(tf.add(variance, eps))); // [..., d]
   return weight ? tf.mul(normed, weight) : normed;
@@ -123,23 +160,31 @@ function rmsNorm(x: tf.Tensor, weight: tf.Tensor | undefined, eps: number): tf.T
 
 type Product = (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
 
+/** silu(gate) * up. */
+function swiGlu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
+  return fusedOpsInstalled() ? fusedSwiGlu(gate, up) : tf.mul(tf.mul(gate, tf.sigmoid(gate)), up);
+}
+
 /** x @ W (+ b): an HF Linear layer with W held as [in, out]. */
 function linear(mm: Product, x: tf.Tensor2D, weight: tf.Tensor, bias?: tf.Tensor): tf.Tensor2D {
   const y = mm(x, weight) as tf.Tensor2D; // [N, out]
   return bias ? tf.add(y, bias) : y;
 }
 
-/** x * cos + rotate_half(x) * sin, for x of shape [B, T, heads, D]. */
+/** (x * cos + rotate_half(x) * sin) * scale, for x of shape [B, T, heads, D]. */
 function applyRope(
   mm: Product,
   x: tf.Tensor4D,
   cos: tf.Tensor,
   sin: tf.Tensor,
   rot: tf.Tensor2D,
+  scale = 1,
 ): tf.Tensor4D {
+  if (fusedOpsInstalled()) return fusedRope(x, cos, sin, scale);
   const [B, T, H, D] = x.shape;
   const rotated = tf.reshape(mm(tf.reshape(x, [B * T * H, D]), rot), [B, T, H, D]); // rotate_half(x)
-  return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D; // [B, T, H, D]
+  const rope = tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D; // [B, T, H, D]
+  return scale === 1 ? rope : tf.mul(rope, scale);
 }
 
 /** An HF Linear layer by weight name: x @ W (+ b) (+ scale * (x @ A) @ B when it has a LoRA adapter). */
@@ -178,7 +223,7 @@ function projectQkv(
   const project = (name: string, heads: number): tf.Tensor4D =>
     tf.reshape(proj(x, `${p}self_attn.${name}.weight`), [B, T, heads, D]);
   return [
-    tf.mul(applyRope(mm, project("q_proj", H), cos, sin, rot), 1 / Math.sqrt(D)),
+    applyRope(mm, project("q_proj", H), cos, sin, rot, 1 / Math.sqrt(D)),
     applyRope(mm, project("k_proj", K), cos, sin, rot),
     project("v_proj", K),
   ];
@@ -272,7 +317,7 @@ export function forward(
     const S = v.shape[2];
     // Grouped-query attention without copying K/V: the `group` query heads sharing a kv head are stacked along T.
     const qGrouped = tf.reshape(q, [B, K, group * T, D]); // [B, K, group*T, D]
-    const qk = train ? matmul(qGrouped, transposeLast(k)) : batchedMatMul(qGrouped, k, true); // [B, K, group*T, S]
+    const qk = scoreProduct(train, qGrouped, k); // [B, K, group*T, S]
     const scores = tf.reshape(qk, [B, H, T, S]); // [B, H, T, S]
     const probs = tf.softmax(tf.add(scores, inputs.mask)); // [B, H, T, S]
     const attended = mm(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
@@ -283,7 +328,7 @@ export function forward(
     const y = rmsNorm(h, w[`${p}post_attention_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
     const gate = proj(y, `${p}mlp.gate_proj.weight`); // [B*T, F]
     const up = proj(y, `${p}mlp.up_proj.weight`); // [B*T, F]
-    const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
+    const act = swiGlu(gate, up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
     h = tf.add(h, proj(act, `${p}mlp.down_proj.weight`)); // [B*T, d]
   }
 

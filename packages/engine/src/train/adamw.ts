@@ -33,15 +33,16 @@ export const ADAMW_DEFAULTS: AdamWOptions = {
 };
 
 /**
- * AdamW with bias correction and decoupled weight decay; its moments are plain tensors so that
- * `save`/`load` can write and restore them exactly.
+ * AdamW with bias correction and decoupled weight decay. Its moments are Float32Arrays, so that `save`/`load`
+ * write and restore them exactly, and one update is a loop over each parameter's values: a handful of tensor
+ * calls per parameter instead of a dozen kernels, which at these model sizes cost more than the arithmetic.
  */
 export class AdamW {
   readonly options: AdamWOptions;
   /** Number of updates applied so far. */
   step = 0;
-  readonly exp_avg = new Map<string, tf.Tensor>();
-  readonly exp_avg_sq = new Map<string, tf.Tensor>();
+  readonly exp_avg = new Map<string, Float32Array>();
+  readonly exp_avg_sq = new Map<string, Float32Array>();
 
   constructor(options: AdamWOptions) {
     this.options = options;
@@ -56,8 +57,11 @@ export class AdamW {
     return minLearningRate + ((learningRate - minLearningRate) * (1 + Math.cos(Math.PI * progress))) / 2;
   }
 
-  /** Applies one update to `params` with `grads` (same names); returns the learning rate used. */
-  apply(params: Map<string, tf.Variable>, grads: Map<string, tf.Tensor>): number {
+  /**
+   * Applies one update to `params` with `grads` (same names), each gradient multiplied by `gradScale` first (the
+   * clipping factor); returns the learning rate used.
+   */
+  apply(params: Map<string, tf.Variable>, grads: Map<string, Float32Array>, gradScale = 1): number {
     const { beta1, beta2, epsilon, weightDecay } = this.options;
     const lr = this.learningRate();
     this.step++;
@@ -66,22 +70,27 @@ export class AdamW {
     for (const [name, p] of params) {
       const g = grads.get(name);
       if (!g) continue;
-      const m0 = this.exp_avg.get(name);
-      const v0 = this.exp_avg_sq.get(name);
-      const [m, v] = tf.tidy(() => [
-        m0 ? tf.add(tf.mul(m0, beta1), tf.mul(g, 1 - beta1)) : tf.mul(g, 1 - beta1),
-        v0 ? tf.add(tf.mul(v0, beta2), tf.mul(tf.square(g), 1 - beta2)) : tf.mul(tf.square(g), 1 - beta2),
-      ]);
-      m0?.dispose();
-      v0?.dispose();
-      this.exp_avg.set(name, m);
-      this.exp_avg_sq.set(name, v);
-      const decay = p.shape.length >= 2 ? weightDecay : 0;
-      tf.tidy(() => {
-        const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon));
-        const decayed = decay > 0 ? tf.mul(p, 1 - lr * decay) : p;
-        p.assign(tf.sub(decayed, tf.mul(update, lr)));
-      });
+      const values = p.dataSync() as Float32Array; // a copy, updated in place below
+      let m = this.exp_avg.get(name);
+      let v = this.exp_avg_sq.get(name);
+      if (!m || !v) {
+        m = new Float32Array(values.length);
+        v = new Float32Array(values.length);
+        this.exp_avg.set(name, m);
+        this.exp_avg_sq.set(name, v);
+      }
+      const keep = 1 - lr * (p.shape.length >= 2 ? weightDecay : 0);
+      for (let i = 0; i < values.length; i++) {
+        const gi = g[i] * gradScale;
+        const mi = beta1 * m[i] + (1 - beta1) * gi;
+        const vi = beta2 * v[i] + (1 - beta2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        values[i] = values[i] * keep - (lr * (mi / c1)) / (Math.sqrt(vi / c2) + epsilon);
+      }
+      const updated = tf.tensor(values, p.shape);
+      p.assign(updated);
+      updated.dispose();
     }
     return lr;
   }

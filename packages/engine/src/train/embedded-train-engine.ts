@@ -417,17 +417,16 @@ export class EmbeddedTrainEngine implements TrainEngine {
       for (const [k, v] of Object.entries(part.extra)) extra[k] = (extra[k] ?? 0) + v;
       for (const g of part.grads) addInto(grads, g.name, tf.tensor(g.data, g.shape));
     }
-    const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...grads.values()].map((g) => tf.sum(tf.square(g))))));
-    const norm = normTensor.dataSync()[0];
-    normTensor.dispose();
-    if (this.maxGradNorm > 0 && norm > this.maxGradNorm) {
-      const scale = this.maxGradNorm / (norm + 1e-6);
-      for (const [name, g] of grads) {
-        grads.set(name, tf.mul(g, scale));
-        g.dispose();
-      }
+    const values = new Map<string, Float32Array>();
+    let squares = 0;
+    for (const [name, g] of grads) {
+      const data = g.dataSync() as Float32Array;
+      for (let i = 0; i < data.length; i++) squares += data[i] * data[i];
+      values.set(name, data);
     }
-    const lr = this.optimizer.apply(this.trainable(), grads);
+    const norm = Math.sqrt(squares);
+    const clip = this.maxGradNorm > 0 && norm > this.maxGradNorm ? this.maxGradNorm / (norm + 1e-6) : 1;
+    const lr = this.optimizer.apply(this.trainable(), values, clip);
     if (this.lora) this.adaptersVersion++;
     else this.paramsVersion++;
     for (const g of grads.values()) g.dispose();
@@ -599,8 +598,14 @@ export class EmbeddedTrainEngine implements TrainEngine {
     const state = new Map<string, NamedTensor>();
     const put = (key: string, t: tf.Tensor) =>
       state.set(key, { shape: [...t.shape], data: t.dataSync() as Float32Array });
-    for (const [name, t] of this.optimizer.exp_avg) put(`exp_avg.${name}`, t);
-    for (const [name, t] of this.optimizer.exp_avg_sq) put(`exp_avg_sq.${name}`, t);
+    const trainable = this.trainable();
+    for (const [kind, moments] of [
+      ["exp_avg", this.optimizer.exp_avg],
+      ["exp_avg_sq", this.optimizer.exp_avg_sq],
+    ] as const) {
+      for (const [name, data] of moments)
+        state.set(`${kind}.${name}`, { shape: [...trainable.get(name)!.shape], data });
+    }
     for (const [name, t] of Object.entries(this.reference)) put(`reference.${name}`, t);
     for (const [name, t] of this.adapters) {
       put(`lora.${name}`, t);
@@ -638,7 +643,6 @@ export class EmbeddedTrainEngine implements TrainEngine {
       return; // a plain model checkpoint: fresh optimizer
     }
     const state = await readSafetensors(join(dir, "optimizer.safetensors"));
-    tf.dispose([...this.optimizer.exp_avg.values(), ...this.optimizer.exp_avg_sq.values()]);
     this.optimizer = new AdamW({ ...this.optimizer.options, ...stateJson.optimizer });
     this.optimizer.step = stateJson.step;
     if (stateJson.lora && !this.lora) this.addAdapters(stateJson.lora);
@@ -646,10 +650,12 @@ export class EmbeddedTrainEngine implements TrainEngine {
       const dot = key.indexOf(".");
       const kind = key.slice(0, dot);
       const name = key.slice(dot + 1);
+      if (kind === "exp_avg" || kind === "exp_avg_sq") {
+        this.optimizer[kind].set(name, Float32Array.from(t.data));
+        continue;
+      }
       const tensor = tf.tensor(t.data, t.shape);
-      if (kind === "exp_avg") this.optimizer.exp_avg.set(name, tensor);
-      else if (kind === "exp_avg_sq") this.optimizer.exp_avg_sq.set(name, tensor);
-      else if (kind === "reference") {
+      if (kind === "reference") {
         this.reference[name]?.dispose();
         this.reference[name] = tensor;
       } else {

@@ -1,0 +1,124 @@
+/**
+ * RMSNorm, SwiGLU and rotary embeddings as single kernels with single-kernel gradients, run by the native addon
+ * on the tensors where they lie in the wasm heap: one pass each instead of 6-20 small tensorflow.js kernels
+ * (forward and backward), whose per-call overhead costs more than their arithmetic at the zoo sizes. Each op
+ * computes the same math as the composite in model/llama.ts, which is used where the addon is not.
+ */
+import type { BackendWasm } from "@tensorflow/tfjs-backend-wasm";
+import type { KernelFunc, NamedAttrMap, NamedTensorInfoMap, TensorInfo } from "@tensorflow/tfjs-core";
+import * as tf from "@tensorflow/tfjs-core";
+import type { NativeAddon } from "./native-addon.ts";
+
+type Views = Record<string, Float32Array>;
+
+let installed = false;
+
+/** Whether the fused ops below can run (the wasm backend with the native addon). */
+export function fusedOpsInstalled(): boolean {
+  return installed && tf.getBackend() === "wasm";
+}
+
+/**
+ * Registers a wasm kernel: `outputs` gives the shapes of its new outputs, `body` gets the inputs' and outputs'
+ * values as heap views (taken after every allocation, as growing the heap detaches older views).
+ */
+function register(
+  name: string,
+  outputs: (inputs: Record<string, TensorInfo>) => number[][],
+  body: (
+    inputs: Views,
+    outputs: Float32Array[],
+    inputShapes: Record<string, number[]>,
+    attrs: NamedAttrMap,
+  ) => void,
+): void {
+  const kernelFunc: KernelFunc = ({ inputs, attrs, backend }) => {
+    const wasm = backend as BackendWasm;
+    const named = inputs as NamedTensorInfoMap as Record<string, TensorInfo>;
+    const made = outputs(named).map((shape) => wasm.makeOutput(shape, "float32"));
+    const views: Views = {};
+    const shapes: Record<string, number[]> = {};
+    for (const [key, t] of Object.entries(named)) {
+      views[key] = wasm.typedArrayFromHeap(t) as Float32Array;
+      shapes[key] = t.shape;
+    }
+    body(
+      views,
+      made.map((t) => wasm.typedArrayFromHeap(t) as Float32Array),
+      shapes,
+      attrs ?? {},
+    );
+    return made.length === 1 ? made[0] : made;
+  };
+  tf.registerKernel({ kernelName: name, backendName: "wasm", kernelFunc });
+}
+
+/** Registers the fused kernels on the wasm backend, run by `addon`. */
+export function installFusedKernels(addon: NativeAddon): void {
+  if (installed) return;
+  register(
+    "ArcRmsNorm",
+    ({ x }) => [x.shape, x.shape.slice(0, -1)],
+    ({ x, w }, [y, inv], shapes, { eps }) => addon.rmsNorm(x, w, y, inv, shapes.x.at(-1)!, eps as number),
+  );
+  register(
+    "ArcRmsNormGrad",
+    ({ x, w }) => [x.shape, w.shape],
+    ({ dy, x, w, inv }, [dx, dw], shapes) => addon.rmsNormGrad(dy, x, w, inv, dx, dw, shapes.x.at(-1)!),
+  );
+  register(
+    "ArcSwiGlu",
+    ({ gate }) => [gate.shape],
+    ({ gate, up }, [y]) => addon.swiGlu(gate, up, y),
+  );
+  register(
+    "ArcSwiGluGrad",
+    ({ gate }) => [gate.shape, gate.shape],
+    ({ dy, gate, up }, [dGate, dUp]) => addon.swiGluGrad(dy, gate, up, dGate, dUp),
+  );
+  register(
+    "ArcRope",
+    ({ x }) => [x.shape],
+    ({ x, cos, sin }, [y], shapes, { scale, inverse }) =>
+      addon.rope(x, cos, sin, y, shapes.x[2], shapes.x[3], scale as number, inverse ? 1 : 0),
+  );
+  installed = true;
+}
+
+const run = (name: string, inputs: Record<string, tf.Tensor>, attrs: NamedAttrMap = {}) =>
+  tf.engine().runKernel(name, inputs as unknown as tf.NamedTensorMap, attrs) as tf.Tensor | tf.Tensor[];
+
+/** x / rms(x) * weight over the last axis, differentiable in x and weight. */
+export const fusedRmsNorm = (x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor =>
+  tf.customGrad(((xIn: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
+    const [y, inv] = run("ArcRmsNorm", { x: xIn, w }, { eps }) as tf.Tensor[];
+    save([xIn, w, inv]);
+    return {
+      value: y,
+      gradFunc: (dy: tf.Tensor, [xs, ws, invs]: tf.Tensor[]) =>
+        run("ArcRmsNormGrad", { dy, x: xs, w: ws, inv: invs }) as tf.Tensor[],
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0])(x, weight) as tf.Tensor;
+
+/** silu(gate) * up, differentiable in both. */
+export const fusedSwiGlu = (gate: tf.Tensor, up: tf.Tensor): tf.Tensor =>
+  tf.customGrad(((g: tf.Tensor, u: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([g, u]);
+    return {
+      value: run("ArcSwiGlu", { gate: g, up: u }) as tf.Tensor,
+      gradFunc: (dy: tf.Tensor, [gs, us]: tf.Tensor[]) =>
+        run("ArcSwiGluGrad", { dy, gate: gs, up: us }) as tf.Tensor[],
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0])(gate, up) as tf.Tensor;
+
+/**
+ * scale * (x cos + rotate_half(x) sin) for x [B, T, H, D] and cos/sin [B, T, 1, D], differentiable in x (cos and
+ * sin are constants).
+ */
+export function fusedRope(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor, scale: number): tf.Tensor4D {
+  const rope = tf.customGrad(((xIn: tf.Tensor) => ({
+    value: run("ArcRope", { x: xIn, cos, sin }, { scale, inverse: false }) as tf.Tensor,
+    gradFunc: (dy: tf.Tensor) => run("ArcRope", { x: dy, cos, sin }, { scale, inverse: true }) as tf.Tensor,
+  })) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return rope(x) as tf.Tensor4D;
+}
