@@ -5,6 +5,7 @@ export * from "./engine-api/index.ts";
 export * from "./errors/index.ts";
 export * from "./export/index.ts";
 export * from "./rollout/index.ts";
+export * from "./stats/index.ts";
 export * from "./synth/index.ts";
 export * from "./tasks/index.ts";
 export * from "./teach/index.ts";

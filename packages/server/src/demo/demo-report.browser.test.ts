@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
+import { type SliceReport, ValidationGates } from "@arc/core";
 import type { StepRecord } from "@arc/rl";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { demoReportHtml } from "./demo-report.ts";
 import type { DemoResult } from "./demo-result.ts";
 
@@ -34,29 +35,51 @@ function step(n: number, reward: number, evalFailureRate?: number): StepRecord {
   };
 }
 
-/** A demo outcome as `runDemo` returns it: a candidate that halved the failure rate with one pattern worse. */
+/** A slice of the validation report: `failures` of `n` for the baseline and the candidate. */
+function slice(name: string, kind: SliceReport["kind"], n: number, base: number, cand: number): SliceReport {
+  return {
+    slice: name,
+    kind,
+    n,
+    baselineFailureRate: base / n,
+    candidateFailureRate: cand / n,
+    candidateFailureInterval: { lower: 0, upper: 1 },
+    test: { regressions: 0, improvements: 0, pValue: 1, worse: false, threshold: 0.05 },
+  };
+}
+
+/**
+ * A demo outcome as `runDemo` returns it: a candidate that halved a live failure rate near 0.2 with one pattern
+ * worse, so a chart fixed at 0..1 would leave the data in its bottom fifth.
+ */
 const result: DemoResult = {
   startedAt: "2026-11-21T04:00:00.000Z",
   wallS: 700,
   budgetS: 780,
   seed: 1,
-  baseFailureRate: 0.9,
-  finalFailureRate: 0.4,
+  baseFailureRate: 0.21,
+  finalFailureRate: 0.1,
   finalVersion: "toolcall-dpo-run1",
   newModelServed: true,
   targetMet: false,
-  verdict: "failure rate 0.90 → 0.40, 1 pattern(s) worse: target not met (halve it with no pattern worse)",
+  verdict: "failure rate 0.21 → 0.10, 1 pattern(s) worse: target not met (halve it with no pattern worse)",
   versions: [
-    { id: "mv_a", name: "toolcall-base", status: "retired", n: 500, failures: 450, failureRate: 0.9 },
-    { id: "mv_b", name: "toolcall-dpo-run1", status: "promoted", n: 300, failures: 120, failureRate: 0.4 },
+    { id: "mv_a", name: "toolcall-base", status: "retired", n: 500, failures: 105, failureRate: 0.21 },
+    { id: "mv_b", name: "toolcall-dpo-run1", status: "promoted", n: 300, failures: 30, failureRate: 0.1 },
   ],
   patterns: [
-    { id: "p1", label: "truncation: book_table", baseIncidence: 0.4, finalIncidence: 0.1, verdict: "fixed" },
     {
-      id: "p2",
+      id: "pat_7f3a91",
+      label: "truncation: book_table",
+      baseIncidence: 0.12,
+      finalIncidence: 0.02,
+      verdict: "fixed",
+    },
+    {
+      id: "pat_c0de42",
       label: "wrong_argument: get_weather.city",
-      baseIncidence: 0.1,
-      finalIncidence: 0.2,
+      baseIncidence: 0.03,
+      finalIncidence: 0.06,
       verdict: "worse",
     },
   ],
@@ -64,36 +87,74 @@ const result: DemoResult = {
   patternsWorse: 1,
   ndr: 0.97,
   rollbacks: 0,
-  validation: null,
+  validation: {
+    decision: "pass",
+    reasons: ["no slice significantly worse (pat_c0de42 p 0.40)"],
+    gatesWhy: "the demo gates on not being worse",
+    report: {
+      decision: "pass",
+      reasons: ["no slice significantly worse (pat_c0de42 p 0.40)"],
+      checks: [],
+      gates: ValidationGates.parse({}),
+      scores: {
+        functional: 0.8,
+        baselineFunctional: 0.6,
+        ndr: 0.97,
+        regression: 0,
+        safety: { total: 0, passed: 0, leaks: 0, newFailures: 0 },
+        latency: { baselineMeanMs: 1, candidateMeanMs: 1, candidateP50Ms: 1 },
+        tokens: { baselineMean: 10, candidateMean: 10 },
+      },
+      slices: [
+        slice("pat_7f3a91", "pattern", 6, 6, 1),
+        slice("pat_c0de42", "pattern", 6, 6, 3),
+        slice("general", "general", 40, 0, 1),
+      ],
+    },
+  },
   deployments: [
     { id: "dep_1", status: "promoted", stage: 2, share: 1, lastStep: { reason: "ramp complete" } },
   ],
   warmup: {
     runId: "sft1",
-    steps: 2,
+    steps: 200,
+    plannedSteps: 300,
+    maxSteps: 1000,
+    secondsPerStep: 0.74,
+    tokensPerSecond: 2079,
+    heldOutTarget: 0.105,
+    budgetS: 300,
+    targetReachedAtStep: 200,
+    heldOutFailureRate: 0.04,
+    heldOutUpperBound: 0.088,
     stoppedAtDeadline: false,
-    records: [step(0, 0, 0.9), step(1, 0), step(2, 0, 0.8)],
-    overrides: ["trainer.steps=2"],
+    records: [step(0, 0, 0.19), step(100, 0, 0.12), step(200, 0, 0.04)],
   },
   training: {
     runId: "run1",
     steps: 3,
     stoppedAtDeadline: false,
-    records: [step(0, 0, 0.95), step(1, 0.2), step(2, 0.3), step(3, 0.45, 0.6)],
+    records: [step(0, 0, 0.05), step(1, 0.2), step(2, 0.3), step(3, 0.45, 0.06)],
     pairRate: 1,
-    overrides: ["trainer.steps=3"],
   },
   timeline: [
-    { modelVersion: "toolcall-base", t: 0, n: 50, failures: 45 },
-    { modelVersion: "toolcall-base", t: 60, n: 50, failures: 46 },
-    { modelVersion: "toolcall-dpo-run1", t: 60, n: 10, failures: 4 },
-    { modelVersion: "toolcall-dpo-run1", t: 120, n: 60, failures: 24 },
+    { modelVersion: "toolcall-base", t: 0, n: 50, failures: 10 },
+    { modelVersion: "toolcall-base", t: 60, n: 50, failures: 11 },
+    { modelVersion: "toolcall-dpo-run1", t: 60, n: 10, failures: 1 },
+    { modelVersion: "toolcall-dpo-run1", t: 120, n: 60, failures: 6 },
   ],
   timelineBucketS: 60,
   phases: [{ name: "platform", startS: 0, endS: 9, note: "server up" }],
   datasets: [{ id: "ds_1", kind: "eval", rows: 40 }],
   notes: ["a note <with> markup-like text"],
 };
+
+/** The numbers a chart's axis is labelled with, in drawing order: the y axis's are its right-aligned texts. */
+async function ticks(page: Page, chart: string, axis: "x" | "y"): Promise<string[]> {
+  return page
+    .locator(axis === "y" ? `${chart} svg text[text-anchor="end"]` : `${chart} svg text.x-tick`)
+    .allTextContents();
+}
 
 describe("report.html in a browser", { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent` }, () => {
   let dir: string;
@@ -129,19 +190,16 @@ describe("report.html in a browser", { skip: existsSync(CHROMIUM) ? false : `${C
     await page.goto(url);
     assert.deepEqual(requests, [url], "a self-contained file: no other request");
     assert.deepEqual(errors, []);
-    assert.match((await page.textContent("#verdict")) ?? "", /0\.90 → 0\.40.*target not met/);
+    assert.match((await page.textContent("#verdict")) ?? "", /0\.21 → 0\.10.*target not met/);
     assert.equal(await page.textContent("#fixed"), "1");
     assert.equal(await page.textContent("#worse"), "1");
     assert.equal(await page.textContent("#ndr"), "0.970");
-    // failure rate by version: one line per version; reward curve: reward and held-out lines; patterns: 2 x 2 bars
+    // failure rate by version: one line per version; held-out: warm-up and DPO; reward: DPO; patterns: 2 x 2 bars
     assert.equal(await page.locator("#chart-failure svg path").count(), 2);
-    assert.equal(
-      await page.locator("#chart-reward svg path").count(),
-      3,
-      "warm-up held-out, DPO reward, DPO held-out",
-    );
+    assert.equal(await page.locator("#chart-heldout svg path").count(), 2, "warm-up and DPO held-out");
+    assert.equal(await page.locator("#chart-reward svg path").count(), 1, "DPO reward alone");
     assert.equal(await page.locator("#chart-patterns svg rect[fill]:not([width='12'])").count(), 4);
-    for (const id of ["#chart-failure", "#chart-reward", "#chart-patterns"]) {
+    for (const id of ["#chart-failure", "#chart-heldout", "#chart-reward", "#chart-patterns"]) {
       const box = await page.locator(`${id} svg`).boundingBox();
       assert.ok(box && box.width > 300 && box.height > 150, `${id} is drawn at a readable size`);
     }
@@ -149,6 +207,64 @@ describe("report.html in a browser", { skip: existsSync(CHROMIUM) ? false : `${C
     await page.screenshot({ path: join(dir, "report.png"), fullPage: true });
     assert.ok(existsSync(join(dir, "report.png")));
     await page.close();
+  });
+
+  it("fits each chart's y axis to its data, with round ticks, and labels step counts with whole numbers", async () => {
+    const page = await browser.newPage();
+    await page.goto(pathToFileURL(join(dir, "report.html")).href);
+    const fits = async (chart: string, dataMax: number) => {
+      const labels = await ticks(page, chart, "y");
+      const values = labels.map(Number);
+      assert.ok(values.length >= 3, `${chart}: y ticks ${labels}`);
+      assert.ok(
+        values.every((v) => Number.isFinite(v)),
+        `${chart}: y ticks ${labels}`,
+      );
+      const top = Math.max(...values);
+      const step = values[1] - values[0];
+      assert.ok(
+        top >= dataMax && top < dataMax + step,
+        `${chart}: top tick ${top} for data up to ${dataMax}`,
+      );
+      assert.equal(Math.min(...values), 0, `${chart}: y axis from 0`);
+    };
+    await fits("#chart-failure", 0.22);
+    assert.ok(
+      Math.max(...(await ticks(page, "#chart-failure", "y")).map(Number)) < 1,
+      "not a fixed 0..1 axis",
+    );
+    await fits("#chart-heldout", 0.19);
+    await fits("#chart-reward", 0.45);
+    await fits("#chart-patterns", 0.12);
+    for (const chart of ["#chart-heldout", "#chart-reward"]) {
+      const labels = await ticks(page, chart, "x");
+      assert.ok(labels.length >= 2, `${chart}: x ticks ${labels}`);
+      for (const label of labels) assert.match(label, /^\d+$/, `${chart}: step tick ${label}`);
+    }
+    await page.close();
+  });
+
+  it("states the verdict rule beside the patterns and names validation slices by pattern label", async () => {
+    const page = await browser.newPage();
+    await page.goto(pathToFileURL(join(dir, "report.html")).href);
+    const rule = (await page.textContent("#verdict-rule")) ?? "";
+    for (const word of ["fixed", "worse", "unchanged", "significant", "Holm"]) {
+      assert.ok(rule.includes(word), `the rule names "${word}": ${rule}`);
+    }
+    const slices = await page
+      .locator("table")
+      .filter({ hasText: "candidate failure" })
+      .locator("tbody tr td:first-child")
+      .allTextContents();
+    assert.deepEqual(slices, ["truncation: book_table", "wrong_argument: get_weather.city", "general"]);
+    const text = (await page.textContent("body")) ?? "";
+    assert.ok(!text.includes("pat_"), "no pattern id on the page");
+    await page.close();
+  });
+
+  it("leaves commands and file paths off the page", () => {
+    const html = demoReportHtml(result);
+    assert.doesNotMatch(html, /arc train|\/tmp\/|model\.path=|data\.prompts=/);
   });
 
   it("says the rates are the base model's own when no new model reached production", async () => {

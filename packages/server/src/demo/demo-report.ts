@@ -1,5 +1,6 @@
 import type { StepRecord } from "@arc/rl";
 import type { DemoResult } from "./demo-result.ts";
+import { PATTERN_VERDICT_RULE } from "./pattern-verdicts.ts";
 import { barChartSvg, esc, lineChartSvg, type Series } from "./svg-charts.ts";
 
 function num(v: number | null | undefined, digits = 3): string {
@@ -10,6 +11,23 @@ function table(head: string[], rows: string[][]): string {
   return `<table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows
     .map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`)
     .join("")}</tbody></table>`;
+}
+
+/** The warm-up's plan, its stopping rule and where it ended. */
+function warmupParagraph(result: DemoResult): string {
+  const w = result.warmup;
+  if (!w) return "";
+  const ended =
+    w.targetReachedAtStep !== null
+      ? `stopped at step ${w.targetReachedAtStep}, where the held-out failure rate's 95% upper bound reached the target ${num(w.heldOutTarget)}`
+      : w.stoppedAtDeadline
+        ? "stopped at its time budget"
+        : `ran its plan${w.heldOutTarget === null ? "" : ` without reaching the held-out target ${num(w.heldOutTarget)}`}`;
+  const speed =
+    w.secondsPerStep === null
+      ? ""
+      : ` at ${w.secondsPerStep.toFixed(2)} s a step${w.tokensPerSecond === null ? "" : ` (${w.tokensPerSecond.toFixed(0)} training tokens/s)`}`;
+  return `<p>${esc(`SFT warm-up ${w.runId} on the reference answers of failed prompts and passed traffic: ${w.steps} of ${w.plannedSteps} planned steps${speed}; it ${ended}. Held-out failure rate at its last judgement: ${num(w.heldOutFailureRate)} (95% upper bound ${num(w.heldOutUpperBound)}). DPO started from its checkpoint.`)}</p>`;
 }
 
 /** The demo's report: one self-contained HTML file (inline CSS and SVG charts drawn here, no scripts, no fetches). */
@@ -27,32 +45,37 @@ export function demoReportHtml(result: DemoResult): string {
     xLabel: `minutes since start (buckets of ${result.timelineBucketS} s)`,
     yLabel: "failure rate",
     yMin: 0,
-    yMax: 1,
   });
   const warmupRecords = result.warmup?.records ?? [];
-  // DPO's steps continue the warm-up's on one axis
-  const dpoOffset = result.warmup?.steps ?? 0;
+  // DPO's steps continue, on one axis, from the warm-up step whose checkpoint it started from
+  const dpoOffset = result.warmup ? (result.warmup.targetReachedAtStep ?? result.warmup.steps) : 0;
   const records = result.training?.records ?? [];
   const heldOut = (rs: StepRecord[], offset: number) =>
     rs
       .filter((r) => r.evalFailureRate !== undefined)
       .map((r) => ({ x: offset + r.step, y: r.evalFailureRate as number }));
-  const rewardChart = lineChartSvg({
-    title: result.warmup ? "Training: SFT warm-up, then DPO" : "Training reward per step",
+  const heldOutChart = lineChartSvg({
+    title: "Held-out failure rate during training",
     series: [
-      ...(result.warmup ? [{ name: "SFT: held-out failure", points: heldOut(warmupRecords, 0) }] : []),
-      {
-        name: "DPO: rollout reward",
-        points: records
-          .filter((r) => r.reward !== null)
-          .map((r) => ({ x: dpoOffset + r.step, y: r.reward as number })),
-      },
-      { name: "DPO: held-out failure", points: heldOut(records, dpoOffset) },
+      ...(result.warmup ? [{ name: "SFT warm-up", points: heldOut(warmupRecords, 0) }] : []),
+      { name: "DPO", points: heldOut(records, dpoOffset) },
     ],
     xLabel: result.warmup ? "optimizer step (SFT warm-up, then DPO)" : "optimizer step",
-    yLabel: "reward / failure rate",
+    yLabel: "held-out failure rate",
     yMin: 0,
-    yMax: 1,
+    xIntegers: true,
+  });
+  const rewardChart = lineChartSvg({
+    title: "DPO rollout reward per step",
+    series: [
+      {
+        name: "DPO: mean rollout reward",
+        points: records.filter((r) => r.reward !== null).map((r) => ({ x: r.step, y: r.reward as number })),
+      },
+    ],
+    xLabel: "DPO step",
+    yLabel: "mean rollout reward",
+    xIntegers: true,
   });
   // largest first (the order of the pipeline's pattern list); the table names them by the same numbers
   const shown = result.patterns.slice(0, 10);
@@ -65,6 +88,10 @@ export function demoReportHtml(result: DemoResult): string {
     ],
     yLabel: "failures of the pattern per call",
   });
+  const labels = new Map(result.patterns.map((p) => [p.id, p.label]));
+  /** Names patterns by their labels wherever a pattern id appears in `text`. */
+  const labelled = (text: string) =>
+    [...labels].reduce((t, [id, label]) => t.split(id).join(`"${label}"`), text);
   const v = result.validation;
   const headline = `${esc(result.verdict)}`;
   return `<!doctype html>
@@ -74,7 +101,7 @@ body{font-family:system-ui,sans-serif;max-width:960px;margin:24px auto;padding:0
 h1{font-size:24px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
 .verdict{padding:10px 14px;border-radius:6px;font-weight:600;background:${result.targetMet ? "#e8f6ec" : "#fdecea"}}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}
-.fig{margin:12px 0}.note{color:#555;font-size:13px}
+.fig{margin:12px 0}.note{color:#555;font-size:13px}.legend{font-size:13px;background:#f5f5f5;padding:6px 10px;border-radius:4px}
 </style></head><body>
 <h1>Arc demo report</h1>
 <p class="verdict" id="verdict">${headline}</p>
@@ -92,10 +119,13 @@ ${table(
 <p>Patterns fixed: <b id="fixed">${result.patternsFixed}</b>, worse: <b id="worse">${result.patternsWorse}</b> · NDR: <b id="ndr">${num(result.ndr)}</b> · rollbacks: ${result.rollbacks}</p>
 <h2>Failure rate over time</h2><div class="fig" id="chart-failure">${failureChart}</div>
 <h2>Training</h2>
-${result.warmup ? `<p>${esc(`SFT warm-up ${result.warmup.runId}: ${result.warmup.steps} steps${result.warmup.stoppedAtDeadline ? " (stopped at its time budget)" : ""} on the reference answers of failed prompts and passed traffic; DPO started from its checkpoint. arc train recipes/toolcall-sft.yaml ${result.warmup.overrides.join(" ")}`)}</p>` : ""}
-<p>${result.training ? esc(`run ${result.training.runId}: ${result.training.steps} steps${result.training.stoppedAtDeadline ? " (stopped at its time budget)" : ""}; pairs formed in ${result.training.pairRate === null ? "–" : `${(result.training.pairRate * 100).toFixed(0)}%`} of prompt groups. arc train recipes/toolcall-dpo.yaml ${result.training.overrides.join(" ")}`) : "no training"}</p>
+${warmupParagraph(result)}
+<p>${result.training ? esc(`DPO run ${result.training.runId}: ${result.training.steps} steps${result.training.stoppedAtDeadline ? " (stopped at its time budget)" : ""}; pairs formed in ${result.training.pairRate === null ? "–" : `${(result.training.pairRate * 100).toFixed(0)}%`} of prompt groups.`) : "no training"}</p>
+<div class="fig" id="chart-heldout">${heldOutChart}</div>
 <div class="fig" id="chart-reward">${rewardChart}</div>
-<h2>Per-pattern before / after</h2><div class="fig" id="chart-patterns">${patternChart}</div>
+<h2>Per-pattern before / after</h2>
+<p class="legend" id="verdict-rule"><b>Verdicts.</b> ${esc(PATTERN_VERDICT_RULE)}</p>
+<div class="fig" id="chart-patterns">${patternChart}</div>
 ${table(
   ["#", "pattern", "base incidence", "final incidence", "verdict"],
   result.patterns
@@ -106,10 +136,10 @@ ${result.patterns.length > 25 ? `<p class="note">…and ${result.patterns.length
 <h2>Validation</h2>
 ${
   v
-    ? `<p>Decision: <b>${esc(v.decision)}</b>. Gates used: <code>${esc(JSON.stringify(v.report.gates))}</code></p><p class="note">${esc(v.gatesWhy)}</p><ul>${v.reasons.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>${table(
+    ? `<p>Decision: <b>${esc(v.decision)}</b>. Gates used: <code>${esc(JSON.stringify(v.report.gates))}</code></p><p class="note">${esc(v.gatesWhy)}</p><ul>${v.reasons.map((r) => `<li>${esc(labelled(r))}</li>`).join("")}</ul>${table(
         ["slice", "items", "base failure", "candidate failure", "worse?"],
         v.report.slices.map((s) => [
-          s.slice,
+          s.kind === "pattern" ? (labels.get(s.slice) ?? s.slice) : s.slice,
           String(s.n),
           num(s.baselineFailureRate),
           num(s.candidateFailureRate),
@@ -132,7 +162,7 @@ ${table(
 <h2>Phases</h2>
 ${table(
   ["phase", "from (s)", "to (s)", "what happened"],
-  result.phases.map((p) => [p.name, p.startS.toFixed(0), p.endS.toFixed(0), p.note]),
+  result.phases.map((p) => [p.name, p.startS.toFixed(0), p.endS.toFixed(0), labelled(p.note)]),
 )}
 <h2>Datasets</h2>
 ${table(

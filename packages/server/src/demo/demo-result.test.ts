@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { warmupShortfall } from "./demo-outcome.ts";
 import { type DemoResult, demoVerdict, summaryTable } from "./demo-result.ts";
+import type { WarmupReport } from "./warm-up.ts";
 
 describe("demoVerdict", () => {
   const served = { patternsWorse: 0, newModelServed: true, candidateStatus: "promoted" };
@@ -25,6 +27,17 @@ describe("demoVerdict", () => {
     assert.match(v.verdict, /^no new model in production: the candidate ended rolled_back/);
     assert.match(v.verdict, /live failure rate 0\.57 over the demo/);
     assert.doesNotMatch(v.verdict, /→/);
+  });
+
+  it("says why and what to do when the target is missed, and nothing of it when met", () => {
+    const shortfall = "the SFT warm-up did 580 of 593 planned steps; run with a larger --minutes";
+    const missed = demoVerdict({ ...served, baseRate: 0.21, finalRate: 0.12, shortfall });
+    assert.match(
+      missed.verdict,
+      /target not met \(halve it with no pattern worse\)\. Why: the SFT warm-up did 580/,
+    );
+    const met = demoVerdict({ ...served, baseRate: 0.21, finalRate: 0.1, shortfall });
+    assert.doesNotMatch(met.verdict, /Why/);
   });
 
   it("says so when too few calls were judged", () => {
@@ -70,6 +83,13 @@ describe("summaryTable", () => {
     assert.doesNotMatch(table, /→/);
   });
 
+  it("states the rule the pattern verdicts follow", () => {
+    assert.match(
+      summaryTable(result),
+      /patterns fixed: 0, worse: 0 \(of 0\)\n {2}fixed: .* fell, and the drop is significant/,
+    );
+  });
+
   it("shows the before/after when a new model was promoted", () => {
     const table = summaryTable({
       ...result,
@@ -78,5 +98,41 @@ describe("summaryTable", () => {
       finalVersion: "toolcall-dpo-run1",
     });
     assert.match(table, /failure rate \(production model, live\): 0\.570 → 0\.300 \(toolcall-dpo-run1\)/);
+  });
+});
+
+describe("warmupShortfall", () => {
+  const warmup: WarmupReport = {
+    runId: "sft",
+    steps: 580,
+    plannedSteps: 593,
+    maxSteps: 1000,
+    secondsPerStep: 0.74,
+    tokensPerSecond: 2079,
+    heldOutTarget: 0.105,
+    budgetS: 480,
+    targetReachedAtStep: null,
+    heldOutFailureRate: 0.117,
+    heldOutUpperBound: 0.18,
+    stoppedAtDeadline: true,
+    records: [],
+  };
+
+  it("names the steps done against the plan, the measured speed, and a larger --minutes", () => {
+    const text = warmupShortfall(warmup, 14) ?? "";
+    assert.match(
+      text,
+      /did 580 of 593 planned steps \(--sft-steps allows 1000\) at 0\.74 s a step, 2079 training tokens\/s/,
+    );
+    assert.match(text, /held-out failure rate 0\.117 \(95% upper bound 0\.180\) did not reach 0\.105/);
+    // 1000 steps at 0.74 s need 740 s; the warm-up had 480 s of a 14-minute budget
+    assert.match(
+      text,
+      /run with a larger --minutes \(about --minutes 22 gives it all 1000 steps on this machine\)/,
+    );
+  });
+
+  it("is null when the warm-up reached its held-out target", () => {
+    assert.equal(warmupShortfall({ ...warmup, targetReachedAtStep: 400 }, 14), null);
   });
 });

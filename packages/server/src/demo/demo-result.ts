@@ -1,6 +1,8 @@
 import type { ValidationReport } from "@arc/core";
 import type { StepRecord } from "@arc/rl";
-import type { RatePoint } from "./live-failure-rates.ts";
+import type { RatePoint } from "../failures/index.ts";
+import { PATTERN_VERDICT_RULE } from "./pattern-verdicts.ts";
+import type { WarmupReport } from "./warm-up.ts";
 
 /** One model version as the demo saw it serve. */
 export interface DemoVersion {
@@ -19,10 +21,7 @@ export interface DemoPattern {
   label: string;
   baseIncidence: number;
   finalIncidence: number;
-  /**
-   * `fixed`: incidence at most half and significantly lower; `worse`: significantly higher (one-sided two-proportion
-   * z tests, Holm–Bonferroni over all patterns at 5%).
-   */
+  /** By `PATTERN_VERDICT_RULE`. */
   verdict: "fixed" | "worse" | "unchanged";
 }
 
@@ -67,13 +66,7 @@ export interface DemoResult {
   } | null;
   deployments: { id: string; status: string; stage: number; share: number; lastStep: unknown }[];
   /** The SFT warm-up run the DPO run started from (null when the demo ran none). */
-  warmup: {
-    runId: string;
-    steps: number;
-    stoppedAtDeadline: boolean;
-    records: StepRecord[];
-    overrides: string[];
-  } | null;
+  warmup: WarmupReport | null;
   training: {
     runId: string;
     steps: number;
@@ -81,7 +74,6 @@ export interface DemoResult {
     records: StepRecord[];
     /** Share of DPO groups that gave a pair (a prompt with a better and a worse sample). */
     pairRate: number | null;
-    overrides: string[];
   } | null;
   timeline: RatePoint[];
   timelineBucketS: number;
@@ -101,6 +93,8 @@ export interface VerdictInputs {
   newModelServed: boolean;
   /** Where the candidate ended (`rejected`, `rolled_back`, `validated`, ...). */
   candidateStatus: string;
+  /** Why the training fell short and what to do, said when the target is not met; null when nothing is known. */
+  shortfall?: string | null;
 }
 
 /**
@@ -109,17 +103,18 @@ export interface VerdictInputs {
  */
 export function demoVerdict(inputs: VerdictInputs): { targetMet: boolean; verdict: string } {
   const { baseRate, finalRate, patternsWorse } = inputs;
+  const why = inputs.shortfall ? `. Why: ${inputs.shortfall}` : "";
   if (!inputs.newModelServed)
     return {
       targetMet: false,
-      verdict: `no new model in production: the candidate ended ${inputs.candidateStatus}, so production stayed on the base model${baseRate === null ? "" : ` (live failure rate ${baseRate.toFixed(2)} over the demo)`}: target not met (halve it with no pattern worse)`,
+      verdict: `no new model in production: the candidate ended ${inputs.candidateStatus}, so production stayed on the base model${baseRate === null ? "" : ` (live failure rate ${baseRate.toFixed(2)} over the demo)`}: target not met (halve it with no pattern worse)${why}`,
     };
   if (baseRate === null || finalRate === null)
-    return { targetMet: false, verdict: "target not measured: too few judged calls" };
+    return { targetMet: false, verdict: `target not measured: too few judged calls${why}` };
   const targetMet = finalRate <= baseRate / 2 && patternsWorse === 0;
   return {
     targetMet,
-    verdict: `failure rate ${baseRate.toFixed(2)} → ${finalRate.toFixed(2)}${patternsWorse ? `, ${patternsWorse} pattern(s) worse` : ""}: ${targetMet ? "target met (at least halved, no pattern worse)" : "target not met (halve it with no pattern worse)"}`,
+    verdict: `failure rate ${baseRate.toFixed(2)} → ${finalRate.toFixed(2)}${patternsWorse ? `, ${patternsWorse} pattern(s) worse` : ""}: ${targetMet ? "target met (at least halved, no pattern worse)" : `target not met (halve it with no pattern worse)${why}`}`,
   };
 }
 
@@ -163,6 +158,7 @@ export function summaryTable(result: DemoResult): string {
       ? `failure rate (production model, live): ${pct(result.baseFailureRate)} → ${pct(result.finalFailureRate)} (${result.finalVersion})`
       : `failure rate (production model, live): ${pct(result.finalFailureRate)} (${result.finalVersion}, unchanged: no new model in production)`,
     `patterns fixed: ${result.patternsFixed}, worse: ${result.patternsWorse} (of ${result.patterns.length})`,
+    `  ${PATTERN_VERDICT_RULE}`,
     `NDR: ${pct(result.ndr)}   rollbacks: ${result.rollbacks}   time: ${result.wallS.toFixed(0)} s`,
     result.verdict,
   ].join("\n");

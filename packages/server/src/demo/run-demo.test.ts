@@ -76,9 +76,10 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     assert.match(stderr, /gates: \{"minFunctional":0/, "the gates used are printed");
     assert.match(
       stderr,
-      /SFT warm-up: 2 steps: a step took [\d.]+ s in a \d+ s probe \(--sft-steps 2 caps it\)/,
-      "the warm-up is planned from a timed probe",
+      /SFT warm-up: [12] steps?: a step took [\d.]+ s in a \d+ s probe( \(--sft-steps 2 caps it\))?; it stops sooner once the held-out failure rate's 95% upper bound is at most [\d.]+ \(judged every [12] steps on 4 tasks\)/,
+      "the warm-up is planned from a timed probe and stops at its held-out target",
     );
+    assert.match(stderr, /✓ SFT warm-up \(\d+ s\): run demo-sft-\S+: \d of [12] planned steps/);
     assert.match(
       stderr,
       /the agent sends 2 conversation\(s\) a second while the candidate trains on 2 threads, 6 after/,
@@ -128,11 +129,14 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     );
   });
 
-  it("writes a self-contained report.html with its three charts", () => {
+  it("writes a self-contained report.html with its four charts, the verdict rule, and no paths or commands", () => {
     const path = demoPaths(home).report;
     assert.ok(existsSync(path));
     const html = readFileSync(path, "utf8");
-    assert.equal((html.match(/<svg /g) ?? []).length, 3);
+    assert.equal((html.match(/<svg /g) ?? []).length, 4);
     assert.doesNotMatch(html, /<script|<link|src="http/);
+    assert.match(html, /id="verdict-rule"/);
+    assert.ok(!html.includes(dir), "no temporary path on the page");
+    assert.doesNotMatch(html, /arc train/);
   });
 });

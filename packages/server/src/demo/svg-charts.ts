@@ -14,12 +14,39 @@ export function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Width of `text` at font-size 12 in a sans-serif face, roughly (0.6 em a character). */
+const textWidth = (text: string) => text.length * 7.2;
+
+/**
+ * Round tick values from `min` to just above `max`: a step of 1, 2, 2.5 or 5 times a power of ten giving about
+ * `count` intervals (at least 1 when `integers`), the last tick the first multiple of the step at or above `max`.
+ */
+export function niceTicks(min: number, max: number, count = 5, integers = false): number[] {
+  const span = max > min ? max - min : Math.abs(max) || 1;
+  const raw = span / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  let step = ([1, 2, 2.5, 5, 10].find((m) => m * power >= raw) ?? 10) * power;
+  if (integers) step = Math.max(1, Math.round(step));
+  const first = Math.floor(min / step + 1e-9) * step;
+  const last = Math.max(first + step, Math.ceil(max / step - 1e-9) * step);
+  const ticks: number[] = [];
+  for (let i = 0; first + i * step <= last + step * 1e-9; i++)
+    ticks.push(Number((first + i * step).toPrecision(12)));
+  return ticks;
+}
+
+/** A tick label with as many decimals as the step between ticks needs (none for whole steps). */
+function tickLabel(value: number, step: number): string {
+  let decimals = 0;
+  while (decimals < 6 && Math.abs(step * 10 ** decimals - Math.round(step * 10 ** decimals)) > 1e-9)
+    decimals++;
+  return value.toFixed(decimals);
+}
+
+/** A value for a tooltip: two decimals below 10, fewer above. */
 function fmt(v: number): string {
   return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
 }
-
-/** Width of `text` at font-size 12 in a sans-serif face, roughly (0.6 em a character). */
-const textWidth = (text: string) => text.length * 7.2;
 
 /** One row of swatches under the plot, each entry as wide as its name. */
 function legend(names: string[]): string {
@@ -33,10 +60,13 @@ function legend(names: string[]): string {
     .join("");
 }
 
-function axes(xLabel: string, yLabel: string, yMin: number, yMax: number): string {
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
-    const y = H - M.bottom - f * (H - M.top - M.bottom);
-    return `<line x1="${M.left}" x2="${W - M.right}" y1="${y}" y2="${y}" stroke="#ddd"/><text x="${M.left - 6}" y="${y + 4}" font-size="11" text-anchor="end">${fmt(yMin + f * (yMax - yMin))}</text>`;
+/** The y axis with a grid line and a label (class `y-tick`) at each tick, the x axis, and both axis titles. */
+function axes(xLabel: string, yLabel: string, yTicks: number[]): string {
+  const [yMin, yMax] = [yTicks[0], yTicks[yTicks.length - 1]];
+  const step = yTicks.length > 1 ? yTicks[1] - yTicks[0] : 1;
+  const ticks = yTicks.map((v) => {
+    const y = H - M.bottom - ((v - yMin) / (yMax - yMin || 1)) * (H - M.top - M.bottom);
+    return `<line x1="${M.left}" x2="${W - M.right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#ddd"/><text class="y-tick" x="${M.left - 6}" y="${(y + 4).toFixed(1)}" font-size="11" text-anchor="end">${tickLabel(v, step)}</text>`;
   });
   return [
     ...ticks,
@@ -47,21 +77,33 @@ function axes(xLabel: string, yLabel: string, yMin: number, yMax: number): strin
   ].join("");
 }
 
-/** A line chart of several series (markers at each point), self-contained SVG. */
+/**
+ * A line chart of several series of one measure (markers at each point), self-contained SVG. The y axis runs from
+ * `yMin` (default: the data's least value or 0) to the nice tick just above the data; `xIntegers` labels the x axis
+ * with whole numbers only (step counts).
+ */
 export function lineChartSvg(options: {
   title: string;
   series: Series[];
   xLabel: string;
   yLabel: string;
   yMin?: number;
-  yMax?: number;
+  xIntegers?: boolean;
 }): string {
   const all = options.series.flatMap((s) => s.points);
-  const xMin = Math.min(...all.map((p) => p.x), 0);
-  const xMax = Math.max(...all.map((p) => p.x), xMin + 1);
-  const yMin = options.yMin ?? Math.min(...all.map((p) => p.y), 0);
-  const yMax = options.yMax ?? Math.max(...all.map((p) => p.y), yMin + 1e-9);
-  const sx = (x: number) => M.left + ((x - xMin) / (xMax - xMin)) * (W - M.left - M.right);
+  const yTicks = niceTicks(
+    options.yMin ?? Math.min(...all.map((p) => p.y), 0),
+    Math.max(...all.map((p) => p.y), options.yMin ?? 0),
+  );
+  const xTicks = niceTicks(
+    Math.min(...all.map((p) => p.x), 0),
+    Math.max(...all.map((p) => p.x), 1),
+    6,
+    options.xIntegers,
+  );
+  const [xMin, xMax] = [xTicks[0], xTicks[xTicks.length - 1]];
+  const [yMin, yMax] = [yTicks[0], yTicks[yTicks.length - 1]];
+  const sx = (x: number) => M.left + ((x - xMin) / (xMax - xMin || 1)) * (W - M.left - M.right);
   const sy = (y: number) => H - M.bottom - ((y - yMin) / (yMax - yMin || 1)) * (H - M.top - M.bottom);
   const lines = options.series.map((s, i) => {
     const color = COLORS[i % COLORS.length];
@@ -73,24 +115,25 @@ export function lineChartSvg(options: {
       .join("");
     return `<path d="${path}" fill="none" stroke="${color}" stroke-width="2"/>${dots}`;
   });
-  const xTicks = [0, 0.5, 1]
-    .map((f) => {
-      const x = xMin + f * (xMax - xMin);
-      return `<text x="${sx(x)}" y="${H - M.bottom + 14}" font-size="11" text-anchor="middle">${fmt(x)}</text>`;
-    })
+  const xStep = xTicks.length > 1 ? xTicks[1] - xTicks[0] : 1;
+  const xLabels = xTicks
+    .map(
+      (x) =>
+        `<text class="x-tick" x="${sx(x).toFixed(1)}" y="${H - M.bottom + 14}" font-size="11" text-anchor="middle">${tickLabel(x, xStep)}</text>`,
+    )
     .join("");
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(options.title)}"><title>${esc(options.title)}</title>${axes(options.xLabel, options.yLabel, yMin, yMax)}${xTicks}${lines.join("")}${legend(options.series.map((s) => s.name))}</svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(options.title)}"><title>${esc(options.title)}</title>${axes(options.xLabel, options.yLabel, yTicks)}${xLabels}${lines.join("")}${legend(options.series.map((s) => s.name))}</svg>`;
 }
 
-/** A grouped bar chart: one group per category, one bar per series (values in [0, yMax]). */
+/** A grouped bar chart: one group per category, one bar per series (values ≥ 0, the y axis fitted to the largest). */
 export function barChartSvg(options: {
   title: string;
   categories: string[];
   series: { name: string; values: number[] }[];
   yLabel: string;
-  yMax?: number;
 }): string {
-  const yMax = options.yMax ?? Math.max(1e-9, ...options.series.flatMap((s) => s.values));
+  const yTicks = niceTicks(0, Math.max(0, ...options.series.flatMap((s) => s.values)));
+  const yMax = yTicks[yTicks.length - 1];
   const groupW = (W - M.left - M.right) / Math.max(1, options.categories.length);
   const barW = (groupW * 0.8) / Math.max(1, options.series.length);
   const bars = options.categories.flatMap((cat, ci) => {
@@ -105,5 +148,5 @@ export function barChartSvg(options: {
       }),
     ];
   });
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(options.title)}"><title>${esc(options.title)}</title>${axes("", options.yLabel, 0, yMax)}${bars.join("")}${legend(options.series.map((s) => s.name))}</svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(options.title)}"><title>${esc(options.title)}</title>${axes("", options.yLabel, yTicks)}${bars.join("")}${legend(options.series.map((s) => s.name))}</svg>`;
 }

@@ -37,4 +37,29 @@ describe("trainCandidate (arc train in a child process)", () => {
     assert.ok(outcome.checkpoint !== null && existsSync(join(outcome.checkpoint, "model.safetensors")));
     assert.ok(steps.includes(1), `steps seen: ${steps}`);
   });
+
+  it("stops a run early when `stopAfter` accepts a step, keeping that step's checkpoint", async () => {
+    const outcome = await trainCandidate({
+      recipe: "recipes/toolcall-sft.yaml",
+      runsDir: join(dir, "runs"),
+      runId: "early",
+      overrides: [
+        `model.path=${join(dir, "tiny")}`,
+        "data.count=32",
+        "data.evalCount=2",
+        "trainer.steps=500",
+        "trainer.promptsPerStep=2",
+        "trainer.evalEvery=2",
+        "trainer.checkpointEvery=2",
+        "trainer.maxTokens=8",
+      ],
+      deadline: Date.now() + 600_000,
+      onStep: () => undefined,
+      stopAfter: (record) => record.step >= 2 && record.evalFailureRate !== undefined,
+    });
+    assert.equal(outcome.state.status, "cancelled");
+    assert.ok(outcome.stoppedEarly && !outcome.stoppedAtDeadline);
+    assert.ok(outcome.state.step >= 2 && outcome.state.step < 500, `stopped at step ${outcome.state.step}`);
+    assert.ok(existsSync(join(outcome.dir, "checkpoints", "step-2", "model.safetensors")));
+  });
 });

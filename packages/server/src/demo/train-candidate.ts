@@ -1,9 +1,6 @@
-import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunState, StepRecord } from "@arc/rl";
-import { ARC_COMMAND, REPOSITORY_ROOT } from "../orchestrator/train-process.ts";
+import { REPOSITORY_ROOT, trainInChildProcess } from "../orchestrator/train-process.ts";
 
 /** Where the shipped recipes and models are: the repository root, or the installed package's folder. */
 export const REPO_ROOT = REPOSITORY_ROOT;
@@ -23,6 +20,8 @@ export interface TrainRequest {
   deadline: number;
   /** Every new step record, as the run writes it. */
   onStep(record: StepRecord, state: RunState | null): void;
+  /** Stops the run early (after its first step) when it returns true for a new step record. */
+  stopAfter?: (record: StepRecord) => boolean;
   /** The run's stderr lines (its own progress and errors), for the log. */
   onLog?: (line: string) => void;
 }
@@ -39,85 +38,44 @@ export interface TrainOutcome {
   recipeHash: string;
   /** True when the deadline stopped it before its last step. */
   stoppedAtDeadline: boolean;
+  /** True when `stopAfter` stopped it before its last step. */
+  stoppedEarly: boolean;
 }
 
-function readRecords(path: string): StepRecord[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as StepRecord];
-      } catch {
-        return []; // the line being written
-      }
-    });
-}
-
-function readState(path: string): RunState | null {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as RunState;
-  } catch {
-    return null;
-  }
-}
-
-/** Runs `arc train <recipe> <overrides>`, reports each step, and stops it at the deadline. */
+/** Runs `arc train <recipe> <overrides>` through the orchestrator's child process, reports each step, and stops it. */
 export async function trainCandidate(request: TrainRequest): Promise<TrainOutcome> {
-  const dir = join(request.runsDir, request.runId);
-  const child = spawn(
-    process.execPath,
-    [
-      ARC_COMMAND,
-      "train",
-      join(REPO_ROOT, request.recipe),
-      ...request.overrides,
-      "--runs-dir",
-      request.runsDir,
-      "--run-id",
-      request.runId,
-    ],
-    { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-4000);
-    for (const line of chunk.split(/[\r\n]+/)) if (line.trim()) request.onLog?.(line.trim());
-  });
-  child.stdout.resume();
-  const exited = new Promise<number>((done) => child.once("exit", (code) => done(code ?? 1)));
-  let seen = 0;
+  let stepped = false;
   let stoppedAtDeadline = false;
-  const poll = () => {
-    const records = readRecords(join(dir, "metrics.jsonl"));
-    const state = readState(join(dir, "state.json"));
-    for (; seen < records.length; seen++) request.onStep(records[seen], state);
-    // stop only a run that has taken a step: a run cancelled before its first step writes no checkpoint, and a phase
-    // whose budget was spent before it began (a slow or busy machine) would then have nothing to hand on
-    const stepped = records.some((r) => r.step > 0);
-    if (!stoppedAtDeadline && stepped && Date.now() >= request.deadline && child.exitCode === null) {
-      stoppedAtDeadline = true;
-      child.kill("SIGINT");
-    }
-  };
-  const timer = setInterval(poll, 1000);
-  const code = await exited;
-  clearInterval(timer);
-  poll();
-  const state = readState(join(dir, "state.json"));
-  if (!state || (code !== 0 && state.status !== "cancelled")) {
-    throw new Error(`arc train exited with ${code}: ${stderr.trim().split("\n").slice(-5).join(" | ")}`);
-  }
-  const recipePath = join(dir, "recipe.yaml");
+  let stoppedEarly = false;
+  const outcome = await trainInChildProcess({
+    runsDir: request.runsDir,
+    runId: request.runId,
+    recipePath: join(REPO_ROOT, request.recipe),
+    overrides: request.overrides,
+    resume: false,
+    pollMs: 1000,
+    onPoll: async (records, state) => {
+      for (const record of records) {
+        request.onStep(record, state);
+        stepped ||= record.step > 0;
+        if (stepped && !stoppedAtDeadline && request.stopAfter?.(record)) stoppedEarly = true;
+      }
+      // a run cancelled before its first step writes no checkpoint, so a phase whose budget was spent before it
+      // began (a slow or busy machine) is stopped only once it has a step to hand on
+      if (stepped && !stoppedEarly && Date.now() >= request.deadline) stoppedAtDeadline = true;
+      return stoppedEarly || stoppedAtDeadline ? "stop" : "continue";
+    },
+    onLog: request.onLog,
+  });
+  const cancelled = outcome.state.status === "cancelled";
   return {
     runId: request.runId,
-    dir,
-    state,
-    records: readRecords(join(dir, "metrics.jsonl")),
-    checkpoint: state.lastCheckpoint ? join(dir, state.lastCheckpoint) : null,
-    recipeHash: `sha256:${createHash("sha256").update(readFileSync(recipePath)).digest("hex")}`,
-    stoppedAtDeadline: stoppedAtDeadline && state.status === "cancelled",
+    dir: join(request.runsDir, request.runId),
+    state: outcome.state,
+    records: outcome.records,
+    checkpoint: outcome.checkpoint,
+    recipeHash: outcome.recipeHash,
+    stoppedAtDeadline: stoppedAtDeadline && cancelled,
+    stoppedEarly: stoppedEarly && cancelled,
   };
 }

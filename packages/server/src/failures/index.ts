@@ -23,6 +23,14 @@ export {
 } from "./failure-pipeline-config.ts";
 export { createFailureService, type FailureService, type FailureServiceOptions } from "./failure-service.ts";
 export { currentFailureMembers, type FailureMember } from "./failure-store.ts";
+export {
+  failureRatesBetween,
+  failureRatesOverTime,
+  type PatternIncidence,
+  patternIncidence,
+  type RatePoint,
+  type VersionRate,
+} from "./live-failure-rates.ts";
 export { getPattern, listPatterns, type PatternQuery } from "./pattern-store.ts";
 export {
   buildDataset,

@@ -1,0 +1,1 @@
+export { normalCdf, proportionChangePValues, zWorse } from "./proportions.ts";
