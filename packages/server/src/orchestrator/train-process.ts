@@ -119,7 +119,9 @@ export async function trainInChildProcess(request: TrainProcessRequest): Promise
   await polling;
   await poll();
   const state = await readState(dir);
-  if (!state || (code !== 0 && state.status !== "cancelled")) {
+  // a stop that reaches a run as it ends (its last step done, its state completed) kills it while it exits
+  const stoppedAfterItsEnd = stopping && state?.status === "completed";
+  if (!state || (code !== 0 && state.status !== "cancelled" && !stoppedAfterItsEnd)) {
     const tail = stderr.trim().split("\n").slice(-5).join(" | ");
     throw new Error(`arc train exited with ${code}${tail ? `: ${tail}` : ""}`);
   }
