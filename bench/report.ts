@@ -29,6 +29,7 @@ const COMMANDS: Record<string, string> = {
   backbone: "npm run bench",
   gateway: "npm run bench",
   failures: "npm run bench",
+  demo: "npm run bench:demo",
   engine: "npm run bench:engine",
   "engine-sizes": "npm run bench:engine",
   rl: "npm run bench:rl",
@@ -90,7 +91,63 @@ function againstBase(f: Figures, run: RlRun | undefined): string | undefined {
   return `${fmt(run.final_failure_rate, 3)} (${fmt(run.final_failure_rate / base, 2)}× the base ${fmt(base, 3)}) after ${fmt(run.wall_s)} s`;
 }
 
+/** One `npm start` on a fresh clone (`runs[]` in demo.json). */
+interface DemoRun {
+  commit: string;
+  base_failure_rate: number | null;
+  final_failure_rate: number | null;
+  target_met: boolean;
+  patterns_worse: number;
+  warmup_steps: number | null;
+  warmup_planned_steps: number | null;
+  warmup_target_reached_at_step: number | null;
+  warmup_seconds_per_step: number | null;
+  wall_s: number;
+  npm_test_alongside: boolean;
+}
+
+function demoRuns(f: Figures): DemoRun[] {
+  return Array.isArray(f.runs) ? (f.runs as DemoRun[]) : [];
+}
+
+const rate = (x: number | null) => (x === null ? "–" : fmt(x, 3));
+
+/** The demo's runs, one line each, under the table. */
+function demoRunLines(f: Figures | undefined): string[] {
+  const runs = f ? demoRuns(f) : [];
+  if (!f || runs.length === 0) return [];
+  return [
+    `## The main job on fresh clones`,
+    "",
+    `\`${String(f.command)}\` on ${describeMachine(f.machine as BenchMachine)}, ${String(f.date).slice(0, 10)}: each run is`,
+    "`npm install && npm start` on a fresh clone; the target is the live failure rate halved with no pattern worse.",
+    "",
+    "| run | commit | live failure rate | target | SFT warm-up | wall | beside it |",
+    "|---|---|---|---|---|---|---|",
+    ...runs.map((r, i) => {
+      const warmup =
+        r.warmup_steps === null
+          ? "none"
+          : `${r.warmup_steps} of ${r.warmup_planned_steps} planned steps${r.warmup_target_reached_at_step === null ? "" : `, held-out target reached at ${r.warmup_target_reached_at_step}`}${r.warmup_seconds_per_step === null ? "" : `, ${fmt(r.warmup_seconds_per_step, 2)} s a step`}`;
+      return `| ${i + 1} | ${r.commit} | ${rate(r.base_failure_rate)} → ${rate(r.final_failure_rate)} | ${r.target_met ? "met" : "not met"}${r.patterns_worse > 0 ? ` (${r.patterns_worse} pattern(s) worse)` : ""} | ${warmup} | ${fmt(r.wall_s)} s | ${r.npm_test_alongside ? "`npm test` of another clone" : "—"} |`;
+    }),
+    "",
+  ];
+}
+
 const ROWS: Row[] = [
+  // npm run bench:demo: the main job
+  {
+    bench: "demo",
+    figure: "`npm start` on fresh clones: live failure rate halved with no pattern worse",
+    value: (f) => {
+      const runs = demoRuns(f);
+      if (runs.length === 0) return undefined;
+      const met = runs.filter((r) => r.target_met).length;
+      return `${met} of ${runs.length} runs (median ${rate(numberAt(f, "median_base_failure_rate") ?? null)} → ${rate(numberAt(f, "median_final_failure_rate") ?? null)})`;
+    },
+    target: "every run",
+  },
   // npm run bench: the backbone
   {
     bench: "backbone",
@@ -233,6 +290,34 @@ const ROWS: Row[] = [
     figure: "Embedded engine, demo size: generation at batch 1",
     value: figure("gen_tokens_per_s_batch1", 0, " tokens/s"),
     medianOf: medianOf("generate_repeats", "runs"),
+  },
+  {
+    bench: "engine",
+    figure:
+      "Embedded engine, demo size: training GFLOP/s over a BLAS sgemm's (NumPy OpenBLAS) on the step's own product shapes, one thread each",
+    value: (f) => {
+      const ratio = numberAt(f, "train_gflops_vs_blas");
+      const blas = numberAt(f, "blas_gflops_training_shapes");
+      const engine = numberAt(f, "train_gflops");
+      if (ratio === undefined || blas === undefined || engine === undefined) return undefined;
+      return `${fmt(100 * ratio)}% (${fmt(engine, 1)} of ${fmt(blas, 1)} GFLOP/s)`;
+    },
+    whenMissing: "not measured: needs python3 with NumPy",
+  },
+  {
+    bench: "engine",
+    figure:
+      "Embedded engine, demo size: speed-up over the tensorflow.js-only engine, measured in the same run",
+    value: (f) => {
+      const train = numberAt(f, "speedup_vs_baseline");
+      if (train === undefined) return undefined;
+      const b16 = numberAt(f, "gen_batch16_speedup_vs_baseline") ?? Number.NaN;
+      const b1 = numberAt(f, "gen_batch1_speedup_vs_baseline") ?? Number.NaN;
+      return `training ×${fmt(train, 2)}, generation batch 16 ×${fmt(b16, 2)}, batch 1 ×${fmt(b1, 2)} (baseline ${String(at(f, "baseline.commit"))})`;
+    },
+    medianOf: medianOf("baseline.runs", "baseline runs"),
+    target: "training ≥ ×3, generation batch 16 ≥ ×2",
+    whenMissing: "not measured: run without `--baseline none`",
   },
   {
     bench: "engine",
@@ -516,6 +601,7 @@ export function benchmarksReport(resultsDir: string = RESULTS_DIR): string {
     "|---|---|---|---|---|---|",
     ...lines,
     "",
+    ...demoRunLines(files.get("demo")),
     ...(problems.length > 0 ? ["Figures files left out:", "", ...problems, ""] : []),
   ].join("\n");
 }

@@ -1,0 +1,118 @@
+// npm run bench:demo: the main job as a new user meets it. Each run clones this repository's HEAD into a temporary
+// folder and runs the README's `npm install && npm start` there; with --tests-alongside K, run K has `npm test` of
+// another fresh clone running beside it. Writes bench/results/demo.json: each run's live failure rate before and
+// after, whether the target was met, and how its SFT warm-up went.
+// Usage: npm run bench:demo [-- --runs 5] [-- --tests-alongside 1]
+//        npm run bench:demo -- --collect <clone>,<clone>,... [--tests-alongside <clone>]   (runs already made)
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { median } from "./median.ts";
+import { writeBenchResults } from "./results-file.ts";
+
+const args = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i < 0 ? undefined : args[i + 1];
+};
+const ROOT = resolve(import.meta.dirname, "..");
+
+/** One `npm start` on a fresh clone, as its summary.json tells it. */
+interface DemoRun {
+  commit: string;
+  base_failure_rate: number | null;
+  final_failure_rate: number | null;
+  target_met: boolean;
+  patterns_worse: number;
+  new_model_served: boolean;
+  warmup_steps: number | null;
+  warmup_planned_steps: number | null;
+  warmup_target_reached_at_step: number | null;
+  warmup_seconds_per_step: number | null;
+  wall_s: number;
+  npm_test_alongside: boolean;
+}
+
+/** Runs `command` in `cwd` through the shell; resolves with its exit code. */
+function sh(command: string, cwd: string, log: string): Promise<number> {
+  return new Promise((done) => {
+    const child = spawn("bash", ["-c", `${command} > ${log} 2>&1`], { cwd, stdio: "ignore" });
+    child.on("exit", (code) => done(code ?? 1));
+  });
+}
+
+function freshClone(name: string): string {
+  const dir = join(mkdtempSync(join(tmpdir(), `arc-demo-${name}-`)), "arc");
+  execFileSync("git", ["clone", "-q", ROOT, dir]);
+  return dir;
+}
+
+function readRun(clone: string, testsAlongside: boolean): DemoRun {
+  const path = join(clone, ".arc", "demo", "summary.json");
+  if (!existsSync(path)) throw new Error(`${clone}: no .arc/demo/summary.json (did npm start finish?)`);
+  const s = JSON.parse(readFileSync(path, "utf8"));
+  return {
+    commit: execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: clone, encoding: "utf8" }).trim(),
+    base_failure_rate: s.baseFailureRate,
+    final_failure_rate: s.finalFailureRate,
+    target_met: s.targetMet,
+    patterns_worse: s.patternsWorse,
+    new_model_served: s.newModelServed,
+    warmup_steps: s.warmup?.steps ?? null,
+    warmup_planned_steps: s.warmup?.plannedSteps ?? null,
+    warmup_target_reached_at_step: s.warmup?.targetReachedAtStep ?? null,
+    warmup_seconds_per_step: s.warmup?.secondsPerStep ?? null,
+    wall_s: s.wallS,
+    npm_test_alongside: testsAlongside,
+  };
+}
+
+async function makeRuns(count: number, testsAlongside: number | undefined): Promise<DemoRun[]> {
+  const runs: DemoRun[] = [];
+  for (let i = 1; i <= count; i++) {
+    const clone = freshClone(`run${i}`);
+    if ((await sh("npm install", clone, "install.log")) !== 0)
+      throw new Error(`${clone}: npm install failed`);
+    const alongside = testsAlongside === i;
+    let tests: Promise<number> | undefined;
+    if (alongside) {
+      const other = freshClone(`tests${i}`);
+      tests = sh("npm install && npm test", other, "test.log");
+      console.log(`run ${i}: npm test of ${other} runs beside it`);
+    }
+    console.log(`run ${i} of ${count}: npm start in ${clone}`);
+    const code = await sh("npm start", clone, "start.log");
+    if (code !== 0) throw new Error(`${clone}: npm start exited ${code} (see start.log)`);
+    if (tests) console.log(`run ${i}: npm test beside it exited ${await tests}`);
+    runs.push(readRun(clone, alongside));
+    console.log(JSON.stringify(runs.at(-1)));
+  }
+  return runs;
+}
+
+const collect = flag("collect");
+const alongsideFlag = flag("tests-alongside");
+const runs = collect
+  ? collect
+      .split(",")
+      .map((dir) =>
+        readRun(resolve(dir), alongsideFlag !== undefined && resolve(alongsideFlag) === resolve(dir)),
+      )
+  : await makeRuns(
+      Number(flag("runs") ?? 5),
+      alongsideFlag === undefined ? undefined : Number(alongsideFlag),
+    );
+
+const rates = (key: "base_failure_rate" | "final_failure_rate") =>
+  median(runs.map((r) => r[key]).filter((x): x is number => x !== null));
+const met = runs.filter((r) => r.target_met).length;
+const figures = {
+  runs_count: runs.length,
+  target_met_runs: met,
+  median_base_failure_rate: rates("base_failure_rate"),
+  median_final_failure_rate: rates("final_failure_rate"),
+  runs,
+};
+console.log(`target met in ${met} of ${runs.length} runs`);
+console.log("wrote", writeBenchResults("demo", figures));
