@@ -30,7 +30,7 @@ export function warmupShortfall(warmup: WarmupReport, minutes: number): string |
   const held =
     warmup.heldOutFailureRate === null || warmup.heldOutUpperBound === null
       ? "was not judged"
-      : `${warmup.heldOutFailureRate.toFixed(3)} (95% upper bound ${warmup.heldOutUpperBound.toFixed(3)}) did not reach ${warmup.heldOutTarget.toFixed(3)}`;
+      : `${warmup.heldOutFailureRate.toFixed(3)} has a 95% upper bound of ${warmup.heldOutUpperBound.toFixed(3)}, above the target ${warmup.heldOutTarget.toFixed(3)}`;
   const why = `the SFT warm-up did ${warmup.steps} of ${warmup.plannedSteps} planned steps (--sft-steps allows ${warmup.maxSteps}) at ${speed}, and its held-out failure rate ${held}`;
   if (warmup.steps >= warmup.maxSteps) return `${why}; run with a larger --sft-steps and --minutes`;
   const needS = warmup.secondsPerStep === null ? null : warmup.maxSteps * warmup.secondsPerStep;
