@@ -124,7 +124,10 @@ describe("warmupShortfall", () => {
       text,
       /did 580 of 593 planned steps \(--sft-steps allows 1000\) at 0\.74 s a step, 2079 training tokens\/s/,
     );
-    assert.match(text, /held-out failure rate 0\.117 has a 95% upper bound of 0\.180, above the target 0\.105/);
+    assert.match(
+      text,
+      /held-out failure rate 0\.117 has a 95% upper bound of 0\.180, above the target 0\.105/,
+    );
     // 1000 steps at 0.74 s need 740 s; the warm-up had 480 s of a 14-minute budget
     assert.match(
       text,
