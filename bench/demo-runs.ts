@@ -8,6 +8,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { DemoRun } from "./demo-run.ts";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
 
@@ -17,21 +18,6 @@ const flag = (name: string) => {
   return i < 0 ? undefined : args[i + 1];
 };
 const ROOT = resolve(import.meta.dirname, "..");
-
-/** One `npm start` on a fresh clone, as its summary.json tells it. */
-interface DemoRun {
-  commit: string;
-  base_failure_rate: number | null;
-  final_failure_rate: number | null;
-  target_met: boolean;
-  patterns_worse: number;
-  new_model_served: boolean;
-  warmup_steps: number | null;
-  warmup_planned_steps: number | null;
-  warmup_seconds_per_step: number | null;
-  wall_s: number;
-  npm_test_alongside: boolean;
-}
 
 /** Runs `command` in `cwd` through the shell; resolves with its exit code. */
 function sh(command: string, cwd: string, log: string): Promise<number> {

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { DemoRun } from "./demo-run.ts";
 import { type BenchMachine, RECORD_KEYS, RESULTS_DIR } from "./results-file.ts";
 
 /** A figures file as read: the record's fields (when present) and the bench's figures. */
@@ -89,20 +90,6 @@ function againstBase(f: Figures, run: RlRun | undefined): string | undefined {
   const base = numberAt(f, "base_failure_rate");
   if (!run || base === undefined) return undefined;
   return `${fmt(run.final_failure_rate, 3)} (${fmt(run.final_failure_rate / base, 2)}× the base ${fmt(base, 3)}) after ${fmt(run.wall_s)} s`;
-}
-
-/** One `npm start` on a fresh clone (`runs[]` in demo.json). */
-interface DemoRun {
-  commit: string;
-  base_failure_rate: number | null;
-  final_failure_rate: number | null;
-  target_met: boolean;
-  patterns_worse: number;
-  warmup_steps: number | null;
-  warmup_planned_steps: number | null;
-  warmup_seconds_per_step: number | null;
-  wall_s: number;
-  npm_test_alongside: boolean;
 }
 
 function demoRuns(f: Figures): DemoRun[] {
