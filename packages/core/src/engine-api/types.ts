@@ -189,8 +189,11 @@ export interface TrainEngine {
   logprobs(batch: TokenBatch): Promise<Float32Array[]>;
   /** One optimizer step (AdamW, warm-up, gradient clipping as configured). */
   step(batch: TrainBatch, objective: Objective): Promise<StepMetrics>;
-  /** The current policy weights, for `InferenceEngine.setWeights`. */
-  weights(): WeightSource;
+  /**
+   * The current policy weights, for `InferenceEngine.setWeights`: in memory (embedded), or a checkpoint directory
+   * the engine writes (an engine in another process, whose weights never cross its pipe).
+   */
+  weights(): WeightSource | Promise<WeightSource>;
   /** Writes a checkpoint in the Hugging Face layout, optimizer state beside it. */
   save(dir: string): Promise<void>;
   /** Restores weights, optimizer state and step counter from `save`'s directory. */

@@ -579,6 +579,27 @@ export class EmbeddedTrainEngine implements TrainEngine {
     return { loss, extra, grads: named };
   }
 
+  /**
+   * The whole batch's loss, figures and gradients without an update, gradients by HF weight name in the HF layout
+   * (with LoRA, the adapters' as the engine holds them). For comparing engines.
+   */
+  batchGradients(
+    batch: TrainBatch,
+    objective: Objective,
+  ): { loss: number; extra: Record<string, number>; grads: Map<string, NamedTensor> } {
+    const grid = tokenGrid(batch, this.config.vocab_size, this.config.max_position_embeddings);
+    const { loss, extra, grads } = this.shardGradients(batch, objective, batchTotals(grid), grid);
+    const out = new Map<string, NamedTensor>();
+    for (const [name, g] of grads) {
+      out.set(
+        name,
+        this.lora ? { shape: [...g.shape], data: g.dataSync() as Float32Array } : toHfTensor(name, g),
+      );
+      g.dispose();
+    }
+    return { loss, extra, grads: out };
+  }
+
   /** The policy in HF layout, by HF name (LoRA adapters merged). */
   exportTensors(): Map<string, NamedTensor> {
     const out = new Map<string, NamedTensor>();
@@ -641,6 +662,12 @@ export class EmbeddedTrainEngine implements TrainEngine {
       stateJson = JSON.parse(await readFile(join(dir, "trainer_state.json"), "utf8"));
     } catch {
       return; // a plain model checkpoint: fresh optimizer
+    }
+    if ((stateJson as { engine?: string }).engine === "torch") {
+      throw new CheckpointError(
+        `${dir}/trainer_state.json: training state of the torch engine, whose optimizer layout this engine does not read; start from these weights with a fresh optimizer instead of resuming`,
+        { file: `${dir}/trainer_state.json` },
+      );
     }
     const state = await readSafetensors(join(dir, "optimizer.safetensors"));
     this.optimizer = new AdamW({ ...this.optimizer.options, ...stateJson.optimizer });

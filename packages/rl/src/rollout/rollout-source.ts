@@ -18,7 +18,7 @@ export interface RolloutSource {
   /** The scored groups of optimizer step `step` (1-based) for its prompts. */
   next(step: number, tasks: Task[], signal?: AbortSignal): Promise<RolloutBatch>;
   /** Called after optimizer step `step`: the source decides whether to take the new policy's weights. */
-  afterStep(step: number, policy: () => WeightSource): Promise<void>;
+  afterStep(step: number, policy: () => WeightSource | Promise<WeightSource>): Promise<void>;
   /** The policy step the generator holds now (0 = the starting model). */
   generatorStep(): number;
   /** The generator's weights when they differ from both the starting model and the current policy (for checkpoints). */

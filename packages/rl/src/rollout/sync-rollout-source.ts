@@ -54,11 +54,11 @@ export class SyncRolloutSource implements RolloutSource {
     return { groups, generatorStep, generatedTokens };
   }
 
-  async afterStep(step: number, policy: () => WeightSource): Promise<void> {
+  async afterStep(step: number, policy: () => WeightSource | Promise<WeightSource>): Promise<void> {
     if (!syncDue(step, this.options.syncInterval)) {
       return;
     }
-    const weights = policy();
+    const weights = await policy();
     await this.engine.setWeights(step, weights);
     this.step = step;
     this.held = weights;

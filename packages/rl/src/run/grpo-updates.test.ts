@@ -37,7 +37,8 @@ async function freshEngine(): Promise<TrainEngine> {
   });
 }
 
-function tensors(source: WeightSource) {
+function tensors(source: WeightSource | Promise<WeightSource>) {
+  assert.ok(!(source instanceof Promise), "expected in-memory weights");
   assert.equal(source.kind, "tensors");
   return source.tensors;
 }

@@ -196,7 +196,7 @@ async function execute(
     step: number,
   ): Promise<{ evalAccuracy: number; evalFailureRate: number } | undefined> => {
     if (!evalEngine) return undefined;
-    if (step > 0) await evalEngine.setWeights(step, train.weights());
+    if (step > 0) await evalEngine.setWeights(step, await train.weights());
     const result = await evaluate(evalEngine, data.evalTasks, { maxTokens: t.maxTokens });
     lastEval = result.failureRate;
     return { evalAccuracy: result.accuracy, evalFailureRate: result.failureRate };

@@ -65,7 +65,7 @@ export async function trainTeacherGrpo(args: {
       settings: { ...args.settings, seed: args.seed + step },
       signal: args.signal,
     });
-    if (result.metrics) await args.generator.setWeights(step, args.trainer.weights());
+    if (result.metrics) await args.generator.setWeights(step, await args.trainer.weights());
     await args.onStep?.(step, result);
   }
 }

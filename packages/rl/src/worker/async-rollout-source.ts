@@ -109,8 +109,8 @@ export class AsyncRolloutSource implements RolloutSource {
     return { groups, generatorStep, generatedTokens };
   }
 
-  async afterStep(step: number, policy: () => WeightSource): Promise<void> {
-    const weights = policy();
+  async afterStep(step: number, policy: () => WeightSource | Promise<WeightSource>): Promise<void> {
+    const weights = await policy();
     if (weights.kind !== "tensors")
       throw new TypeError(`policy weights: expected tensors, got a ${weights.kind}`);
     const tensors: WireTensor[] = [];

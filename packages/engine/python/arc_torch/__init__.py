@@ -1,0 +1,1 @@
+"""Arc's PyTorch engine worker (see PROTOCOL.md)."""

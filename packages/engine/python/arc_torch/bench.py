@@ -1,0 +1,154 @@
+"""The worker's own benchmark, runnable from Python alone (GPU machines here have no Node.js).
+
+    python -m arc_torch.bench --out torch-gpu.json                     # Qwen2-0.5B shape, random weights, bf16
+    python -m arc_torch.bench --shape small --device cpu --dtype float32
+
+Training: SFT steps of `--batch` rows of `--length` tokens through the engine (AdamW, clipping), median step time.
+Generation: `--gen-batch` prompts of 128 tokens, 256 new tokens each (ignoring end-of-turn) through the engine's
+sampler, and the same through transformers' `model.generate` for comparison: medians of 3, interleaved.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+from transformers import AutoModelForCausalLM, Qwen2Config
+
+from .distributed import DataParallel
+from .engine import TorchEngine
+from .sampling import generate
+
+SHAPES = {
+    # Qwen2-0.5B's architecture (Qwen/Qwen2-0.5B config.json)
+    "qwen2-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                       num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6,
+                       tie_word_embeddings=True, rms_norm_eps=1e-6),
+    # Arc's demo size over a byte vocabulary, for a CPU run
+    "small": dict(hidden_size=128, intermediate_size=352, num_hidden_layers=4, num_attention_heads=4,
+                  num_key_value_heads=4, vocab_size=264, max_position_embeddings=2048, tie_word_embeddings=True),
+}
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def random_checkpoint(shape: str, directory: str) -> None:
+    torch.manual_seed(0)
+    config = Qwen2Config(**SHAPES[shape], eos_token_id=None)
+    AutoModelForCausalLM.from_config(config).to(torch.bfloat16).save_pretrained(directory)
+
+
+def bench_train(engine, batch, length, steps, vocab):
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, vocab, (batch, length), generator=g).tolist()
+    data = {"promptTokens": [row[:1] for row in ids], "outputTokens": [row[1:] for row in ids]}
+    times = []
+    for i in range(steps + 2):
+        synchronize(engine.device)
+        t = time.perf_counter()
+        engine.step(data, {"kind": "sft"})
+        synchronize(engine.device)
+        if i >= 2:  # the first steps allocate and tune kernels
+            times.append(time.perf_counter() - t)
+    return batch * length / statistics.median(times), times
+
+
+def random_prompts(rows, vocab):
+    g = torch.Generator().manual_seed(2)
+    return torch.randint(0, vocab, (rows, 128), generator=g)
+
+
+def bench_generate(engine, rows, new_tokens, vocab):
+    """Tokens per second of the engine's sampler on `rows` prompts."""
+    prompts = random_prompts(rows, vocab).tolist()
+    requests = [{"promptTokens": p, "maxTokens": new_tokens, "ignoreEos": True, "seed": i} for i, p in enumerate(prompts)]
+    synchronize(engine.device)
+    t = time.perf_counter()
+    results = generate(engine, requests, lambda _: False)
+    synchronize(engine.device)
+    return sum(len(r["outputTokens"]) for r in results) / (time.perf_counter() - t)
+
+
+def bench_hf_generate(model, rows, new_tokens, vocab, device):
+    """Tokens per second of transformers' `model.generate` (sampling, the same cache) on the same prompts."""
+    prompts = random_prompts(rows, vocab).to(device)
+    synchronize(device)
+    t = time.perf_counter()
+    with torch.no_grad():
+        out = model.generate(prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=new_tokens,
+                             min_new_tokens=new_tokens, do_sample=True, top_k=0, pad_token_id=0)
+    synchronize(device)
+    return (out.shape[1] - prompts.shape[1]) * rows / (time.perf_counter() - t)
+
+
+def bench_generation(engine, rows, new_tokens, vocab, repeats=3):
+    """Medians of the engine's sampler and of `model.generate`, interleaved, after a warm-up of each at the same
+    batch size (the first pass at a new batch shape allocates and picks kernels)."""
+    bench_generate(engine, rows, 16, vocab)
+    bench_hf_generate(engine.model, rows, 16, vocab, engine.device)
+    ours, theirs = [], []
+    for _ in range(repeats):
+        ours.append(bench_generate(engine, rows, new_tokens, vocab))
+        theirs.append(bench_hf_generate(engine.model, rows, new_tokens, vocab, engine.device))
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shape", default="qwen2-0.5b", choices=sorted(SHAPES))
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--length", type=int, default=1024)
+    parser.add_argument("--micro-batch-rows", type=int, default=None)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--gen-batch", type=int, default=64)
+    parser.add_argument("--new-tokens", type=int, default=256)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    vocab = SHAPES[args.shape]["vocab_size"]
+    with tempfile.TemporaryDirectory() as directory:
+        random_checkpoint(args.shape, directory)
+        settings = {"learningRate": 1e-5}
+        if args.micro_batch_rows:
+            settings["microBatchRows"] = args.micro_batch_rows
+        params = {"modelDir": directory, "device": args.device, "dtype": args.dtype, "settings": settings}
+        engine = TorchEngine(params, DataParallel())
+        train, step_times = bench_train(engine, args.batch, args.length, args.steps, vocab)
+        peak = torch.cuda.max_memory_allocated(engine.device) / 2**30 if engine.device.type == "cuda" else None
+        del engine
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        sampler = TorchEngine({**params, "role": "inference"}, DataParallel())
+        gen, hf_gen = bench_generation(sampler, args.gen_batch, args.new_tokens, vocab)
+        info = sampler.info()
+    result = {
+        "shape": args.shape,
+        "device": info["deviceName"],
+        "dtype": args.dtype,
+        "torch": torch.__version__,
+        "train_batch": [args.batch, args.length],
+        "train_tokens_per_s": round(train),
+        "train_step_seconds": [round(t, 4) for t in step_times],
+        "train_peak_memory_gib": None if peak is None else round(peak, 1),
+        "generate_batch": args.gen_batch,
+        "generate_new_tokens": args.new_tokens,
+        "generate_tokens_per_s": round(gen),
+        "hf_generate_tokens_per_s": round(hf_gen),
+        "parameters": info["parameters"],
+    }
+    print(json.dumps(result, indent=2))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    main()

@@ -1,0 +1,172 @@
+"""Batched generation with a KV cache: every sample of every request is one left-padded row.
+
+Each row draws from its own seeded generator (one uniform per token, even when greedy), so its tokens do not depend
+on the rows it shares a batch with. Log-probs are under the raw model distribution (temperature 1, no truncation),
+the quantity `TrainEngine.logprobs` computes, so RL importance ratios compare like with like.
+"""
+
+import random
+
+import torch
+
+from .errors import WorkerError
+
+DEFAULTS = {"n": 1, "maxTokens": 64, "temperature": 1.0, "topP": 1.0, "topK": 0, "topLogprobs": 0}
+
+
+class Row:
+    def __init__(self, request_index, sample_index, request):
+        self.request_index = request_index
+        self.sample_index = sample_index
+        self.request = request
+        self.tokens = []
+        self.logprobs = []
+        self.versions = []
+        self.top = []
+        self.finish = None
+        self.cut = None  # text length where a stop string begins
+
+
+def _rows(requests, vocab_size, tokenizer):
+    rows = []
+    for i, raw in enumerate(requests):
+        req = {**DEFAULTS, **raw}
+        prompt = req.get("promptTokens")
+        if not isinstance(prompt, list) or not prompt:
+            raise WorkerError(f"requests[{i}].promptTokens: expected a non-empty list of token ids")
+        for t in prompt:
+            if not isinstance(t, int) or t < 0 or t >= vocab_size:
+                raise WorkerError(f"requests[{i}].promptTokens: expected token ids in [0, {vocab_size}), got {t}")
+        if not isinstance(req["n"], int) or req["n"] < 1:
+            raise WorkerError(f"requests[{i}].n: expected a positive integer, got {req['n']!r}")
+        if not isinstance(req["maxTokens"], int) or req["maxTokens"] < 1:
+            raise WorkerError(f"requests[{i}].maxTokens: expected a positive integer, got {req['maxTokens']!r}")
+        if req["temperature"] < 0 or not 0 < req["topP"] <= 1 or req["topK"] < 0:
+            raise WorkerError(f"requests[{i}]: expected temperature >= 0, 0 < topP <= 1 and topK >= 0")
+        if req.get("stop") and tokenizer is None:
+            raise WorkerError(f"requests[{i}].stop: this checkpoint has no tokenizer transformers reads; give no stop strings")
+        seed = req.get("seed")
+        if seed is None:
+            seed = random.getrandbits(31)
+        for s in range(req["n"]):
+            row = Row(i, s, req)
+            row.generator = torch.Generator().manual_seed((seed * 1_000_003 + s * 7919) & 0xFFFFFFFF)
+            rows.append(row)
+    return rows
+
+
+def _pick(logits, rows, device):
+    """Sampled token ids [R] and the raw log-prob of every token [R, V] for one step of every row."""
+    log_probs = torch.log_softmax(logits, dim=-1)
+    greedy = logits.argmax(dim=-1)
+    temps = torch.tensor([r.request["temperature"] for r in rows], device=device)
+    uniforms = torch.cat([torch.rand(1, generator=r.generator) for r in rows]).to(device)
+    if not bool((temps > 0).any()):
+        return greedy, log_probs
+    scaled = logits / torch.clamp(temps, min=1e-6).unsqueeze(1)
+    vocab = logits.shape[1]
+    truncate = any(r.request["topK"] > 0 or r.request["topP"] < 1 for r in rows)
+    if truncate:
+        scaled, order = scaled.sort(dim=-1, descending=True)
+    probs = torch.softmax(scaled, dim=-1)
+    if truncate:
+        ks = torch.tensor([r.request["topK"] or vocab for r in rows], device=device)
+        keep = torch.arange(vocab, device=device).unsqueeze(0) < ks.unsqueeze(1)
+        pool = probs * keep
+        mass_before = pool.cumsum(dim=-1) - pool
+        top_p = torch.tensor([r.request["topP"] for r in rows], device=device)
+        keep &= mass_before < top_p.unsqueeze(1) * pool.sum(dim=-1, keepdim=True)
+        probs = probs * keep
+    cumulative = probs.cumsum(dim=-1)
+    target = (uniforms * cumulative[:, -1]).unsqueeze(1)
+    index = torch.searchsorted(cumulative, target, right=True).clamp(max=vocab - 1)
+    sampled = (order.gather(1, index) if truncate else index).squeeze(1)
+    return torch.where(temps > 0, sampled, greedy), log_probs
+
+
+def _finish(row, token, eos_ids, tokenizer, longest_stop):
+    """Why the row is finished after `token`, if it is."""
+    req = row.request
+    if token in eos_ids and not req.get("ignoreEos"):
+        return "stop"
+    stops = [s for s in req.get("stop") or [] if s]
+    if stops:
+        window = tokenizer.decode(row.tokens[-(4 * longest_stop + 4):], skip_special_tokens=True)
+        if any(s in window for s in stops):
+            text = tokenizer.decode(row.tokens, skip_special_tokens=True)
+            row.cut = min(at for at in (text.find(s) for s in stops) if at >= 0)
+            return "stop"
+    if len(row.tokens) >= req["maxTokens"]:
+        return "length"
+    return None
+
+
+def generate(engine, requests, aborted):
+    """One result per sample, in request order then sample order; `aborted(request_id)` says whether a
+    request (or the whole call, for None) was cancelled."""
+    model, device = engine.model, engine.device
+    rows = _rows(requests, engine.hf_config.vocab_size, engine.tokenizer)
+    longest_stop = max((len(s) for r in rows for s in r.request.get("stop") or []), default=0)
+    prompt_len = max(len(r.request["promptTokens"]) for r in rows)
+    ids = torch.zeros((len(rows), prompt_len), dtype=torch.long)
+    attention = torch.zeros((len(rows), prompt_len), dtype=torch.long)
+    for b, r in enumerate(rows):
+        p = r.request["promptTokens"]
+        ids[b, prompt_len - len(p):] = torch.tensor(p)
+        attention[b, prompt_len - len(p):] = 1
+    ids, attention = ids.to(device), attention.to(device)
+    positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
+    cache = None
+    steps = max(r.request["maxTokens"] for r in rows)
+    with torch.no_grad():
+        for _ in range(steps):
+            live = [r for r in rows if r.finish is None]
+            if not live or aborted(None):
+                break
+            for r in live:
+                if aborted(r.request.get("id")):
+                    r.finish = "abort"
+            out = model(input_ids=ids, attention_mask=attention, position_ids=positions, past_key_values=cache,
+                        use_cache=True)
+            cache = out.past_key_values
+            picked, log_probs = _pick(out.logits[:, -1].float(), rows, device)
+            chosen = log_probs.gather(1, picked.unsqueeze(1)).squeeze(1).cpu().tolist()
+            tokens = picked.cpu().tolist()
+            want_top = max(r.request["topLogprobs"] for r in rows)
+            top = log_probs.topk(want_top, dim=-1) if want_top else None
+            for b, r in enumerate(rows):
+                if r.finish is not None:
+                    continue
+                r.tokens.append(tokens[b])
+                r.logprobs.append(chosen[b])
+                r.versions.append(engine.version)
+                k = r.request["topLogprobs"]
+                if k:
+                    values, indices = top.values[b, :k].tolist(), top.indices[b, :k].tolist()
+                    r.top.append([{"token": t, "logprob": v} for t, v in zip(indices, values)])
+                r.finish = _finish(r, tokens[b], engine.eos_ids, engine.tokenizer, longest_stop)
+            ids = picked.unsqueeze(1)
+            attention = torch.cat([attention, torch.ones_like(ids)], dim=1)
+            positions = positions[:, -1:] + 1
+    results = []
+    for r in rows:
+        text = ""
+        if engine.tokenizer is not None:
+            text = engine.tokenizer.decode(r.tokens, skip_special_tokens=True)
+            if r.cut is not None:
+                text = text[: r.cut]
+        result = {
+            "sampleIndex": r.sample_index,
+            "text": text,
+            "promptTokens": r.request["promptTokens"],
+            "outputTokens": r.tokens,
+            "outputLogprobs": r.logprobs,
+            "outputVersions": r.versions,
+            "finishReason": r.finish or "abort",
+        }
+        if r.request.get("id") is not None:
+            result["requestId"] = r.request["id"]
+        if r.request["topLogprobs"]:
+            result["topLogprobs"] = r.top
+        results.append(result)
+    return results

@@ -1,0 +1,125 @@
+"""The worker process: one engine, driven over JSON lines on stdin/stdout (the protocol is in ../PROTOCOL.md).
+
+    python -m arc_torch.worker                               # one process
+    torchrun --nproc_per_node 2 -m arc_torch.worker          # data-parallel: rank 0 speaks the protocol
+
+Requests carry token ids, never weights. Anything a library prints goes to stderr; stdout carries replies only.
+"""
+
+import json
+import os
+import queue
+import sys
+import threading
+import traceback
+
+from .distributed import DataParallel
+from .errors import WorkerError
+
+
+class Channel:
+    """Rank 0's side of the protocol: a reader thread queues requests (and marks cancelled generations at
+    once, while the main thread is busy), the main thread writes one reply line per request."""
+
+    def __init__(self):
+        self.out = os.fdopen(os.dup(1), "w", buffering=1)
+        sys.stdout = sys.stderr
+        self.requests = queue.Queue()
+        self.cancelled = set()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in sys.stdin:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError as error:
+                self.reply({"id": None, "error": {"type": "ProtocolError", "message": f"not JSON: {error}"}})
+                continue
+            if message.get("method") == "cancel":
+                with self.lock:
+                    self.cancelled.add(message.get("params", {}).get("target"))
+                self.reply({"id": message.get("id"), "result": None})
+                continue
+            self.requests.put(message)
+        self.requests.put({"method": "shutdown"})
+
+    def reply(self, message):
+        with self.lock:
+            self.out.write(json.dumps(message, allow_nan=False) + "\n")
+
+    def is_cancelled(self, call_id, request_id):
+        with self.lock:
+            return call_id in self.cancelled or (request_id is not None and f"{call_id}/{request_id}" in self.cancelled)
+
+
+def dispatch(state, method, params, channel, call_id):
+    from .engine import TorchEngine
+    from .sampling import generate
+
+    if method == "init":
+        state["engine"] = TorchEngine(params, state["parallel"])
+        return state["engine"].info()
+    engine = state.get("engine")
+    if engine is None:
+        raise WorkerError(f"{method}: the worker has no engine yet; call init first")
+    if method == "info":
+        return engine.info()
+    if method == "logprobs":
+        return engine.logprobs(params["batch"])
+    if method == "step":
+        return engine.step(params["batch"], params["objective"])
+    if method == "gradients":
+        return engine.gradients(params["batch"], params["objective"], params["path"])
+    if method == "syncReference":
+        return engine.sync_reference()
+    if method == "save":
+        return engine.save(params["dir"], weights_only=bool(params.get("weightsOnly")))
+    if method == "load":
+        return engine.load(params["dir"])
+    if method == "setWeights":
+        return engine.set_weights(int(params["version"]), params["dir"])
+    if method == "setVersion":
+        engine.version = int(params["version"])
+        return None
+    if method == "generate":
+        if not state["parallel"].leader:
+            return None
+        return generate(engine, params["requests"], lambda rid: channel.is_cancelled(call_id, rid))
+    raise WorkerError(f"method: unknown method {method!r}")
+
+
+def main():
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    parallel = DataParallel()
+    channel = Channel() if parallel.leader else None
+    state = {"parallel": parallel}
+    while True:
+        message = channel.requests.get() if channel else None
+        message = parallel.share(message)
+        method, call_id = message.get("method"), message.get("id")
+        if method == "shutdown":
+            break
+        try:
+            result = dispatch(state, method, message.get("params") or {}, channel, call_id)
+            reply = {"id": call_id, "result": result}
+        except (WorkerError, ValueError, TypeError, KeyError) as error:
+            kind = type(error).__name__
+            text = f"missing field {error}" if isinstance(error, KeyError) else str(error)
+            reply = {"id": call_id, "error": {"type": kind, "message": text}}
+        except Exception as error:  # noqa: BLE001 - reported to the caller with its trace, then the worker goes on
+            traceback.print_exc()
+            reply = {"id": call_id, "error": {"type": type(error).__name__, "message": str(error)}}
+        if channel:
+            channel.reply(reply)
+    parallel.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { GenerateOptions, GenRequest, GenResult, InferenceEngine, WeightSource } from "@arc/core";
+import { readHfCheckpoint, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import type { TorchEngineInfo, TorchEngineOptions } from "./torch-train-engine.ts";
+import { TorchWorker } from "./torch-worker.ts";
+
+/** A request as the worker takes it: token ids and sampling settings, no chat messages or signals. */
+type WireRequest = Omit<GenRequest, "messages" | "signal">;
+
+/**
+ * The PyTorch InferenceEngine: a Python worker sampling with a KV cache, per-sample seeds and per-token
+ * log-probs under the raw model distribution. Prompts go in as token ids (`promptTokens`); chat messages are
+ * rendered by the caller. New weights arrive as checkpoint directories.
+ */
+export class TorchInferenceEngine implements InferenceEngine {
+  private version: number;
+  private modelDir: string;
+
+  private constructor(
+    private readonly worker: TorchWorker,
+    readonly info: TorchEngineInfo,
+    modelDir: string,
+  ) {
+    this.version = info.version;
+    this.modelDir = modelDir;
+  }
+
+  /** Starts a worker that samples from the checkpoint in `modelDir`, as weight version `version`. */
+  static async load(
+    modelDir: string,
+    options: TorchEngineOptions & { version?: number } = {},
+  ): Promise<TorchInferenceEngine> {
+    const worker = TorchWorker.start({ ...options, processes: 1 });
+    try {
+      const info = await worker.call<TorchEngineInfo>("init", {
+        role: "inference",
+        modelDir,
+        device: options.device ?? "auto",
+        dtype: options.dtype ?? "float32",
+        threads: options.threads,
+        version: options.version ?? 0,
+      });
+      return new TorchInferenceEngine(worker, info, modelDir);
+    } catch (error) {
+      await worker.close();
+      throw error;
+    }
+  }
+
+  async generate(requests: GenRequest[], options: GenerateOptions = {}): Promise<GenResult[]> {
+    if (options.onToken)
+      throw new TypeError("onToken: the torch engine returns whole samples; it does not stream");
+    const wire: WireRequest[] = requests.map((r, i) => {
+      if (r.messages || !r.promptTokens)
+        throw new TypeError(
+          `requests[${i}]: the torch engine takes promptTokens; render chat messages first`,
+        );
+      const { signal: _signal, messages: _messages, ...rest } = r;
+      return { ...rest, id: r.id ?? `r${i}` };
+    });
+    const callId = this.worker.peekNextId();
+    const onAbort = requests.map((r, i) => {
+      const cancel = () => this.worker.cancelRequest(callId, wire[i].id!);
+      if (r.signal?.aborted) cancel();
+      else r.signal?.addEventListener("abort", cancel, { once: true });
+      return cancel;
+    });
+    try {
+      const results = await this.worker.call<GenResult[]>("generate", { requests: wire }, options.signal);
+      return results.map((result) => {
+        const given = requests.find((_, i) => wire[i].id === result.requestId);
+        return given?.id === undefined ? { ...result, requestId: undefined } : result;
+      });
+    } finally {
+      requests.forEach((r, i) => {
+        r.signal?.removeEventListener("abort", onAbort[i]);
+      });
+    }
+  }
+
+  getVersion(): number {
+    return this.version;
+  }
+
+  /** Loads new weights: a checkpoint directory, or in-memory tensors written to a temporary one first. */
+  async setWeights(version: number, weights: WeightSource): Promise<void> {
+    if (weights.kind === "checkpoint") {
+      await this.worker.call("setWeights", { version, dir: weights.dir });
+    } else {
+      const dir = await mkdtemp(join(tmpdir(), "arc-torch-weights-"));
+      try {
+        const { config } = await readHfCheckpoint(this.modelDir);
+        await writeHfCheckpoint(dir, config, weights.tensors);
+        await this.worker.call("setWeights", { version, dir });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+    this.version = version;
+  }
+
+  /** Stops the worker. */
+  async close(): Promise<void> {
+    await this.worker.close();
+  }
+}
