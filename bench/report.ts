@@ -35,6 +35,7 @@ const COMMANDS: Record<string, string> = {
   "engine-sizes": "npm run bench:engine",
   rl: "npm run bench:rl",
   teaching: "npm run bench:teaching",
+  torch: "npm run bench:torch",
   "thread-contention": "npm run bench:contention",
   "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
 };
@@ -332,6 +333,60 @@ const ROWS: Row[] = [
       const topP = numberAt(f, "sample_us_top_p");
       return plain === undefined || topP === undefined ? undefined : `${fmt(plain, 1)} / ${fmt(topP, 1)} µs`;
     },
+  },
+  // npm run bench:torch
+  {
+    bench: "torch",
+    figure:
+      "PyTorch engine against the embedded one, `toolcall-base` on the CPU, one thread each: SFT training, batch 16 × 64 tokens",
+    value: (f) => {
+      const torch = numberAt(f, "cpu_train_tokens_per_s_torch");
+      const embedded = numberAt(f, "cpu_train_tokens_per_s_embedded");
+      return torch === undefined || embedded === undefined
+        ? undefined
+        : `${fmt(torch)} vs ${fmt(embedded)} tokens/s`;
+    },
+    medianOf: medianOf("cpu_train_steps_timed", "steps"),
+  },
+  {
+    bench: "torch",
+    figure:
+      "PyTorch engine against the embedded one, `toolcall-base` on the CPU: generation, batch 16 × 128 new tokens",
+    value: (f) => {
+      const torch = numberAt(f, "cpu_generate_tokens_per_s_torch");
+      const embedded = numberAt(f, "cpu_generate_tokens_per_s_embedded");
+      return torch === undefined || embedded === undefined
+        ? undefined
+        : `${fmt(torch)} vs ${fmt(embedded)} tokens/s`;
+    },
+    medianOf: medianOf("cpu_generate_runs", "runs"),
+  },
+  {
+    bench: "torch",
+    figure:
+      "PyTorch engine on a GPU, Qwen2-0.5B shape, random weights, bf16: SFT training, batch 16 × 1,024 tokens",
+    value: (f) => {
+      const x = numberAt(f, "gpu_train_tokens_per_s_qwen2_0_5b");
+      return x === undefined
+        ? undefined
+        : `${fmt(x)} tokens/s on ${String(f.gpu_device)} (${String(at(f, "gpu.date")).slice(0, 10)}, \`${String(at(f, "gpu.command"))}\`)`;
+    },
+    target: "~76,000 tokens/s (plain PyTorch + transformers on an H100)",
+    whenMissing: "no GPU at hand",
+  },
+  {
+    bench: "torch",
+    figure:
+      "PyTorch engine on a GPU, Qwen2-0.5B shape, bf16: generation, batch 64 × 256 new tokens (transformers' `generate` beside it)",
+    value: (f) => {
+      const x = numberAt(f, "gpu_generate_tokens_per_s_qwen2_0_5b");
+      const hf = numberAt(f, "gpu.hf_generate_tokens_per_s");
+      return x === undefined
+        ? undefined
+        : `${fmt(x)} tokens/s (${fmt(hf ?? Number.NaN)}) on ${String(f.gpu_device)}`;
+    },
+    medianOf: () => ({ n: 3, of: "runs, interleaved" }),
+    whenMissing: "no GPU at hand",
   },
   // npm run bench:rl
   {

@@ -37,7 +37,7 @@ import {
   sampledPassRate,
   startRun,
 } from "@arc/rl";
-import { AsyncRolloutSource, embeddedEngineFactory, type ThreadUsage } from "@arc/rl/embedded";
+import { AsyncRolloutSource, engineFactory, type ThreadUsage } from "@arc/rl/embedded";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
 
@@ -310,7 +310,7 @@ async function runSetting(setting: Setting, runsDir: string, first?: Outcome): P
   const wallAt = new Map<number, number>([[0, first?.wallS ?? 0]]);
   const result = await startRun(recipe, {
     runsDir,
-    factory: embeddedEngineFactory,
+    factory: engineFactory,
     asyncSource: async (args) => {
       source = (await AsyncRolloutSource.create(args)) as AsyncRolloutSource;
       return source;

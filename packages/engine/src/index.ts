@@ -1,4 +1,7 @@
-/** @arc/engine: the embedded Llama engine (inference, training, HF checkpoints, OpenAI-compatible server). */
+/**
+ * @arc/engine: the embedded Llama engine (inference, training, HF checkpoints, OpenAI-compatible server) and the
+ * PyTorch engine (a Python worker driven over JSON lines).
+ */
 export { type BackendName, initBackend } from "./backend/tf-backend.ts";
 export {
   byteTokenCounter,
@@ -52,6 +55,18 @@ export {
   renderChat,
   renderChatExample,
 } from "./tokenizer/chat-template.ts";
+export {
+  TORCH_WORKER_DIR,
+  type TorchEngineInfo,
+  type TorchEngineOptions,
+  TorchInferenceEngine,
+  TorchTrainEngine,
+  type TorchTrainOptions,
+  TorchWorker,
+  TorchWorkerError,
+  type TorchWorkerOptions,
+  torchPython,
+} from "./torch/index.ts";
 export { EmbeddedTrainEngine, type TrainEngineOptions } from "./train/embedded-train-engine.ts";
 export type { WireTensor, WorkerTraffic } from "./train/gradient-workers.ts";
 export { LORA_TARGETS, type LoraOptions } from "./train/lora.ts";

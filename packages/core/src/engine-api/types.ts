@@ -106,6 +106,8 @@ export interface InferenceEngine {
   getVersion(): number;
   /** Swaps in new weights; generation in flight pauses and resumes on the new version. */
   setWeights(version: number, weights: WeightSource): Promise<void>;
+  /** Releases the process or connections the engine holds, if it holds any. */
+  close?(): Promise<void>;
 }
 
 /** Sequences for log-prob computation: prompt followed by output, loss over the output. */

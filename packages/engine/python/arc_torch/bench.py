@@ -9,14 +9,18 @@ sampler, and the same through transformers' `model.generate` for comparison: med
 """
 
 import argparse
+import datetime
 import json
 import os
+import platform
+import sys
 import statistics
 import tempfile
 import time
 
 import torch
 from transformers import AutoModelForCausalLM, Qwen2Config
+from transformers.utils import logging as transformers_logging
 
 from .distributed import DataParallel
 from .engine import TorchEngine
@@ -112,6 +116,7 @@ def main():
     parser.add_argument("--new-tokens", type=int, default=256)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    transformers_logging.disable_progress_bar()
     vocab = SHAPES[args.shape]["vocab_size"]
     with tempfile.TemporaryDirectory() as directory:
         random_checkpoint(args.shape, directory)
@@ -129,6 +134,10 @@ def main():
         gen, hf_gen = bench_generation(sampler, args.gen_batch, args.new_tokens, vocab)
         info = sampler.info()
     result = {
+        "bench": "torch-gpu" if info["deviceName"] != "cpu" else "torch-python",
+        "command": " ".join(["cd packages/engine/python && python -m arc_torch.bench", *sys.argv[1:]]),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"device": info["deviceName"], "cpus": os.cpu_count(), "platform": platform.platform()},
         "shape": args.shape,
         "device": info["deviceName"],
         "dtype": args.dtype,

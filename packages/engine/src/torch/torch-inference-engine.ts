@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { GenerateOptions, GenRequest, GenResult, InferenceEngine, WeightSource } from "@arc/core";
 import { readHfCheckpoint, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import { renderChat } from "../tokenizer/chat-template.ts";
+import { readTokenizerFiles } from "../tokenizer/tokenizer-files.ts";
 import type { TorchEngineInfo, TorchEngineOptions } from "./torch-train-engine.ts";
 import { TorchWorker } from "./torch-worker.ts";
 
@@ -11,8 +13,8 @@ type WireRequest = Omit<GenRequest, "messages" | "signal">;
 
 /**
  * The PyTorch InferenceEngine: a Python worker sampling with a KV cache, per-sample seeds and per-token
- * log-probs under the raw model distribution. Prompts go in as token ids (`promptTokens`); chat messages are
- * rendered by the caller. New weights arrive as checkpoint directories.
+ * log-probs under the raw model distribution. Prompts go in as token ids; chat messages are rendered here with
+ * Arc's byte chat template, for checkpoints with Arc's tokenizer. New weights arrive as checkpoint directories.
  */
 export class TorchInferenceEngine implements InferenceEngine {
   private version: number;
@@ -22,6 +24,8 @@ export class TorchInferenceEngine implements InferenceEngine {
     private readonly worker: TorchWorker,
     readonly info: TorchEngineInfo,
     modelDir: string,
+    /** Why chat messages cannot be rendered for this checkpoint (a tokenizer that is not Arc's), if they cannot. */
+    private readonly foreignTokenizer: string | undefined,
   ) {
     this.version = info.version;
     this.modelDir = modelDir;
@@ -32,6 +36,7 @@ export class TorchInferenceEngine implements InferenceEngine {
     modelDir: string,
     options: TorchEngineOptions & { version?: number } = {},
   ): Promise<TorchInferenceEngine> {
+    const { foreign } = await readTokenizerFiles(modelDir);
     const worker = TorchWorker.start({ ...options, processes: 1 });
     try {
       const info = await worker.call<TorchEngineInfo>("init", {
@@ -42,7 +47,7 @@ export class TorchInferenceEngine implements InferenceEngine {
         threads: options.threads,
         version: options.version ?? 0,
       });
-      return new TorchInferenceEngine(worker, info, modelDir);
+      return new TorchInferenceEngine(worker, info, modelDir, foreign);
     } catch (error) {
       await worker.close();
       throw error;
@@ -53,12 +58,12 @@ export class TorchInferenceEngine implements InferenceEngine {
     if (options.onToken)
       throw new TypeError("onToken: the torch engine returns whole samples; it does not stream");
     const wire: WireRequest[] = requests.map((r, i) => {
-      if (r.messages || !r.promptTokens)
-        throw new TypeError(
-          `requests[${i}]: the torch engine takes promptTokens; render chat messages first`,
-        );
-      const { signal: _signal, messages: _messages, ...rest } = r;
-      return { ...rest, id: r.id ?? `r${i}` };
+      const { signal: _signal, messages, ...rest } = r;
+      if (messages && this.foreignTokenizer)
+        throw new TypeError(`requests[${i}].messages: ${this.foreignTokenizer}; give promptTokens`);
+      const promptTokens = messages ? renderChat(messages) : r.promptTokens;
+      if (!promptTokens) throw new TypeError(`requests[${i}]: expected promptTokens or messages`);
+      return { ...rest, promptTokens, id: r.id ?? `r${i}` };
     });
     const callId = this.worker.peekNextId();
     const onAbort = requests.map((r, i) => {

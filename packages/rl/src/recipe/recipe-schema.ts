@@ -30,6 +30,49 @@ export const ModelBlock = z
   .default({})
   .describe("The starting model.");
 
+/** Low-rank adapters as the only trained weights (Hu et al. 2021); exports merge them. */
+const LoraBlock = z
+  .object({
+    rank: z.number().int().positive().describe("Rank r of each adapter."),
+    alpha: z.number().positive().describe("Scale numerator: the update is (alpha / r) B A."),
+    targets: z
+      .array(z.enum(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]))
+      .min(1)
+      .default(["q_proj", "v_proj"])
+      .describe("Projections that get adapters."),
+  })
+  .strict();
+
+/** Which engine trains and samples, and where it runs. */
+export const EngineBlock = z
+  .object({
+    kind: z
+      .enum(["embedded", "torch"])
+      .default("embedded")
+      .describe(
+        "embedded: the TypeScript engine in this process (CPU). torch: a PyTorch worker process (CPU or GPU; packages/engine/python).",
+      ),
+    device: z
+      .string()
+      .min(1)
+      .default("auto")
+      .describe("torch: cpu, cuda, cuda:N, or auto (a GPU when torch sees one)."),
+    dtype: z
+      .enum(["float32", "bfloat16", "float16"])
+      .default("float32")
+      .describe("torch: the passes' precision; training keeps float32 master weights."),
+    processes: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe("torch: data-parallel training processes under torchrun (one per GPU)."),
+    lora: LoraBlock.optional().describe("Train LoRA adapters instead of every weight."),
+  })
+  .strict()
+  .default({})
+  .describe("The engine of the run.");
+
 /** What a run trains on and is judged on. */
 export const DataBlock = z
   .object({
@@ -223,6 +266,7 @@ export const Recipe = z
   .object({
     name: z.string().default("run").describe("A short name for the run."),
     model: ModelBlock,
+    engine: EngineBlock,
     data: DataBlock,
     trainer: TrainerBlock,
     reward: RewardBlock,

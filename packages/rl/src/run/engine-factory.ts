@@ -1,4 +1,8 @@
 import type { InferenceEngine, TrainEngine, WeightSource } from "@arc/core";
+import type { Recipe } from "../recipe/recipe-schema.ts";
+
+/** A recipe's engine block: which engine, and where and how it runs. */
+export type EngineChoice = Recipe["engine"];
 
 /** A chat message as the chat template renders it. */
 export interface ChatMessage {
@@ -21,13 +25,15 @@ export interface TrainEngineSettings {
   minLearningRate: number;
   weightDecay: number;
   maxGradNorm: number;
-  /** Threads that run each step's forward/backward passes (data-parallel; 1: the trainer thread alone). */
+  /** Threads that run each step's forward/backward passes (embedded: data-parallel; torch: its CPU thread pool). */
   trainThreads: number;
+  /** The engine that trains (default: the embedded one, every weight trained). */
+  engine?: EngineChoice;
 }
 
 /**
  * Where a run gets its engines: @arc/rl codes against the Engine API and never constructs an engine
- * itself (import direction rl → core). The embedded default lives in `worker/embedded-engine-factory.ts`;
+ * itself (import direction rl → core). The embedded default lives in `worker/engine-factory.ts`;
  * a server can pass one that points at remote engines.
  */
 export interface EngineFactory {
@@ -40,8 +46,8 @@ export interface EngineFactory {
     settings: TrainEngineSettings,
     options?: { resume?: boolean },
   ): Promise<TrainEngine>;
-  /** An inference engine over a checkpoint directory, at weight version `version`. */
-  inferenceEngine(modelDir: string, version: number): Promise<InferenceEngine>;
+  /** An inference engine over a checkpoint directory, at weight version `version`, on `engine` (default embedded). */
+  inferenceEngine(modelDir: string, version: number, engine?: EngineChoice): Promise<InferenceEngine>;
   /** Writes weights as an HF checkpoint directory with the architecture of `configDir`'s checkpoint. */
   saveWeights(dir: string, weights: WeightSource, configDir: string): Promise<void>;
   renderExample: RenderExample;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { Objective, TrainBatch, TrainEngine, WeightSource } from "@arc/core";
-import { embeddedEngineFactory } from "../worker/index.ts";
+import { engineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { grpoUpdates } from "./grpo-updates.ts";
 
@@ -14,7 +14,7 @@ const replies = [
   ["capital of france?", "paris"],
   ["capital of france?", "rome, I think"],
 ];
-const rows = replies.map(([q, a]) => embeddedEngineFactory.renderExample([{ role: "user", content: q }], a));
+const rows = replies.map(([q, a]) => engineFactory.renderExample([{ role: "user", content: q }], a));
 const batch: TrainBatch = {
   promptTokens: rows.map((r) => r.promptTokens),
   outputTokens: rows.map((r) => r.outputTokens),
@@ -26,7 +26,7 @@ const objective: Extract<Objective, { kind: "grpo" }> = { kind: "grpo", clipEpsi
 let model: string | undefined;
 async function freshEngine(): Promise<TrainEngine> {
   model ??= await writeTinyModel(join(await mkdtemp(join(tmpdir(), "arc-ppo-epochs-")), "model"));
-  return embeddedEngineFactory.trainEngine(model, {
+  return engineFactory.trainEngine(model, {
     learningRate: 5e-2,
     warmupSteps: 0,
     decaySteps: 0,

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { parseRecipe } from "../recipe/index.ts";
-import { embeddedEngineFactory } from "../worker/index.ts";
+import { engineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { RunDir } from "./run-dir.ts";
 import { resumeRun, startRun } from "./run-training.ts";
@@ -63,7 +63,7 @@ describe("crash and resume", () => {
     const straight = await startRun(recipe, {
       runsDir: join(root, "straight"),
       runId: "a",
-      factory: embeddedEngineFactory,
+      factory: engineFactory,
     });
 
     const runsDir = join(root, "crashed");
@@ -81,7 +81,7 @@ describe("crash and resume", () => {
     const killedAt = (await dir.readState()).step;
     assert.ok(killedAt < 12, `the run finished (step ${killedAt}) before it could be killed`);
 
-    const resumed = await resumeRun("b", { runsDir, factory: embeddedEngineFactory });
+    const resumed = await resumeRun("b", { runsDir, factory: engineFactory });
     assert.equal(resumed.status, "completed");
     assert.deepEqual(resumed.records.map(deterministic), straight.records.map(deterministic));
     const weights = (d: string) => readFile(join(d, "checkpoints", "step-12", "model.safetensors"));

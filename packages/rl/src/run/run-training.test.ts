@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parseRecipe } from "../recipe/index.ts";
-import { type AsyncRolloutSource, asyncRolloutSource, embeddedEngineFactory } from "../worker/index.ts";
+import { type AsyncRolloutSource, asyncRolloutSource, engineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { resumeRun, startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
@@ -40,7 +40,7 @@ const mean = (records: StepRecord[]) => records.reduce((a, r) => a + (r.reward ?
 describe("runs", () => {
   it("improves the reward of a tiny environment with a short online DPO run", async () => {
     const { root, recipe } = await tinyRecipe({ steps: 16 });
-    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: embeddedEngineFactory });
+    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: engineFactory });
     assert.equal(result.status, "completed");
     const steps = result.records.filter((r) => r.step > 0);
     assert.equal(steps.length, 16);
@@ -69,7 +69,7 @@ describe("runs", () => {
     let source: AsyncRolloutSource | undefined;
     const result = await startRun(recipe, {
       runsDir: join(root, "runs"),
-      factory: embeddedEngineFactory,
+      factory: engineFactory,
       asyncSource: async (args) => {
         source = (await asyncRolloutSource(args)) as AsyncRolloutSource;
         return source;
@@ -105,7 +105,7 @@ describe("runs", () => {
       minLearningRate: 0,
       checkpointEvery: 4,
     });
-    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: embeddedEngineFactory });
+    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: engineFactory });
     const trainerState = JSON.parse(
       await readFile(join(result.dir, "checkpoints/step-4/trainer_state.json"), "utf8"),
     );
@@ -121,7 +121,7 @@ describe("runs", () => {
     const controller = new AbortController();
     const result = await startRun(recipe, {
       runsDir: join(root, "runs"),
-      factory: embeddedEngineFactory,
+      factory: engineFactory,
       signal: controller.signal,
       hooks: { onStep: (r) => (r.step === 3 ? controller.abort() : undefined) },
     });
@@ -135,13 +135,13 @@ describe("runs", () => {
   it("starts a new run from another run's checkpoint with its own recipe's learning rate and a fresh optimizer", async () => {
     const { root, recipe } = await tinyRecipe({ algorithm: "sft", steps: 3, checkpointEvery: 3 });
     const runsDir = join(root, "runs");
-    const first = await startRun(recipe, { runsDir, factory: embeddedEngineFactory });
+    const first = await startRun(recipe, { runsDir, factory: engineFactory });
     const next = parseRecipe({
       ...recipe,
       model: { path: join(first.dir, first.lastCheckpoint as string) },
       trainer: { ...recipe.trainer, steps: 2, learningRate: 2e-4, warmupSteps: 0 },
     });
-    const second = await startRun(next, { runsDir, factory: embeddedEngineFactory });
+    const second = await startRun(next, { runsDir, factory: engineFactory });
     const steps = second.records.filter((r) => r.step > 0);
     assert.deepEqual(
       steps.map((r) => r.learningRate),
@@ -152,12 +152,12 @@ describe("runs", () => {
   it("refuses to resume a run whose process is still alive", async () => {
     const { root, recipe } = await tinyRecipe({ steps: 1 });
     const runsDir = join(root, "runs");
-    const result = await startRun(recipe, { runsDir, factory: embeddedEngineFactory });
+    const result = await startRun(recipe, { runsDir, factory: engineFactory });
     const statePath = join(result.dir, "state.json");
     const state = JSON.parse(await readFile(statePath, "utf8"));
     await writeFile(statePath, JSON.stringify({ ...state, status: "running", pid: process.ppid }));
     await assert.rejects(
-      resumeRun(result.runId, { runsDir, factory: embeddedEngineFactory }),
+      resumeRun(result.runId, { runsDir, factory: engineFactory }),
       /is still running \(pid \d+\)/,
     );
   });

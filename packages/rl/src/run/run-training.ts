@@ -153,12 +153,17 @@ async function execute(
       weightDecay: t.weightDecay,
       maxGradNorm: t.maxGradNorm,
       trainThreads: t.trainThreads,
+      engine: recipe.engine,
     },
     { resume: checkpointDir !== null },
   );
   const evalEngine =
-    data.evalTasks.length > 0 ? await factory.inferenceEngine(checkpointDir ?? modelDir, 0) : undefined;
+    data.evalTasks.length > 0
+      ? await factory.inferenceEngine(checkpointDir ?? modelDir, 0, recipe.engine)
+      : undefined;
   let source: RolloutSource | undefined;
+  /** The inference engine of synchronous rollouts, closed with the run. */
+  let generator: InferenceEngine | undefined;
   const generatorStep = checkpoint?.generatorStep ?? 0;
   const generatorDir =
     !checkpoint || checkpoint.generator === "base"
@@ -168,11 +173,15 @@ async function execute(
         : join(checkpointDir as string, "generator");
   if (t.algorithm !== "sft") {
     if (t.asyncRollouts) {
+      if (recipe.engine.kind !== "embedded")
+        throw new Error(
+          "trainer.asyncRollouts: asynchronous rollouts run on the embedded engine only; with engine.kind torch, leave it false",
+        );
       if (!options.asyncSource)
         throw new Error("trainer.asyncRollouts: this caller passed no asyncSource factory");
       source = await options.asyncSource({ recipe, generatorDir, generatorStep, data });
     } else {
-      const generator: InferenceEngine = await factory.inferenceEngine(generatorDir, generatorStep);
+      generator = await factory.inferenceEngine(generatorDir, generatorStep, recipe.engine);
       source = new SyncRolloutSource(generator, {
         n: t.samplesPerPrompt,
         temperature: t.temperature,
@@ -227,6 +236,8 @@ async function execute(
 
   const finish = async (status: RunState["status"], error?: string): Promise<RunResult> => {
     await source?.close();
+    await generator?.close?.();
+    await evalEngine?.close?.();
     await train.close?.();
     state.status = status;
     state.updatedAt = new Date().toISOString();

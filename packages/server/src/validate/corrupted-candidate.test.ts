@@ -15,7 +15,7 @@ import {
 } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import { parseRecipe, type RunResult, startRun } from "@arc/rl";
-import { embeddedEngineFactory } from "@arc/rl/embedded";
+import { engineFactory } from "@arc/rl/embedded";
 import { startReleaseTestServer } from "../deploy/__fixtures__/release-test-server.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
 import { listAudit } from "../store/audit-log.ts";
@@ -136,7 +136,7 @@ describe("a candidate trained with DPO on corrupted (swapped) preference pairs",
       },
       reward: { kind: "verifier" },
     });
-    run = await startRun(recipe, { runsDir: join(dir, "runs"), factory: embeddedEngineFactory });
+    run = await startRun(recipe, { runsDir: join(dir, "runs"), factory: engineFactory });
     assert.equal(run.status, "completed");
     assert.ok(run.lastCheckpoint, "the run wrote no checkpoint");
     candidateDir = join(run.dir, run.lastCheckpoint);

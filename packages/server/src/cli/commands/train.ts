@@ -11,7 +11,7 @@ import {
   type StepRecord,
   startRun,
 } from "@arc/rl";
-import { asyncRolloutSource, embeddedEngineFactory } from "@arc/rl/embedded";
+import { asyncRolloutSource, engineFactory } from "@arc/rl/embedded";
 import { registerRunCheckpoint } from "../../orchestrator/register-run-checkpoint.ts";
 import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
@@ -70,7 +70,7 @@ async function train(args: ParsedArgs): Promise<number> {
   const printer = progressPrinter(process.stderr);
   const options: RunOptions = {
     runsDir,
-    factory: embeddedEngineFactory,
+    factory: engineFactory,
     asyncSource: asyncRolloutSource,
     hooks: printer,
     signal: controller.signal,

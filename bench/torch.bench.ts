@@ -1,0 +1,140 @@
+// PyTorch engine benchmark: the torch and the embedded engine on the same model (models/toolcall-base) in one run,
+// one CPU thread each: SFT training tokens/s (batch 16 x 64 tokens) and generation tokens/s (batch 16, 128 new
+// tokens). The GPU figures (a Qwen2-0.5B-shaped model with random weights in bf16) come from the worker's own Python
+// bench, `python -m arc_torch.bench`: run here when torch sees a GPU, else read from `--gpu-results <file>` that the
+// Python bench wrote on a GPU machine, else null.
+// Usage: npm run bench:torch [-- --gpu-results bench/gpu/torch-gpu-h200.json]
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { GenRequest, InferenceEngine, TrainEngine } from "@arc/core";
+
+import {
+  EmbeddedInferenceEngine,
+  EmbeddedTrainEngine,
+  TORCH_WORKER_DIR,
+  TorchInferenceEngine,
+  TorchTrainEngine,
+  torchPython,
+} from "@arc/engine";
+import { median } from "./median.ts";
+import { writeBenchResults } from "./results-file.ts";
+
+const MODEL = fileURLToPath(new URL("../models/toolcall-base", import.meta.url));
+const BATCH = 16;
+const SEQ = 64;
+const PROMPT = 16;
+const GEN = 128;
+const STEPS = 10;
+const REPEATS = 3;
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1103515245 + 12345) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Tokens/s of SFT steps on one fixed batch of random byte ids: the median of `STEPS` timed steps after two. */
+async function trainRate(engine: TrainEngine): Promise<number> {
+  const r = rng(3);
+  const row = () => Array.from({ length: SEQ / 2 }, () => Math.floor(r() * 256));
+  const batch = {
+    promptTokens: Array.from({ length: BATCH }, row),
+    outputTokens: Array.from({ length: BATCH }, row),
+  };
+  const times: number[] = [];
+  for (let i = 0; i < STEPS + 2; i++) {
+    const t0 = performance.now();
+    await engine.step(batch, { kind: "sft" });
+    if (i >= 2) times.push((performance.now() - t0) / 1000);
+  }
+  return (BATCH * SEQ) / median(times);
+}
+
+/** Tokens/s of sampling `GEN` tokens for each of `BATCH` prompts: the median of `REPEATS` runs after a short one. */
+async function generateRate(engine: InferenceEngine): Promise<number> {
+  const r = rng(5);
+  const requests: GenRequest[] = Array.from({ length: BATCH }, (_, i) => ({
+    promptTokens: Array.from({ length: PROMPT }, () => Math.floor(r() * 256)),
+    maxTokens: GEN,
+    temperature: 1,
+    seed: i,
+    ignoreEos: true,
+  }));
+  await engine.generate(requests.map((q) => ({ ...q, maxTokens: 8 })));
+  const rates: number[] = [];
+  for (let k = 0; k < REPEATS; k++) {
+    const t0 = performance.now();
+    const out = await engine.generate(requests);
+    rates.push(out.reduce((n, o) => n + o.outputTokens.length, 0) / ((performance.now() - t0) / 1000));
+  }
+  return median(rates);
+}
+
+/** The Python bench's figures: run now when torch sees a GPU, else read from `--gpu-results`, else none. */
+async function gpuFigures(): Promise<Record<string, unknown> | undefined> {
+  const flag = process.argv.indexOf("--gpu-results");
+  const cuda = spawnSync(torchPython(), ["-c", "import torch; print(torch.cuda.is_available())"], {
+    encoding: "utf8",
+  });
+  if (cuda.stdout.trim() === "True") {
+    const dir = await mkdtemp(join(tmpdir(), "arc-torch-bench-"));
+    const out = join(dir, "torch-gpu.json");
+    const run = spawnSync(torchPython(), ["-m", "arc_torch.bench", "--out", out], {
+      cwd: TORCH_WORKER_DIR,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    if (run.status !== 0) throw new Error(`python -m arc_torch.bench failed (exit ${run.status})`);
+    const figures = JSON.parse(await readFile(out, "utf8"));
+    await rm(dir, { recursive: true, force: true });
+    return figures;
+  }
+  if (flag < 0) return undefined;
+  const path = process.argv[flag + 1];
+  if (!path) throw new Error("--gpu-results: expected the path of a file python -m arc_torch.bench wrote");
+  return JSON.parse(readFileSync(path, "utf8"));
+}
+
+const embeddedTrain = await EmbeddedTrainEngine.fromCheckpoint(MODEL, { learningRate: 1e-4 });
+const torchTrain = await TorchTrainEngine.fromCheckpoint(MODEL, {
+  device: "cpu",
+  threads: 1,
+  learningRate: 1e-4,
+});
+const trainTorch = await trainRate(torchTrain);
+const trainEmbedded = await trainRate(embeddedTrain);
+await torchTrain.close();
+const torchGen = await TorchInferenceEngine.load(MODEL, { device: "cpu", threads: 1 });
+const genTorch = await generateRate(torchGen);
+await torchGen.close();
+const genEmbedded = await generateRate(await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: BATCH }));
+const gpu = await gpuFigures();
+
+console.log(
+  `CPU, ${MODEL.split("/").pop()}, one thread each: train ${trainTorch.toFixed(0)} tok/s torch vs ${trainEmbedded.toFixed(0)} embedded | generate ${genTorch.toFixed(0)} vs ${genEmbedded.toFixed(0)} tok/s`,
+);
+if (gpu)
+  console.log(
+    `GPU ${gpu.device}, ${gpu.shape} bf16: train ${gpu.train_tokens_per_s} tok/s, generate ${gpu.generate_tokens_per_s} tok/s (transformers' generate ${gpu.hf_generate_tokens_per_s})`,
+  );
+const path = writeBenchResults("torch", {
+  cpu_model: "models/toolcall-base",
+  cpu_train_tokens_per_s_torch: Math.round(trainTorch),
+  cpu_train_tokens_per_s_embedded: Math.round(trainEmbedded),
+  cpu_generate_tokens_per_s_torch: Math.round(genTorch),
+  cpu_generate_tokens_per_s_embedded: Math.round(genEmbedded),
+  /** Training is the median of this many timed steps (batch 16 x 64), generation of this many runs (16 x 128). */
+  cpu_train_steps_timed: STEPS,
+  cpu_generate_runs: REPEATS,
+  gpu_train_tokens_per_s_qwen2_0_5b: (gpu?.train_tokens_per_s as number | undefined) ?? null,
+  gpu_generate_tokens_per_s_qwen2_0_5b: (gpu?.generate_tokens_per_s as number | undefined) ?? null,
+  gpu_device: (gpu?.device as string | undefined) ?? null,
+  /** The Python bench's whole record (batch shapes, step times, memory, transformers' generate for comparison). */
+  gpu: gpu ?? null,
+});
+console.log(`wrote ${path}`);

@@ -1,0 +1,269 @@
+/**
+ * The torch engine's own contract, on a shipped model: checkpoints that resume exactly, LoRA, generation, named
+ * errors, and data-parallel training under torchrun (two CPU processes, gloo) equal to one process.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { generateToolcallTasks, type TrainBatch, toolcallFamily } from "@arc/core";
+import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
+import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import type { NamedTensor } from "../checkpoint/safetensors.ts";
+import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
+import { renderChat, renderChatExample } from "../tokenizer/chat-template.ts";
+import { EmbeddedTrainEngine } from "../train/embedded-train-engine.ts";
+import { torchUnavailable } from "./__fixtures__/torch-available.ts";
+import { TorchInferenceEngine } from "./torch-inference-engine.ts";
+import { TorchTrainEngine } from "./torch-train-engine.ts";
+import { TorchWorker, TorchWorkerError } from "./torch-worker.ts";
+
+const MODEL = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
+const skip = torchUnavailable();
+
+function examples(seed: number, count: number): TrainBatch {
+  const rows = generateToolcallTasks({ split: "train", seed, count }).map((task) =>
+    renderChatExample(toolcallFamily.prompt(task), toolcallFamily.reference(task)[0]),
+  );
+  return { promptTokens: rows.map((r) => r.promptTokens), outputTokens: rows.map((r) => r.outputTokens) };
+}
+
+/** Prompts of `count` toolcall tasks, rendered with the chat template. */
+function prompts(seed: number, count: number): number[][] {
+  return generateToolcallTasks({ split: "eval", seed, count }).map((t) =>
+    renderChat(toolcallFamily.prompt(t)),
+  );
+}
+
+/** A checkpoint directory's tensors. */
+async function tensorsOf(dir: string): Promise<Map<string, NamedTensor>> {
+  return (await readHfCheckpoint(dir)).tensors;
+}
+
+/** The largest absolute difference between two sets of tensors. */
+function largestGap(a: Map<string, NamedTensor>, b: Map<string, NamedTensor>): number {
+  let gap = 0;
+  for (const [name, t] of a) {
+    const other = b.get(name)!.data;
+    for (let i = 0; i < t.data.length; i++) gap = Math.max(gap, Math.abs(t.data[i] - other[i]));
+  }
+  return gap;
+}
+
+describe("torch engine checkpoints", { skip }, () => {
+  let scratch: string;
+  before(async () => {
+    scratch = await mkdtemp(join(tmpdir(), "arc-torch-engine-"));
+  });
+  after(() => rm(scratch, { recursive: true, force: true }));
+
+  it("resumes a saved run exactly: weights, AdamW moments, schedule, step and reference", async () => {
+    const settings = { device: "cpu", learningRate: 2e-3, warmupSteps: 2, decaySteps: 6 };
+    const first = await TorchTrainEngine.fromCheckpoint(MODEL, settings);
+    const dir = join(scratch, "resume");
+    let resumed: TorchTrainEngine | undefined;
+    try {
+      for (let s = 0; s < 3; s++) await first.step(examples(s, 4), { kind: "sft" });
+      await first.save(dir);
+      resumed = await TorchTrainEngine.resume(dir, settings);
+      assert.equal(await resumed.getStep(), 3);
+      const next = { ...examples(9, 4) };
+      const objective = { kind: "dpo" as const, beta: 0.2 }; // reads the reference model too
+      const [a, b] = await Promise.all([first.step(next, objective), resumed.step(next, objective)]);
+      assert.equal(b.step, 4);
+      assert.equal(b.loss, a.loss);
+      assert.equal(b.learningRate, a.learningRate);
+      const [wa, wb] = await Promise.all([first.weights(), resumed.weights()]);
+      assert.ok(wa.kind === "checkpoint" && wb.kind === "checkpoint");
+      assert.equal(largestGap(await tensorsOf(wa.dir), await tensorsOf(wb.dir)), 0);
+    } finally {
+      await Promise.all([first.close(), resumed?.close()]);
+    }
+    // its training state is the torch engine's: the embedded engine says so instead of misreading it
+    await assert.rejects(
+      EmbeddedTrainEngine.resume(dir),
+      (e: Error) => e instanceof CheckpointError && /torch engine/.test(e.message),
+    );
+  });
+
+  it("trains LoRA adapters only, and exports merged weights the embedded engine reads alike", async () => {
+    const lora = {
+      rank: 4,
+      alpha: 8,
+      targets: ["q_proj", "v_proj", "down_proj"] as ("q_proj" | "v_proj" | "down_proj")[],
+    };
+    const engine = await TorchTrainEngine.fromCheckpoint(MODEL, { device: "cpu", learningRate: 5e-3, lora });
+    try {
+      assert.equal(engine.info.trainableParameters, 4 * ((128 + 128) * 2 + (352 + 128)) * 4); // r (in + out) per adapter
+      const batch = examples(21, 4);
+      const losses: number[] = [];
+      for (let s = 0; s < 4; s++) losses.push((await engine.step(batch, { kind: "sft" })).loss);
+      assert.ok(losses[3] < losses[0], `loss ${losses.join(" → ")}`);
+      const source = await engine.weights();
+      assert.equal(source.kind, "checkpoint");
+      const dir = source.kind === "checkpoint" ? source.dir : "";
+      const embedded = await EmbeddedTrainEngine.fromCheckpoint(dir);
+      const [a, b] = await Promise.all([embedded.logprobs(batch), engine.logprobs(batch)]);
+      const gap = Math.max(...a.flatMap((row, r) => Array.from(row, (x, i) => Math.abs(x - b[r][i]))));
+      assert.ok(gap < 1e-4, `merged export vs live adapters: ${gap}`);
+      const saved = join(scratch, "lora");
+      await engine.save(saved);
+      assert.ok(existsSync(join(saved, "adapter", "adapter_config.json")), "the adapter in PEFT's layout");
+      const resumed = await TorchTrainEngine.resume(saved, { device: "cpu", learningRate: 5e-3, lora });
+      try {
+        const again = await resumed.logprobs(batch);
+        assert.deepEqual(again, b);
+      } finally {
+        await resumed.close();
+      }
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe("torch engine generation", { skip }, () => {
+  let sampler: TorchInferenceEngine;
+  before(async () => {
+    sampler = await TorchInferenceEngine.load(MODEL, { device: "cpu" });
+  });
+  after(() => sampler?.close());
+
+  it("decodes greedily as the embedded engine does, with the log-probs training computes", async () => {
+    const promptTokens = prompts(3, 3);
+    const embedded = await EmbeddedInferenceEngine.load(MODEL);
+    const requests = promptTokens.map((p) => ({ promptTokens: p, temperature: 0, maxTokens: 40 }));
+    const [want, got] = await Promise.all([embedded.generate(requests), sampler.generate(requests)]);
+    assert.deepEqual(
+      got.map((r) => r.text),
+      want.map((r) => r.text),
+    );
+    assert.deepEqual(
+      got.map((r) => r.finishReason),
+      want.map((r) => r.finishReason),
+    );
+    const trainer = await EmbeddedTrainEngine.fromCheckpoint(MODEL);
+    const scored = await trainer.logprobs({
+      promptTokens: got.map((r) => r.promptTokens),
+      outputTokens: got.map((r) => r.outputTokens),
+    });
+    got.forEach((r, i) => {
+      r.outputLogprobs.forEach((x, j) => {
+        assert.ok(Math.abs(x - scored[i][j]) < 1e-4, `${x} vs ${scored[i][j]}`);
+      });
+    });
+  });
+
+  it("samples n per request, reproducibly by seed, stops at stop strings and reports versions", async () => {
+    const [prompt] = prompts(4, 1);
+    const request = {
+      id: "q",
+      promptTokens: prompt,
+      n: 4,
+      temperature: 4,
+      topK: 50,
+      topP: 0.99,
+      seed: 7,
+      maxTokens: 24,
+    };
+    const [a, b] = [await sampler.generate([request]), await sampler.generate([request])];
+    assert.equal(a.length, 4);
+    assert.deepEqual(
+      a.map((r) => [r.requestId, r.sampleIndex]),
+      [0, 1, 2, 3].map((i) => ["q", i]),
+    );
+    assert.deepEqual(b, a);
+    assert.ok(new Set(a.map((r) => r.text)).size > 1, "samples of one request differ");
+    const [stopped] = await sampler.generate([{ promptTokens: prompt, temperature: 0, stop: ['"args"'] }]);
+    assert.equal(stopped.finishReason, "stop");
+    assert.ok(!stopped.text.includes('"args"') && stopped.text.length > 0, stopped.text);
+    assert.ok(stopped.outputVersions.every((v) => v === 0));
+  });
+
+  it("takes a trainer's weights as a new version, and aborts on a signal", async () => {
+    const trainer = await TorchTrainEngine.fromCheckpoint(MODEL, { device: "cpu", learningRate: 0.05 });
+    try {
+      await trainer.step(examples(30, 4), { kind: "sft" }); // a step large enough to change greedy outputs
+      const [prompt] = prompts(5, 1);
+      const before = await sampler.generate([{ promptTokens: prompt, temperature: 0 }]);
+      await sampler.setWeights(1, await trainer.weights());
+      assert.equal(sampler.getVersion(), 1);
+      const [after] = await sampler.generate([{ promptTokens: prompt, temperature: 0 }]);
+      assert.ok(after.outputVersions.every((v) => v === 1));
+      assert.notDeepEqual(after.outputTokens, before[0].outputTokens);
+    } finally {
+      await trainer.close();
+    }
+    const controller = new AbortController();
+    const pending = sampler.generate([{ promptTokens: prompts(6, 1)[0], maxTokens: 4000, ignoreEos: true }], {
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 300);
+    const [aborted] = await pending;
+    assert.equal(aborted.finishReason, "abort");
+    assert.ok(aborted.outputTokens.length < 1000);
+  });
+});
+
+describe("torch engine errors", { skip }, () => {
+  it("names the field or file at fault, and outlives a bad request", async () => {
+    const engine = await TorchTrainEngine.fromCheckpoint(MODEL, { device: "cpu" });
+    try {
+      await assert.rejects(
+        engine.step({ promptTokens: [[1, 2]], outputTokens: [[3, 9999]] }, { kind: "sft" }),
+        (e: Error) =>
+          e instanceof TorchWorkerError && e.type === "BatchError" && /row 0.*9999/.test(e.message),
+      );
+      await assert.rejects(
+        engine.step({ promptTokens: [[1]], outputTokens: [[2]] }, { kind: "dpo" }),
+        /odd number of rows/,
+      );
+      await assert.rejects(
+        engine.load("/nonexistent/checkpoint"),
+        /nonexistent\/checkpoint\/config.json: not found/,
+      );
+      assert.equal((await engine.step(examples(1, 2), { kind: "sft" })).step, 1);
+    } finally {
+      await engine.close();
+    }
+    await assert.rejects(
+      TorchTrainEngine.fromCheckpoint("/nonexistent/model", { device: "cpu" }),
+      /not found/,
+    );
+  });
+
+  it("rejects the calls in flight when the worker dies, with what it printed", async () => {
+    const worker = TorchWorker.start({ python: "sh", env: {} });
+    await assert.rejects(worker.call("init", {}), /torch worker exited/);
+  });
+});
+
+describe("data-parallel training under torchrun", { skip }, () => {
+  it("gives the same parameters after 10 steps on two CPU processes (gloo) as on one", async () => {
+    const settings = { device: "cpu", learningRate: 1e-3, warmupSteps: 3 };
+    const [single, pair] = await Promise.all([
+      TorchTrainEngine.fromCheckpoint(MODEL, settings),
+      TorchTrainEngine.fromCheckpoint(MODEL, { ...settings, processes: 2 }),
+    ]);
+    try {
+      assert.equal(pair.info.worldSize, 2);
+      for (let s = 0; s < 10; s++) {
+        const batch = examples(40 + s, 7); // odd: the ranks take 4 and 3 rows
+        const objective = s % 2 ? { kind: "sft" as const } : { kind: "dpo" as const, beta: 0.1 };
+        const rows = objective.kind === "dpo" ? { ...examples(40 + s, 8) } : batch;
+        const [a, b] = await Promise.all([single.step(rows, objective), pair.step(rows, objective)]);
+        assert.ok(Math.abs(a.loss - b.loss) < 1e-5, `step ${s}: loss ${a.loss} vs ${b.loss}`);
+      }
+      const [wa, wb] = await Promise.all([single.weights(), pair.weights()]);
+      assert.ok(wa.kind === "checkpoint" && wb.kind === "checkpoint");
+      const gap = largestGap(await tensorsOf(wa.dir), await tensorsOf(wb.dir));
+      console.log(`10 steps, 1 process vs 2: largest parameter gap ${gap.toExponential(2)}`);
+      assert.ok(gap < 1e-5, `parameters differ by up to ${gap}`);
+    } finally {
+      await Promise.all([single.close(), pair.close()]);
+    }
+  });
+});

@@ -1,0 +1,47 @@
+import {
+  EmbeddedInferenceEngine,
+  EmbeddedTrainEngine,
+  readHfCheckpoint,
+  renderChatExample,
+  TorchInferenceEngine,
+  TorchTrainEngine,
+  writeHfCheckpoint,
+} from "@arc/engine";
+import type { EngineChoice, EngineFactory, TrainEngineSettings } from "../run/engine-factory.ts";
+
+/** The torch worker's options for a recipe's engine block. */
+function torchOptions(engine: EngineChoice) {
+  return { device: engine.device, dtype: engine.dtype, processes: engine.processes };
+}
+
+/**
+ * The engines a recipe names (`engine.kind`): the embedded ones (tfjs Llama, in this process) or the PyTorch worker.
+ * It lives under `worker/` because only such files may import @arc/engine from @arc/rl; the rollout worker thread
+ * uses it too.
+ */
+export const engineFactory: EngineFactory = {
+  trainEngine(modelDir, settings: TrainEngineSettings, options) {
+    const { engine, trainThreads, ...optimizer } = settings;
+    if (engine?.kind === "torch") {
+      const torch = { ...optimizer, ...torchOptions(engine), threads: trainThreads, lora: engine.lora };
+      return options?.resume
+        ? TorchTrainEngine.resume(modelDir, torch)
+        : TorchTrainEngine.fromCheckpoint(modelDir, torch);
+    }
+    const embedded = { ...optimizer, trainThreads, lora: engine?.lora };
+    return options?.resume
+      ? EmbeddedTrainEngine.resume(modelDir, embedded)
+      : EmbeddedTrainEngine.fromCheckpoint(modelDir, embedded);
+  },
+  inferenceEngine: (modelDir, version, engine) =>
+    engine?.kind === "torch"
+      ? TorchInferenceEngine.load(modelDir, { ...torchOptions(engine), version })
+      : EmbeddedInferenceEngine.load(modelDir, { version, maxBatchSize: 32 }),
+  async saveWeights(dir, weights, configDir) {
+    if (weights.kind !== "tensors")
+      throw new TypeError(`weights: expected in-memory tensors, got a ${weights.kind}`);
+    const { config } = await readHfCheckpoint(configDir);
+    await writeHfCheckpoint(dir, config, weights.tensors);
+  },
+  renderExample: renderChatExample,
+};
