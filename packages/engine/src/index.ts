@@ -56,6 +56,12 @@ export {
   renderChatExample,
 } from "./tokenizer/chat-template.ts";
 export {
+  type ChatTokenizer,
+  loadChatTokenizer,
+  type RenderOptions,
+  type TemplateMessage,
+} from "./tokenizer/chat-tokenizer.ts";
+export {
   TORCH_WORKER_DIR,
   type TorchEngineInfo,
   type TorchEngineOptions,

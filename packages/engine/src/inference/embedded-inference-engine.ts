@@ -21,8 +21,8 @@ import {
   type Weights,
 } from "../model/llama.ts";
 import type { LlamaConfig } from "../model/llama-config.ts";
-import { decodeTokens, STOP_IDS, specialId } from "../tokenizer/byte-tokenizer.ts";
-import { renderChat } from "../tokenizer/chat-template.ts";
+import { STOP_IDS, specialId } from "../tokenizer/byte-tokenizer.ts";
+import { byteChatTokenizer, type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { disposeWeights, toWeights, weightsFromSource } from "./model-weights.ts";
 import { type SampledToken, sampleToken } from "./sampler.ts";
 
@@ -34,10 +34,12 @@ export interface InferenceEngineOptions {
   version?: number;
 }
 
-/** What the engine knows about a checkpoint's tokenizer (see HfCheckpoint). */
+/** What the engine knows about a checkpoint's tokenizer. */
 interface TokenizerInfo {
-  /** Set when the model's tokenizer is not the byte tokenizer: text in and out is then unavailable. */
-  foreign?: string;
+  /** Renders chat messages and decodes text; absent when the checkpoint's tokenizer cannot be read. */
+  chat?: ChatTokenizer;
+  /** Why text in and out is unavailable, when `chat` is absent. */
+  unavailable?: string;
   stopIds: ReadonlySet<number>;
 }
 
@@ -98,7 +100,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     config: LlamaConfig,
     weights: Weights,
     options: InferenceEngineOptions,
-    tokenizer: TokenizerInfo = { stopIds: STOP_IDS },
+    tokenizer: TokenizerInfo = { chat: byteChatTokenizer, stopIds: STOP_IDS },
   ) {
     this.config = config;
     this.tokenizer = tokenizer;
@@ -121,10 +123,17 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   /** An engine over a checkpoint directory in the HF layout. */
   static async load(dir: string, options: InferenceEngineOptions = {}): Promise<EmbeddedInferenceEngine> {
     await initBackend();
-    const { config, tensors, foreignTokenizer, eosTokenIds } = await readHfCheckpoint(dir);
-    const tokenizer: TokenizerInfo = foreignTokenizer
-      ? { foreign: foreignTokenizer, stopIds: new Set(eosTokenIds) }
-      : { stopIds: STOP_IDS };
+    const { config, tensors, eosTokenIds } = await readHfCheckpoint(dir);
+    let tokenizer: TokenizerInfo;
+    try {
+      const chat = await loadChatTokenizer(dir);
+      tokenizer = {
+        chat,
+        stopIds: chat.kind === "byte" ? STOP_IDS : new Set([...chat.stopIds, ...eosTokenIds]),
+      };
+    } catch (error) {
+      tokenizer = { unavailable: (error as Error).message, stopIds: new Set(eosTokenIds) };
+    }
     return new EmbeddedInferenceEngine(
       config,
       fuseForInference(config, toWeights(config, tensors, dir)),
@@ -175,14 +184,15 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
 
   private rowsOf(call: Call, request: GenRequest, requestIndex: number): Row[] {
     const field = `requests[${requestIndex}]`;
-    if (this.tokenizer.foreign && (request.messages || request.stop?.length)) {
+    const chat = this.tokenizer.chat;
+    if (!chat && (request.messages || request.stop?.length)) {
       throw new TypeError(
-        `${field}: ${this.tokenizer.foreign}; this model runs on token ids: give promptTokens and no stop strings`,
+        `${field}: ${this.tokenizer.unavailable}; this model runs on token ids: give promptTokens and no stop strings`,
       );
     }
     let prompt: number[];
     if (request.promptTokens) prompt = request.promptTokens;
-    else if (request.messages) prompt = renderChat(request.messages);
+    else if (request.messages) prompt = chat!.render(request.messages);
     else throw new TypeError(`${field}: expected promptTokens or messages, got neither`);
     if (prompt.length === 0)
       throw new TypeError(`${field}.promptTokens: expected at least one token, got none`);
@@ -499,7 +509,7 @@ function lastEvent(row: Row) {
 
 /** Updates the row's text after a token; returns why the row is finished, if it is. */
 function finishReasonAfter(row: Row, token: number, tokenizer: TokenizerInfo): FinishReason | undefined {
-  const text = tokenizer.foreign ? "" : decodeTokens(row.tokens);
+  const text = tokenizer.chat ? tokenizer.chat.decode(row.tokens) : "";
   if (tokenizer.stopIds.has(token) && !row.request.ignoreEos) {
     row.text = text;
     return "stop";

@@ -157,6 +157,32 @@ describe("torch engine generation", { skip }, () => {
     });
   });
 
+  it("renders chat messages with a BPE model's own template, and answers as the embedded engine does", async () => {
+    const bpe = fileURLToPath(new URL("../../../../models/toolcall-bpe", import.meta.url));
+    const [torch, embedded] = await Promise.all([
+      TorchInferenceEngine.load(bpe, { device: "cpu" }),
+      EmbeddedInferenceEngine.load(bpe),
+    ]);
+    try {
+      const requests = generateToolcallTasks({ split: "production", seed: 8, count: 4 }).map((t) => ({
+        messages: toolcallFamily.prompt(t),
+        temperature: 0,
+        maxTokens: 64,
+      }));
+      const [got, want] = await Promise.all([torch.generate(requests), embedded.generate(requests)]);
+      assert.deepEqual(
+        got.map((r) => r.text),
+        want.map((r) => r.text),
+      );
+      assert.ok(
+        got.every((r) => r.finishReason === "stop" && r.text.startsWith('{"tool"')),
+        got[0].text,
+      );
+    } finally {
+      await torch.close();
+    }
+  });
+
   it("samples n per request, reproducibly by seed, stops at stop strings and reports versions", async () => {
     const [prompt] = prompts(4, 1);
     const request = {

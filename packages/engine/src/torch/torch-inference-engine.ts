@@ -1,10 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { GenerateOptions, GenRequest, GenResult, InferenceEngine, WeightSource } from "@arc/core";
 import { readHfCheckpoint, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
-import { renderChat } from "../tokenizer/chat-template.ts";
-import { readTokenizerFiles } from "../tokenizer/tokenizer-files.ts";
+import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import type { TorchEngineInfo, TorchEngineOptions } from "./torch-train-engine.ts";
 import { TorchWorker } from "./torch-worker.ts";
 
@@ -13,8 +12,8 @@ type WireRequest = Omit<GenRequest, "messages" | "signal">;
 
 /**
  * The PyTorch InferenceEngine: a Python worker sampling with a KV cache, per-sample seeds and per-token
- * log-probs under the raw model distribution. Prompts go in as token ids; chat messages are rendered here with
- * Arc's byte chat template, for checkpoints with Arc's tokenizer. New weights arrive as checkpoint directories.
+ * log-probs under the raw model distribution. Prompts go in as token ids; chat messages are rendered here with the
+ * checkpoint's tokenizer and chat template. New weights arrive as checkpoint directories.
  */
 export class TorchInferenceEngine implements InferenceEngine {
   private version: number;
@@ -24,8 +23,8 @@ export class TorchInferenceEngine implements InferenceEngine {
     private readonly worker: TorchWorker,
     readonly info: TorchEngineInfo,
     modelDir: string,
-    /** Why chat messages cannot be rendered for this checkpoint (a tokenizer that is not Arc's), if they cannot. */
-    private readonly foreignTokenizer: string | undefined,
+    /** The checkpoint's tokenizer and chat template, which render chat messages. */
+    private readonly tokenizer: ChatTokenizer,
   ) {
     this.version = info.version;
     this.modelDir = modelDir;
@@ -36,18 +35,18 @@ export class TorchInferenceEngine implements InferenceEngine {
     modelDir: string,
     options: TorchEngineOptions & { version?: number } = {},
   ): Promise<TorchInferenceEngine> {
-    const { foreign } = await readTokenizerFiles(modelDir);
+    const tokenizer = await loadChatTokenizer(modelDir);
     const worker = TorchWorker.start({ ...options, processes: 1 });
     try {
       const info = await worker.call<TorchEngineInfo>("init", {
         role: "inference",
-        modelDir,
+        modelDir: resolve(modelDir),
         device: options.device ?? "auto",
         dtype: options.dtype ?? "float32",
         threads: options.threads,
         version: options.version ?? 0,
       });
-      return new TorchInferenceEngine(worker, info, modelDir, foreign);
+      return new TorchInferenceEngine(worker, info, modelDir, tokenizer);
     } catch (error) {
       await worker.close();
       throw error;
@@ -59,9 +58,7 @@ export class TorchInferenceEngine implements InferenceEngine {
       throw new TypeError("onToken: the torch engine returns whole samples; it does not stream");
     const wire: WireRequest[] = requests.map((r, i) => {
       const { signal: _signal, messages, ...rest } = r;
-      if (messages && this.foreignTokenizer)
-        throw new TypeError(`requests[${i}].messages: ${this.foreignTokenizer}; give promptTokens`);
-      const promptTokens = messages ? renderChat(messages) : r.promptTokens;
+      const promptTokens = messages ? this.tokenizer.render(messages) : r.promptTokens;
       if (!promptTokens) throw new TypeError(`requests[${i}]: expected promptTokens or messages`);
       return { ...rest, promptTokens, id: r.id ?? `r${i}` };
     });
@@ -92,7 +89,7 @@ export class TorchInferenceEngine implements InferenceEngine {
   /** Loads new weights: a checkpoint directory, or in-memory tensors written to a temporary one first. */
   async setWeights(version: number, weights: WeightSource): Promise<void> {
     if (weights.kind === "checkpoint") {
-      await this.worker.call("setWeights", { version, dir: weights.dir });
+      await this.worker.call("setWeights", { version, dir: resolve(weights.dir) });
     } else {
       const dir = await mkdtemp(join(tmpdir(), "arc-torch-weights-"));
       try {

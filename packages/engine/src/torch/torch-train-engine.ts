@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Objective, StepMetrics, TokenBatch, TrainBatch, TrainEngine, WeightSource } from "@arc/core";
 import type { AdamWOptions } from "../train/adamw.ts";
 import type { LoraOptions } from "../train/lora.ts";
@@ -85,7 +85,7 @@ export class TorchTrainEngine implements TrainEngine {
     try {
       const info = await worker.call<TorchEngineInfo>("init", {
         role: "train",
-        modelDir,
+        modelDir: resolve(modelDir),
         device: options.device ?? "auto",
         dtype: options.dtype ?? "float32",
         seed: options.seed ?? 0,
@@ -130,7 +130,7 @@ export class TorchTrainEngine implements TrainEngine {
     objective: Objective,
     path: string,
   ): Promise<{ loss: number; extra: Record<string, number> }> {
-    return this.worker.call("gradients", { batch: plainBatch(batch), objective, path });
+    return this.worker.call("gradients", { batch: plainBatch(batch), objective, path: resolve(path) });
   }
 
   /** Writes the current policy (adapters merged) as a checkpoint directory and returns it. */
@@ -145,11 +145,11 @@ export class TorchTrainEngine implements TrainEngine {
   }
 
   async save(dir: string): Promise<void> {
-    await this.worker.call("save", { dir });
+    await this.worker.call("save", { dir: resolve(dir) });
   }
 
   async load(dir: string): Promise<void> {
-    await this.worker.call("load", { dir });
+    await this.worker.call("load", { dir: resolve(dir) });
   }
 
   async syncReference(): Promise<void> {

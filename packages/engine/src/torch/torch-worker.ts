@@ -78,7 +78,6 @@ export class TorchWorker {
             "arc_torch.worker",
           ];
     this.child = spawn(python, args, {
-      cwd: TORCH_WORKER_DIR,
       env: {
         ...process.env,
         PYTHONPATH: TORCH_WORKER_DIR,

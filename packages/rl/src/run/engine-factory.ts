@@ -50,5 +50,6 @@ export interface EngineFactory {
   inferenceEngine(modelDir: string, version: number, engine?: EngineChoice): Promise<InferenceEngine>;
   /** Writes weights as an HF checkpoint directory with the architecture of `configDir`'s checkpoint. */
   saveWeights(dir: string, weights: WeightSource, configDir: string): Promise<void>;
-  renderExample: RenderExample;
+  /** How a checkpoint's tokenizer and chat template turn chat data into training tokens. */
+  renderExample(modelDir: string): Promise<RenderExample>;
 }

@@ -14,7 +14,9 @@ const replies = [
   ["capital of france?", "paris"],
   ["capital of france?", "rome, I think"],
 ];
-const rows = replies.map(([q, a]) => engineFactory.renderExample([{ role: "user", content: q }], a));
+const model = await writeTinyModel(join(await mkdtemp(join(tmpdir(), "arc-ppo-epochs-")), "model"));
+const render = await engineFactory.renderExample(model);
+const rows = replies.map(([q, a]) => render([{ role: "user", content: q }], a));
 const batch: TrainBatch = {
   promptTokens: rows.map((r) => r.promptTokens),
   outputTokens: rows.map((r) => r.outputTokens),
@@ -23,9 +25,7 @@ const batch: TrainBatch = {
 /** A tight clip range and a large step, so that one update moves the ratio past the clip. */
 const objective: Extract<Objective, { kind: "grpo" }> = { kind: "grpo", clipEpsilon: 0.02 };
 
-let model: string | undefined;
 async function freshEngine(): Promise<TrainEngine> {
-  model ??= await writeTinyModel(join(await mkdtemp(join(tmpdir(), "arc-ppo-epochs-")), "model"));
   return engineFactory.trainEngine(model, {
     learningRate: 5e-2,
     warmupSteps: 0,

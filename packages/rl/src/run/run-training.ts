@@ -138,7 +138,8 @@ async function execute(
   const modelDir = resolve(recipe.model.path);
   const checkpointDir = state.lastCheckpoint ? join(dir.dir, state.lastCheckpoint) : null;
   const records = await dir.truncateMetrics(checkpoint?.step ?? -1);
-  const data = await loadTrainingData(recipe, factory.renderExample);
+  const renderExample = await factory.renderExample(modelDir);
+  const data = await loadTrainingData(recipe, renderExample);
   const reward = await buildReward(recipe.reward);
   // a resumed run restores its own checkpoint's training state; a new run starts a fresh optimizer on the model,
   // even when the model is another run's checkpoint
@@ -293,7 +294,7 @@ async function execute(
       let record: Omit<StepRecord, "elapsedS" | "tokensPerSecond">;
       if (t.algorithm === "sft") {
         const m = await train.step(
-          sftBatch(data.examples, factory.renderExample, step, t.promptsPerStep, recipe.data.seed),
+          sftBatch(data.examples, renderExample, step, t.promptsPerStep, recipe.data.seed),
           {
             kind: "sft",
           },

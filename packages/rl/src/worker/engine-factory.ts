@@ -1,8 +1,8 @@
 import {
   EmbeddedInferenceEngine,
   EmbeddedTrainEngine,
+  loadChatTokenizer,
   readHfCheckpoint,
-  renderChatExample,
   TorchInferenceEngine,
   TorchTrainEngine,
   writeHfCheckpoint,
@@ -43,5 +43,8 @@ export const engineFactory: EngineFactory = {
     const { config } = await readHfCheckpoint(configDir);
     await writeHfCheckpoint(dir, config, weights.tensors);
   },
-  renderExample: renderChatExample,
+  async renderExample(modelDir) {
+    const tokenizer = await loadChatTokenizer(modelDir);
+    return (messages, reply) => tokenizer.renderExample(messages, reply);
+  },
 };

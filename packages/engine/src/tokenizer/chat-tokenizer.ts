@@ -1,0 +1,173 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Template } from "@huggingface/jinja";
+import { Tokenizer } from "@huggingface/tokenizers";
+import { decodeTokens, encodeText, STOP_IDS } from "./byte-tokenizer.ts";
+import { renderChat, renderChatExample } from "./chat-template.ts";
+import { readTokenizerFiles } from "./tokenizer-files.ts";
+
+/**
+ * A message in OpenAI's chat format as a chat template reads it: `content` may be null (an assistant's tool call),
+ * and assistant messages may carry `tool_calls`, tool messages a `tool_call_id`.
+ */
+export interface TemplateMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: { id?: string; type?: "function"; function: { name: string; arguments: string | object } }[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+/** How to render a conversation. */
+export interface RenderOptions {
+  /** End with the opening of the assistant's turn (default true). */
+  addGenerationPrompt?: boolean;
+  /** OpenAI `tools` (`{type: "function", function: {name, description, parameters}}`), for templates that render them. */
+  tools?: readonly object[];
+}
+
+/** A model's tokenizer and chat template: what turns chat messages into the token ids it was trained on. */
+export interface ChatTokenizer {
+  /** `byte` (Arc's byte-level tokenizer and template) or `hf` (a `tokenizer.json` and a Jinja chat template). */
+  readonly kind: "byte" | "hf";
+  render(messages: readonly TemplateMessage[], options?: RenderOptions): number[];
+  encode(text: string): number[];
+  /** The text of `ids`, special tokens left out. */
+  decode(ids: readonly number[]): string;
+  /** Tokens that end a turn (generation stops at them). */
+  readonly stopIds: ReadonlySet<number>;
+  /** A prompt and its assistant reply as training tokens; the reply ends with the token that ends a turn. */
+  renderExample(
+    messages: readonly TemplateMessage[],
+    reply: string,
+    options?: RenderOptions,
+  ): { promptTokens: number[]; outputTokens: number[] };
+}
+
+/** Arc's byte-level tokenizer and its fixed template (tools are not rendered: the byte models never saw them). */
+export const byteChatTokenizer: ChatTokenizer = {
+  kind: "byte",
+  render: (messages, options) => renderChat(messages, options),
+  encode: (text) => encodeText(text),
+  decode: (ids) => decodeTokens([...ids]),
+  stopIds: STOP_IDS,
+  renderExample: (messages, reply) => renderChatExample(messages, reply),
+};
+
+/** A JSON file's object, or undefined when the file does not exist. */
+async function readJson(path: string): Promise<Record<string, unknown> | undefined> {
+  let raw: string;
+  try {
+    raw = await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`${path}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/** A special token's text as tokenizer_config.json gives it: a string, or `{content}` (AddedToken). */
+function tokenText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (value && typeof value === "object" && typeof (value as { content?: unknown }).content === "string")
+    return (value as { content: string }).content;
+  return undefined;
+}
+
+/** The `default` chat template: a string, or the one named `default` in a list of named templates. */
+function chatTemplateOf(config: Record<string, unknown>): string | undefined {
+  const template = config.chat_template;
+  if (typeof template === "string") return template;
+  if (Array.isArray(template))
+    return (template as { name?: string; template?: string }[]).find((t) => t.name === "default")?.template;
+  return undefined;
+}
+
+/** A Hugging Face tokenizer (`tokenizer.json`) with the Jinja chat template of its `tokenizer_config.json`. */
+class HfChatTokenizer implements ChatTokenizer {
+  readonly kind = "hf";
+  private readonly template: Template | undefined;
+  /** The token that ends a turn: the config's eos token, when it is one token. */
+  readonly endOfTurn: number | undefined;
+
+  constructor(
+    private readonly dir: string,
+    private readonly tokenizer: Tokenizer,
+    private readonly config: Record<string, unknown>,
+    readonly stopIds: ReadonlySet<number>,
+  ) {
+    const source = chatTemplateOf(config);
+    this.template = source === undefined ? undefined : new Template(source);
+    const eos = tokenText(config.eos_token);
+    this.endOfTurn = eos === undefined ? undefined : this.tokenId(eos);
+  }
+
+  private tokenId(text: string): number | undefined {
+    const ids = this.tokenizer.encode(text, { add_special_tokens: false }).ids;
+    return ids.length === 1 ? ids[0] : undefined;
+  }
+
+  render(messages: readonly TemplateMessage[], options: RenderOptions = {}): number[] {
+    if (!this.template)
+      throw new TypeError(
+        `${this.dir}/tokenizer_config.json: no chat_template, so chat messages cannot be rendered`,
+      );
+    const text = this.template.render({
+      messages: messages as unknown as Record<string, unknown>[],
+      tools: options.tools ?? null,
+      add_generation_prompt: options.addGenerationPrompt ?? true,
+      bos_token: tokenText(this.config.bos_token) ?? "",
+      eos_token: tokenText(this.config.eos_token) ?? "",
+    });
+    return this.encode(text);
+  }
+
+  encode(text: string): number[] {
+    return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
+  }
+
+  decode(ids: readonly number[]): string {
+    return ids.length === 0 ? "" : this.tokenizer.decode([...ids], { skip_special_tokens: true });
+  }
+
+  renderExample(messages: readonly TemplateMessage[], reply: string, options: RenderOptions = {}) {
+    if (this.endOfTurn === undefined)
+      throw new TypeError(
+        `${this.dir}/tokenizer_config.json: eos_token is not one token, so a training reply cannot end its turn`,
+      );
+    return {
+      promptTokens: this.render(messages, { ...options, addGenerationPrompt: true }),
+      outputTokens: [...this.encode(reply), this.endOfTurn],
+    };
+  }
+}
+
+/** Every id in an `eos_token_id` field (a number or a list). */
+function eosIds(value: unknown): number[] {
+  if (typeof value === "number") return [value];
+  return Array.isArray(value) ? value.filter((x): x is number => typeof x === "number") : [];
+}
+
+/**
+ * The chat tokenizer of a checkpoint directory: Arc's byte-level one when its tokenizer files are Arc's (or absent),
+ * else its `tokenizer.json` and `tokenizer_config.json`. Turns end at the config's eos token and at every
+ * `eos_token_id` of `generation_config.json` and `config.json`.
+ */
+export async function loadChatTokenizer(dir: string): Promise<ChatTokenizer> {
+  const { foreign } = await readTokenizerFiles(dir);
+  if (!foreign) return byteChatTokenizer;
+  const json = await readJson(join(dir, "tokenizer.json"));
+  if (!json) throw new Error(`${dir}/tokenizer.json: not found`);
+  const config = (await readJson(join(dir, "tokenizer_config.json"))) ?? {};
+  const tokenizer = new Tokenizer(json, config);
+  const stops = new Set<number>([
+    ...eosIds((await readJson(join(dir, "generation_config.json")))?.eos_token_id),
+    ...eosIds((await readJson(join(dir, "config.json")))?.eos_token_id),
+  ]);
+  const hf = new HfChatTokenizer(dir, tokenizer, config, stops);
+  if (hf.endOfTurn !== undefined) stops.add(hf.endOfTurn);
+  return hf;
+}
