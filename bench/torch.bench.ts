@@ -3,7 +3,9 @@
 // tokens). The GPU figures (a Qwen2-0.5B-shaped model with random weights in bf16) come from the worker's own Python
 // bench, `python -m arc_torch.bench`: run here when torch sees a GPU, else read from `--gpu-results <file>` that the
 // Python bench wrote on a GPU machine, else null.
-// Usage: npm run bench:torch [-- --gpu-results bench/gpu/torch-gpu-h200.json]
+// With --outcome it also trains the same short recipes (SFT then semi-online DPO, and GRPO) on both engines and judges
+// them alike (bench/torch-outcome.ts; about 15 minutes).
+// Usage: npm run bench:torch [-- --gpu-results bench/gpu/torch-gpu-h200.json] [--outcome]
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -22,6 +24,7 @@ import {
 } from "@arc/engine";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
+import { outcomeOn, standardError } from "./torch-outcome.ts";
 
 const MODEL = fileURLToPath(new URL("../models/toolcall-base", import.meta.url));
 const BATCH = 16;
@@ -114,6 +117,24 @@ const genTorch = await generateRate(torchGen);
 await torchGen.close();
 const genEmbedded = await generateRate(await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: BATCH }));
 const gpu = await gpuFigures();
+let outcome: Record<string, unknown> | undefined;
+if (process.argv.includes("--outcome")) {
+  const runsDir = await mkdtemp(join(tmpdir(), "arc-torch-outcome-"));
+  const embedded = await outcomeOn("embedded", runsDir);
+  const torch = await outcomeOn("torch", runsDir);
+  await rm(runsDir, { recursive: true, force: true });
+  const within = (key: "sft_dpo_failure_rate" | "grpo_failure_rate") =>
+    Math.abs(torch[key] - embedded[key]) <= standardError(embedded[key]);
+  outcome = {
+    embedded,
+    torch,
+    standard_error_sft_dpo: standardError(embedded.sft_dpo_failure_rate),
+    standard_error_grpo: standardError(embedded.grpo_failure_rate),
+    sft_dpo_within_one_standard_error: within("sft_dpo_failure_rate"),
+    grpo_within_one_standard_error: within("grpo_failure_rate"),
+  };
+  console.log(`outcome on 512 held-out production tasks: ${JSON.stringify(outcome)}`);
+}
 
 console.log(
   `CPU, ${MODEL.split("/").pop()}, one thread each: train ${trainTorch.toFixed(0)} tok/s torch vs ${trainEmbedded.toFixed(0)} embedded | generate ${genTorch.toFixed(0)} vs ${genEmbedded.toFixed(0)} tok/s`,
@@ -136,5 +157,7 @@ const path = writeBenchResults("torch", {
   gpu_device: (gpu?.device as string | undefined) ?? null,
   /** The Python bench's whole record (batch shapes, step times, memory, transformers' generate for comparison). */
   gpu: gpu ?? null,
+  /** `--outcome`: the same recipes on both engines, judged alike (absent without the flag). */
+  ...(outcome ? { outcome } : {}),
 });
 console.log(`wrote ${path}`);

@@ -2,10 +2,12 @@
 
     python -m arc_torch.worker                               # one process
     torchrun --nproc_per_node 2 -m arc_torch.worker          # data-parallel: rank 0 speaks the protocol
+    python -m arc_torch.worker --ray-address HOST:PORT --ray-gpus 1   # the engine in an actor on a Ray cluster
 
 Requests carry token ids, never weights. Anything a library prints goes to stderr; stdout carries replies only.
 """
 
+import argparse
 import json
 import os
 import queue
@@ -21,7 +23,8 @@ class Channel:
     """Rank 0's side of the protocol: a reader thread queues requests (and marks cancelled generations at
     once, while the main thread is busy), the main thread writes one reply line per request."""
 
-    def __init__(self):
+    def __init__(self, on_cancel=None):
+        self.on_cancel = on_cancel
         self.out = os.fdopen(os.dup(1), "w", buffering=1)
         sys.stdout = sys.stderr
         self.requests = queue.Queue()
@@ -40,8 +43,11 @@ class Channel:
                 self.reply({"id": None, "error": {"type": "ProtocolError", "message": f"not JSON: {error}"}})
                 continue
             if message.get("method") == "cancel":
+                target = message.get("params", {}).get("target")
                 with self.lock:
-                    self.cancelled.add(message.get("params", {}).get("target"))
+                    self.cancelled.add(target)
+                if self.on_cancel:
+                    self.on_cancel(target)
                 self.reply({"id": message.get("id"), "result": None})
                 continue
             self.requests.put(message)
@@ -56,7 +62,9 @@ class Channel:
             return call_id in self.cancelled or (request_id is not None and f"{call_id}/{request_id}" in self.cancelled)
 
 
-def dispatch(state, method, params, channel, call_id):
+def dispatch(state, method, params, is_cancelled, call_id):
+    """Carries out one request on this process's engine; `is_cancelled(call_id, request_id)` tells a running
+    generation which of its requests were cancelled."""
     from .engine import TorchEngine
     from .sampling import generate
 
@@ -88,17 +96,29 @@ def dispatch(state, method, params, channel, call_id):
     if method == "generate":
         if not state["parallel"].leader:
             return None
-        return generate(engine, params["requests"], lambda rid: channel.is_cancelled(call_id, rid))
+        return generate(engine, params["requests"], lambda rid: is_cancelled(call_id, rid))
     raise WorkerError(f"method: unknown method {method!r}")
 
 
 def main():
+    parser = argparse.ArgumentParser(prog="python -m arc_torch.worker")
+    parser.add_argument("--ray-address", help="run the engine in an actor on this Ray cluster (host:port or auto)")
+    parser.add_argument("--ray-gpus", type=float, default=0, help="GPUs the actor asks Ray for")
+    parser.add_argument("--ray-cpus", type=float, default=1, help="CPUs the actor asks Ray for")
+    args = parser.parse_args()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
     parallel = DataParallel()
-    channel = Channel() if parallel.leader else None
+    remote = None
+    if args.ray_address:
+        if parallel.world > 1:
+            raise SystemExit("--ray-address: a Ray actor trains as one process; leave out torchrun")
+        from .ray_engine import RayEngine
+
+        remote = RayEngine(args.ray_address, gpus=args.ray_gpus, cpus=args.ray_cpus)
+    channel = Channel(on_cancel=remote.cancel if remote else None) if parallel.leader else None
     state = {"parallel": parallel}
     while True:
         message = channel.requests.get() if channel else None
@@ -107,7 +127,11 @@ def main():
         if method == "shutdown":
             break
         try:
-            result = dispatch(state, method, message.get("params") or {}, channel, call_id)
+            params = message.get("params") or {}
+            if remote:
+                result = remote.call(method, params, call_id)
+            else:
+                result = dispatch(state, method, params, channel.is_cancelled if channel else None, call_id)
             reply = {"id": call_id, "result": result}
         except (WorkerError, ValueError, TypeError, KeyError) as error:
             kind = type(error).__name__
@@ -118,6 +142,8 @@ def main():
             reply = {"id": call_id, "error": {"type": type(error).__name__, "message": str(error)}}
         if channel:
             channel.reply(reply)
+    if remote:
+        remote.close()
     parallel.close()
 
 

@@ -37,6 +37,11 @@ export interface TorchWorkerOptions {
   python?: string;
   /** Extra environment for the worker (e.g. `CUDA_VISIBLE_DEVICES`). */
   env?: Record<string, string>;
+  /**
+   * Run the engine in an actor on this Ray cluster instead of in the worker process, with the resources given
+   * (default 0 GPUs, 1 CPU). Checkpoint paths must be ones the actor's node reads and writes.
+   */
+  ray?: { address: string; gpus?: number; cpus?: number };
 }
 
 interface Pending {
@@ -66,9 +71,21 @@ export class TorchWorker {
     const processes = options.processes ?? 1;
     if (!Number.isInteger(processes) || processes < 1)
       throw new RangeError(`processes: expected a positive integer, got ${processes}`);
+    if (options.ray && processes > 1)
+      throw new RangeError("processes: a Ray actor trains as one process; leave processes at 1 with ray");
+    const ray = options.ray
+      ? [
+          "--ray-address",
+          options.ray.address,
+          "--ray-gpus",
+          String(options.ray.gpus ?? 0),
+          "--ray-cpus",
+          String(options.ray.cpus ?? 1),
+        ]
+      : [];
     const args =
       processes === 1
-        ? ["-m", "arc_torch.worker"]
+        ? ["-m", "arc_torch.worker", ...ray]
         : [
             "-m",
             "torch.distributed.run",

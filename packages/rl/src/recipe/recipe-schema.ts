@@ -73,6 +73,23 @@ export const EngineBlock = z
   .default({})
   .describe("The engine of the run.");
 
+/** Where the torch engine runs: a Ray cluster, or (without an address) local processes. */
+export const ClusterBlock = z
+  .object({
+    address: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A Ray cluster (host:port of its head, or auto): the torch engine's workers run as actors there.",
+      ),
+    gpusPerWorker: z.number().nonnegative().default(0).describe("GPUs each engine actor asks Ray for."),
+    cpusPerWorker: z.number().positive().default(1).describe("CPUs each engine actor asks Ray for."),
+  })
+  .strict()
+  .default({})
+  .describe("The cluster the torch engine runs on.");
+
 /** What a run trains on and is judged on. */
 export const DataBlock = z
   .object({
@@ -267,6 +284,7 @@ export const Recipe = z
     name: z.string().default("run").describe("A short name for the run."),
     model: ModelBlock,
     engine: EngineBlock,
+    cluster: ClusterBlock,
     data: DataBlock,
     trainer: TrainerBlock,
     reward: RewardBlock,

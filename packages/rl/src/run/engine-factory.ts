@@ -1,8 +1,8 @@
 import type { InferenceEngine, TrainEngine, WeightSource } from "@arc/core";
 import type { Recipe } from "../recipe/recipe-schema.ts";
 
-/** A recipe's engine block: which engine, and where and how it runs. */
-export type EngineChoice = Recipe["engine"];
+/** A recipe's engine block, and the cluster the torch engine runs on: which engine, and where and how it runs. */
+export type EngineChoice = Recipe["engine"] & { cluster?: Recipe["cluster"] };
 
 /** A chat message as the chat template renders it. */
 export interface ChatMessage {

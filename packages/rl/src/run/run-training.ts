@@ -12,7 +12,7 @@ import { loadRecipe, type Recipe } from "../recipe/index.ts";
 import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
 import { SyncRolloutSource } from "../rollout/sync-rollout-source.ts";
 import { buildReward } from "./build-reward.ts";
-import type { EngineFactory } from "./engine-factory.ts";
+import type { EngineChoice, EngineFactory } from "./engine-factory.ts";
 import { grpoUpdates } from "./grpo-updates.ts";
 import { metricsChartSvg } from "./metrics-chart.ts";
 import { RunDir } from "./run-dir.ts";
@@ -138,6 +138,9 @@ async function execute(
   const modelDir = resolve(recipe.model.path);
   const checkpointDir = state.lastCheckpoint ? join(dir.dir, state.lastCheckpoint) : null;
   const records = await dir.truncateMetrics(checkpoint?.step ?? -1);
+  if (recipe.cluster.address && recipe.engine.kind !== "torch")
+    throw new Error("cluster.address: only the torch engine runs on a Ray cluster; set engine.kind to torch");
+  const engine: EngineChoice = { ...recipe.engine, cluster: recipe.cluster };
   const renderExample = await factory.renderExample(modelDir);
   const data = await loadTrainingData(recipe, renderExample);
   const reward = await buildReward(recipe.reward);
@@ -154,13 +157,13 @@ async function execute(
       weightDecay: t.weightDecay,
       maxGradNorm: t.maxGradNorm,
       trainThreads: t.trainThreads,
-      engine: recipe.engine,
+      engine,
     },
     { resume: checkpointDir !== null },
   );
   const evalEngine =
     data.evalTasks.length > 0
-      ? await factory.inferenceEngine(checkpointDir ?? modelDir, 0, recipe.engine)
+      ? await factory.inferenceEngine(checkpointDir ?? modelDir, 0, engine)
       : undefined;
   let source: RolloutSource | undefined;
   /** The inference engine of synchronous rollouts, closed with the run. */
@@ -182,7 +185,7 @@ async function execute(
         throw new Error("trainer.asyncRollouts: this caller passed no asyncSource factory");
       source = await options.asyncSource({ recipe, generatorDir, generatorStep, data });
     } else {
-      generator = await factory.inferenceEngine(generatorDir, generatorStep, recipe.engine);
+      generator = await factory.inferenceEngine(generatorDir, generatorStep, engine);
       source = new SyncRolloutSource(generator, {
         n: t.samplesPerPrompt,
         temperature: t.temperature,

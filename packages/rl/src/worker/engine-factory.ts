@@ -11,7 +11,15 @@ import type { EngineChoice, EngineFactory, TrainEngineSettings } from "../run/en
 
 /** The torch worker's options for a recipe's engine block. */
 function torchOptions(engine: EngineChoice) {
-  return { device: engine.device, dtype: engine.dtype, processes: engine.processes };
+  const { cluster } = engine;
+  return {
+    device: engine.device,
+    dtype: engine.dtype,
+    processes: engine.processes,
+    ray: cluster?.address
+      ? { address: cluster.address, gpus: cluster.gpusPerWorker, cpus: cluster.cpusPerWorker }
+      : undefined,
+  };
 }
 
 /**

@@ -1,0 +1,65 @@
+"""The engine in an actor on a Ray cluster: the local worker keeps speaking the protocol and forwards each request
+to the actor, which holds the model on the resources it asked Ray for (GPUs, CPUs). The `arc_torch` package travels
+to the cluster with the actor (Ray's `py_modules`); checkpoint directories must be paths the actor's node can read
+and write (the same machine, or shared storage).
+"""
+
+import os
+import threading
+
+import ray
+from ray.exceptions import RayTaskError
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@ray.remote(max_concurrency=2)  # a second thread takes `cancel` while a generation runs
+class EngineActor:
+    def __init__(self):
+        from .distributed import DataParallel
+
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        self.state = {"parallel": DataParallel()}
+        self.cancelled = set()
+        self.lock = threading.Lock()
+
+    def dispatch(self, method, params, call_id):
+        from .worker import dispatch
+
+        return dispatch(self.state, method, params, self.is_cancelled, call_id)
+
+    def cancel(self, target):
+        with self.lock:
+            self.cancelled.add(target)
+
+    def is_cancelled(self, call_id, request_id):
+        with self.lock:
+            return call_id in self.cancelled or (request_id is not None and f"{call_id}/{request_id}" in self.cancelled)
+
+    def node(self):
+        return ray.get_runtime_context().get_node_id()
+
+
+class RayEngine:
+    """The worker's side: connects to the cluster and starts one actor with the resources asked for."""
+
+    def __init__(self, address: str, gpus: float, cpus: float):
+        ray.init(address=address, runtime_env={"py_modules": [PACKAGE_DIR]}, logging_level="ERROR",
+                 log_to_driver=False)
+        self.actor = EngineActor.options(num_gpus=gpus, num_cpus=cpus).remote()
+
+    def call(self, method, params, call_id):
+        try:
+            result = ray.get(self.actor.dispatch.remote(method, params, call_id))
+        except RayTaskError as error:
+            raise error.cause from None
+        if method in ("init", "info"):
+            result = {**result, "rayNode": ray.get(self.actor.node.remote())}
+        return result
+
+    def cancel(self, target):
+        self.actor.cancel.remote(target)
+
+    def close(self):
+        ray.kill(self.actor)
+        ray.shutdown()
