@@ -364,6 +364,20 @@ const ROWS: Row[] = [
   {
     bench: "torch",
     figure:
+      "The same short recipes from `toolcall-base` on either engine, judged alike on 512 held-out production tasks: SFT → DPO / GRPO failure rate, embedded vs torch",
+    value: (f) => {
+      const e = (k: string) => numberAt(f, `outcome.embedded.${k}`);
+      const t = (k: string) => numberAt(f, `outcome.torch.${k}`);
+      const se = numberAt(f, "outcome.standard_error_sft_dpo");
+      if (e("sft_dpo_failure_rate") === undefined || se === undefined) return undefined;
+      return `${fmt(e("sft_dpo_failure_rate")!, 3)} vs ${fmt(t("sft_dpo_failure_rate")!, 3)} / ${fmt(e("grpo_failure_rate")!, 3)} vs ${fmt(t("grpo_failure_rate")!, 3)} (one standard error ${fmt(se, 3)})`;
+    },
+    target: "within one standard error",
+    whenMissing: "measured with `--outcome`",
+  },
+  {
+    bench: "torch",
+    figure:
       "PyTorch engine on a GPU, Qwen2-0.5B shape, random weights, bf16: SFT training, batch 16 × 1,024 tokens",
     value: (f) => {
       const x = numberAt(f, "gpu_train_tokens_per_s_qwen2_0_5b");

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type LlamaConfig, parameterShapes, validateConfig } from "../model/llama-config.ts";
+import { parseRopeScaling, type RopeScaling } from "../model/rope-scaling.ts";
 import { specialId } from "../tokenizer/byte-tokenizer.ts";
 import { readTokenizerFiles, writeTokenizerFiles } from "../tokenizer/tokenizer-files.ts";
 import { CheckpointError } from "./checkpoint-error.ts";
@@ -39,7 +40,7 @@ export function configJson(config: LlamaConfig, dtype: SafetensorsDtype = "F32")
     max_position_embeddings: config.max_position_embeddings,
     rms_norm_eps: config.rms_norm_eps,
     rope_theta: config.rope_theta,
-    rope_scaling: null,
+    rope_scaling: config.rope_scaling ?? null,
     tie_word_embeddings: config.tie_word_embeddings,
     ...(qwen ? { use_sliding_window: false } : { attention_bias: config.attention_bias, mlp_bias: false }),
     attention_dropout: 0,
@@ -54,17 +55,12 @@ export function configJson(config: LlamaConfig, dtype: SafetensorsDtype = "F32")
 }
 
 /**
- * RoPE base of a config: transformers >= 5 writes `rope_parameters: {rope_type, rope_theta}`, earlier versions a
- * top-level `rope_theta`. Only the default (unscaled) RoPE is supported.
+ * RoPE base of a config: transformers >= 5 writes `rope_parameters: {rope_type, rope_theta, ...}`, earlier versions
+ * a top-level `rope_theta`.
  */
 function readRopeTheta(raw: Record<string, unknown>, file: string): number {
   const params = raw.rope_parameters as { rope_type?: unknown; rope_theta?: unknown } | null | undefined;
   if (params == null) return (raw.rope_theta as number | undefined) ?? 10000;
-  if (params.rope_type !== undefined && params.rope_type !== "default")
-    throw new CheckpointError(
-      `${file}: rope_parameters.rope_type: expected "default", got ${JSON.stringify(params.rope_type)} (not supported)`,
-      { file },
-    );
   if (typeof params.rope_theta !== "number")
     throw new CheckpointError(
       `${file}: rope_parameters.rope_theta: expected a number, got ${JSON.stringify(params.rope_theta)}`,
@@ -88,12 +84,17 @@ export function parseConfigJson(raw: Record<string, unknown>, file = "config.jso
       file,
     });
   }
-  if (raw.rope_scaling != null)
-    throw new CheckpointError(
-      `${file}: rope_scaling: expected null, got ${JSON.stringify(raw.rope_scaling)} (not supported)`,
-      { file },
-    );
   const ropeTheta = readRopeTheta(raw, file);
+  let ropeScaling: RopeScaling | undefined;
+  try {
+    ropeScaling = parseRopeScaling(
+      (raw.rope_parameters ?? raw.rope_scaling) as Record<string, unknown> | null,
+      (raw.max_position_embeddings as number | undefined) ?? 2048,
+      file,
+    );
+  } catch (error) {
+    throw new CheckpointError((error as Error).message, { file });
+  }
   if (raw.use_sliding_window === true)
     throw new CheckpointError(`${file}: use_sliding_window: expected false, got true (not supported)`, {
       file,
@@ -110,6 +111,7 @@ export function parseConfigJson(raw: Record<string, unknown>, file = "config.jso
     max_position_embeddings: (raw.max_position_embeddings as number | undefined) ?? 2048,
     rms_norm_eps: (raw.rms_norm_eps as number | undefined) ?? 1e-6,
     rope_theta: ropeTheta,
+    ...(ropeScaling ? { rope_scaling: ropeScaling } : {}),
     tie_word_embeddings: (raw.tie_word_embeddings as boolean | undefined) ?? arch === "Qwen2ForCausalLM",
     attention_bias:
       arch === "Qwen2ForCausalLM" ? true : ((raw.attention_bias as boolean | undefined) ?? false),

@@ -1,4 +1,5 @@
 import { VOCAB_SIZE } from "../tokenizer/byte-tokenizer.ts";
+import type { RopeScaling } from "./rope-scaling.ts";
 
 /** Architecture hyper-parameters, with the field names of HF `config.json` (LlamaConfig / Qwen2Config). */
 export interface LlamaConfig {
@@ -21,6 +22,8 @@ export interface LlamaConfig {
   rms_norm_eps: number;
   /** RoPE base: frequencies are theta^(-2i/D). */
   rope_theta: number;
+  /** Frequency scaling for long contexts (Llama 3, YaRN, linear); absent for plain RoPE. */
+  rope_scaling?: RopeScaling;
   /** When true the output projection reuses `model.embed_tokens.weight` (no `lm_head.weight`). */
   tie_word_embeddings: boolean;
   /** q/k/v projections carry biases (true for Qwen2). */

@@ -19,6 +19,7 @@ import { fusedOpsInstalled, fusedRmsNorm, fusedRope, fusedSwiGlu } from "../back
 import { nativeMatMulInstalled } from "../backend/native-matmul.ts";
 import { tf } from "../backend/tf-backend.ts";
 import { headDim, type LlamaConfig, parameterShapes } from "./llama-config.ts";
+import { ropeFrequencies } from "./rope-scaling.ts";
 
 /** Model weights by HF tensor name, projections as [in, out] (tensors or trainable variables). */
 export type Weights = Record<string, tf.Tensor>;
@@ -88,11 +89,12 @@ export function ropeTables(config: LlamaConfig): RopeTables {
   const P = config.max_position_embeddings;
   const cos = new Float32Array(P * D);
   const sin = new Float32Array(P * D);
+  const { inverse, attentionScaling } = ropeFrequencies(D, config.rope_theta, config.rope_scaling);
   for (let p = 0; p < P; p++) {
     for (let i = 0; i < D / 2; i++) {
-      const angle = p * config.rope_theta ** (-(2 * i) / D);
-      cos[p * D + i] = cos[p * D + i + D / 2] = Math.cos(angle);
-      sin[p * D + i] = sin[p * D + i + D / 2] = Math.sin(angle);
+      const angle = Math.fround(p * inverse[i]);
+      cos[p * D + i] = cos[p * D + i + D / 2] = Math.cos(angle) * attentionScaling;
+      sin[p * D + i] = sin[p * D + i + D / 2] = Math.sin(angle) * attentionScaling;
     }
   }
   // rotate_half([x1, x2]) = [-x2, x1]: column j < D/2 takes -x[j + D/2], column j >= D/2 takes x[j - D/2].

@@ -162,7 +162,14 @@ export async function loadChatTokenizer(dir: string): Promise<ChatTokenizer> {
   const json = await readJson(join(dir, "tokenizer.json"));
   if (!json) throw new Error(`${dir}/tokenizer.json: not found`);
   const config = (await readJson(join(dir, "tokenizer_config.json"))) ?? {};
-  const tokenizer = new Tokenizer(json, config);
+  let tokenizer: Tokenizer;
+  try {
+    tokenizer = new Tokenizer(json, config);
+  } catch (error) {
+    throw new Error(
+      `${dir}/tokenizer.json: cannot be read as a Hugging Face tokenizer (${(error as Error).message})`,
+    );
+  }
   const stops = new Set<number>([
     ...eosIds((await readJson(join(dir, "generation_config.json")))?.eos_token_id),
     ...eosIds((await readJson(join(dir, "config.json")))?.eos_token_id),

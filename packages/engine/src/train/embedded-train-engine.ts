@@ -645,10 +645,11 @@ export class EmbeddedTrainEngine implements TrainEngine {
 
   async load(dir: string): Promise<void> {
     const { config, tensors } = await readHfCheckpoint(dir);
-    for (const key of Object.keys(this.config) as (keyof LlamaConfig)[]) {
-      if (config[key] !== this.config[key]) {
+    const keys = new Set([...Object.keys(this.config), ...Object.keys(config)]) as Set<keyof LlamaConfig>;
+    for (const key of keys) {
+      if (JSON.stringify(config[key]) !== JSON.stringify(this.config[key])) {
         throw new Error(
-          `${dir}/config.json: ${key} is ${config[key]}, expected ${this.config[key]} (this trainer's architecture)`,
+          `${dir}/config.json: ${key} is ${JSON.stringify(config[key])}, expected ${JSON.stringify(this.config[key])} (this trainer's architecture)`,
         );
       }
     }
