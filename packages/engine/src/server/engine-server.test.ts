@@ -222,3 +222,33 @@ describe("arc engine serve (OpenAI-compatible API)", () => {
     }
   });
 });
+
+describe("the engine server on a checkpoint with a BPE tokenizer and its own chat template", () => {
+  it("answers chat messages through the official client, streamed and not, with the model's own tokens", async () => {
+    const dir = new URL("../../../../models/toolcall-bpe", import.meta.url).pathname;
+    const engine = await EmbeddedInferenceEngine.load(dir);
+    const server = await startEngineServer(engine, { modelId: "toolcall-bpe" });
+    try {
+      const client = new OpenAI({ baseURL: server.baseURL, apiKey: "unused", maxRetries: 0 });
+      const messages = [
+        { role: "user" as const, content: "Book a table for 4 at Sakura House on 2026-03-05." },
+      ];
+      const reply = await client.chat.completions.create({ model: "toolcall-bpe", messages, temperature: 0 });
+      const text = reply.choices[0].message.content ?? "";
+      assert.equal(reply.choices[0].finish_reason, "stop");
+      assert.match(text, /^\{"tool":"book_table","args":\{.*"Sakura House".*\}\}$/);
+      assert.ok(reply.usage!.completion_tokens < text.length / 2, "BPE tokens, several bytes each");
+      const stream = await client.chat.completions.create({
+        model: "toolcall-bpe",
+        messages,
+        temperature: 0,
+        stream: true,
+      });
+      let streamed = "";
+      for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
+      assert.equal(streamed, text);
+    } finally {
+      await server.close();
+    }
+  });
+});
