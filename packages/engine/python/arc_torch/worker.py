@@ -90,9 +90,6 @@ def dispatch(state, method, params, is_cancelled, call_id):
         return engine.load(params["dir"])
     if method == "setWeights":
         return engine.set_weights(int(params["version"]), params["dir"])
-    if method == "setVersion":
-        engine.version = int(params["version"])
-        return None
     if method == "generate":
         if not state["parallel"].leader:
             return None
