@@ -45,12 +45,11 @@ def grpo_defaults(objective: dict) -> dict:
 
 
 def load_model(directory: str) -> torch.nn.Module:
-    config = checkpoint.read_config(directory)
+    checkpoint.read_config(directory)  # names a missing or malformed config.json before transformers does
     try:
         model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32)
     except (OSError, ValueError, KeyError) as error:
         raise CheckpointError(f"{directory}: transformers cannot load this checkpoint ({error})") from None
-    model.arc_config = config
     return model.eval()
 
 
