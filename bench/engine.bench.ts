@@ -7,7 +7,7 @@
 // speed-up side by side.
 // Usage: npm run bench:engine [-- --sizes tiny,small,base] [-- --backend wasm|cpu] [-- --baseline <commit>|none]
 // Writes bench/results/engine.json (the demo size, "small") and bench/results/engine-sizes.json (all sizes).
-import { getTaskFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core";
 import {
   type BackendName,
   configForSize,
@@ -170,7 +170,7 @@ function benchSampling(vocab: number) {
 
 /** The toolcall base answering production tasks greedily in one batch: seconds and generated tokens/s (medians). */
 async function benchMixedLengths(tasks: number, repeats: number) {
-  const family = getTaskFamily("toolcall");
+  const family = toolcallFamily;
   const engine = await EmbeddedInferenceEngine.load("models/toolcall-base", { maxBatchSize: tasks });
   const requests = family
     .generate({ split: "production", seed: 999, count: tasks })

@@ -26,7 +26,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { getTaskFamily, type InferenceEngine, type Task } from "@arc/core";
+import { type InferenceEngine, type Task, toolcallFamily } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import {
   evaluate,
@@ -83,7 +83,7 @@ const PPO_EPOCHS = intFlag("ppo-epochs", 1);
  */
 const ASYNC_ROUNDS = intFlag("async-rounds", 1);
 /** The production tasks the base model and each run's final checkpoint are judged on (not the runs' prompts, seed 1). */
-const JUDGE_TASKS = getTaskFamily("toolcall").generate({ split: "production", seed: 1000, count: JUDGE });
+const JUDGE_TASKS = toolcallFamily.generate({ split: "production", seed: 1000, count: JUDGE });
 
 /**
  * The base model's greedy pass rate (from its judged answers, `greedyPassed`, one per task) and its pass@k at

@@ -18,12 +18,12 @@ import { parseArgs } from "node:util";
 import {
   type ChatModel,
   formatToolCall,
-  getTaskFamily,
   parseToolCall,
   type Task,
   type TeachingMetrics,
   type TeachingTemplatesInput,
   type ToolcallSolution,
+  toolcallFamily,
   verifyTask,
 } from "@arc/core";
 import {
@@ -75,7 +75,7 @@ const templates: TeachingTemplatesInput = {
   maxProbeTokens: grpoRecipe.teaching.maxProbeTokens,
 };
 // Held out: production traffic of another seed, minus every question the teacher was trained on.
-const family = getTaskFamily("toolcall");
+const family = toolcallFamily;
 const seen = new Set(
   [sftRecipe, grpoRecipe].flatMap((r) =>
     family.generate({ split: r.data.split, seed: r.data.seed, count: r.data.count }).map((t) => t.question),

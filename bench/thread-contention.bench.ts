@@ -9,7 +9,7 @@
 // Writes bench/results/thread-contention.json.
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { getTaskFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core";
 import { configForSize, EmbeddedInferenceEngine, EmbeddedTrainEngine, initWeights } from "@arc/engine";
 import { writeBenchResults } from "./results-file.ts";
 
@@ -28,7 +28,7 @@ interface Rate {
 async function runJob(job: Job, start: SharedArrayBuffer): Promise<Rate> {
   let unit: () => Promise<number>;
   if (job.kind === "generate") {
-    const family = getTaskFamily("toolcall");
+    const family = toolcallFamily;
     const engine = await EmbeddedInferenceEngine.load("models/toolcall-base", { maxBatchSize: 32 });
     const requests = family
       .generate({ split: "production", seed: 999, count: 8 })

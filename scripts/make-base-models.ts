@@ -5,7 +5,7 @@
  * (the failures the RL loop has to fix come from where production differs from train). A seeded share of the
  * SFT prompts carries a teacher's guidance (for adaptive teaching).
  *
- *   node --import tsx scripts/make-base-models.ts [toolcall|arith ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--guided-from N] [--guided-every N] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [<env> ...] [--family module.ts ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--guided-from N] [--guided-every N] [--out DIR] [--init DIR]
  *
  * `--max-steps` sets the SFT steps, `--learning-rate` the plan's peak rate, `--batch-size` its examples per step
  * (guided steps take half as many), `--decay-to` the rate the cosine decay ends at, `--eval-every` how often the
@@ -23,7 +23,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { getTaskFamily } from "@arc/core";
+import { generateTasks, getTaskFamily } from "@arc/core";
 import {
   configForSize,
   EmbeddedInferenceEngine,
@@ -32,7 +32,7 @@ import {
   renderChatExample,
   writeHfCheckpoint,
 } from "@arc/engine";
-import { evaluate, formatDuration, sftBatch, sftExamples } from "@arc/rl";
+import { evaluate, formatDuration, loadTaskFamilies, sftBatch, sftExamples } from "@arc/rl";
 
 interface Plan {
   size: "tiny" | "small";
@@ -66,10 +66,16 @@ const TOOLCALL_PLAN: Plan = {
   guidedEvery: 2,
 };
 
+/** Plans tuned per family; any other family with a task generator gets the toolcall plan. */
 const PLANS: Record<string, Plan> = {
   toolcall: TOOLCALL_PLAN,
   arith: { ...TOOLCALL_PLAN, guidedFraction: 0.08 },
 };
+
+/** The plan of an env id. */
+function planOf(env: string): Plan {
+  return PLANS[env] ?? TOOLCALL_PLAN;
+}
 
 /** The command-line flag of each plan setting; a recorded command names only those that differ from the plan. */
 const PLAN_FLAGS: [string, keyof Plan][] = [
@@ -141,11 +147,11 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const family = getTaskFamily(env);
   const examples = sftExamples(
     family,
-    family.generate({ split: "train", seed: SEED, count: plan.trainTasks }),
+    generateTasks(family, { split: "train", seed: SEED, count: plan.trainTasks }),
     { guidedFraction: plan.guidedFraction, seed: SEED },
   );
-  const held = family.generate({ split: "eval", seed: 999, count: plan.evalTasks });
-  const confirmation = family.generate({ split: "production", seed: 1000, count: CONFIRMATION_TASKS });
+  const held = generateTasks(family, { split: "eval", seed: 999, count: plan.evalTasks });
+  const confirmation = generateTasks(family, { split: "production", seed: 1000, count: CONFIRMATION_TASKS });
   const settings = {
     learningRate: plan.learningRate,
     warmupSteps: WARMUP_STEPS,
@@ -162,7 +168,7 @@ async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start
   const lastStep = (start?.steps ?? 0) + plan.maxSteps;
   const command = [
     `node --import tsx scripts/make-base-models.ts ${env}`,
-    ...PLAN_FLAGS.filter(([, key]) => plan[key] !== PLANS[env][key]).map(
+    ...PLAN_FLAGS.filter(([, key]) => plan[key] !== planOf(env)[key]).map(
       ([flag, key]) => `--${flag} ${plan[key]}`,
     ),
     ...(start ? [`--init ${start.dir}`] : []),
@@ -245,12 +251,13 @@ const { positionals, values } = parseArgs({
     "guided-every": { type: "string" },
     init: { type: "string" },
     out: { type: "string" },
+    family: { type: "string", multiple: true },
   },
 });
+await loadTaskFamilies(values.family ?? []);
 for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
-  const plan = PLANS[env];
-  if (!plan)
-    throw new Error(`env: expected one of ${Object.keys(PLANS).join(", ")}, got ${JSON.stringify(env)}`);
+  getTaskFamily(env);
+  const plan = planOf(env);
   const maxSteps = values["max-steps"] === undefined ? plan.maxSteps : Number(values["max-steps"]);
   if (!Number.isInteger(maxSteps) || maxSteps < 1)
     throw new Error(`--max-steps: expected a positive integer, got ${JSON.stringify(values["max-steps"])}`);

@@ -11,7 +11,13 @@
  */
 import { writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { getTaskFamily, parseTeacherOutput, type Task, type TeachingTemplatesInput } from "@arc/core";
+import {
+  generateTasks,
+  getTaskFamily,
+  parseTeacherOutput,
+  type Task,
+  type TeachingTemplatesInput,
+} from "@arc/core";
 import {
   byteTokenCounter,
   configForSize,
@@ -106,13 +112,13 @@ async function run(path: string): Promise<void> {
     model: basename(recipe.student.path),
     seed: recipe.data.seed,
   });
-  const tasks: Task[] = getTaskFamily(recipe.data.env).generate({
+  const family = getTaskFamily(recipe.data.env);
+  const tasks: Task[] = generateTasks(family, {
     split: recipe.data.split,
     seed: recipe.data.seed,
     count: recipe.data.count,
   });
   const { config, trainer, generator } = await teacherEngines(recipe);
-  const family = getTaskFamily(recipe.data.env);
   // the frozen student once more, as a train engine that is never stepped: its teacher-forced log-probs
   const likelihoodStudent =
     recipe.trainer.reward.studentScore === "reference-likelihood"

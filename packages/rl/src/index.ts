@@ -3,6 +3,7 @@ export * from "./chart/index.ts";
 export * from "./data/index.ts";
 export * from "./env/index.ts";
 export * from "./eval/index.ts";
+export * from "./families/index.ts";
 export * from "./recipe/index.ts";
 export * from "./reward/index.ts";
 export * from "./rollout/index.ts";

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DetectorRegistry } from "../detect/index.ts";
-import { simulateProductionTraffic } from "../tasks/index.ts";
+import { simulateProductionTraffic } from "../simulate/index.ts";
 import { detectAndCluster } from "./detect-and-cluster.ts";
 import { FailureClusterer } from "./failure-clusterer.ts";
 
 describe("detect and cluster one trace", () => {
   const registry = new DetectorRegistry();
-  const traffic = simulateProductionTraffic({ seed: 12, count: 200 });
+  const traffic = simulateProductionTraffic({ seed: 12, count: 400 });
 
   it("puts a failed trace into a pattern and leaves a passed one out", () => {
     const clusterer = new FailureClusterer("acme");

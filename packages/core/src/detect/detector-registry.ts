@@ -1,6 +1,7 @@
 import { InvalidInputError, NotFoundError } from "../errors/index.ts";
+import { taskFamilies } from "../families/index.ts";
 import { type Feedback, Trace } from "../trace/index.ts";
-import { BUILTIN_VERIFIERS, type Verifier } from "../verify/index.ts";
+import type { Verifier } from "../verify/index.ts";
 import { DetectionConfig, type DetectionConfigInput } from "./detection-config.ts";
 import type { DetectContext, Detector } from "./detector.ts";
 import { emptyOutputDetector } from "./empty-output-detector.ts";
@@ -78,7 +79,8 @@ export function primaryVerdict(verdicts: readonly Verdict[]): Verdict | undefine
 }
 
 /**
- * A tenant's detection setup: which detectors run, with which settings, and which verifier judges each env id.
+ * A tenant's detection setup: which detectors run, with which settings, and which verifier judges each env id
+ * (its task family's, unless set here).
  * The config is plain JSON (`getConfig()`), so the server can store it per tenant; detectors and verifiers are
  * code, registered at start-up.
  */
@@ -91,7 +93,6 @@ export class DetectorRegistry {
   constructor(config: DetectionConfigInput = {}) {
     this.config = parseConfig(config);
     for (const d of BUILTIN_DETECTORS) this.detectors.set(d.id, d);
-    for (const [env, v] of Object.entries(BUILTIN_VERIFIERS)) this.verifiers.set(env, v);
   }
 
   /** Adds a custom detector; its id must be new. */
@@ -129,9 +130,9 @@ export class DetectorRegistry {
     return traceSolution(trace) ?? this.resolveSolution?.(trace);
   }
 
-  /** The verifier that judges traces of an env id (built-in or registered), or undefined. */
+  /** The verifier that judges traces of an env id (set here, else its registered family's), or undefined. */
   verifierFor(env: string): Verifier | undefined {
-    return this.verifiers.get(env);
+    return this.verifiers.get(env) ?? taskFamilies.verifier(env);
   }
 
   /** Switches a detector on. */

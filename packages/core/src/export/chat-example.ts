@@ -1,6 +1,7 @@
 import { InvalidInputError } from "../errors/index.ts";
+import { getTaskFamily } from "../families/index.ts";
 import type { PreferenceRow } from "../synth/index.ts";
-import { type ChatTurn, getTaskFamily, OrderdeskSession, type OrderdeskSolution } from "../tasks/index.ts";
+import type { ChatTurn } from "../tasks/index.ts";
 
 /** One fine-tuning conversation in OpenAI's chat format; the assistant turns are what the model learns. */
 export interface ChatExample {
@@ -9,15 +10,14 @@ export interface ChatExample {
 
 /**
  * The full correct conversation of a task row: the family's prompt, then its reference output for every model
- * turn, with the tool observations in between for multi-turn families (the order desk replays its session).
+ * turn, with the tool observations in between for multi-turn families (a multi-turn family replays its session).
  */
 export function chatExampleOf(row: { question: string; solution: unknown; env: string }): ChatExample {
   const family = getTaskFamily(row.env);
   const task = { id: "export", env: row.env, question: row.question, solution: row.solution };
   const messages: ChatTurn[] = [...family.prompt(task)];
   const outputs = family.reference(task);
-  const session =
-    row.env === "orderdesk" ? new OrderdeskSession(row.solution as OrderdeskSolution) : undefined;
+  const session = family.session?.(task);
   for (const output of outputs) {
     messages.push({ role: "assistant", content: output });
     if (session && !session.done) {

@@ -1,15 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { orderdeskFamily, toolcallFamily, verifyTask } from "../families/index.ts";
 import { buildEvalSet, buildPreferenceSet } from "../synth/index.ts";
 import {
   generateOrderdeskTasks,
   generateToolcallTasks,
-  orderdeskFamily,
   readDatasetJsonl,
   rowToTask,
   taskToRow,
 } from "../tasks/index.ts";
-import { BUILTIN_VERIFIERS, verifyTask } from "../verify/index.ts";
 import { chatExampleOf, chatExamplesFromPreferences } from "./chat-example.ts";
 import { toChatJsonl } from "./chat-jsonl.ts";
 import { toDatasetJsonl } from "./dataset-jsonl.ts";
@@ -32,7 +31,7 @@ describe("JSONL exports", () => {
       const outputs = line.messages
         .filter((m: { role: string }) => m.role === "assistant")
         .map((m: { content: string }) => m.content);
-      assert.equal(BUILTIN_VERIFIERS.toolcall({ outputs, solution: rows[i].solution }).status, "pass");
+      assert.equal(toolcallFamily.verify({ outputs, solution: rows[i].solution }).status, "pass");
     }
   });
 

@@ -1,6 +1,6 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
+import { getTaskFamily } from "../families/index.ts";
 import type { EvalRow, PromptRow } from "../synth/index.ts";
-import { getTaskFamily } from "../tasks/index.ts";
 
 /** Options of a VERL export. */
 export interface VerlExportOptions {
@@ -11,8 +11,6 @@ export interface VerlExportOptions {
   /** `ability` of every row (default by env: `tool_use` for toolcall and orderdesk, `math` for arith, else `agent`). */
   ability?: string;
 }
-
-const ABILITY: Record<string, string> = { toolcall: "tool_use", orderdesk: "tool_use", arith: "math" };
 
 const text = (name: string, repetition: "REQUIRED" | "OPTIONAL" = "REQUIRED") => ({
   name,
@@ -54,14 +52,15 @@ export function toVerlParquet(
   rows: readonly (EvalRow | PromptRow)[],
   options: VerlExportOptions,
 ): Uint8Array {
-  const prompts = rows.map((r) =>
-    getTaskFamily(r.env).prompt({ id: r.id, env: r.env, question: r.question, solution: r.solution }),
+  const families = rows.map((r) => getTaskFamily(r.env));
+  const prompts = rows.map((r, i) =>
+    families[i].prompt({ id: r.id, env: r.env, question: r.question, solution: r.solution }),
   );
   const buffer = parquetWriteBuffer({
     columnData: [
       { name: "data_source", data: rows.map((r) => options.dataSource ?? `arc/${r.env}`) },
       { name: "prompt", data: prompts.map((p) => p.map((m) => ({ role: m.role, content: m.content }))) },
-      { name: "ability", data: rows.map((r) => options.ability ?? ABILITY[r.env] ?? "agent") },
+      { name: "ability", data: families.map((f) => options.ability ?? f.ability ?? "agent") },
       {
         name: "reward_model",
         data: rows.map((r) => ({ style: "rule", ground_truth: JSON.stringify(r.solution) })),

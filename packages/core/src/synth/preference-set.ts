@@ -1,4 +1,5 @@
-import { BUILTIN_VERIFIERS, type Verifier } from "../verify/index.ts";
+import { taskFamilies } from "../families/index.ts";
+import type { Verifier } from "../verify/index.ts";
 import { createDataset, type Dataset, type PreferenceRow, questionsOf, sha256 } from "./dataset.ts";
 import type { FailureItem } from "./failure-item.ts";
 import { duplicateKey, NearDuplicateIndex } from "./near-duplicate-index.ts";
@@ -17,7 +18,7 @@ export interface PreferenceSetOptions {
   failures: readonly FailureItem[];
   /** Candidate chosen answers per failed trace id, in any order (humans are tried first, then policy, then teacher). */
   candidates: Readonly<Record<string, readonly ChosenCandidate[]>>;
-  /** Verifiers by env id (default: the built-in ones). */
+  /** Verifiers by env id (default: the registered families' verifiers). */
   verifiers?: Readonly<Record<string, Verifier>>;
   /** The tenant's EvalSets: no pair whose prompt is within `nearDuplicateThreshold` of them is made. */
   evalSets: readonly Dataset[];
@@ -33,7 +34,12 @@ const ORDER: ChosenCandidate["source"][] = ["human", "policy", "teacher"];
  * the rejected output actually passes, when no candidate qualifies, or when its prompt is an eval question.
  */
 export function buildPreferenceSet(options: PreferenceSetOptions): Dataset<"preferences"> {
-  const verifiers = options.verifiers ?? BUILTIN_VERIFIERS;
+  const verifierOf = (env: string): Verifier | undefined =>
+    options.verifiers
+      ? Object.hasOwn(options.verifiers, env)
+        ? options.verifiers[env]
+        : undefined
+      : taskFamilies.verifier(env);
   const held = NearDuplicateIndex.of(
     options.evalSets.flatMap(questionsOf),
     options.nearDuplicateThreshold ?? 0.8,
@@ -48,7 +54,7 @@ export function buildPreferenceSet(options: PreferenceSetOptions): Dataset<"pref
       stats.overlapsEval++;
       continue;
     }
-    const verifier = Object.hasOwn(verifiers, f.env) ? verifiers[f.env] : undefined;
+    const verifier = verifierOf(f.env);
     const canVerify = verifier !== undefined && f.solution !== undefined;
     const passes = (text: string) =>
       canVerify &&

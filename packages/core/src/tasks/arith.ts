@@ -1,13 +1,6 @@
 import type { Task } from "../rollout/index.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import {
-  checkGenerateOptions,
-  drawInSplit,
-  type TaskFamily,
-  type TaskGenerateOptions,
-  taskId,
-} from "./task-family.ts";
-import { formatToolCall } from "./tool-spec.ts";
+import { checkGenerateOptions, drawInSplit, type TaskGenerateOptions, taskId } from "./task-family.ts";
 
 /** What an `arith` task expects: the number, and one expression that computes it (the reference call). */
 export interface ArithSolution {
@@ -118,13 +111,3 @@ export function generateArithTasks(options: TaskGenerateOptions): Task[] {
     };
   });
 }
-
-/** The `arith` family: word problem → a `calc` tool call whose result is the answer. */
-export const arithFamily: TaskFamily = {
-  env: "arith",
-  generate: generateArithTasks,
-  prompt: (task) => [{ role: "user", content: task.question }],
-  reference: (task) => [
-    formatToolCall({ tool: "calc", args: { expr: (task.solution as ArithSolution).expr } }),
-  ],
-};

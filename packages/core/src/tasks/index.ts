@@ -1,4 +1,4 @@
-export { type ArithSolution, arithFamily, generateArithTasks } from "./arith.ts";
+export { type ArithSolution, generateArithTasks } from "./arith.ts";
 export { calculator, evaluateExpression } from "./calculator.ts";
 export {
   type DatasetRow,
@@ -9,7 +9,6 @@ export {
   writeDatasetJsonl,
 } from "./dataset-row.ts";
 export { DEFAULT_YEAR, formatDateLong, formatTime12, parseDate, parseTime } from "./dates.ts";
-export { INJECTED_MODES, type InjectedMode, type SimulatedTurn } from "./injected-modes.ts";
 export { type JsonSchema, type SchemaIssue, validateJsonSchema } from "./json-schema.ts";
 export {
   allowedAction,
@@ -19,7 +18,6 @@ export {
   type OrderdeskSolution,
   type OrderRequest,
   type OrderStatus,
-  orderdeskFamily,
 } from "./orderdesk.ts";
 export {
   ORDERDESK_MAX_TURNS,
@@ -27,15 +25,16 @@ export {
   type SessionStep,
   type TurnOutcome,
 } from "./orderdesk-session.ts";
-export { ORDERDESK_ACTIONS, ORDERDESK_TOOL_SCHEMAS } from "./orderdesk-tools.ts";
+export { ORDERDESK_ACTIONS, ORDERDESK_TOOL_SCHEMAS, ORDERDESK_TOOLS } from "./orderdesk-tools.ts";
 export { type ParsedToolCall, parseToolCall } from "./parse-tool-call.ts";
-export { type SimulatedTrace, simulateProductionTraffic, type TrafficOptions } from "./production-traffic.ts";
 export { createRng, deriveSeed, fnv1a, type Rng } from "./rng.ts";
 export { SPLITS, type Split } from "./split.ts";
-export { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
 export {
   type ChatTurn,
   drawInSplit,
+  type FamilySession,
+  type FamilySessionStep,
+  type FamilyTool,
   inSplit,
   type TaskFamily,
   type TaskGenerateOptions,
@@ -54,7 +53,6 @@ export {
   toolcallConversionClaims,
   toolcallConversionKind,
   toolcallConversions,
-  toolcallFamily,
   ungroundedToolcallConversions,
 } from "./toolcall.ts";
 export {

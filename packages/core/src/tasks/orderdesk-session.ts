@@ -2,6 +2,7 @@ import { validateJsonSchema } from "./json-schema.ts";
 import { applyAction, type Order, type OrderdeskSolution } from "./orderdesk.ts";
 import { ORDERDESK_ACTIONS, ORDERDESK_TOOL_SCHEMAS } from "./orderdesk-tools.ts";
 import { parseToolCall } from "./parse-tool-call.ts";
+import type { FamilySession, FamilySessionStep } from "./task-family.ts";
 import type { ToolCallJson } from "./tool-spec.ts";
 
 /** How a turn's output was taken: a valid call, or why it could not be run. */
@@ -12,10 +13,7 @@ export type TurnOutcome =
   | { kind: "unknown_tool"; tool: string };
 
 /** What one turn gave back to the agent. */
-export interface SessionStep {
-  /** The tool message the agent sees next (JSON). */
-  observation: string;
-  done: boolean;
+export interface SessionStep extends FamilySessionStep {
   outcome: TurnOutcome;
 }
 
@@ -27,7 +25,7 @@ export const ORDERDESK_MAX_TURNS = 4;
  * against its one-order database and tells what the agent sees. The environment and the verifier share it,
  * so training reward and production verdicts can never disagree.
  */
-export class OrderdeskSession {
+export class OrderdeskSession implements FamilySession {
   /** The order as it is now. */
   state: Order;
   /** Valid calls made so far, in order. */
@@ -124,6 +122,11 @@ export class OrderdeskSession {
 
   private reply(call: ToolCallJson, result: Record<string, unknown>, done: boolean): SessionStep {
     const error = typeof result.error === "string" ? result.error : undefined;
-    return { observation: JSON.stringify(result), done, outcome: { kind: "call", call, error } };
+    return {
+      observation: JSON.stringify(result),
+      done,
+      toolCall: call,
+      outcome: { kind: "call", call, error },
+    };
   }
 }

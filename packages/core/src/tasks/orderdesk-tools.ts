@@ -1,4 +1,5 @@
 import type { JsonSchema } from "./json-schema.ts";
+import type { FamilyTool } from "./task-family.ts";
 
 const orderId: JsonSchema = { type: "string", pattern: "^[A-Z]\\d{3,4}$", description: "e.g. A123" };
 
@@ -27,3 +28,15 @@ export const ORDERDESK_ACTIONS: readonly string[] = [
   "change_address",
   "decline",
 ];
+
+/** The order desk's tools as its agent is offered them. */
+export const ORDERDESK_TOOLS: readonly FamilyTool[] = [
+  { name: "lookup_order", description: "Read an order: its status, total and address." },
+  { name: "refund_order", description: "Refund part or all of a delivered order's total; ends the request." },
+  { name: "cancel_order", description: "Cancel an order that has not shipped; ends the request." },
+  {
+    name: "change_address",
+    description: "Change the address of an order that has not shipped; ends the request.",
+  },
+  { name: "decline", description: "Refuse a request the order's state does not allow; ends the request." },
+].map((tool) => ({ ...tool, parameters: ORDERDESK_TOOL_SCHEMAS[tool.name] }));

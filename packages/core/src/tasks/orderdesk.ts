@@ -1,14 +1,7 @@
 import type { Task } from "../rollout/index.ts";
-import { ORDERDESK_TOOL_SCHEMAS } from "./orderdesk-tools.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import {
-  checkGenerateOptions,
-  drawInSplit,
-  type TaskFamily,
-  type TaskGenerateOptions,
-  taskId,
-} from "./task-family.ts";
-import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
+import { checkGenerateOptions, drawInSplit, type TaskGenerateOptions, taskId } from "./task-family.ts";
+import type { ToolCallJson } from "./tool-spec.ts";
 
 /** Where an order is in its life; the rules of what may be done depend on it. */
 export type OrderStatus = "pending" | "shipped" | "delivered" | "cancelled" | "refunded";
@@ -150,12 +143,3 @@ export function generateOrderdeskTasks(options: TaskGenerateOptions): Task[] {
     };
   });
 }
-
-/** The `orderdesk` family: a multi-turn desk agent that must look up an order, then act on it. */
-export const orderdeskFamily: TaskFamily = {
-  env: "orderdesk",
-  generate: generateOrderdeskTasks,
-  prompt: (task) => [{ role: "user", content: task.question }],
-  reference: (task) =>
-    (task.solution as OrderdeskSolution).calls.map((call) => formatToolCall(call, ORDERDESK_TOOL_SCHEMAS)),
-};

@@ -1,5 +1,7 @@
 import { InvalidInputError } from "../errors/index.ts";
 import type { Task } from "../rollout/index.ts";
+import type { Verifier } from "../verify/verifier.ts";
+import type { JsonSchema } from "./json-schema.ts";
 import { fnv1a } from "./rng.ts";
 import { SPLITS, type Split } from "./split.ts";
 
@@ -16,16 +18,52 @@ export interface TaskGenerateOptions {
   count: number;
 }
 
-/** A built-in task family: a seeded generator of tasks plus how to prompt for them and what a right answer is. */
+/** A tool a family's agent is offered: OpenAI's function `name`, `description` and JSON-schema `parameters`. */
+export interface FamilyTool {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** One turn of a multi-turn episode: what the agent sees next, and whether the episode is over. */
+export interface FamilySessionStep {
+  /** The tool message the agent reads next. */
+  observation: string;
+  done: boolean;
+  /** The tool call the turn ran, when it ran one (traced as a tool step). */
+  toolCall?: { tool: string; args: Record<string, unknown> };
+}
+
+/** A multi-turn episode's world as a pure state machine: feed it the model's outputs one at a time. */
+export interface FamilySession {
+  readonly done: boolean;
+  act(output: string): FamilySessionStep;
+}
+
+/**
+ * A task family: how to prompt for a task and what a right answer is, plus what the family can do beyond that
+ * (generate tasks, verify outputs, run multi-turn episodes). Built-ins and users' families register alike into
+ * a `TaskFamilyRegistry`; nothing else in Arc lists families.
+ */
 export interface TaskFamily {
-  /** The environment id the family's tasks carry (`Task.env`), which also selects its verifier. */
+  /** The environment id the family's tasks carry (`Task.env`): lowercase letters, digits, `-` and `_`. */
   env: string;
-  /** The same options always give the same tasks, in the same order. */
-  generate(options: TaskGenerateOptions): Task[];
+  /** One line for listings and help. */
+  description?: string;
+  /** What the family exercises, as VERL's `ability` column names it (e.g. `tool_use`, `math`); default `agent`. */
+  ability?: string;
+  /** The tools the agent is offered (OpenAI `tools` of training prompts and exports). */
+  tools?: readonly FamilyTool[];
+  /** A seeded task generator; absent where tasks come only from production traces. The same options give the same tasks. */
+  generate?: (options: TaskGenerateOptions) => Task[];
   /** The messages a model sees for a task (the first turn for multi-turn families). */
   prompt(task: Task): ChatTurn[];
   /** The canonical correct output of each model turn: SFT targets and a fallback `chosen` response. */
   reference(task: Task): string[];
+  /** Judges an episode's outputs against the task's solution; absent for a judge-only family. */
+  verify?: Verifier;
+  /** A fresh episode of a multi-turn family (each output is a turn); absent for single-turn families. */
+  session?: (task: Task, options?: { maxTurns?: number }) => FamilySession;
   /**
    * The claims a teaching makes about a request that the request does not support, which the teaching protocol cuts
    * before the student reads them (`ungroundedClaims` of `runTeaching`); absent where the family has no such check.

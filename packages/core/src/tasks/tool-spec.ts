@@ -1,4 +1,5 @@
 import type { JsonSchema } from "./json-schema.ts";
+import type { FamilyTool } from "./task-family.ts";
 
 /** What running a tool gave: a value, or an error message the agent would see. */
 export type ToolResult = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
@@ -35,7 +36,7 @@ export function formatToolCall(
 }
 
 /** The tools in OpenAI's `{type:"function", function:{name, description, parameters}}` form, for traces. */
-export function toOpenAiTools(tools: readonly ToolSpec[]): Record<string, unknown>[] {
+export function toOpenAiTools(tools: readonly FamilyTool[]): Record<string, unknown>[] {
   return tools.map((t) => ({
     type: "function",
     function: { name: t.name, description: t.description, parameters: t.parameters },

@@ -6,12 +6,10 @@ import {
   checkGenerateOptions,
   drawInSplit,
   pickWeighted,
-  type TaskFamily,
   type TaskGenerateOptions,
   taskId,
 } from "./task-family.ts";
-import { formatToolCall, type ToolCallJson } from "./tool-spec.ts";
-import { TOOLCALL_TOOLS } from "./toolcall-tools.ts";
+import type { ToolCallJson } from "./tool-spec.ts";
 
 /** What a `toolcall` task expects: exactly this call (arguments compared after normalization). */
 export type ToolcallSolution = ToolCallJson;
@@ -212,17 +210,6 @@ export function generateToolcallTasks(options: TaskGenerateOptions): Task[] {
     };
   });
 }
-
-const TOOLCALL_SCHEMAS = Object.fromEntries(TOOLCALL_TOOLS.map((t) => [t.name, t.parameters]));
-
-/** The `toolcall` family: request → `{"tool":"get_weather","args":{"city":"Paris","unit":"c"}}`. */
-export const toolcallFamily: TaskFamily = {
-  env: "toolcall",
-  generate: generateToolcallTasks,
-  prompt: (task) => [{ role: "user", content: task.question }],
-  reference: (task) => [formatToolCall(task.solution as ToolcallSolution, TOOLCALL_SCHEMAS)],
-  ungroundedClaims: ungroundedToolcallConversions,
-};
 
 /** One conversion a `toolcall` request leaves to the reader: which part of a value, and the fact that states it. */
 interface Conversion {

@@ -1,4 +1,3 @@
-export { BUILTIN_VERIFIERS } from "./builtin-verifiers.ts";
 export { differingArgs, normalizedEqual, normalizeValue } from "./normalize-value.ts";
 export {
   fail,
@@ -12,5 +11,4 @@ export {
 } from "./verifier.ts";
 export { verifyArith } from "./verify-arith.ts";
 export { verifyOrderdesk } from "./verify-orderdesk.ts";
-export { verifyTask } from "./verify-task.ts";
 export { verifyToolCall, verifyToolcall } from "./verify-toolcall.ts";

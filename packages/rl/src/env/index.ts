@@ -1,3 +1,3 @@
 export { createEnvironment } from "./create-environment.ts";
-export { OrderdeskEnvironment } from "./orderdesk-environment.ts";
+export { SessionEnvironment } from "./session-environment.ts";
 export { SingleTurnEnvironment } from "./single-turn-environment.ts";

@@ -1,10 +1,4 @@
-import {
-  BUILTIN_VERIFIERS,
-  type GenRequest,
-  getTaskFamily,
-  type InferenceEngine,
-  type Task,
-} from "@arc/core";
+import { type GenRequest, getTaskFamily, type InferenceEngine, type Task, verifyTask } from "@arc/core";
 
 /** What `evaluate` measured on a set of tasks. */
 export interface EvalResult {
@@ -39,8 +33,7 @@ function firstTurn(task: Task, id: string, options: { maxTokens?: number; temper
 }
 
 /** Whether the task family's verifier passes `text` as the answer to `task`. */
-const passes = (task: Task, text: string) =>
-  BUILTIN_VERIFIERS[task.env]({ outputs: [text], solution: task.solution }).status === "pass";
+const passes = (task: Task, text: string) => verifyTask(task, [text]).status === "pass";
 
 /** Judges an inference engine on tasks with their family's verifier (first turn of each task). */
 export async function evaluate(

@@ -6,6 +6,7 @@ export {
   parseOverrideValue,
   parseRecipe,
   readRecipeYaml,
+  registerRecipeFamilies,
 } from "./load-recipe.ts";
 export {
   DataBlock,

@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises";
-import { InvalidInputError } from "@arc/core";
+import { dirname, resolve } from "node:path";
+import { InvalidInputError, taskFamilies } from "@arc/core";
 import { parse } from "yaml";
 import type { ZodError } from "zod";
+import { FAMILIES_ENV, loadTaskFamilies } from "../families/index.ts";
 import { Recipe, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
 
 /** Turns a zod error into one message per issue, each naming the dotted key. */
@@ -26,6 +28,12 @@ export function parseRecipe(raw: unknown, source = "recipe"): Recipe {
     throw new InvalidInputError(describeIssues(result.error, source), { field: first.path.join(".") });
   }
   const recipe = result.data;
+  if (!taskFamilies.find(recipe.data.env)) {
+    throw new InvalidInputError(
+      `${source}: data.env: expected one of ${taskFamilies.envs().join(", ")}, got ${JSON.stringify(recipe.data.env)} (register its family with the recipe key families, arc --family or ${FAMILIES_ENV})`,
+      { field: "data.env" },
+    );
+  }
   if (recipe.trainer.decoupled && recipe.trainer.temperature !== 1) {
     throw new InvalidInputError(
       `${source}: trainer.decoupled: needs trainer.temperature 1 (the behaviour log-probs must be the policy's own), got temperature ${recipe.trainer.temperature}`,
@@ -190,5 +198,27 @@ export async function loadRecipe(
   overrides: readonly string[] = [],
   source = path,
 ): Promise<Recipe> {
-  return parseRecipe(await readRecipeYaml(path, overrides, source), source);
+  const raw = await readRecipeYaml(path, overrides, source);
+  await registerRecipeFamilies(raw, dirname(resolve(path)), source);
+  return parseRecipe(raw, source);
+}
+
+/**
+ * Registers the task-family modules a raw recipe lists under `families`, resolving them against `baseDir`, and
+ * rewrites them as absolute paths so the recipe a run saves loads them again from anywhere.
+ */
+export async function registerRecipeFamilies(
+  raw: Record<string, unknown>,
+  baseDir: string,
+  source = "recipe",
+): Promise<void> {
+  const listed = raw.families;
+  if (listed === undefined) return;
+  if (!Array.isArray(listed) || !listed.every((p) => typeof p === "string" && p !== "")) {
+    throw new InvalidInputError(`${source}: families: expected a list of module paths`, {
+      field: "families",
+    });
+  }
+  raw.families = listed.map((p: string) => resolve(baseDir, p));
+  await loadTaskFamilies(raw.families as string[]);
 }

@@ -94,9 +94,12 @@ export const ClusterBlock = z
 export const DataBlock = z
   .object({
     env: z
-      .enum(["toolcall", "arith", "orderdesk"])
+      .string()
+      .min(1)
       .default("toolcall")
-      .describe("Built-in task family of the prompts."),
+      .describe(
+        "Task family of the prompts (its env id): a built-in one or one registered by `families`, `arc --family` or ARC_FAMILIES.",
+      ),
     split: z
       .enum(["train", "eval", "production"])
       .default("production")
@@ -282,6 +285,12 @@ export const RewardBlock = z
 export const Recipe = z
   .object({
     name: z.string().default("run").describe("A short name for the run."),
+    families: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "Task-family modules to register before the run (paths relative to the recipe file), each default-exporting a family or a list of them.",
+      ),
     model: ModelBlock,
     engine: EngineBlock,
     cluster: ClusterBlock,

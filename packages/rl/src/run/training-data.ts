@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { getTaskFamily, InvalidInputError, type Task } from "@arc/core";
+import { generateTasks, getTaskFamily, InvalidInputError, type Task } from "@arc/core";
 import type { TokenPair } from "../algo/dpo-batch.ts";
 import { type ChatExample, sftExamples } from "../data/index.ts";
 import type { Recipe } from "../recipe/index.ts";
@@ -85,7 +85,7 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
   const family = getTaskFamily(recipe.data.env);
   const prompts = recipe.data.prompts
     ? await readPromptPool(recipe.data.prompts, recipe.data.env)
-    : family.generate({ split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
+    : generateTasks(family, { split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
   const examples =
     recipe.trainer.algorithm === "sft"
       ? sftExamples(family, prompts, { guidedFraction: recipe.data.guidedFraction, seed: recipe.data.seed })
@@ -108,7 +108,7 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
   }
   const evalTasks =
     recipe.data.evalCount > 0
-      ? family.generate({
+      ? generateTasks(family, {
           split: recipe.data.evalSplit,
           seed: recipe.data.evalSeed,
           count: recipe.data.evalCount,

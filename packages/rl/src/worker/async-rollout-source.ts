@@ -3,6 +3,7 @@ import { Worker } from "node:worker_threads";
 import type { Task, WeightSource } from "@arc/core";
 import type { WireTensor } from "@arc/engine";
 import { batchAt } from "../data/index.ts";
+import { loadedFamilyModules } from "../families/index.ts";
 import { RolloutController } from "../rollout/rollout-controller.ts";
 import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
 import { rolloutSeed } from "../rollout/sample-groups.ts";
@@ -79,6 +80,7 @@ export class AsyncRolloutSource implements RolloutSource {
       version: generatorStep,
       trainer: t,
       reward: recipe.reward,
+      familyModules: loadedFamilyModules(),
     });
   }
 

@@ -5,7 +5,15 @@ import type { ScoredGroup } from "../rollout/scored-group.ts";
 
 /** Trainer thread → rollout worker. */
 export type ToWorker =
-  | { type: "init"; modelDir: string; version: number; trainer: Recipe["trainer"]; reward: Recipe["reward"] }
+  | {
+      type: "init";
+      modelDir: string;
+      version: number;
+      trainer: Recipe["trainer"];
+      reward: Recipe["reward"];
+      /** Task-family modules the trainer thread loaded, which the worker loads too. */
+      familyModules: string[];
+    }
   | { type: "weights"; version: number; tensors: WireTensor[] }
   | { type: "rollout"; index: number; task: Task; seed: number }
   | { type: "close" };

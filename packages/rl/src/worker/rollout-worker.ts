@@ -7,6 +7,7 @@
 import { parentPort } from "node:worker_threads";
 import type { InferenceEngine } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
+import { loadTaskFamilies } from "../families/index.ts";
 import type { Recipe } from "../recipe/index.ts";
 import type { RewardFn } from "../reward/index.ts";
 import { sampleGroups } from "../rollout/sample-groups.ts";
@@ -27,6 +28,7 @@ port.on("message", (message: ToWorker) => {
     case "init":
       trainer = message.trainer;
       ready = (async () => {
+        await loadTaskFamilies(message.familyModules);
         engine = await EmbeddedInferenceEngine.load(message.modelDir, {
           version: message.version,
           maxBatchSize: message.trainer.maxConcurrentRollouts * message.trainer.samplesPerPrompt,

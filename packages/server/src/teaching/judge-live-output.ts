@@ -1,4 +1,4 @@
-import { BUILTIN_VERIFIERS } from "@arc/core";
+import { taskFamilies } from "@arc/core";
 
 /**
  * Scores a live answer when no reference answer exists (production): with the env's verifier and
@@ -11,7 +11,7 @@ export function judgeLiveOutput(
   env: string | undefined,
 ): number {
   const output = attempt.answer ?? attempt.text;
-  const verifier = env && Object.hasOwn(BUILTIN_VERIFIERS, env) ? BUILTIN_VERIFIERS[env] : undefined;
+  const verifier = env ? taskFamilies.verifier(env) : undefined;
   if (!verifier) return output.trim() === "" ? 0 : 1;
   return verifier({ outputs: [output] }).status === "fail" ? 0 : 1;
 }

@@ -5,9 +5,9 @@ import {
   NdrMonitor,
   NotFoundError,
   runTeaching,
-  TASK_FAMILIES,
   type TeachingRun,
   type Trace,
+  taskFamilies,
   toTraceSteps,
 } from "@arc/core";
 import { existingPatternIds, listPatterns } from "../failures/pattern-store.ts";
@@ -125,7 +125,7 @@ export class TeachingRuntime {
         templates: { ...config.templates, ...(system ? { studentSystem: system } : {}) },
         baseline: this.random() < config.baselineShare,
         verify: (attempt) => judgeLiveOutput(attempt, context.env),
-        ungroundedClaims: context.env ? TASK_FAMILIES[context.env]?.ungroundedClaims : undefined,
+        ungroundedClaims: context.env ? taskFamilies.find(context.env)?.ungroundedClaims : undefined,
         maxTeacherTokens: config.maxTeacherTokens,
         maxSolutionTokens: config.maxSolutionTokens,
         studentTemperature: typeof request.temperature === "number" ? request.temperature : 0,

@@ -8,9 +8,9 @@ import {
   buildEvalSet,
   type Dataset,
   formatToolCall,
-  getTaskFamily,
   type Task,
   type ToolcallSolution,
+  toolcallFamily,
   verifyTask,
 } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
@@ -25,7 +25,7 @@ import type { Validation } from "./validate-candidate.ts";
 
 /** The committed base checkpoint: the tenant's production model here. */
 const BASE_MODEL = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
-const family = getTaskFamily("toolcall");
+const family = toolcallFamily;
 /** Optimizer steps of the corrupted run: with a learning rate of 1e-3, enough to wreck the base model. */
 const TRAIN_STEPS = 10;
 

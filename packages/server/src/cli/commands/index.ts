@@ -3,6 +3,7 @@ import { datasetsCommand } from "./datasets.ts";
 import { demoCommand } from "./demo.ts";
 import { deployCommand } from "./deploy.ts";
 import { engineCommand } from "./engine.ts";
+import { familiesCommand } from "./families.ts";
 import { keysCommand } from "./keys.ts";
 import { modelsCommand } from "./models.ts";
 import { orchestratorCommand } from "./orchestrator.ts";
@@ -23,6 +24,7 @@ export const commands: Command[] = [
   tracesCommand,
   patternsCommand,
   datasetsCommand,
+  familiesCommand,
   engineCommand,
   trainCommand,
   runsCommand,

@@ -1,20 +1,15 @@
 import { InvalidInputError } from "../errors/index.ts";
+import { generateTasks, taskFamilies } from "../families/index.ts";
 import type { Task } from "../rollout/index.ts";
+import { parseToolCall } from "../tasks/parse-tool-call.ts";
+import { createRng, deriveSeed, type Rng } from "../tasks/rng.ts";
+import { pickWeighted, type TaskFamily } from "../tasks/task-family.ts";
+import { toOpenAiTools } from "../tasks/tool-spec.ts";
 import type { Feedback, TraceInput } from "../trace/index.ts";
-import { generateArithTasks } from "./arith.ts";
 import { INJECTED_MODES, type InjectedMode, type SimulatedTurn } from "./injected-modes.ts";
-import { generateOrderdeskTasks, type OrderdeskSolution } from "./orderdesk.ts";
-import { OrderdeskSession } from "./orderdesk-session.ts";
-import { parseToolCall } from "./parse-tool-call.ts";
-import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { TASK_FAMILIES } from "./task-families.ts";
-import { pickWeighted } from "./task-family.ts";
-import { toOpenAiTools } from "./tool-spec.ts";
-import { generateToolcallTasks } from "./toolcall.ts";
-import { TOOLCALL_TOOLS } from "./toolcall-tools.ts";
 
-/** The toolcall tools as a traced LLM call lists them (what an OpenAI-compatible client sends). */
-const OPENAI_TOOLS = toOpenAiTools(TOOLCALL_TOOLS);
+/** How many turns a simulated multi-turn episode may take: room for the looping failures to show. */
+const SIMULATED_MAX_TURNS = 8;
 
 /** One simulated production episode: the trace as an SDK would send it, and the truth about it. */
 export interface SimulatedTrace {
@@ -68,23 +63,25 @@ export function simulateProductionTraffic(options: TrafficOptions): SimulatedTra
   const mix = options.envMix ?? { toolcall: 0.6, arith: 0.2, orderdesk: 0.2 };
   const versions = options.modelVersions ?? ["base-v1"];
   const start = Date.parse(options.startTime ?? "2026-01-05T00:00:00Z");
-  const pools: Record<string, Task[]> = {
-    toolcall: generateToolcallTasks({ split: "production", seed: options.seed, count: options.count }),
-    arith: generateArithTasks({ split: "production", seed: options.seed, count: options.count }),
-    orderdesk: generateOrderdeskTasks({ split: "production", seed: options.seed, count: options.count }),
-  };
+  const families = Object.fromEntries(Object.keys(mix).map((env) => [env, taskFamilies.get(env, "envMix")]));
+  const pools = Object.fromEntries(
+    Object.entries(families).map(([env, family]) => [
+      env,
+      generateTasks(family, { split: "production", seed: options.seed, count: options.count }),
+    ]),
+  );
   const out: SimulatedTrace[] = [];
   for (let i = 0; i < options.count; i++) {
     const env = pickWeighted(mix, rng.next());
     const task = pools[env][i];
-    const correct = TASK_FAMILIES[env].reference(task);
+    const correct = families[env].reference(task);
     const candidates = modes.filter((m) => m.envs.includes(env) && m.applies(task));
     const mode: InjectedMode | undefined =
       candidates.length && rng.chance(failureRate) ? rng.pick(candidates) : undefined;
     const turns = mode ? mode.turns(task, correct, rng) : correct.map((text) => ({ text }));
     const version =
       versions[Math.min(versions.length - 1, Math.floor((i * versions.length) / options.count))];
-    const trace = buildTrace(task, turns, {
+    const trace = buildTrace(families[env], task, turns, {
       id: `tr-${options.seed}-${i}`,
       at: start + i * 60_000,
       version,
@@ -99,6 +96,7 @@ export function simulateProductionTraffic(options: TrafficOptions): SimulatedTra
 }
 
 function buildTrace(
+  family: TaskFamily,
   task: Task,
   turns: SimulatedTurn[],
   at: { id: string; at: number; version: string; rng: Rng },
@@ -107,14 +105,14 @@ function buildTrace(
     { role: "user", content: task.question },
   ];
   const steps: NonNullable<TraceInput["steps"]> = [];
-  const session =
-    task.env === "orderdesk" ? new OrderdeskSession(task.solution as OrderdeskSolution, 8) : undefined;
+  const session = family.session?.(task, { maxTurns: SIMULATED_MAX_TURNS });
+  const tools = family.tools ? toOpenAiTools(family.tools) : undefined;
   let clock = at.at;
   const iso = (ms: number) => new Date(ms).toISOString();
   for (const [n, turn] of turns.entries()) {
     const latencyMs = turn.latencyMs ?? at.rng.int(150, 900);
     const parsed = parseToolCall(turn.text);
-    const asToolCall = parsed.ok && task.env === "toolcall" && at.rng.chance(0.5);
+    const asToolCall = parsed.ok && tools !== undefined && !session && at.rng.chance(0.5);
     steps.push({
       id: `${at.id}-llm${n}`,
       kind: "llm",
@@ -123,7 +121,7 @@ function buildTrace(
       llm: {
         modelVersion: at.version,
         messages: messages.map((m) => ({ ...m })),
-        ...(task.env === "toolcall" ? { tools: OPENAI_TOOLS } : {}),
+        ...(tools ? { tools } : {}),
         params: { max_tokens: 48, temperature: 0 },
         ...(turn.error
           ? {}
@@ -150,15 +148,14 @@ function buildTrace(
     messages.push({ role: "assistant", content: turn.text });
     if (session && !session.done) {
       const step = session.act(turn.text);
-      const outcome = step.outcome;
-      if (outcome.kind === "call") {
+      if (step.toolCall) {
         steps.push({
           id: `${at.id}-tool${n}`,
           kind: "tool",
-          name: outcome.call.tool,
+          name: step.toolCall.tool,
           startedAt: iso(clock),
           latencyMs: 5,
-          input: outcome.call.args,
+          input: step.toolCall.args,
           output: JSON.parse(step.observation),
         });
         clock += 5;

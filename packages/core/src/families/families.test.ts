@@ -1,15 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { BUILTIN_VERIFIERS, verifyTask } from "../verify/index.ts";
-import type { ArithSolution } from "./arith.ts";
-import { SPLITS } from "./split.ts";
-import { getTaskFamily, TASK_FAMILIES } from "./task-families.ts";
+import type { ArithSolution } from "../tasks/arith.ts";
+import { SPLITS } from "../tasks/split.ts";
 import {
   type ToolcallSolution,
   toolcallConversionKind,
   toolcallConversions,
   ungroundedToolcallConversions,
-} from "./toolcall.ts";
+} from "../tasks/toolcall.ts";
+import { arithFamily, getTaskFamily, orderdeskFamily, toolcallFamily, verifyTask } from "./index.ts";
 
 /** A solution as PostgreSQL's jsonb gives it back: every object's keys sorted (shorter first, then bytewise). */
 function jsonbOrder(value: unknown): unknown {
@@ -20,7 +19,7 @@ function jsonbOrder(value: unknown): unknown {
 }
 
 describe("built-in task families", () => {
-  for (const family of Object.values(TASK_FAMILIES)) {
+  for (const family of [toolcallFamily, arithFamily, orderdeskFamily]) {
     it(`${family.env}: writes the same reference answer for a solution read back with its keys reordered`, () => {
       for (const task of family.generate({ split: "production", seed: 3, count: 60 })) {
         const stored = { ...task, solution: jsonbOrder(task.solution) };
@@ -49,10 +48,9 @@ describe("built-in task families", () => {
     });
 
     it(`${family.env}: every reference output passes the family's verifier on every split`, () => {
-      const verify = BUILTIN_VERIFIERS[family.env];
       for (const split of SPLITS) {
         for (const task of family.generate({ split, seed: 3, count: 300 })) {
-          const result = verify({ outputs: family.reference(task), solution: task.solution });
+          const result = family.verify({ outputs: family.reference(task), solution: task.solution });
           assert.equal(result.status, "pass", `${task.question} → ${JSON.stringify(result.failure)}`);
         }
       }
@@ -60,8 +58,8 @@ describe("built-in task families", () => {
   }
 
   it("toolcall: shifts production toward booking, toward names and amounts train under-covers and toward a rare phrasing", () => {
-    const train = getTaskFamily("toolcall").generate({ split: "train", seed: 1, count: 2000 });
-    const prod = getTaskFamily("toolcall").generate({ split: "production", seed: 1, count: 2000 });
+    const train = toolcallFamily.generate({ split: "train", seed: 1, count: 2000 });
+    const prod = toolcallFamily.generate({ split: "production", seed: 1, count: 2000 });
     const share = (tasks: typeof train, tool: string) =>
       tasks.filter((t) => (t.solution as ToolcallSolution).tool === tool).length / tasks.length;
     assert.ok(share(prod, "book_table") > 2 * share(train, "book_table"));
@@ -105,8 +103,8 @@ describe("built-in task families", () => {
   });
 
   it("arith: shifts production toward numbers and a phrasing train under-covers, and toward two-step problems", () => {
-    const train = getTaskFamily("arith").generate({ split: "train", seed: 1, count: 2000 });
-    const prod = getTaskFamily("arith").generate({ split: "production", seed: 1, count: 2000 });
+    const train = arithFamily.generate({ split: "train", seed: 1, count: 2000 });
+    const prod = arithFamily.generate({ split: "production", seed: 1, count: 2000 });
     const share = (tasks: typeof train, has: (t: (typeof train)[number]) => boolean) =>
       tasks.filter(has).length / tasks.length;
     const hasLargeNumber = (t: (typeof train)[number]) =>
@@ -122,7 +120,7 @@ describe("built-in task families", () => {
     assert.ok(share(prod, mix) > 1.3 * share(train, mix), "production has more two-step problems");
   });
 
-  for (const family of Object.values(TASK_FAMILIES)) {
+  for (const family of [toolcallFamily, arithFamily, orderdeskFamily]) {
     it(`${family.env}: never asks an eval question that train asks, however many are drawn`, () => {
       const train = new Set(family.generate({ split: "train", seed: 1, count: 3000 }).map((t) => t.question));
       const evalQuestions = family.generate({ split: "eval", seed: 2, count: 500 }).map((t) => t.question);
@@ -135,11 +133,11 @@ describe("built-in task families", () => {
 
   it("rejects generate options that name an unknown split or a negative count", () => {
     assert.throws(
-      () => getTaskFamily("arith").generate({ split: "test" as never, seed: 1, count: 1 }),
+      () => arithFamily.generate({ split: "test" as never, seed: 1, count: 1 }),
       /split: expected one of train, eval, production, got "test"/,
     );
     assert.throws(
-      () => getTaskFamily("toolcall").generate({ split: "train", seed: 1, count: -1 }),
+      () => toolcallFamily.generate({ split: "train", seed: 1, count: -1 }),
       /count: expected a non-negative integer, got -1/,
     );
   });
@@ -153,7 +151,7 @@ describe("built-in task families", () => {
 });
 
 describe("toolcallConversions", () => {
-  const tasks = getTaskFamily("toolcall").generate({ split: "production", seed: 5, count: 300 });
+  const tasks = toolcallFamily.generate({ split: "production", seed: 5, count: 300 });
   const byTemplate = (template: string) => tasks.filter((t) => t.meta?.template === template);
 
   it("names the month and the 24-hour hour of a request written in words, never a whole value", () => {

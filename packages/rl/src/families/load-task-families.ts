@@ -1,0 +1,64 @@
+import { delimiter, isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { InvalidInputError, type TaskFamily, type TaskFamilyRegistry, taskFamilies } from "@arc/core";
+
+/** The environment variable that lists task-family modules to load (paths separated like PATH). */
+export const FAMILIES_ENV = "ARC_FAMILIES";
+
+/** The absolute paths of the family modules this thread has loaded, so worker threads can load them too. */
+const loaded = new Set<string>();
+
+/**
+ * Imports task-family modules and registers what each exports by default: one family or a list of families.
+ * Relative paths resolve against `baseDir`. Loading a module twice registers nothing new. Throws an
+ * InvalidInputError naming the module when it cannot be imported or does not export a family.
+ */
+export async function loadTaskFamilies(
+  paths: readonly string[],
+  options: { baseDir?: string; registry?: TaskFamilyRegistry } = {},
+): Promise<TaskFamily[]> {
+  const registry = options.registry ?? taskFamilies;
+  const families: TaskFamily[] = [];
+  for (const path of paths) {
+    const file = isAbsolute(path) ? path : resolve(options.baseDir ?? process.cwd(), path);
+    let module: { default?: unknown };
+    try {
+      module = await import(pathToFileURL(file).href);
+    } catch (error) {
+      throw new InvalidInputError(`family module ${path}: cannot be imported: ${(error as Error).message}`, {
+        field: "families",
+      });
+    }
+    const exported = module.default;
+    if (exported === undefined) {
+      throw new InvalidInputError(
+        `family module ${path}: expected a default export (a task family or a list of them), found none`,
+        { field: "families" },
+      );
+    }
+    for (const family of Array.isArray(exported) ? exported : [exported]) {
+      registry.register(family, { source: `family module ${path}` });
+      families.push(family);
+    }
+    if (registry === taskFamilies) loaded.add(file);
+  }
+  return families;
+}
+
+/** The family modules listed in `ARC_FAMILIES`. */
+export function familyPathsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env[FAMILIES_ENV] ?? "")
+    .split(delimiter)
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
+}
+
+/** Loads the family modules listed in `ARC_FAMILIES` into the process's registry. */
+export function loadFamiliesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<TaskFamily[]> {
+  return loadTaskFamilies(familyPathsFromEnv(env));
+}
+
+/** The absolute paths of every family module loaded into the process's registry so far. */
+export function loadedFamilyModules(): string[] {
+  return [...loaded];
+}
