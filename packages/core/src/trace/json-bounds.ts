@@ -113,7 +113,7 @@ export interface JsonValueChecks {
 }
 
 /**
- * Holds a parsed JSON body to `limits`: string, key and array sizes, object widths, lone surrogates (refused or
+ * Holds a parsed JSON body to `limits`: depth, string, key and array sizes, object widths, lone surrogates (refused or
  * replaced with U+FFFD), the NUL character when asked, and `__proto__` keys, which no Arc record has and which would
  * change an object's prototype when copied. Throws an InvalidInputError naming the field; returns the value, repaired
  * when surrogates are replaced. Iterative, so no body can exhaust the stack.
@@ -121,7 +121,7 @@ export interface JsonValueChecks {
 export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonValueChecks): unknown {
   const { surrogates, mayHoldLoneSurrogates, mayHoldNul = false, rootPath = "" } = checks;
   /** An open container: its parent and key make its path, built only when an error needs it. */
-  type Container = { value: object; parent: Container | null; key: string };
+  type Container = { value: object; parent: Container | null; key: string; depth: number };
   const pathOf = (container: Container | null, key?: string): string => {
     const parts: string[] = key === undefined ? [] : [key];
     for (let c = container; c !== null; c = c.parent) if (c.parent !== null || c.key) parts.push(c.key);
@@ -147,13 +147,17 @@ export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonVa
     }
     return value;
   };
-  const top: Container = { value: {}, parent: null, key: rootPath };
+  const top: Container = { value: {}, parent: null, key: rootPath, depth: 0 };
   if (typeof root === "string") return checkString(root, top, undefined, "string");
   const stack: Container[] = [];
-  if (typeof root === "object" && root !== null) stack.push({ value: root, parent: null, key: rootPath });
+  if (typeof root === "object" && root !== null)
+    stack.push({ value: root, parent: null, key: rootPath, depth: 1 });
   while (stack.length > 0) {
     const container = stack.pop() as Container;
     const value = container.value;
+    if (container.depth > limits.maxDepth) {
+      throw invalid(pathOf(container), `nested deeper than ${limits.maxDepth} levels of arrays and objects`);
+    }
     if (Array.isArray(value)) {
       if (value.length > limits.maxArrayLength) {
         throw invalid(
@@ -165,7 +169,7 @@ export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonVa
         const child = value[i];
         if (typeof child === "string") value[i] = checkString(child, container, String(i), "string");
         else if (typeof child === "object" && child !== null)
-          stack.push({ value: child, parent: container, key: String(i) });
+          stack.push({ value: child, parent: container, key: String(i), depth: container.depth + 1 });
       }
       continue;
     }
@@ -187,7 +191,7 @@ export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonVa
       }
       if (typeof child === "string") record[safeKey] = checkString(child, container, safeKey, "string");
       else if (typeof child === "object" && child !== null)
-        stack.push({ value: child, parent: container, key: safeKey });
+        stack.push({ value: child, parent: container, key: safeKey, depth: container.depth + 1 });
     }
   }
   return root;

@@ -1,4 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { promisify } from "node:util";
+import { gunzip } from "node:zlib";
 import {
   checkJsonDepth,
   checkJsonValue,
@@ -11,6 +13,7 @@ import type { Context } from "hono";
 import { HttpError } from "./http-error.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const gunzipAsync = promisify(gunzip);
 
 /** Bodies past this size are read in several turns of the event loop (see `readJson`). */
 const LARGE_BODY_BYTES = 256 * 1024;
@@ -24,21 +27,17 @@ export interface ReadJsonOptions {
 }
 
 /**
- * Reads a request body as JSON, refusing with a status that names the problem: 413 past `maxBytes` (checked on the
- * stream, so a lying Content-Length does not help), 415 for a non-JSON content type, 400 for invalid UTF-8 or JSON,
- * and 400 naming the field for a value past the JSON bounds (depth, sizes, lone surrogates, NUL, `__proto__`).
+ * Reads a request body's bytes, refusing with a status that names the problem: 413 past `maxBytes` (checked on the
+ * stream, so a lying Content-Length does not help, and again after decompression, so a small gzip bomb does not
+ * either), 415 for a Content-Encoding other than gzip or identity, 400 for an empty body or broken gzip.
  */
-export async function readJson(
-  c: Context,
-  maxBytes: number,
-  options: ReadJsonOptions = {},
-): Promise<unknown> {
-  const contentType = c.req.header("content-type") ?? "";
-  if (contentType && !/^application\/(.+\+)?json\b/i.test(contentType)) {
+export async function readBody(c: Context, maxBytes: number): Promise<Buffer> {
+  const encoding = (c.req.header("content-encoding") ?? "identity").trim().toLowerCase();
+  if (encoding !== "identity" && encoding !== "gzip") {
     throw new HttpError(
       415,
       "unsupported_media_type",
-      `expected Content-Type application/json, got "${contentType}"`,
+      `Content-Encoding ${JSON.stringify(encoding)} is not supported: send gzip or no encoding`,
     );
   }
   const declared = Number(c.req.header("content-length") ?? "0");
@@ -61,11 +60,54 @@ export async function readJson(
       chunks.push(chunk);
     }
   }
-  if (size === 0)
-    throw new HttpError(400, "invalid_request", "request body is empty; expected a JSON document");
+  if (size === 0) throw new HttpError(400, "invalid_request", "request body is empty");
+  const bytes = Buffer.concat(chunks, size);
+  if (encoding === "identity") return bytes;
+  try {
+    return await gunzipAsync(bytes, { maxOutputLength: maxBytes });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
+      throw new HttpError(
+        413,
+        "payload_too_large",
+        `decompressed body exceeds the limit of ${maxBytes} bytes`,
+      );
+    }
+    throw new HttpError(
+      400,
+      "invalid_request",
+      `request body is not valid gzip: ${(error as Error).message}`,
+    );
+  }
+}
+
+/**
+ * Reads a request body as JSON, refusing with a status that names the problem: those of `readBody`, 415 for a
+ * non-JSON content type, 400 for invalid UTF-8 or JSON, and 400 naming the field for a value past the JSON bounds
+ * (depth, sizes, lone surrogates, NUL, `__proto__`).
+ */
+export async function readJson(
+  c: Context,
+  maxBytes: number,
+  options: ReadJsonOptions = {},
+): Promise<unknown> {
+  const contentType = c.req.header("content-type") ?? "";
+  if (contentType && !/^application\/(.+\+)?json\b/i.test(contentType)) {
+    throw new HttpError(
+      415,
+      "unsupported_media_type",
+      `expected Content-Type application/json, got "${contentType}"`,
+    );
+  }
+  return parseJsonBody(await readBody(c, maxBytes), options);
+}
+
+/** Parses body bytes as JSON and holds the value to the JSON bounds, refusing as `readJson` does. */
+export async function parseJsonBody(bytes: Buffer, options: ReadJsonOptions = {}): Promise<unknown> {
+  const size = bytes.byteLength;
   let text: string;
   try {
-    text = utf8.decode(Buffer.concat(chunks, size));
+    text = utf8.decode(bytes);
   } catch {
     throw new HttpError(400, "invalid_request", "request body is not valid UTF-8");
   }

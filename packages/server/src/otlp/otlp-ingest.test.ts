@@ -157,14 +157,4 @@ describe("OTLP/HTTP JSON from the official OpenTelemetry JS SDK", () => {
     });
     assert.equal((await stored.json()).steps[0].latencyMs, 1000);
   });
-
-  it("tells a protobuf exporter to switch to JSON", async () => {
-    const res = await fetch(`${server.url}/v1/otlp/v1/traces`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${server.tenants[0].key}`, "content-type": "application/x-protobuf" },
-      body: new Uint8Array([1, 2, 3]),
-    });
-    assert.equal(res.status, 415);
-    assert.match((await res.json()).error.message, /http\/json/);
-  });
 });

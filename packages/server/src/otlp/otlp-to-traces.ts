@@ -11,6 +11,13 @@ import {
   Trace as TraceSchema,
 } from "@arc/core";
 import { outputOf, parseJsonAttribute, toOpenAiMessages } from "./genai-messages.ts";
+import {
+  readOpenInference,
+  readOpenLlmetry,
+  readVercelAi,
+  styledStepKind,
+  styledToolCall,
+} from "./genai-styles.ts";
 import { arrayOf, attributeMap, type ExportTraceServiceRequest, type OtlpSpan } from "./otlp-json.ts";
 
 /** The result of mapping one OTLP export: traces to store and spans that could not be used (with why). */
@@ -123,17 +130,30 @@ function llmOf(attrs: Record<string, unknown>) {
     parseJsonAttribute(take(attrs, "gen_ai.output.messages"), "gen_ai.output.messages"),
   );
   const finishReasons = take(attrs, "gen_ai.response.finish_reasons");
-  const tools = parseJsonAttribute(take(attrs, "gen_ai.tool.definitions"), "gen_ai.tool.definitions");
-  const inputTokens = asNumber(take(attrs, "gen_ai.usage.input_tokens"));
-  const outputTokens = asNumber(take(attrs, "gen_ai.usage.output_tokens"));
+  const definitions = parseJsonAttribute(take(attrs, "gen_ai.tool.definitions"), "gen_ai.tool.definitions");
+  // the other instrumentations' styles, read only where the current conventions carried no messages
+  const styled =
+    messages.length === 0 && output.content === null && !output.toolCalls
+      ? (readOpenInference(attrs) ?? readOpenLlmetry(attrs) ?? readVercelAi(attrs))
+      : undefined;
+  const inputTokens = asNumber(take(attrs, "gen_ai.usage.input_tokens")) ?? styled?.inputTokens;
+  const outputTokens = asNumber(take(attrs, "gen_ai.usage.output_tokens")) ?? styled?.outputTokens;
+  const tools = Array.isArray(definitions) ? (definitions as Record<string, unknown>[]) : styled?.tools;
+  const modelRequested = take(attrs, "gen_ai.request.model") ?? styled?.model;
+  const allParams = { ...styled?.params, ...params };
   return {
-    modelRequested: take(attrs, "gen_ai.request.model") as string | undefined,
+    modelRequested: modelRequested as string | undefined,
     modelServed: take(attrs, "gen_ai.response.model") as string | undefined,
-    messages,
-    tools: Array.isArray(tools) ? (tools as Record<string, unknown>[]) : undefined,
-    params: Object.keys(params).length ? params : undefined,
-    output: { content: output.content, ...(output.toolCalls ? { toolCalls: output.toolCalls } : {}) },
-    finishReason: Array.isArray(finishReasons) ? String(finishReasons[0]) : output.finishReason,
+    messages: styled?.messages ?? messages,
+    tools,
+    params: Object.keys(allParams).length ? allParams : undefined,
+    output: styled?.output ?? {
+      content: output.content,
+      ...(output.toolCalls ? { toolCalls: output.toolCalls } : {}),
+    },
+    finishReason: Array.isArray(finishReasons)
+      ? String(finishReasons[0])
+      : (styled?.finishReason ?? output.finishReason),
     usage:
       inputTokens === undefined && outputTokens === undefined
         ? undefined
@@ -175,7 +195,8 @@ function readSpan(
   if (!startedAt) return `span ${spanId}: startTimeUnixNano is missing`;
   const endedAt = isoFromNanos(span.endTimeUnixNano, "endTimeUnixNano");
   const attrs = attributeMap(span.attributes);
-  const kind = stepKindOf(take(attrs, "gen_ai.operation.name"));
+  const operation = take(attrs, "gen_ai.operation.name");
+  const kind = operation === undefined ? (styledStepKind(attrs) ?? "custom") : stepKindOf(operation);
   const parentId = hexId(span.parentSpanId, 8) ?? undefined;
   const errorType = take(attrs, "error.type");
   const failed = span.status?.code === spanStatusError || errorType !== undefined;
@@ -195,10 +216,15 @@ function readSpan(
       : undefined,
   };
   if (kind === "llm") step.llm = llmOf(attrs);
-  if (kind === "tool") {
-    step.name = (take(attrs, "gen_ai.tool.name") as string | undefined) ?? span.name;
+  if (kind === "tool" && attrs["gen_ai.tool.name"] !== undefined) {
+    step.name = take(attrs, "gen_ai.tool.name") as string;
     step.input = parseJsonAttribute(take(attrs, "gen_ai.tool.call.arguments"), "gen_ai.tool.call.arguments");
     step.output = parseJsonAttribute(take(attrs, "gen_ai.tool.call.result"), "gen_ai.tool.call.result");
+  } else if (kind === "tool") {
+    const call = styledToolCall(attrs);
+    step.name = call.name ?? span.name;
+    step.input = call.input;
+    step.output = call.output;
   }
   const metadata = { ...attrs, ...(Object.keys(resource).length ? { resource } : {}) };
   if (Object.keys(metadata).length) step.metadata = metadata;

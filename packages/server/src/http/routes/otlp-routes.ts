@@ -1,29 +1,84 @@
-import { Hono } from "hono";
+import { checkJsonValue, DEFAULT_JSON_LIMITS } from "@arc/core";
+import { type Context, Hono } from "hono";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
 import type { ExportTraceServiceRequest } from "../../otlp/otlp-json.ts";
+import { decodeOtlpTraces, encodeOtlpResponse, encodeRpcStatus } from "../../otlp/otlp-protobuf.ts";
 import { countSpans, otlpToTraces } from "../../otlp/otlp-to-traces.ts";
 import type { Database } from "../../store/database.ts";
 import { insertTraces } from "../../store/trace-store.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
-import { HttpError } from "../http-error.ts";
-import { readJson } from "../read-json.ts";
+import { errorBody, HttpError } from "../http-error.ts";
+import { parseJsonBody, readBody } from "../read-json.ts";
 
 /** Most spans one export may carry; exporters batch far fewer (the OpenTelemetry SDKs' default is 512). */
 export const MAX_SPANS_PER_EXPORT = 10_000;
 
-/** `POST /v1/otlp/v1/traces`: OTLP/HTTP with JSON encoding, GenAI spans mapped to traces and steps. */
+/** The gRPC status code OTLP/HTTP protobuf puts in a refusal's google.rpc.Status, by HTTP status. */
+function rpcCode(status: number): number {
+  if (status === 413 || status === 429) return 8; // RESOURCE_EXHAUSTED
+  if (status === 503) return 14; // UNAVAILABLE
+  if (status >= 500) return 13; // INTERNAL
+  return 3; // INVALID_ARGUMENT
+}
+
+/** Whether a Content-Type names OTLP's protobuf encoding. */
+const isProtobuf = (contentType: string) => /^application\/(x-)?protobuf\b/i.test(contentType);
+
+/**
+ * `POST /v1/otlp/v1/traces`: OTLP/HTTP in JSON or protobuf, gzip or not, GenAI spans mapped to traces and steps.
+ * A protobuf export is answered in protobuf: an ExportTraceServiceResponse, or a google.rpc.Status when refused.
+ */
 export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBodyBytes: number }) {
   const app = new Hono<{ Variables: AuthVariables }>();
   app.post("/v1/traces", async (c) => {
-    if (/protobuf/i.test(c.req.header("content-type") ?? "")) {
+    const contentType = c.req.header("content-type") ?? "";
+    if (!isProtobuf(contentType)) return c.json(await ingest(c, await readOtlpJson(c)));
+    try {
+      const bytes = await readBody(c, deps.maxBodyBytes);
+      let request: unknown;
+      try {
+        request = decodeOtlpTraces(bytes);
+      } catch (error) {
+        throw new HttpError(400, "invalid_request", (error as Error).message);
+      }
+      checkJsonValue(request, DEFAULT_JSON_LIMITS, {
+        surrogates: "replace",
+        mayHoldLoneSurrogates: true,
+        mayHoldNul: true,
+      });
+      const partialSuccess = await ingest(c, request);
+      return c.body(encodeOtlpResponse(partialSuccess.partialSuccess), 200, {
+        "content-type": "application/x-protobuf",
+      });
+    } catch (error) {
+      const { status, body } = errorBody(error);
+      if (status >= 500) throw error;
+      deps.metrics.rejectedRequests.inc({ reason: String(body.error.type) });
+      return c.body(encodeRpcStatus(rpcCode(status), String(body.error.message)), status as 400, {
+        "content-type": "application/x-protobuf",
+      });
+    }
+  });
+
+  /** Reads an OTLP/JSON body: JSON's content types only, lone surrogates mended rather than refused. */
+  async function readOtlpJson(c: Context): Promise<unknown> {
+    const contentType = c.req.header("content-type") ?? "";
+    if (contentType && !/^application\/(.+\+)?json\b/i.test(contentType)) {
       throw new HttpError(
         415,
         "unsupported_media_type",
-        "only OTLP/HTTP JSON is accepted: set the exporter's protocol to http/json (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)",
+        `expected Content-Type application/json or application/x-protobuf (OTLP's two encodings), got "${contentType}"`,
       );
     }
     // A lone surrogate costs telemetry nothing worth a refusal: it becomes U+FFFD and the span is kept.
-    const body = await readJson(c, deps.maxBodyBytes, { loneSurrogates: "replace" });
+    return parseJsonBody(await readBody(c, deps.maxBodyBytes), { loneSurrogates: "replace" });
+  }
+
+  /** Maps and stores an export (either encoding); returns OTLP's partial success. */
+  async function ingest(
+    c: Context<{ Variables: AuthVariables }>,
+    body: unknown,
+  ): Promise<{ partialSuccess: { rejectedSpans?: number; errorMessage?: string } }> {
     if (
       typeof body !== "object" ||
       body === null ||
@@ -53,13 +108,9 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
     deps.metrics.ingestedSteps.inc({ source: "otlp" }, result.steps);
     if (mapping.rejectedSpans > 0)
       deps.metrics.rejectedRequests.inc({ reason: "otlp_span" }, mapping.rejectedSpans);
-    return c.json(
-      mapping.rejectedSpans > 0
-        ? {
-            partialSuccess: { rejectedSpans: mapping.rejectedSpans, errorMessage: mapping.errors.join("; ") },
-          }
-        : { partialSuccess: {} },
-    );
-  });
+    return mapping.rejectedSpans > 0
+      ? { partialSuccess: { rejectedSpans: mapping.rejectedSpans, errorMessage: mapping.errors.join("; ") } }
+      : { partialSuccess: {} };
+  }
   return app;
 }
