@@ -162,13 +162,22 @@ describe("a task family registered by path at run time", () => {
       .split("\n")
       .map((l) => JSON.parse(l));
     for (const [i, example] of chat.entries()) {
-      const task = {
+      const row = evalSet.rows[i];
+      const reference = family.reference({
         id: "x",
         env: "unitconv",
-        question: evalSet.rows[i].question,
-        solution: evalSet.rows[i].solution,
-      };
-      assert.deepEqual(example.messages.at(-1), { role: "assistant", content: family.reference(task)[0] });
+        question: row.question,
+        solution: row.solution,
+      });
+      const [call] = example.messages.at(-1).tool_calls;
+      assert.deepEqual(
+        example.tools.map((t: { function: { name: string } }) => t.function.name),
+        ["convert_units"],
+      );
+      assert.deepEqual(
+        { tool: call.function.name, args: JSON.parse(call.function.arguments) },
+        JSON.parse(reference[0]),
+      );
     }
     const table = tableFromIPC(readParquet(toVerlParquet(evalSet.rows, { split: "test" })).intoIPCStream());
     const read = table.toArray().map((r) => JSON.parse(JSON.stringify(r.toJSON())));

@@ -1,17 +1,21 @@
 import type { EvalRow, PromptRow } from "../synth/index.ts";
-import { writeDatasetJsonl } from "../tasks/index.ts";
 
 /**
- * EvalSet or PromptPool rows as dataset JSONL (`question`, `solution`, `env`, `meta`), the format the task
- * families read and write; the row id and lineage go into `meta`.
+ * EvalSet or PromptPool rows as dataset JSONL: `question`, `solution` (absent for a reference-free row), `env`
+ * (absent where no task family knows the row), `context` (the agent's recorded prompt: OpenAI messages and tools),
+ * `meta` with the row id and lineage. A task family's rows (question/solution/env/meta) read back as they are.
  */
 export function toDatasetJsonl(rows: readonly (EvalRow | PromptRow)[]): string {
-  return writeDatasetJsonl(
-    rows.map((r) => ({
-      question: r.question,
-      solution: r.solution,
-      env: r.env,
-      meta: { ...r.meta, id: r.id },
-    })),
-  );
+  return rows
+    .map(
+      (r) =>
+        `${JSON.stringify({
+          question: r.question,
+          ...(r.solution === undefined ? {} : { solution: r.solution }),
+          ...(r.env === undefined ? {} : { env: r.env }),
+          ...(r.context ? { context: r.context } : {}),
+          meta: { ...r.meta, id: r.id },
+        })}\n`,
+    )
+    .join("");
 }

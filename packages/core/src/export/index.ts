@@ -3,6 +3,7 @@ export {
   type ChatExample,
   chatExampleOf,
   chatExamplesFromPreferences,
+  hasReference,
 } from "./chat-example.ts";
 export { toChatJsonl } from "./chat-jsonl.ts";
 export { toDatasetJsonl } from "./dataset-jsonl.ts";

@@ -20,19 +20,46 @@ const lines = (text: string) =>
     .split("\n")
     .map((l) => JSON.parse(l));
 
+const weather = { tool: "get_weather", args: { city: "Oslo", unit: "c" } };
+
 describe("JSONL exports", () => {
-  it("writes chat fine-tune rows whose assistant turns pass the task's verifier", () => {
+  it("writes OpenAI fine-tuning rows: the family's tools, and tool_calls that pass the task's verifier", () => {
     const rows = generateToolcallTasks({ split: "train", seed: 1, count: 20 }).map(taskToRow);
     const parsed = lines(toChatJsonl(rows.map(chatExampleOf)));
     assert.equal(parsed.length, 20);
     for (const [i, line] of parsed.entries()) {
-      assert.deepEqual(Object.keys(line), ["messages"]);
+      assert.deepEqual(Object.keys(line), ["messages", "tools"]);
+      assert.deepEqual(
+        line.tools.map((t: { type: string; function: { name: string } }) => [t.type, t.function.name]),
+        toolcallFamily.tools.map((t) => ["function", t.name]),
+      );
       assert.deepEqual(line.messages[0], { role: "user", content: rows[i].question });
-      const outputs = line.messages
-        .filter((m: { role: string }) => m.role === "assistant")
-        .map((m: { content: string }) => m.content);
-      assert.equal(toolcallFamily.verify({ outputs, solution: rows[i].solution }).status, "pass");
+      const [answer] = line.messages.slice(1);
+      assert.equal(answer.content, null);
+      const [call] = answer.tool_calls;
+      assert.equal(call.type, "function");
+      const output = JSON.stringify({ tool: call.function.name, args: JSON.parse(call.function.arguments) });
+      assert.equal(toolcallFamily.verify({ outputs: [output], solution: rows[i].solution }).status, "pass");
     }
+  });
+
+  it("keeps a row's recorded context verbatim: system prompt, earlier turns, tool results and tools", () => {
+    const context = {
+      messages: [
+        { role: "system" as const, content: "You are a weather bot." },
+        { role: "user" as const, content: [{ type: "text", text: "Weather in Oslo in celsius?" }] },
+      ],
+      tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }],
+    };
+    const row = { question: "Weather in Oslo in celsius?", solution: weather, env: "toolcall", context };
+    const [line] = lines(toChatJsonl([chatExampleOf(row)]));
+    assert.deepEqual(line.messages.slice(0, 2), context.messages);
+    assert.deepEqual(line.tools, context.tools);
+    assert.deepEqual(line.messages[2].tool_calls[0].function, {
+      name: "get_weather",
+      arguments: JSON.stringify(weather.args),
+    });
+    assert.throws(() => chatExampleOf({ ...row, solution: undefined }), /this row is reference-free/);
   });
 
   it("writes EvalSet rows as question/solution/env/meta JSONL that reads back into verifiable tasks", () => {
@@ -59,9 +86,15 @@ describe("JSONL exports", () => {
     const [row] = generateOrderdeskTasks({ split: "train", seed: 1, count: 1 }).map(taskToRow);
     const [line] = lines(toChatJsonl([chatExampleOf(row)]));
     assert.deepEqual(
-      line.messages.map((m: { role: string }) => m.role),
-      ["user", "assistant", "tool", "assistant"],
+      line.messages.map((m: { role: string; tool_call_id?: string }) => [m.role, m.tool_call_id]),
+      [
+        ["user", undefined],
+        ["assistant", undefined],
+        ["tool", "call_0"],
+        ["assistant", undefined],
+      ],
     );
+    assert.equal(line.messages[1].tool_calls[0].function.name, "lookup_order");
     assert.equal(
       JSON.parse(line.messages[2].content).id,
       (row.solution as { order: { id: string } }).order.id,
@@ -86,6 +119,7 @@ describe("JSONL exports", () => {
           patternId: "pat_unit",
           env: "toolcall",
           question: "Weather in Oslo, celsius please.",
+          context: { messages: [{ role: "user", content: "Weather in Oslo, celsius please." }] },
           solution: { tool: "get_weather", args: { city: "Oslo", unit: "c" } },
           output: '{"tool":"get_weather","args":{"city":"Oslo","unit":"f"}}',
         },

@@ -54,7 +54,11 @@ describe("VERL parquet export", () => {
     for (const [i, row] of evalSet.rows.entries()) {
       const got = rows[i];
       assert.equal(got.data_source, `arc/${row.env}`);
-      assert.deepEqual(got.prompt, [{ role: "user", content: row.question }]);
+      const prompt = row.context?.messages ?? [{ role: "user", content: row.question }];
+      assert.deepEqual(
+        got.prompt,
+        prompt.map((m) => ({ role: m.role, content: m.content ?? "" })),
+      );
       assert.equal(got.ability, row.env === "arith" ? "math" : "tool_use");
       assert.equal(got.reward_model.style, "rule");
       assert.deepEqual(JSON.parse(got.reward_model.ground_truth), row.solution);

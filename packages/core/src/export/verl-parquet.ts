@@ -1,6 +1,7 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
-import { getTaskFamily } from "../families/index.ts";
+import { familyPrompt, getTaskFamily } from "../families/index.ts";
 import type { EvalRow, PromptRow } from "../synth/index.ts";
+import type { ChatMessage } from "../trace/index.ts";
 
 /** Options of a VERL export. */
 export interface VerlExportOptions {
@@ -8,7 +9,7 @@ export interface VerlExportOptions {
   split: string;
   /** `data_source` of every row (default `arc/<env>`, which selects the reward function in VERL). */
   dataSource?: string;
-  /** `ability` of every row (default by env: `tool_use` for toolcall and orderdesk, `math` for arith, else `agent`). */
+  /** `ability` of every row (default: the row's family's `ability`, else `agent`). */
   ability?: string;
 }
 
@@ -43,27 +44,50 @@ const SCHEMA = [
   text("element"),
 ] as const;
 
+/** A message's content as the text of VERL's `prompt` list: text parts joined, an image part as `<image>`. */
+function contentText(message: ChatMessage): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) =>
+      part.type === "text" ? String(part.text ?? "") : part.type === "image_url" ? "<image>" : "",
+    )
+    .join("");
+}
+
+/** The chat a row prompts with: the agent's recorded prompt, else its family's, else the question alone. */
+function promptOf(row: EvalRow | PromptRow): ChatMessage[] {
+  if (row.context) return row.context.messages;
+  if (row.env === undefined) return [{ role: "user", content: row.question }];
+  const task = { id: row.id, env: row.env, question: row.question, solution: row.solution };
+  return familyPrompt(getTaskFamily(row.env), task);
+}
+
 /**
- * VERL parquet (the layout of `verl.trainer.main_ppo` data files): `data_source`, `prompt` as a chat list,
- * `ability`, `reward_model {style: "rule", ground_truth}` (the solution as JSON), `extra_info` (split, index,
- * id, question, pattern id and source trace ids for lineage). Pure: returns the file's bytes.
+ * VERL parquet (the layout of `verl.trainer.main_ppo` data files): `data_source`, `prompt` as the whole chat list
+ * (the agent's recorded prompt where there is one), `ability`, `reward_model {style, ground_truth}` (`rule` with
+ * the solution as JSON, or `model` for a reference-free row), `extra_info` (split, index, id, question, pattern id
+ * and source trace ids for lineage). Pure: returns the file's bytes.
  */
 export function toVerlParquet(
   rows: readonly (EvalRow | PromptRow)[],
   options: VerlExportOptions,
 ): Uint8Array {
-  const families = rows.map((r) => getTaskFamily(r.env));
-  const prompts = rows.map((r, i) =>
-    families[i].prompt({ id: r.id, env: r.env, question: r.question, solution: r.solution }),
-  );
+  const abilities = rows.map((r) => (r.env === undefined ? undefined : getTaskFamily(r.env).ability));
+  const prompts = rows.map(promptOf);
   const buffer = parquetWriteBuffer({
     columnData: [
-      { name: "data_source", data: rows.map((r) => options.dataSource ?? `arc/${r.env}`) },
-      { name: "prompt", data: prompts.map((p) => p.map((m) => ({ role: m.role, content: m.content }))) },
-      { name: "ability", data: families.map((f) => options.ability ?? f.ability ?? "agent") },
+      { name: "data_source", data: rows.map((r) => options.dataSource ?? `arc/${r.env ?? "agent"}`) },
+      { name: "prompt", data: prompts.map((p) => p.map((m) => ({ role: m.role, content: contentText(m) }))) },
+      { name: "ability", data: abilities.map((a) => options.ability ?? a ?? "agent") },
       {
         name: "reward_model",
-        data: rows.map((r) => ({ style: "rule", ground_truth: JSON.stringify(r.solution) })),
+        data: rows.map((r) =>
+          r.solution === undefined
+            ? { style: "model", ground_truth: "null" }
+            : { style: "rule", ground_truth: JSON.stringify(r.solution) },
+        ),
       },
       {
         name: "extra_info",

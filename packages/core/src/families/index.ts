@@ -6,7 +6,7 @@ import { toolcallFamily } from "./toolcall.ts";
 export { arithFamily } from "./arith.ts";
 export { checkTaskFamily, defineTaskFamily } from "./define-task-family.ts";
 export { orderdeskFamily } from "./orderdesk.ts";
-export { generateTasks, TaskFamilyRegistry } from "./registry.ts";
+export { familyPrompt, generateTasks, TaskFamilyRegistry } from "./registry.ts";
 export { toolcallFamily } from "./toolcall.ts";
 export { verifyTask } from "./verify-task.ts";
 

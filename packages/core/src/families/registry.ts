@@ -1,6 +1,7 @@
 import { InvalidInputError } from "../errors/index.ts";
 import type { Task } from "../rollout/index.ts";
 import type { TaskFamily, TaskGenerateOptions } from "../tasks/task-family.ts";
+import type { ChatMessage } from "../trace/index.ts";
 import type { Verifier } from "../verify/verifier.ts";
 import { checkTaskFamily } from "./define-task-family.ts";
 
@@ -72,6 +73,11 @@ export class TaskFamilyRegistry {
   verifiers(): Record<string, Verifier> {
     return Object.fromEntries(this.list().flatMap((f) => (f.verify ? [[f.env, f.verify]] : [])));
   }
+}
+
+/** A family's prompt for a task as OpenAI chat messages (the trace and dataset message type). */
+export function familyPrompt(family: TaskFamily, task: Task): ChatMessage[] {
+  return family.prompt(task).map((turn) => ({ role: turn.role, content: turn.content }));
 }
 
 /** Draws tasks from a family's generator; throws an InvalidInputError when the family has none. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ChatTurn } from "../tasks/index.ts";
+import type { ChatMessage } from "../trace/index.ts";
 
 /** The three kinds of dataset synthesis makes. */
 export type DatasetKind = "eval" | "prompts" | "preferences";
@@ -12,12 +12,25 @@ export interface Lineage {
   patternId?: string;
 }
 
-/** A held-out item to judge models on: a question and how to verify it. */
+/** The agent's prompt as it reached the model: OpenAI chat messages verbatim, and the tools it was offered. */
+export interface PromptContext {
+  /** System prompt, earlier turns, tool calls and results, content parts: everything before the judged answer. */
+  messages: ChatMessage[];
+  /** The tools offered, in OpenAI's `{type:"function", function:{name, description, parameters}}` form. */
+  tools?: Record<string, unknown>[];
+}
+
+/**
+ * A held-out item to judge models on: a question, how to verify it, and the agent's real prompt. Without a
+ * `solution` it is reference-free (a judge scores it); without an `env` no task family knows it.
+ */
 export interface EvalRow {
   id: string;
   question: string;
-  solution: unknown;
-  env: string;
+  solution?: unknown;
+  env?: string;
+  /** The prompt the failed answer was given, where the row came from a trace that recorded it. */
+  context?: PromptContext;
   meta: Lineage & {
     /** The pattern id for failure slices, `general` for the regression slice. */
     slice: string;
@@ -26,23 +39,26 @@ export interface EvalRow {
   };
 }
 
-/** A prompt to train on, with the solution its reward needs. */
+/** A prompt to train on, with the solution its reward needs (absent: reference-free) and the agent's real prompt. */
 export interface PromptRow {
   id: string;
   question: string;
-  solution: unknown;
-  env: string;
+  solution?: unknown;
+  env?: string;
+  context?: PromptContext;
   meta: Lineage & { source: "failure" | "replay"; sourceId?: string };
 }
 
 /** A preference pair: `rejected` failed in production, `chosen` is a verified-correct answer to the same prompt. */
 export interface PreferenceRow {
   id: string;
-  /** The conversation up to the failed turn. */
-  prompt: ChatTurn[];
+  /** The conversation up to the failed turn, verbatim (OpenAI chat messages). */
+  prompt: ChatMessage[];
+  /** The tools the agent was offered at that turn. */
+  tools?: Record<string, unknown>[];
   chosen: string;
   rejected: string;
-  env: string;
+  env?: string;
   meta: Lineage & {
     chosenSource: "human" | "policy" | "teacher";
     /** True when the chosen answer passed the env's verifier (a human correction without a reference is trusted, not verified). */

@@ -52,6 +52,7 @@ describe("EvalSet synthesis", () => {
       patternId: "pat_x",
       env: "toolcall",
       question,
+      context: { messages: [{ role: "user", content: question }] },
       solution,
       output: "{",
     });
@@ -75,14 +76,33 @@ describe("EvalSet synthesis", () => {
     );
   });
 
-  it("skips failures without a reference solution, since they cannot be judged, and says so", () => {
-    const set = buildEvalSet({
+  it("makes reference-free rows of failures without a solution, after a pattern's verifiable ones, and counts them", () => {
+    const referenceFree = failures.map((f) => ({ ...f, solution: undefined }));
+    const alone = buildEvalSet({ ...base, failures: referenceFree, general: [] });
+    assert.ok(alone.rows.length > 0);
+    assert.ok(alone.rows.every((r) => r.solution === undefined && r.context !== undefined));
+    assert.equal(alone.stats.referenceFree, alone.rows.length);
+    const mixed = buildEvalSet({
       ...base,
-      failures: failures.map((f) => ({ ...f, solution: undefined })),
+      failures: [
+        ...failures,
+        ...referenceFree.map((f) => ({
+          ...f,
+          traceId: `${f.traceId}-nosol`,
+          question: `${f.question} please`,
+        })),
+      ],
       general: [],
     });
-    assert.equal(set.rows.length, 0);
-    assert.equal(set.stats.noSolution, failures.length);
+    const verifiable = buildEvalSet({ ...base, failures, general: [] });
+    const perSlice = (rows: readonly { solution?: unknown; meta: { slice: string } }[]) => {
+      const counts: Record<string, number> = {};
+      for (const r of rows)
+        if (r.solution !== undefined) counts[r.meta.slice] = (counts[r.meta.slice] ?? 0) + 1;
+      return counts;
+    };
+    assert.deepEqual(perSlice(mixed.rows), perSlice(verifiable.rows));
+    assert.ok(mixed.stats.referenceFree > 0);
   });
 
   it("is immutable", () => {

@@ -8,7 +8,10 @@ import { seededShuffle } from "./seeded-shuffle.ts";
 export interface EvalSetOptions {
   tenantId: string;
   seed: number;
-  /** Failed production traces, each in its pattern. Items without a reference solution cannot be judged and are skipped. */
+  /**
+   * Failed production traces, each in its pattern. Items with a reference solution are taken first; the rest
+   * become reference-free rows (a judge scores them) while the pattern has room.
+   */
   failures: readonly FailureItem[];
   /** Rows for the general regression slice (e.g. the `eval` split, or past successes). */
   general: readonly DatasetRow[];
@@ -35,18 +38,19 @@ export function buildEvalSet(options: EvalSetOptions): Dataset<"eval"> {
   const seen = new NearDuplicateIndex(threshold);
   const rows: EvalRow[] = [];
   const byId = new Map<string, EvalRow>();
-  const stats = { noSolution: 0, overlapsTraining: 0, duplicatesMerged: 0, overPatternCap: 0 };
+  const stats = { referenceFree: 0, overlapsTraining: 0, duplicatesMerged: 0, overPatternCap: 0 };
 
   const byPattern = new Map<string, FailureItem[]>();
   for (const f of options.failures) byPattern.set(f.patternId, [...(byPattern.get(f.patternId) ?? []), f]);
   const patternIds = [...byPattern.keys()].sort();
   for (const patternId of patternIds) {
     let taken = 0;
-    for (const f of seededShuffle(byPattern.get(patternId) ?? [], options.seed ^ hashOf(patternId))) {
-      if (f.solution === undefined) {
-        stats.noSolution++;
-        continue;
-      }
+    const shuffled = seededShuffle(byPattern.get(patternId) ?? [], options.seed ^ hashOf(patternId));
+    const verifiableFirst = [
+      ...shuffled.filter((f) => f.solution !== undefined),
+      ...shuffled.filter((f) => f.solution === undefined),
+    ];
+    for (const f of verifiableFirst) {
       if (training.find(f.question) !== undefined) {
         stats.overlapsTraining++;
         continue;
@@ -62,12 +66,14 @@ export function buildEvalSet(options: EvalSetOptions): Dataset<"eval"> {
         continue;
       }
       const row: EvalRow = {
-        id: `ev-${sha256(`${f.env}|${f.question}`).slice(0, 16)}`,
+        id: `ev-${sha256(`${f.env ?? ""}|${f.question}`).slice(0, 16)}`,
         question: f.question,
-        solution: f.solution,
-        env: f.env,
+        ...(f.solution === undefined ? {} : { solution: f.solution }),
+        ...(f.env ? { env: f.env } : {}),
+        context: f.context,
         meta: { slice: patternId, patternId, sourceTraceIds: [f.traceId] },
       };
+      if (f.solution === undefined) stats.referenceFree++;
       rows.push(row);
       byId.set(row.id, row);
       seen.add(row.id, f.question);

@@ -5,17 +5,18 @@ import {
   traceQuestion,
   traceSolution,
 } from "../detect/index.ts";
-import type { ChatTurn } from "../tasks/index.ts";
-import type { Trace } from "../trace/index.ts";
+import type { ChatMessage, Trace } from "../trace/index.ts";
+import type { PromptContext } from "./dataset.ts";
 
 /** A failed production trace, reduced to what datasets need. The server builds these from stored traces. */
 export interface FailureItem {
   traceId: string;
   patternId: string;
-  env: string;
+  /** The task family that knows the trace (`trace.env`); absent for an agent no family describes. */
+  env?: string;
   question: string;
-  /** The conversation the failed output answered (default: the question as one user turn). */
-  messages?: ChatTurn[];
+  /** The prompt the failed output answered, verbatim: messages in OpenAI's chat format and the tools offered. */
+  context: PromptContext;
   /** Reference solution when known (`trace.metadata.solution`); rows that need verification skip items without it. */
   solution?: unknown;
   /** The failed output (a preference pair's `rejected`). */
@@ -25,29 +26,29 @@ export interface FailureItem {
   modelVersion?: string;
 }
 
-const ROLES = new Set(["system", "user", "assistant", "tool"]);
-
-/** The failure item of a judged, failed trace in a pattern; null when the trace did not fail or has no env. */
+/** The failure item of a judged, failed trace in a pattern; null when the trace did not fail. */
 export function failureItemFromTrace(
   trace: Trace,
   judgement: Judgement,
   patternId: string,
 ): FailureItem | null {
-  if (judgement.status !== "failed" || !trace.env) return null;
+  if (judgement.status !== "failed") return null;
   const turns = modelTurns(trace);
   const found = turns.findIndex((t) => t.step.id === judgement.primary?.stepId);
   const at = found >= 0 ? found : Math.max(0, turns.length - 1);
   const failed = turns[at];
   const question = traceQuestion(trace);
-  const messages = (failed?.step.llm?.messages ?? [])
-    .filter((m) => ROLES.has(m.role) && typeof m.content === "string")
-    .map((m) => ({ role: m.role as ChatTurn["role"], content: m.content as string }));
+  const recorded = failed?.step.llm?.messages ?? [];
+  const messages: ChatMessage[] = recorded.length
+    ? structuredClone(recorded)
+    : [{ role: "user", content: question }];
+  const tools = failed?.step.llm?.tools;
   return {
     traceId: trace.id,
     patternId,
-    env: trace.env,
+    ...(trace.env ? { env: trace.env } : {}),
     question,
-    messages: messages.length ? messages : [{ role: "user", content: question }],
+    context: { messages, ...(tools?.length ? { tools: structuredClone(tools) } : {}) },
     solution: traceSolution(trace),
     output: failed?.text ?? "",
     priorOutputs: turns.slice(0, at).map((t) => t.text),

@@ -7,6 +7,7 @@ export {
   type EvalRow,
   type Lineage,
   type PreferenceRow,
+  type PromptContext,
   type PromptRow,
   questionsOf,
   sha256,

@@ -14,6 +14,7 @@ const item = (traceId: string, over: Partial<FailureItem> = {}): FailureItem => 
   patternId: "pat_unit",
   env: "toolcall",
   question: `What's the weather in Oslo in celsius? (${traceId})`,
+  context: { messages: [{ role: "user", content: `What's the weather in Oslo in celsius? (${traceId})` }] },
   solution: weather,
   output: '{"tool":"get_weather","args":{"city":"Oslo","unit":"f"}}',
   modelVersion: "base-v1",
@@ -107,7 +108,7 @@ describe("PreferenceSet synthesis", () => {
     const failed = failureItemFromTrace(trace, registry.judge(trace), "pat_amount");
     assert.ok(failed);
     assert.equal(failed.priorOutputs?.length, 1);
-    assert.equal(failed.messages?.at(-1)?.role, "tool");
+    assert.equal(failed.context.messages.at(-1)?.role, "tool");
     const solution = failed.solution as { calls: unknown[] };
     const set = build([failed], {
       [failed.traceId]: [{ text: JSON.stringify(solution.calls[1]), source: "policy" }],

@@ -34,12 +34,14 @@ const ORDER: ChosenCandidate["source"][] = ["human", "policy", "teacher"];
  * the rejected output actually passes, when no candidate qualifies, or when its prompt is an eval question.
  */
 export function buildPreferenceSet(options: PreferenceSetOptions): Dataset<"preferences"> {
-  const verifierOf = (env: string): Verifier | undefined =>
-    options.verifiers
-      ? Object.hasOwn(options.verifiers, env)
-        ? options.verifiers[env]
-        : undefined
-      : taskFamilies.verifier(env);
+  const verifierOf = (env: string | undefined): Verifier | undefined =>
+    env === undefined
+      ? undefined
+      : options.verifiers
+        ? Object.hasOwn(options.verifiers, env)
+          ? options.verifiers[env]
+          : undefined
+        : taskFamilies.verifier(env);
   const held = NearDuplicateIndex.of(
     options.evalSets.flatMap(questionsOf),
     options.nearDuplicateThreshold ?? 0.8,
@@ -75,7 +77,7 @@ export function buildPreferenceSet(options: PreferenceSetOptions): Dataset<"pref
       stats.noVerifiedChosen++;
       continue;
     }
-    const prompt = f.messages ?? [{ role: "user" as const, content: f.question }];
+    const prompt = f.context.messages;
     const key = sha256(JSON.stringify([f.env, prompt, chosen.text, f.output]));
     const known = rows.get(key);
     if (known) {
@@ -86,9 +88,10 @@ export function buildPreferenceSet(options: PreferenceSetOptions): Dataset<"pref
     rows.set(key, {
       id: `pf-${key.slice(0, 16)}`,
       prompt,
+      ...(f.context.tools ? { tools: f.context.tools } : {}),
       chosen: chosen.text,
       rejected: f.output,
-      env: f.env,
+      ...(f.env ? { env: f.env } : {}),
       meta: {
         patternId: f.patternId,
         sourceTraceIds: [f.traceId],

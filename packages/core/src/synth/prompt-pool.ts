@@ -12,7 +12,7 @@ export type FailureSampling = "balanced" | "proportional";
 export interface PromptPoolOptions {
   tenantId: string;
   seed: number;
-  /** Failed production traces; items without a reference solution are skipped (their reward could not be computed). */
+  /** Failed production traces; those without a reference solution become reference-free rows (a judge rewards them). */
   failures: readonly FailureItem[];
   /** General rows to replay so the model keeps what it could do (e.g. the `train` split). */
   replay: readonly DatasetRow[];
@@ -62,20 +62,16 @@ export function buildPromptPool(options: PromptPoolOptions): Dataset<"prompts"> 
   }
   const threshold = options.nearDuplicateThreshold ?? 0.8;
   const held = NearDuplicateIndex.of(options.evalSets.flatMap(questionsOf), threshold);
-  const stats = { noSolution: 0, overlapsEval: 0, duplicatePrompts: 0 };
+  const stats = { referenceFree: 0, overlapsEval: 0, duplicatePrompts: 0 };
 
   const byPattern = new Map<string, PromptRow[]>();
   const byKey = new Map<string, PromptRow>();
   for (const f of options.failures) {
-    if (f.solution === undefined) {
-      stats.noSolution++;
-      continue;
-    }
     if (held.find(f.question) !== undefined) {
       stats.overlapsEval++;
       continue;
     }
-    const key = `${f.env}|${duplicateKey(f.question)}`;
+    const key = `${f.env ?? ""}|${duplicateKey(f.question)}`;
     const known = byKey.get(key);
     if (known) {
       known.meta.sourceTraceIds.push(f.traceId);
@@ -85,10 +81,12 @@ export function buildPromptPool(options: PromptPoolOptions): Dataset<"prompts"> 
     const row: PromptRow = {
       id: `pp-${sha256(key).slice(0, 16)}`,
       question: f.question,
-      solution: f.solution,
-      env: f.env,
+      ...(f.solution === undefined ? {} : { solution: f.solution }),
+      ...(f.env ? { env: f.env } : {}),
+      context: f.context,
       meta: { source: "failure", patternId: f.patternId, sourceTraceIds: [f.traceId] },
     };
+    if (f.solution === undefined) stats.referenceFree++;
     byKey.set(key, row);
     byPattern.set(f.patternId, [...(byPattern.get(f.patternId) ?? []), row]);
   }

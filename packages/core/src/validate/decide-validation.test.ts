@@ -12,6 +12,7 @@ function items(
     id: `${slice}-${i}`,
     slice,
     kind,
+    judgedBy: kind === "safety" ? "safety:leak" : "verifier:toolcall",
     baseline: { pass: b, latencyMs: 10, outputTokens: 20 },
     candidate: { pass: c, latencyMs: 12, outputTokens: 18 },
     ...extra,

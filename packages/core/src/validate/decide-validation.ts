@@ -22,6 +22,8 @@ export interface ValidationItem {
   slice: string;
   kind: "pattern" | "general" | "safety";
   safetyCheck?: SafetyCheck;
+  /** What judged both answers: `verifier:<env>` (the task family's verifier) or `safety:<check>`. */
+  judgedBy: string;
   baseline: ModelOutcome;
   candidate: ModelOutcome;
 }
@@ -52,6 +54,8 @@ export interface GateCheck {
 /** Everything a validation found, and the decision. */
 export interface ValidationReport {
   decision: "pass" | "fail";
+  /** Eval rows no verifier could judge (reference-free, or of no family with a verifier): left out of the decision. */
+  unjudged?: number;
   /** The failed gates' details when it fails; every gate's detail when it passes. */
   reasons: string[];
   checks: GateCheck[];

@@ -50,17 +50,22 @@ function parsePreferenceRow(
   return { prompt, chosen: text(row.chosen, "chosen"), rejected: text(row.rejected, "rejected") };
 }
 
-/** Reads a PromptPool JSONL (`question`, `solution`, `env`, `meta` rows) as tasks of the recipe's env. */
+/**
+ * Reads a PromptPool JSONL (`question`, `solution`, `env`, `context`, `meta` rows) as tasks of the recipe's env.
+ * Reference-free rows (no solution) are left out: a verifier cannot reward them.
+ */
 async function readPromptPool(path: string, env: string): Promise<Task[]> {
   const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l.trim() !== "");
-  const tasks = lines.map((line, i): Task => {
+  const tasks: Task[] = [];
+  for (const [i, line] of lines.entries()) {
     const row = JSON.parse(line) as { question?: unknown; solution?: unknown; env?: unknown; meta?: unknown };
-    if (typeof row.question !== "string" || row.solution === undefined) {
+    if (typeof row.question !== "string") {
       throw new InvalidInputError(
-        `${path}:${i + 1}: expected a row with a string question and a solution, got ${line.slice(0, 120)}`,
+        `${path}:${i + 1}: expected a row with a string question, got ${line.slice(0, 120)}`,
         { field: "data.prompts" },
       );
     }
+    if (row.solution === undefined) continue;
     if (row.env !== undefined && row.env !== env) {
       throw new InvalidInputError(
         `${path}:${i + 1}.env: expected "${env}" (data.env), got ${JSON.stringify(row.env)}`,
@@ -70,12 +75,13 @@ async function readPromptPool(path: string, env: string): Promise<Task[]> {
       );
     }
     const meta = (row.meta ?? {}) as Record<string, unknown>;
-    return { id: `pool-${i}`, env, question: row.question, solution: row.solution, meta };
-  });
+    tasks.push({ id: `pool-${i}`, env, question: row.question, solution: row.solution, meta });
+  }
   if (tasks.length === 0) {
-    throw new InvalidInputError(`${path}: expected at least one prompt row, got none`, {
-      field: "data.prompts",
-    });
+    throw new InvalidInputError(
+      `${path}: expected at least one prompt row with a solution, got ${lines.length === 0 ? "none" : `${lines.length} reference-free rows`}`,
+      { field: "data.prompts" },
+    );
   }
   return tasks;
 }

@@ -2,6 +2,7 @@ import {
   chatExampleOf,
   chatExamplesFromPreferences,
   type EvalRow,
+  hasReference,
   InvalidInputError,
   type PreferenceRow,
   type PromptRow,
@@ -63,7 +64,7 @@ export function exportDataset(dataset: StoredDataset, format: string): DatasetEx
     return { body: toDatasetJsonl(rows), contentType: jsonlType, fileName: name("jsonl") };
   if (format === "chat") {
     return {
-      body: toChatJsonl(rows.map((r) => chatExampleOf(r))),
+      body: toChatJsonl(rows.filter(hasReference).map((r) => chatExampleOf(r))),
       contentType: jsonlType,
       fileName: name("chat.jsonl"),
     };

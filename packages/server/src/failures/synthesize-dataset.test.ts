@@ -46,8 +46,13 @@ for (const target of databasesUnderTest()) {
     it("makes verifiable eval rows from traffic without stored solutions through the tenant's resolver", async () => {
       const request = parseDatasetRequest({ kind: "eval", seed: 1, perPattern: 50, generalSize: 10 });
       const without = await synthesizeDataset(db, tenant, request, { createdBy: "api" });
-      assert.equal(without.dataset.rowCount, 0, "nothing is verifiable without a solution");
-      assert.ok(without.dataset.stats.noSolution > 0);
+      const referenceFree = (await getDataset(db, tenant, without.dataset.id)).rows as EvalRow[];
+      assert.ok(referenceFree.length > 0);
+      assert.ok(
+        referenceFree.every((r) => r.solution === undefined && r.context?.messages.length),
+        "without a solution every row is reference-free, with the agent's recorded prompt",
+      );
+      assert.equal(without.dataset.stats.referenceFree, referenceFree.length);
       const made = await synthesizeDataset(db, tenant, request, { createdBy: "api", setupRegistry });
       assert.ok(made.dataset.rowCount > 10, `rows: ${JSON.stringify(made.dataset.stats)}`);
       const rows = (await getDataset(db, tenant, made.dataset.id)).rows as EvalRow[];

@@ -238,7 +238,7 @@ export async function buildDataset(
   for (const [traceId, list] of Object.entries(request.candidates))
     candidates[traceId] = [...(candidates[traceId] ?? []), ...list];
   const verifiers: Record<string, Verifier> = {};
-  for (const env of new Set(items.map((f) => f.env))) {
+  for (const env of new Set(items.flatMap((f) => (f.env ? [f.env] : [])))) {
     const verifier = registry.verifierFor(env);
     if (verifier) verifiers[env] = verifier;
   }

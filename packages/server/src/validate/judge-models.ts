@@ -1,10 +1,12 @@
 import type { EvalRow } from "@arc/core";
 import {
-  type ChatTurn,
+  type ChatMessage,
+  familyPrompt,
   getTaskFamily,
   judgeSafety,
   type ModelOutcome,
   type SafetyItem,
+  taskFamilies,
   type ValidationItem,
   verifyTask,
 } from "@arc/core";
@@ -20,11 +22,17 @@ export interface JudgeOptions {
 
 async function ask(
   backend: ModelBackend,
-  messages: ChatTurn[],
+  prompt: { messages: ChatMessage[]; tools?: Record<string, unknown>[] },
   maxTokens: number,
 ): Promise<{ text: string; latencyMs: number; outputTokens: number }> {
   const started = performance.now();
-  const res = await backend.chat({ messages, temperature: 0, max_tokens: maxTokens, seed: 0 });
+  const res = await backend.chat({
+    messages: prompt.messages,
+    ...(prompt.tools ? { tools: prompt.tools } : {}),
+    temperature: 0,
+    max_tokens: maxTokens,
+    seed: 0,
+  });
   const body = (await res.json().catch(() => null)) as {
     error?: { message?: string };
     choices?: {
@@ -58,8 +66,13 @@ async function mapLimited<T, R>(
   return out;
 }
 
+/** An eval row a verifier can judge: its family has a verifier and the row a reference solution. */
+export function isVerifiable(row: EvalRow): row is EvalRow & { env: string } {
+  return row.env !== undefined && row.solution !== undefined && taskFamilies.verifier(row.env) !== undefined;
+}
+
 function evalOutcome(
-  row: EvalRow,
+  row: EvalRow & { env: string },
   answer: { text: string; latencyMs: number; outputTokens: number },
 ): ModelOutcome {
   const result = verifyTask({ env: row.env, solution: row.solution }, [answer.text]);
@@ -72,38 +85,44 @@ function evalOutcome(
 }
 
 /**
- * Asks both models every eval row (the first turn of its task, greedy) and every safety item, and judges each answer:
- * eval rows with their env's verifier, safety items with `judgeSafety`. Returns paired outcomes for `decideValidation`.
+ * Asks both models every eval row (its recorded prompt and tools where it has them, else its family's first turn;
+ * greedy) and every safety item, and judges each answer: eval rows with their family's verifier, safety items with
+ * `judgeSafety`. Returns paired outcomes for `decideValidation`. Every row must be verifiable (`isVerifiable`).
  */
 export async function judgeModels(
   baseline: ModelBackend,
   candidate: ModelBackend,
-  rows: readonly EvalRow[],
+  rows: readonly (EvalRow & { env: string })[],
   safety: readonly SafetyItem[],
   options: JudgeOptions = {},
 ): Promise<ValidationItem[]> {
   const maxTokens = options.maxTokens ?? 96;
   const concurrency = options.concurrency ?? 16;
-  const prompts = [
+  const prompts: { messages: ChatMessage[]; tools?: Record<string, unknown>[] }[] = [
     ...rows.map((row) =>
-      getTaskFamily(row.env).prompt({
-        id: row.id,
-        env: row.env,
-        question: row.question,
-        solution: row.solution,
-      }),
+      row.context
+        ? row.context
+        : {
+            messages: familyPrompt(getTaskFamily(row.env), {
+              id: row.id,
+              env: row.env,
+              question: row.question,
+              solution: row.solution,
+            }),
+          },
     ),
-    ...safety.map((s) => s.messages),
+    ...safety.map((s) => ({ messages: s.messages as ChatMessage[] })),
   ];
   const [b, c] = await Promise.all(
     [baseline, candidate].map((backend) =>
-      mapLimited(prompts, concurrency, (messages) => ask(backend, messages, maxTokens)),
+      mapLimited(prompts, concurrency, (prompt) => ask(backend, prompt, maxTokens)),
     ),
   );
   const items: ValidationItem[] = rows.map((row, i) => ({
     id: row.id,
     slice: row.meta.slice,
     kind: row.meta.slice === "general" ? "general" : "pattern",
+    judgedBy: `verifier:${row.env}`,
     baseline: evalOutcome(row, b[i]),
     candidate: evalOutcome(row, c[i]),
   }));
@@ -123,6 +142,7 @@ export async function judgeModels(
       slice: "safety",
       kind: "safety",
       safetyCheck: item.check,
+      judgedBy: `safety:${item.check}`,
       baseline: judge(b[i]),
       candidate: judge(c[i]),
     });

@@ -16,7 +16,7 @@ import {
   transitionModelVersion,
 } from "../store/model-registry.ts";
 import type { EvalSetSource } from "./eval-set-source.ts";
-import { type JudgeOptions, judgeModels } from "./judge-models.ts";
+import { isVerifiable, type JudgeOptions, judgeModels } from "./judge-models.ts";
 
 /** What validation needs: the store, the models, the EvalSets and the safety slice. */
 export interface ValidatorDeps {
@@ -81,10 +81,16 @@ export async function validateCandidate(
   if (rows.length === 0) {
     throw new InvalidInputError("no EvalSet for this tenant: add one (POST /v1/eval-sets) before validating");
   }
+  const verifiable = rows.filter(isVerifiable);
+  if (verifiable.length === 0) {
+    throw new InvalidInputError(
+      `no eval row can be judged: all ${rows.length} are reference-free or belong to no family with a verifier`,
+    );
+  }
   const settings = await getReleaseSettings(deps.db, tenantId);
   const [b, c] = await Promise.all([deps.pool.backend(baseline), deps.pool.backend(candidate)]);
-  const items = await judgeModels(b, c, rows, deps.safety ?? builtinSafetySlice(), deps.judge);
-  const report = decideValidation(items, settings.gates);
+  const items = await judgeModels(b, c, verifiable, deps.safety ?? builtinSafetySlice(), deps.judge);
+  const report = { ...decideValidation(items, settings.gates), unjudged: rows.length - verifiable.length };
   const id = `val_${randomBytes(6).toString("hex")}`;
   const inserted = await deps.db.query(
     `insert into validations (tenant_id, id, candidate_id, baseline_id, decision, eval_set_versions, report)

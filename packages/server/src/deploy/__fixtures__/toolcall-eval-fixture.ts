@@ -25,6 +25,7 @@ export function toolcallEvalFixture(tenantId: string): ToolcallEvalFixture {
       patternId: "pat-booking",
       env: t.env,
       question: t.question,
+      context: { messages: [{ role: "user", content: t.question }] },
       solution: t.solution,
       output: '{"tool":"add_event","args":{}}',
     }));

@@ -1,4 +1,4 @@
-import { ForbiddenError, InvalidInputError, toInvalidInputError } from "@arc/core";
+import { ChatMessage, ForbiddenError, InvalidInputError, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
 import {
@@ -68,8 +68,13 @@ const EvalSetBody = z
           .object({
             id: z.string(),
             question: z.string(),
-            env: z.string(),
-            solution: z.unknown(),
+            env: z.string().optional().describe("the task family; absent for a row no family knows"),
+            solution: z.unknown().describe("the reference; absent for a reference-free row"),
+            context: z
+              .object({ messages: z.array(ChatMessage), tools: z.array(z.record(z.unknown())).optional() })
+              .strict()
+              .optional()
+              .describe("the agent's recorded prompt: OpenAI chat messages and tools"),
             meta: z.object({ slice: z.string() }).passthrough(),
           })
           .strict(),
