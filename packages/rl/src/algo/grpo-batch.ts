@@ -14,7 +14,8 @@ export interface GrpoBatch {
 }
 
 /**
- * One row per sample of each informative group, with its group-normalized advantage. With
+ * One row per sample of each informative group (per model turn of a multi-turn episode), with its sample's
+ * group-normalized advantage. With
  * `behaviourLogprobs`, the ratio is taken against the logprobs the generator sampled with (PPO under
  * staleness); without, the trainer holds its own forward pass of the current policy constant (exactly on-policy).
  */
@@ -35,10 +36,12 @@ export function grpoBatch(
     }
     kept++;
     group.samples.forEach((sample, k) => {
-      batch.promptTokens.push(sample.promptTokens);
-      batch.outputTokens.push(sample.outputTokens);
-      batch.advantages?.push(advantages[k]);
-      batch.oldLogprobs?.push(sample.outputLogprobs);
+      for (const turn of group.episodes?.[k] ?? [sample]) {
+        batch.promptTokens.push(turn.promptTokens);
+        batch.outputTokens.push(turn.outputTokens);
+        batch.advantages?.push(advantages[k]);
+        batch.oldLogprobs?.push(turn.outputLogprobs);
+      }
     });
   }
   return { batch, groups: kept, uniform, advantages: batch.advantages ?? [] };

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { toolcallFamily } from "@arc/core";
+import { type OrderdeskSolution, orderdeskFamily, toolcallFamily } from "@arc/core";
 import { conversionHint, sftExamples, teachingHint } from "./sft-examples.ts";
 
 const tasks = toolcallFamily.generate({ split: "train", seed: 1, count: 200 });
@@ -46,5 +46,23 @@ describe("sftExamples", () => {
     const hint = teachingHint(task);
     assert.match(hint, /get_weather.*city, unit/);
     assert.ok(!hint.includes((task.solution as { args: { city: string } }).args.city));
+  });
+
+  it("teaches every turn of a multi-turn family, each in the conversation its session replays", () => {
+    const desk = orderdeskFamily.generate({ split: "train", seed: 2, count: 20 });
+    const examples = sftExamples(orderdeskFamily, desk);
+    assert.equal(examples.length, desk.length * 2);
+    for (const [i, task] of desk.entries()) {
+      const [lookup, act] = examples.slice(2 * i, 2 * i + 2);
+      const reference = orderdeskFamily.reference(task);
+      assert.deepEqual([lookup.reply, act.reply], reference);
+      assert.deepEqual(
+        act.messages.map((m) => m.role),
+        ["user", "assistant", "tool"],
+      );
+      assert.equal(act.messages[1].content, reference[0]);
+      const order = (task.solution as OrderdeskSolution).order;
+      assert.equal(JSON.parse(act.messages[2].content as string).status, order.status);
+    }
   });
 });

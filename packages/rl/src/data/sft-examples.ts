@@ -65,7 +65,8 @@ export function guidedMessages(family: TaskFamily, task: Task, teaching: string)
 }
 
 /**
- * SFT examples from a family's tasks and reference answers (first turn). A seeded share
+ * SFT examples from a family's tasks and reference answers: the first turn, and each later turn of a multi-turn
+ * family in the conversation its session replays. A seeded share
  * `guidedFraction` of them carries the full hint in the prompt, so that the student learns to use
  * guidance and a teacher can help it later; when `guidedFraction` is above 0, every task whose request
  * needs conversions also yields a second example guided by the short `conversionHint`, what a teacher
@@ -83,8 +84,29 @@ export function sftExamples(
     const guided = rng.chance(fraction);
     const messages = guided ? guidedMessages(family, task, teachingHint(task)) : family.prompt(task);
     const example = { messages, reply, guided };
+    const later = laterTurnExamples(family, task);
     const conversions = fraction > 0 ? conversionHint(task) : "";
-    if (conversions === "") return [example];
-    return [example, { messages: guidedMessages(family, task, conversions), reply, guided: true }];
+    if (conversions === "") return [example, ...later];
+    return [example, { messages: guidedMessages(family, task, conversions), reply, guided: true }, ...later];
   });
+}
+
+/**
+ * The examples of a multi-turn task's later turns: the conversation so far (the family's prompt, each earlier
+ * reference output and the tool message the family's session answered it with), then that turn's reference output.
+ * None for a single-turn family.
+ */
+function laterTurnExamples(family: TaskFamily, task: Task): ChatExample[] {
+  const session = family.session?.(task);
+  if (!session) return [];
+  const outputs = family.reference(task);
+  const messages: ChatMessage[] = family.prompt(task).map((m) => ({ ...m }));
+  const examples: ChatExample[] = [];
+  for (const [turn, output] of outputs.entries()) {
+    if (turn > 0) examples.push({ messages: messages.map((m) => ({ ...m })), reply: output, guided: false });
+    const step = session.act(output);
+    messages.push({ role: "assistant", content: output }, { role: "tool", content: step.observation });
+    if (step.done) break;
+  }
+  return examples;
 }

@@ -1,4 +1,12 @@
-import { type GenRequest, getTaskFamily, type InferenceEngine, type Task, verifyTask } from "@arc/core";
+import {
+  type GenRequest,
+  getTaskFamily,
+  type InferenceEngine,
+  type Task,
+  type VerifyResult,
+  verifyTask,
+} from "@arc/core";
+import { MultiTurnWorkflow } from "../workflow/index.ts";
 
 /** What `evaluate` measured on a set of tasks. */
 export interface EvalResult {
@@ -35,22 +43,71 @@ function firstTurn(task: Task, id: string, options: { maxTokens?: number; temper
 /** Whether the task family's verifier passes `text` as the answer to `task`. */
 const passes = (task: Task, text: string) => verifyTask(task, [text]).status === "pass";
 
-/** Judges an inference engine on tasks with their family's verifier (first turn of each task). */
+/** A greedy multi-turn episode in the task family's environment: whether its final verdict passed, and its tokens. */
+async function episodeOutcome(
+  engine: InferenceEngine,
+  task: Task,
+  options: { maxTokens?: number; temperature: number; seed: number; signal?: AbortSignal },
+): Promise<{ pass: boolean; tokens: number }> {
+  const episode = await new MultiTurnWorkflow({
+    sampling: { maxTokens: options.maxTokens ?? 96, temperature: options.temperature, seed: options.seed },
+    signal: options.signal,
+  }).runEpisode(engine, task);
+  if (!episode) return { pass: false, tokens: 0 };
+  const verdict = (episode.info.steps as { verdict?: VerifyResult }[]).at(-1)?.verdict;
+  return {
+    pass: verdict?.status === "pass",
+    tokens: episode.turns.reduce((a, turn) => a + turn.outputTokens.length, 0),
+  };
+}
+
+/**
+ * Judges an inference engine on tasks with their family's verifier: the first turn of a single-turn task, a whole
+ * episode in the family's environment for a multi-turn one.
+ */
 export async function evaluate(
   engine: InferenceEngine,
   tasks: readonly Task[],
   options: EvaluateOptions = {},
 ): Promise<EvalResult> {
   if (tasks.length === 0) throw new RangeError("tasks: expected at least one task to evaluate, got none");
-  const results = await engine.generate(
-    tasks.map((task, i) => ({
-      ...firstTurn(task, task.id, { maxTokens: options.maxTokens, temperature: options.temperature ?? 0 }),
-      seed: i,
-    })),
-    { signal: options.signal },
-  );
-  const passed = results.map((result, i) => passes(tasks[i], result.text));
-  const tokens = results.reduce((a, result) => a + result.outputTokens.length, 0);
+  const temperature = options.temperature ?? 0;
+  const multiTurn = tasks.map((task) => getTaskFamily(task.env).session !== undefined);
+  const single = tasks.flatMap((task, i) => (multiTurn[i] ? [] : [{ task, i }]));
+  const [results, episodes] = await Promise.all([
+    single.length
+      ? engine.generate(
+          single.map(({ task, i }) => ({
+            ...firstTurn(task, task.id, { maxTokens: options.maxTokens, temperature }),
+            seed: i,
+          })),
+          { signal: options.signal },
+        )
+      : Promise.resolve([]),
+    Promise.all(
+      tasks.map((task, i) =>
+        multiTurn[i]
+          ? episodeOutcome(engine, task, {
+              maxTokens: options.maxTokens,
+              temperature,
+              seed: i,
+              signal: options.signal,
+            })
+          : undefined,
+      ),
+    ),
+  ]);
+  const passed = tasks.map(() => false);
+  let tokens = 0;
+  single.forEach(({ task, i }, k) => {
+    passed[i] = passes(task, results[k].text);
+    tokens += results[k].outputTokens.length;
+  });
+  episodes.forEach((outcome, i) => {
+    if (!outcome) return;
+    passed[i] = outcome.pass;
+    tokens += outcome.tokens;
+  });
   const accuracy = passed.filter(Boolean).length / tasks.length;
   return {
     accuracy,

@@ -40,6 +40,20 @@ export function parseRecipe(raw: unknown, source = "recipe"): Recipe {
       { field: "trainer.decoupled" },
     );
   }
+  if (recipe.trainer.workflow === "multi-turn") {
+    if (recipe.trainer.algorithm !== "grpo") {
+      throw new InvalidInputError(
+        `${source}: trainer.workflow: multi-turn episodes train with GRPO only, got algorithm ${recipe.trainer.algorithm}`,
+        { field: "trainer.workflow" },
+      );
+    }
+    if (!taskFamilies.get(recipe.data.env).session) {
+      throw new InvalidInputError(
+        `${source}: trainer.workflow: the ${JSON.stringify(recipe.data.env)} family has no multi-turn session`,
+        { field: "trainer.workflow" },
+      );
+    }
+  }
   if (recipe.trainer.ppoEpochs > 1 && recipe.trainer.algorithm !== "grpo") {
     throw new InvalidInputError(
       `${source}: trainer.ppoEpochs: only GRPO takes several updates per rollout batch, got ${recipe.trainer.ppoEpochs} with algorithm ${recipe.trainer.algorithm}`,

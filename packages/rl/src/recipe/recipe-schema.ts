@@ -236,6 +236,12 @@ export const TrainerBlock = z
       .describe(
         "GRPO: optimizer updates on each rollout batch (TRL's num_iterations, VERL's ppo_epochs); every update clips against the policy the batch's first update started from. Warm-up and decay still count steps.",
       ),
+    workflow: z
+      .enum(["single-turn", "multi-turn"])
+      .default("single-turn")
+      .describe(
+        "GRPO: single-turn answers to each prompt, or multi-turn episodes in the task family's environment (each model turn trained with its episode's advantage).",
+      ),
     asyncRollouts: z
       .boolean()
       .default(false)

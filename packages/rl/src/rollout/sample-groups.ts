@@ -1,6 +1,6 @@
 import { deriveSeed, type InferenceEngine, type Task, type VerifyResult } from "@arc/core";
 import type { RewardFn } from "../reward/index.ts";
-import { RlvrWorkflow } from "../workflow/index.ts";
+import { MultiTurnWorkflow, RlvrWorkflow } from "../workflow/index.ts";
 import type { ScoredGroup } from "./scored-group.ts";
 
 /** How `sampleGroups` samples. */
@@ -12,6 +12,8 @@ export interface SampleGroupsOptions {
   /** Seed of one prompt's samples; the same seed and weights give the same samples. */
   seedOf: (task: Task, index: number) => number;
   reward: RewardFn;
+  /** `single-turn` (default): n answers to each prompt. `multi-turn`: n episodes in the family's environment. */
+  workflow?: "single-turn" | "multi-turn";
   signal?: AbortSignal;
 }
 
@@ -24,6 +26,7 @@ export async function sampleGroups(
   tasks: readonly Task[],
   options: SampleGroupsOptions,
 ): Promise<ScoredGroup[]> {
+  if (options.workflow === "multi-turn") return sampleEpisodeGroups(engine, tasks, options);
   const episodes = await Promise.all(
     tasks.map((task, i) =>
       new RlvrWorkflow({
@@ -49,6 +52,58 @@ export async function sampleGroups(
       ),
       passed: verdicts.map((v) => v.status === "pass"),
       versionRange: episode.versionRange,
+    });
+  }
+  return groups;
+}
+
+/**
+ * Runs n multi-turn episodes per task (all at once, so the engine batches their turns) in the family's environment,
+ * each with its own seed, and rewards each with the run's reward on its last turn and the environment's final
+ * verdict. A task whose episode was aborted is dropped.
+ */
+async function sampleEpisodeGroups(
+  engine: InferenceEngine,
+  tasks: readonly Task[],
+  options: SampleGroupsOptions,
+): Promise<ScoredGroup[]> {
+  const runs = await Promise.all(
+    tasks.map((task, i) =>
+      Promise.all(
+        Array.from({ length: options.n }, (_, k) =>
+          new MultiTurnWorkflow({
+            sampling: {
+              temperature: options.temperature,
+              maxTokens: options.maxTokens,
+              seed: (options.seedOf(task, i) + k) & 0x7fffffff,
+            },
+            signal: options.signal,
+          }).runEpisode(engine, task),
+        ),
+      ),
+    ),
+  );
+  const groups: ScoredGroup[] = [];
+  for (const [i, episodes] of runs.entries()) {
+    if (episodes.some((e) => e === null || e.turns.length === 0)) continue;
+    const kept = episodes as NonNullable<(typeof episodes)[number]>[];
+    const verdicts = kept.map((e) => {
+      const steps = e.info.steps as { verdict?: VerifyResult }[];
+      return (
+        steps.at(-1)?.verdict ?? { status: "fail" as const, reward: 0, reason: "the episode did not end" }
+      );
+    });
+    const samples = kept.map((e) => e.turns[e.turns.length - 1]);
+    groups.push({
+      task: tasks[i],
+      samples,
+      episodes: kept.map((e) => e.turns),
+      rewards: samples.map((sample, k) => options.reward({ task: tasks[i], sample, verdict: verdicts[k] })),
+      passed: verdicts.map((v) => v.status === "pass"),
+      versionRange: [
+        Math.min(...kept.map((e) => e.versionRange[0])),
+        Math.max(...kept.map((e) => e.versionRange[1])),
+      ],
     });
   }
   return groups;

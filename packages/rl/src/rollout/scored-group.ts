@@ -4,6 +4,11 @@ import type { GenResult, Task } from "@arc/core";
 export interface ScoredGroup {
   task: Task;
   samples: GenResult[];
+  /**
+   * Multi-turn rollouts: every model turn of each sample's episode, in order (`samples[k]` is the last of
+   * `episodes[k]`). GRPO trains every turn with its episode's advantage.
+   */
+  episodes?: GenResult[][];
   /** One reward per sample, from the run's RewardFn. */
   rewards: number[];
   /** Whether the verifier passed each sample (accuracy, independent of reward shaping). */

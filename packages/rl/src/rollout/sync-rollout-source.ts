@@ -12,6 +12,8 @@ export interface SyncRolloutSourceOptions {
   seed: number;
   syncInterval: SyncInterval;
   reward: RewardFn;
+  /** Single-turn answers or multi-turn episodes (see `sampleGroups`). */
+  workflow?: "single-turn" | "multi-turn";
   /** The policy step of the generator's current weights (a resumed run passes its checkpoint's). */
   generatorStep: number;
   /** The generator's weights at construction when they are neither the starting model nor the policy (resume). */
@@ -45,10 +47,11 @@ export class SyncRolloutSource implements RolloutSource {
       maxTokens: this.options.maxTokens,
       seedOf: (task) => rolloutSeed(this.options.seed, task, generatorStep),
       reward: this.options.reward,
+      workflow: this.options.workflow,
       signal,
     });
     const generatedTokens = groups.reduce(
-      (a, g) => a + g.samples.reduce((b, s) => b + s.outputTokens.length, 0),
+      (a, g) => a + (g.episodes?.flat() ?? g.samples).reduce((b, s) => b + s.outputTokens.length, 0),
       0,
     );
     return { groups, generatorStep, generatedTokens };

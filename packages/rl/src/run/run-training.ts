@@ -193,6 +193,7 @@ async function execute(
         seed: t.seed,
         syncInterval: t.algorithm === "grpo" ? 1 : t.syncInterval,
         reward,
+        workflow: t.workflow,
         generatorStep,
         initialWeights:
           checkpoint?.generator === "generator" ? { kind: "checkpoint", dir: generatorDir } : undefined,

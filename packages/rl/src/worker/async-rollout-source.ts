@@ -105,7 +105,7 @@ export class AsyncRolloutSource implements RolloutSource {
     const generatorStep =
       groups.length > 0 ? Math.min(...groups.map((g) => g.versionRange[0])) : this.version;
     const generatedTokens = groups.reduce(
-      (a, g) => a + g.samples.reduce((b, s) => b + s.outputTokens.length, 0),
+      (a, g) => a + (g.episodes?.flat() ?? g.samples).reduce((b, s) => b + s.outputTokens.length, 0),
       0,
     );
     return { groups, generatorStep, generatedTokens };

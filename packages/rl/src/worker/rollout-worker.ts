@@ -55,6 +55,7 @@ port.on("message", (message: ToWorker) => {
             maxTokens: t.maxTokens,
             seedOf: () => message.seed,
             reward: reward as RewardFn,
+            workflow: t.workflow,
           });
           post({
             type: "group",
