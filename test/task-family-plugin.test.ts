@@ -234,3 +234,107 @@ describe("a task family registered by path at run time", () => {
     assert.match(saved, /unit-convert\/family\.ts/);
   });
 });
+
+/** A support agent's family as data: one tool, an amount compared to within a cent. */
+const SUPPORT_SPEC = {
+  env: "support",
+  description: "refunds from a support chat",
+  system: "You are a support agent. Answer with one tool call.",
+  tools: [
+    {
+      name: "refund",
+      description: "Refund an order",
+      parameters: {
+        type: "object",
+        properties: { order_id: { type: "string" }, amount: { type: "number" } },
+        required: ["order_id", "amount"],
+        additionalProperties: false,
+      },
+    },
+  ],
+  verifier: { arguments: { amount: "number" }, tolerance: 0.001 },
+};
+
+describe("a task family given as JSON data", () => {
+  let dir: string;
+  let spec: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "arc-json-family-"));
+    spec = join(dir, "support.json");
+    await writeFile(spec, JSON.stringify(SUPPORT_SPEC));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const call = (args: Record<string, unknown>, tool = "refund") => JSON.stringify({ tool, args });
+  const solution = { tool: "refund", args: { order_id: "A17", amount: 12.5 } };
+
+  it("checks a tool call's tool, schema and each argument by its rule", async () => {
+    const [family] = await loadTaskFamilies([spec]);
+    const verify = family.verify;
+    assert.ok(verify);
+    const judge = (output: string) => verify({ outputs: [output], solution });
+    assert.equal(judge(call({ order_id: "a17", amount: 12.5001 })).status, "pass");
+    assert.deepEqual(judge(call({ order_id: "A17", amount: 13 })).failure?.path, "refund.amount");
+    assert.equal(judge(call({ order_id: "A17" })).failure?.class, "schema_violation");
+    assert.equal(judge(call({ order_id: "A17", amount: 12.5 }, "cancel")).failure?.class, "wrong_tool");
+    assert.deepEqual(family.prompt({ id: "t", env: "support", question: "Refund A17", solution }), [
+      { role: "system", content: SUPPORT_SPEC.system },
+      { role: "user", content: "Refund A17" },
+    ]);
+    const listed = await arc(["--family", spec, "families", "--json"]);
+    const row = JSON.parse(listed.stdout).find((f: { env: string }) => f.env === "support");
+    assert.deepEqual([row.generator, row.verifier, row.tools], [false, true, ["refund"]]);
+  });
+
+  it("refuses a bad spec naming the field, and a judge-only family has no verifier", async () => {
+    const bad = join(dir, "bad.json");
+    await writeFile(bad, JSON.stringify({ ...SUPPORT_SPEC, env: "bad", tools: [{ parameters: {} }] }));
+    await assert.rejects(loadTaskFamilies([bad]), /family spec .*bad\.json: tools\.0\.name: Required/);
+    const judged = join(dir, "judged.json");
+    await writeFile(judged, JSON.stringify({ ...SUPPORT_SPEC, env: "judged", verifier: "judge" }));
+    const [family] = await loadTaskFamilies([judged]);
+    assert.equal(family.verify, undefined);
+  });
+
+  it("trains through `arc train` on a PromptPool of its rows, and validation judges its rows", async () => {
+    const rows = Array.from({ length: 8 }, (_, i) => ({
+      question: `Please refund order A${i} of ${i + 1}.50 dollars.`,
+      solution: { tool: "refund", args: { order_id: `A${i}`, amount: i + 1.5 } },
+      env: "support",
+      meta: {},
+    }));
+    const pool = join(dir, "pool.jsonl");
+    await writeFile(pool, rows.map((r) => JSON.stringify(r)).join("\n"));
+    const recipe = join(dir, "support-sft.yaml");
+    await writeFile(
+      recipe,
+      [
+        `families: [${JSON.stringify(spec)}]`,
+        `model: { path: ${JSON.stringify(resolve("models/toolcall-base"))} }`,
+        `data: { env: support, prompts: ${JSON.stringify(pool)}, evalCount: 0 }`,
+        "trainer: { algorithm: sft, steps: 2, promptsPerStep: 4, checkpointEvery: 2, evalEvery: 2 }",
+      ].join("\n"),
+    );
+    const out = await arc(["train", recipe, "--runs-dir", join(dir, "runs"), "--run-id", "support"]);
+    assert.equal(out.code, 0, out.stderr);
+
+    await loadTaskFamilies([spec]);
+    const family = taskFamilies.get("support");
+    const evalRows = rows.map((r, i) => ({
+      ...r,
+      id: `ev-${i}`,
+      meta: { slice: "general", sourceTraceIds: [] },
+    }));
+    const right = new Map(rows.map((r) => [r.question, family.reference({ id: "x", ...r })[0]]));
+    // TEST DOUBLE for a trained candidate: it answers every row right; the baseline (untrained) answers prose
+    const candidate = embeddedBackend(new AnswerBookEngine(right), "candidate");
+    const baseline = embeddedBackend(new AnswerBookEngine(new Map()), "baseline");
+    const items = await judgeModels(baseline, candidate, evalRows, []);
+    assert.deepEqual(
+      items.map((i) => [i.candidate.pass, i.baseline.pass, i.judgedBy]),
+      rows.map(() => [true, false, "verifier:support"]),
+    );
+  });
+});

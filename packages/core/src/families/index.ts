@@ -5,6 +5,7 @@ import { toolcallFamily } from "./toolcall.ts";
 
 export { arithFamily } from "./arith.ts";
 export { checkTaskFamily, defineTaskFamily } from "./define-task-family.ts";
+export { JsonFamilySpec, jsonTaskFamily } from "./json-family.ts";
 export { orderdeskFamily } from "./orderdesk.ts";
 export { familyPrompt, generateTasks, TaskFamilyRegistry } from "./registry.ts";
 export { toolcallFamily } from "./toolcall.ts";
