@@ -9,7 +9,7 @@ import { evaluate } from "../eval/index.ts";
 import { parseRecipe } from "../recipe/index.ts";
 import { buildReward } from "../run/build-reward.ts";
 import { startRun } from "../run/run-training.ts";
-import { engineFactory } from "../worker/index.ts";
+import { asyncRolloutSource, engineFactory } from "../worker/index.ts";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
 import { rolloutSeed, sampleGroups } from "./sample-groups.ts";
 
@@ -80,11 +80,11 @@ describe("multi-turn GRPO groups", () => {
     assert.equal(recipe({ env: "orderdesk" }, { algorithm: "grpo" })().trainer.workflow, "multi-turn");
   });
 
-  it("runs an order-desk GRPO recipe with multi-turn episodes on the embedded engine", async () => {
+  it("runs an order-desk GRPO recipe with multi-turn episodes on the embedded engine, in the trainer thread and a worker", async () => {
     const root = await mkdtemp(join(tmpdir(), "arc-multiturn-"));
     const recipe = parseRecipe({
       name: "orderdesk-grpo",
-      model: { path: "models/toolcall-base" },
+      model: { path: "models/orderdesk-base" },
       data: { env: "orderdesk", split: "train", count: 8, evalCount: 4 },
       trainer: {
         algorithm: "grpo",
@@ -102,5 +102,11 @@ describe("multi-turn GRPO groups", () => {
     const last = result.records.at(-1);
     assert.equal(last?.step, 2);
     assert.equal(typeof last?.evalFailureRate, "number");
+    const async = await startRun(
+      parseRecipe({ ...recipe, trainer: { ...recipe.trainer, asyncRollouts: true, maxStaleness: 1 } }),
+      { runsDir: join(root, "runs"), factory: engineFactory, asyncSource: asyncRolloutSource },
+    );
+    assert.equal(async.status, "completed");
+    assert.ok(async.records.filter((r) => r.step > 0).every((r) => r.tokens > 0));
   });
 });
