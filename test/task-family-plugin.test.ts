@@ -23,6 +23,7 @@ import { loadRecipe, loadTaskFamilies } from "@arc/rl";
 import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm";
 import { AnswerBookEngine } from "../packages/server/src/deploy/__fixtures__/answer-book-engine.ts";
+import { SUPPORT_FAMILY_SPEC } from "../packages/server/src/families/__fixtures__/support-family.ts";
 import { embeddedBackend } from "../packages/server/src/gateway/model-backend.ts";
 import { judgeModels } from "../packages/server/src/validate/judge-models.ts";
 
@@ -157,7 +158,7 @@ describe("a task family registered by path at run time", () => {
       jsonl.map((r) => r.env),
       rows.map(() => "unitconv"),
     );
-    const chat = toChatJsonl(evalSet.rows.map(chatExampleOf))
+    const chat = toChatJsonl(evalSet.rows.map((r) => chatExampleOf(r)))
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
@@ -235,33 +236,13 @@ describe("a task family registered by path at run time", () => {
   });
 });
 
-/** A support agent's family as data: one tool, an amount compared to within a cent. */
-const SUPPORT_SPEC = {
-  env: "support",
-  description: "refunds from a support chat",
-  system: "You are a support agent. Answer with one tool call.",
-  tools: [
-    {
-      name: "refund",
-      description: "Refund an order",
-      parameters: {
-        type: "object",
-        properties: { order_id: { type: "string" }, amount: { type: "number" } },
-        required: ["order_id", "amount"],
-        additionalProperties: false,
-      },
-    },
-  ],
-  verifier: { arguments: { amount: "number" }, tolerance: 0.001 },
-};
-
 describe("a task family given as JSON data", () => {
   let dir: string;
   let spec: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "arc-json-family-"));
     spec = join(dir, "support.json");
-    await writeFile(spec, JSON.stringify(SUPPORT_SPEC));
+    await writeFile(spec, JSON.stringify(SUPPORT_FAMILY_SPEC));
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -280,7 +261,7 @@ describe("a task family given as JSON data", () => {
     assert.equal(judge(call({ order_id: "A17" })).failure?.class, "schema_violation");
     assert.equal(judge(call({ order_id: "A17", amount: 12.5 }, "cancel")).failure?.class, "wrong_tool");
     assert.deepEqual(family.prompt({ id: "t", env: "support", question: "Refund A17", solution }), [
-      { role: "system", content: SUPPORT_SPEC.system },
+      { role: "system", content: SUPPORT_FAMILY_SPEC.system },
       { role: "user", content: "Refund A17" },
     ]);
     const listed = await arc(["--family", spec, "families", "--json"]);
@@ -290,10 +271,10 @@ describe("a task family given as JSON data", () => {
 
   it("refuses a bad spec naming the field, and a judge-only family has no verifier", async () => {
     const bad = join(dir, "bad.json");
-    await writeFile(bad, JSON.stringify({ ...SUPPORT_SPEC, env: "bad", tools: [{ parameters: {} }] }));
+    await writeFile(bad, JSON.stringify({ ...SUPPORT_FAMILY_SPEC, env: "bad", tools: [{ parameters: {} }] }));
     await assert.rejects(loadTaskFamilies([bad]), /family spec .*bad\.json: tools\.0\.name: Required/);
     const judged = join(dir, "judged.json");
-    await writeFile(judged, JSON.stringify({ ...SUPPORT_SPEC, env: "judged", verifier: "judge" }));
+    await writeFile(judged, JSON.stringify({ ...SUPPORT_FAMILY_SPEC, env: "judged", verifier: "judge" }));
     const [family] = await loadTaskFamilies([judged]);
     assert.equal(family.verify, undefined);
   });

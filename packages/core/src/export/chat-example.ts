@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../errors/index.ts";
-import { familyPrompt, getTaskFamily } from "../families/index.ts";
+import { familyPrompt, type TaskFamilyRegistry, taskFamilies } from "../families/index.ts";
 import type { PreferenceRow, PromptContext } from "../synth/index.ts";
 import { parseToolCall } from "../tasks/parse-tool-call.ts";
 import { toOpenAiTools } from "../tasks/tool-spec.ts";
@@ -60,14 +60,14 @@ export function hasReference(row: ReferenceRow): row is ReferenceRow & { env: st
  * family's session replays them). Tool calls to offered tools are written as `tool_calls`. Throws an
  * InvalidInputError for a reference-free row.
  */
-export function chatExampleOf(row: ReferenceRow): ChatExample {
+export function chatExampleOf(row: ReferenceRow, families: TaskFamilyRegistry = taskFamilies): ChatExample {
   if (!hasReference(row)) {
     throw new InvalidInputError(
       "row: a chat example needs a task family and a reference solution; this row is reference-free",
       { field: "solution" },
     );
   }
-  const family = getTaskFamily(row.env);
+  const family = families.get(row.env);
   const task = { id: "export", env: row.env, question: row.question, solution: row.solution };
   const outputs = family.reference(task);
   const session = family.session?.(task);

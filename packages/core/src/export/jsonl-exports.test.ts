@@ -25,7 +25,7 @@ const weather = { tool: "get_weather", args: { city: "Oslo", unit: "c" } };
 describe("JSONL exports", () => {
   it("writes OpenAI fine-tuning rows: the family's tools, and tool_calls that pass the task's verifier", () => {
     const rows = generateToolcallTasks({ split: "train", seed: 1, count: 20 }).map(taskToRow);
-    const parsed = lines(toChatJsonl(rows.map(chatExampleOf)));
+    const parsed = lines(toChatJsonl(rows.map((r) => chatExampleOf(r))));
     assert.equal(parsed.length, 20);
     for (const [i, line] of parsed.entries()) {
       assert.deepEqual(Object.keys(line), ["messages", "tools"]);

@@ -1,5 +1,5 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
-import { familyPrompt, getTaskFamily } from "../families/index.ts";
+import { familyPrompt, type TaskFamilyRegistry, taskFamilies } from "../families/index.ts";
 import type { EvalRow, PromptRow } from "../synth/index.ts";
 import type { ChatMessage } from "../trace/index.ts";
 
@@ -11,6 +11,8 @@ export interface VerlExportOptions {
   dataSource?: string;
   /** `ability` of every row (default: the row's family's `ability`, else `agent`). */
   ability?: string;
+  /** The families that prompt the rows without a recorded prompt (default: the process's). */
+  families?: TaskFamilyRegistry;
 }
 
 const text = (name: string, repetition: "REQUIRED" | "OPTIONAL" = "REQUIRED") => ({
@@ -57,11 +59,11 @@ function contentText(message: ChatMessage): string {
 }
 
 /** The chat a row prompts with: the agent's recorded prompt, else its family's, else the question alone. */
-function promptOf(row: EvalRow | PromptRow): ChatMessage[] {
+function promptOf(row: EvalRow | PromptRow, families: TaskFamilyRegistry): ChatMessage[] {
   if (row.context) return row.context.messages;
   if (row.env === undefined) return [{ role: "user", content: row.question }];
   const task = { id: row.id, env: row.env, question: row.question, solution: row.solution };
-  return familyPrompt(getTaskFamily(row.env), task);
+  return familyPrompt(families.get(row.env), task);
 }
 
 /**
@@ -74,8 +76,9 @@ export function toVerlParquet(
   rows: readonly (EvalRow | PromptRow)[],
   options: VerlExportOptions,
 ): Uint8Array {
-  const abilities = rows.map((r) => (r.env === undefined ? undefined : getTaskFamily(r.env).ability));
-  const prompts = rows.map(promptOf);
+  const families = options.families ?? taskFamilies;
+  const abilities = rows.map((r) => (r.env === undefined ? undefined : families.get(r.env).ability));
+  const prompts = rows.map((r) => promptOf(r, families));
   const buffer = parquetWriteBuffer({
     columnData: [
       { name: "data_source", data: rows.map((r) => options.dataSource ?? `arc/${r.env ?? "agent"}`) },

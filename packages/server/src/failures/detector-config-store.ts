@@ -1,4 +1,5 @@
-import { type DetectionConfig, type DetectionConfigInput, DetectorRegistry } from "@arc/core";
+import { type DetectionConfig, type DetectionConfigInput, DetectorRegistry, jsonTaskFamily } from "@arc/core";
+import { listTaskFamilySpecs } from "../families/task-family-store.ts";
 import type { Queryable } from "../store/database.ts";
 import type { RegistrySetup } from "./failure-pipeline-config.ts";
 
@@ -25,8 +26,9 @@ export async function saveDetectorConfig(
 }
 
 /**
- * The tenant's registry: the code-registered detectors and verifiers (`setup`) first, so the stored settings may
- * name them, then the stored settings.
+ * The tenant's registry: the verifiers of the families the tenant registered as data, then the code-registered
+ * detectors and verifiers (`setup`, which may replace them), so the stored settings may name them, then the stored
+ * settings.
  */
 export async function tenantRegistry(
   db: Queryable,
@@ -34,6 +36,10 @@ export async function tenantRegistry(
   setup: RegistrySetup | undefined,
 ): Promise<DetectorRegistry> {
   const registry = new DetectorRegistry();
+  for (const stored of await listTaskFamilySpecs(db, tenantId)) {
+    const verify = jsonTaskFamily(stored.spec, `family ${stored.env}`).verify;
+    if (verify) registry.registerVerifier(stored.env, verify);
+  }
   setup?.(registry, tenantId);
   registry.configure(await loadDetectorConfig(db, tenantId));
   return registry;

@@ -6,6 +6,8 @@ import {
   InvalidInputError,
   type PreferenceRow,
   type PromptRow,
+  type TaskFamilyRegistry,
+  taskFamilies,
   toChatJsonl,
   toDatasetJsonl,
   toPreferenceJsonl,
@@ -33,7 +35,11 @@ const jsonlType = "application/jsonl; charset=utf-8";
  * (prompt/chosen/rejected JSONL; preferences) or `verl-parquet` (VERL's columns; eval and prompts). A format that does
  * not fit the kind is an error naming the ones that do.
  */
-export function exportDataset(dataset: StoredDataset, format: string): DatasetExport {
+export function exportDataset(
+  dataset: StoredDataset,
+  format: string,
+  families: TaskFamilyRegistry = taskFamilies,
+): DatasetExport {
   const fits: Record<string, ExportFormat[]> = {
     eval: ["jsonl", "chat", "verl-parquet"],
     prompts: ["jsonl", "chat", "verl-parquet"],
@@ -64,13 +70,15 @@ export function exportDataset(dataset: StoredDataset, format: string): DatasetEx
     return { body: toDatasetJsonl(rows), contentType: jsonlType, fileName: name("jsonl") };
   if (format === "chat") {
     return {
-      body: toChatJsonl(rows.filter(hasReference).map((r) => chatExampleOf(r))),
+      body: toChatJsonl(rows.filter(hasReference).map((r) => chatExampleOf(r, families))),
       contentType: jsonlType,
       fileName: name("chat.jsonl"),
     };
   }
   return {
-    body: new Uint8Array(toVerlParquet(rows, { split: dataset.kind === "eval" ? "test" : "train" })),
+    body: new Uint8Array(
+      toVerlParquet(rows, { split: dataset.kind === "eval" ? "test" : "train", families }),
+    ),
     contentType: "application/vnd.apache.parquet",
     fileName: name("verl.parquet"),
   };

@@ -13,6 +13,7 @@ import { type IncomingHttpHeaders, request } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import { SUPPORT_FAMILY_SPEC } from "../families/__fixtures__/support-family.ts";
 import { openPostgresDatabase } from "../store/postgres-database.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
 import type {
@@ -928,6 +929,16 @@ const ROUTES: RouteSpec[] = [
       readBack: () => [{ path: "/v1/deployments" }, { path: "/v1/models" }],
     }),
   ),
+  {
+    method: "PUT",
+    path: "/v1/task-families/:env",
+    bodies: [
+      () => structuredClone(SUPPORT_FAMILY_SPEC),
+      () => ({ tools: [{ name: "lookup", parameters: { type: "object" } }], verifier: "judge" }),
+    ],
+    params: [() => ["support", "toolcall"]],
+    readBack: () => [{ path: "/v1/task-families" }],
+  },
   {
     method: "PUT",
     path: "/v1/detectors",

@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
 import { checkTunableOverrides, loadRecipe, type StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
+import { writeTenantFamilies } from "../families/task-family-store.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
   getModelVersion,
@@ -217,6 +218,7 @@ export async function executeRun(
       runId: run.id,
       recipePath: recipeFile(run.recipePath),
       overrides,
+      familyFiles: await writeTenantFamilies(db, run.tenantId, join(runDir, "families")),
       resume: existsSync(join(runDir, "state.json")),
       pollMs: ctx.pollMs,
       onLog: ctx.onLog,

@@ -26,6 +26,8 @@ export interface TrainProcessRequest {
   /** Absolute recipe path (ignored on resume: the run's own `recipe.yaml` is used). */
   recipePath: string;
   overrides: string[];
+  /** Task-family files the run registers first (`arc --family`): the tenant's families given as data. */
+  familyFiles?: string[];
   /** Continue from the run's last checkpoint (`arc train --resume`) instead of starting it. */
   resume: boolean;
   pollMs: number;
@@ -61,9 +63,11 @@ async function readState(dir: RunDir): Promise<RunState | null> {
  */
 export async function trainInChildProcess(request: TrainProcessRequest): Promise<TrainProcessOutcome> {
   const dir = new RunDir(join(request.runsDir, request.runId));
+  const families = (request.familyFiles ?? []).flatMap((file) => ["--family", file]);
   const args = request.resume
-    ? ["train", "--resume", request.runId, "--runs-dir", request.runsDir]
+    ? [...families, "train", "--resume", request.runId, "--runs-dir", request.runsDir]
     : [
+        ...families,
         "train",
         request.recipePath,
         ...request.overrides,

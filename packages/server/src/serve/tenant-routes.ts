@@ -5,6 +5,7 @@ import type { FailureService } from "../failures/failure-service.ts";
 import type { AuthVariables } from "../http/auth-middleware.ts";
 import { datasetRoutes } from "../http/routes/dataset-routes.ts";
 import { deployRoutes } from "../http/routes/deploy-routes.ts";
+import { familyRoutes } from "../http/routes/family-routes.ts";
 import { gatewayRoutes } from "../http/routes/gateway-routes.ts";
 import { modelRoutes } from "../http/routes/model-routes.ts";
 import { patternRoutes } from "../http/routes/pattern-routes.ts";
@@ -31,7 +32,7 @@ export interface TenantRouteServices {
 /** The one place the stages' routes are built: each stage service given is exposed under `/v1`. */
 export function tenantRoutes(services: TenantRouteServices): TenantRoutes {
   const { db, maxBodyBytes } = services;
-  const routes: TenantRoutes = [];
+  const routes: TenantRoutes = [{ path: "/", app: familyRoutes({ db, maxBodyBytes }) }];
   if (services.release) {
     const { service, registration } = services.release;
     routes.push(

@@ -2,10 +2,10 @@ import type { EvalRow } from "@arc/core";
 import {
   type ChatMessage,
   familyPrompt,
-  getTaskFamily,
   judgeSafety,
   type ModelOutcome,
   type SafetyItem,
+  type TaskFamilyRegistry,
   taskFamilies,
   type ValidationItem,
   verifyTask,
@@ -18,6 +18,8 @@ export interface JudgeOptions {
   maxTokens?: number;
   /** Requests in flight per model at once (default 16; the embedded engine batches them). */
   concurrency?: number;
+  /** The families that prompt and verify the rows (default: the process's; a tenant's adds its own). */
+  families?: TaskFamilyRegistry;
 }
 
 async function ask(
@@ -67,15 +69,19 @@ async function mapLimited<T, R>(
 }
 
 /** An eval row a verifier can judge: its family has a verifier and the row a reference solution. */
-export function isVerifiable(row: EvalRow): row is EvalRow & { env: string } {
-  return row.env !== undefined && row.solution !== undefined && taskFamilies.verifier(row.env) !== undefined;
+export function isVerifiable(
+  row: EvalRow,
+  families: TaskFamilyRegistry = taskFamilies,
+): row is EvalRow & { env: string } {
+  return row.env !== undefined && row.solution !== undefined && families.verifier(row.env) !== undefined;
 }
 
 function evalOutcome(
   row: EvalRow & { env: string },
   answer: { text: string; latencyMs: number; outputTokens: number },
+  families: TaskFamilyRegistry,
 ): ModelOutcome {
-  const result = verifyTask({ env: row.env, solution: row.solution }, [answer.text]);
+  const result = verifyTask({ env: row.env, solution: row.solution }, [answer.text], families);
   return {
     pass: result.status === "pass",
     latencyMs: answer.latencyMs,
@@ -96,6 +102,7 @@ export async function judgeModels(
   safety: readonly SafetyItem[],
   options: JudgeOptions = {},
 ): Promise<ValidationItem[]> {
+  const families = options.families ?? taskFamilies;
   const maxTokens = options.maxTokens ?? 96;
   const concurrency = options.concurrency ?? 16;
   const prompts: { messages: ChatMessage[]; tools?: Record<string, unknown>[] }[] = [
@@ -103,7 +110,7 @@ export async function judgeModels(
       row.context
         ? row.context
         : {
-            messages: familyPrompt(getTaskFamily(row.env), {
+            messages: familyPrompt(families.get(row.env), {
               id: row.id,
               env: row.env,
               question: row.question,
@@ -123,8 +130,8 @@ export async function judgeModels(
     slice: row.meta.slice,
     kind: row.meta.slice === "general" ? "general" : "pattern",
     judgedBy: `verifier:${row.env}`,
-    baseline: evalOutcome(row, b[i]),
-    candidate: evalOutcome(row, c[i]),
+    baseline: evalOutcome(row, b[i], families),
+    candidate: evalOutcome(row, c[i], families),
   }));
   safety.forEach((item, k) => {
     const i = rows.length + k;

@@ -7,6 +7,7 @@ import {
   type ValidationReport,
 } from "@arc/core";
 import { getReleaseSettings } from "../deploy/release-settings.ts";
+import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
@@ -81,7 +82,8 @@ export async function validateCandidate(
   if (rows.length === 0) {
     throw new InvalidInputError("no EvalSet for this tenant: add one (POST /v1/eval-sets) before validating");
   }
-  const verifiable = rows.filter(isVerifiable);
+  const families = await tenantTaskFamilies(deps.db, tenantId);
+  const verifiable = rows.filter((row) => isVerifiable(row, families));
   if (verifiable.length === 0) {
     throw new InvalidInputError(
       `no eval row can be judged: all ${rows.length} are reference-free or belong to no family with a verifier`,
@@ -89,7 +91,10 @@ export async function validateCandidate(
   }
   const settings = await getReleaseSettings(deps.db, tenantId);
   const [b, c] = await Promise.all([deps.pool.backend(baseline), deps.pool.backend(candidate)]);
-  const items = await judgeModels(b, c, verifiable, deps.safety ?? builtinSafetySlice(), deps.judge);
+  const items = await judgeModels(b, c, verifiable, deps.safety ?? builtinSafetySlice(), {
+    ...deps.judge,
+    families,
+  });
   const report = { ...decideValidation(items, settings.gates), unjudged: rows.length - verifiable.length };
   const id = `val_${randomBytes(6).toString("hex")}`;
   const inserted = await deps.db.query(

@@ -10,6 +10,7 @@ import { getDataset, listDatasets } from "../../failures/dataset-store.ts";
 import { exportDataset } from "../../failures/export-dataset.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { DatasetRequest, parseDatasetRequest, synthesizeDataset } from "../../failures/synthesize-dataset.ts";
+import { tenantTaskFamilies } from "../../families/task-family-store.ts";
 import type { Database } from "../../store/database.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
@@ -69,7 +70,7 @@ export function datasetRoutes(deps: { db: Database; maxBodyBytes: number; setupR
       });
     }
     const dataset = await getDataset(deps.db, c.get("tenantId"), c.req.param("id"));
-    const out = exportDataset(dataset, format);
+    const out = exportDataset(dataset, format, await tenantTaskFamilies(deps.db, c.get("tenantId")));
     return c.body(out.body, 200, {
       "content-type": out.contentType,
       "content-disposition": `attachment; filename="${out.fileName}"`,
