@@ -1,8 +1,8 @@
 import { InvalidInputError } from "../errors/index.ts";
 import type { Task } from "../rollout/index.ts";
 import type { VerifyResult } from "../verify/verifier.ts";
-import { taskFamilies } from "./index.ts";
 import type { TaskFamilyRegistry } from "./registry.ts";
+import { taskFamilies } from "./task-families.ts";
 
 /**
  * Verifies a task's outputs (one per model turn) with its family's verifier: the reward function of RL
