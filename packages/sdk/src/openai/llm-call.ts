@@ -1,13 +1,11 @@
 import { toStepError } from "../trace/step-error.ts";
 import type { StepScope, Tracer } from "../trace/tracer.ts";
-import { llmRequestStep, recordCompletion } from "./llm-step.ts";
-import type { ChatCompletionChunkLike, ChatCompletionLike, ChatRequestLike } from "./openai-shapes.ts";
-import { StreamAccumulator } from "./stream-accumulator.ts";
+import { CHAT_COMPLETIONS, type LlmProtocol } from "./llm-protocol.ts";
 
 type IteratorFactory = (this: unknown, ...args: unknown[]) => AsyncIterator<unknown>;
 
 /**
- * One traced `chat.completions.create` call: begins its `llm` step when the call is made and ends it once,
+ * One traced `chat.completions.create` or `responses.create` call (its `protocol`): begins its `llm` step when the call is made and ends it once,
  * with the completion (non-streamed, or assembled from the stream as the caller reads it) or with the error the
  * caller got. Every method swallows its own failures (reported to the tracer): tracing never breaks a call.
  */
@@ -22,9 +20,10 @@ export class LlmCall {
 
   constructor(
     private readonly tracer: Tracer,
-    body: ChatRequestLike | undefined,
+    body: { stream?: unknown } | undefined,
+    private readonly protocol: LlmProtocol = CHAT_COMPLETIONS,
   ) {
-    const scope = tracer.beginStep(llmRequestStep(body));
+    const scope = tracer.beginStep(protocol.requestStep(body));
     this.scope = {
       step: scope.step,
       traceId: scope.traceId,
@@ -51,7 +50,7 @@ export class LlmCall {
   succeed(data: unknown): void {
     this.safely(() => {
       if (this.streaming && typeof data === "object" && data !== null) this.observeStream(data);
-      else this.end(data as ChatCompletionLike);
+      else this.end(data);
     });
   }
 
@@ -72,9 +71,9 @@ export class LlmCall {
   }
 
   /** The call failed with `error` (re-thrown to the caller unchanged by the wrapper). */
-  fail(error: unknown, partial?: ChatCompletionLike): void {
+  fail(error: unknown, partial?: unknown): void {
     this.safely(() => {
-      if (partial) recordCompletion(this.scope.step, partial);
+      if (partial) this.protocol.record(this.scope.step, partial);
       this.scope.end({ ...this.timing(), error: toStepError(error) });
     });
   }
@@ -98,7 +97,7 @@ export class LlmCall {
         .clone()
         .json()
         .then(
-          (json) => this.end(json as ChatCompletionLike, metadata),
+          (json) => this.end(json, metadata),
           () =>
             this.scope.end({
               ...this.timing(),
@@ -108,11 +107,11 @@ export class LlmCall {
     });
   }
 
-  private end(completion: ChatCompletionLike | undefined, metadata?: Record<string, unknown>): void {
+  private end(response: unknown, metadata?: Record<string, unknown>): void {
     this.safely(() => {
       const step = this.scope.step;
       if (metadata) step.metadata = { ...step.metadata, ...metadata };
-      if (completion && typeof completion === "object") recordCompletion(step, completion);
+      if (response && typeof response === "object") this.protocol.record(step, response);
       this.scope.end(this.timing());
     });
   }
@@ -131,7 +130,7 @@ export class LlmCall {
       return;
     }
     const call = this;
-    const acc = new StreamAccumulator();
+    const acc = this.protocol.accumulator();
     let firstChunkMs: number | undefined;
     const finish = (metadata: Record<string, unknown>) => {
       if (firstChunkMs !== undefined) metadata.timeToFirstChunkMs = firstChunkMs;
@@ -149,7 +148,7 @@ export class LlmCall {
                 call.safely(() => {
                   if (result.done) return finish({});
                   firstChunkMs ??= performance.now() - call.started;
-                  acc.add(result.value as ChatCompletionChunkLike);
+                  acc.add(result.value);
                 });
                 return result;
               },

@@ -1,5 +1,6 @@
 import type { Tracer } from "../trace/tracer.ts";
 import { LlmCall } from "./llm-call.ts";
+import { CHAT_COMPLETIONS, type LlmProtocol } from "./llm-protocol.ts";
 import type { ChatRequestLike } from "./openai-shapes.ts";
 
 /** The lazily-parsing promise `openai` v4+ returns (`APIPromise`), read structurally. */
@@ -80,11 +81,13 @@ export function tracedCreate(
   tracer: Tracer,
   /** The client calls Arc's own gateway: send it the trace and step ids, so its record joins the SDK's. */
   correlate = false,
+  /** The endpoint: `chat.completions.create` (default) or `responses.create`. */
+  protocol: LlmProtocol = CHAT_COMPLETIONS,
 ): (...args: unknown[]) => unknown {
-  return function tracedChatCompletionsCreate(...args: unknown[]): unknown {
+  return function tracedCreate(...args: unknown[]): unknown {
     let call: LlmCall | undefined;
     try {
-      call = new LlmCall(tracer, args[0] as ChatRequestLike | undefined);
+      call = new LlmCall(tracer, args[0] as ChatRequestLike | undefined, protocol);
       if (correlate) args = [args[0], withHeaders(args[1], call.correlationHeaders()), ...args.slice(2)];
     } catch (error) {
       tracer.report(error);

@@ -334,3 +334,97 @@ describe("wrapOpenAI with the official openai client", () => {
     });
   });
 });
+
+describe("the Responses API", () => {
+  const input: OpenAI.Responses.ResponseInput = [
+    { role: "user", content: [{ type: "input_text", text: "Weather in Paris?" }] },
+    { type: "function_call", call_id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' },
+    { type: "function_call_output", call_id: "call_0", output: '{"tempC":18}' },
+  ];
+  const tools: OpenAI.Responses.Tool[] = [
+    {
+      type: "function",
+      name: "get_weather",
+      description: "Current weather in a city",
+      parameters: weatherTool.function.parameters,
+      strict: false,
+    },
+  ];
+  const asChat = [
+    { role: "system", content: "You are terse." },
+    { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "call_0", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+      ],
+    },
+    { role: "tool", tool_call_id: "call_0", content: '{"tempC":18}' },
+  ];
+
+  it("records instructions, input items and tools as the chat they are, and the output, usage and ids", async () => {
+    provider.reply = () => ({ content: "18°C and sunny.", toolCalls: [toolCall] });
+    const response = await client.responses.create({
+      model: "gpt-test",
+      instructions: "You are terse.",
+      input,
+      tools,
+      temperature: 0,
+    });
+    assert.equal(response.output_text, "18°C and sunny.");
+    const { step } = await onlyStep();
+    assert.equal(step.name, "responses.create");
+    assert.deepEqual(step.llm?.messages, asChat);
+    assert.deepEqual(step.llm?.tools, [
+      {
+        type: "function",
+        function: {
+          name: "get_weather",
+          description: "Current weather in a city",
+          parameters: weatherTool.function.parameters,
+          strict: false,
+        },
+      },
+    ]);
+    assert.deepEqual(step.llm?.params, { temperature: 0 });
+    assert.deepEqual(step.llm?.output, {
+      content: "18°C and sunny.",
+      toolCalls: [
+        { id: "call_1", type: "function", function: { name: "get_weather", arguments: toolCall.arguments } },
+      ],
+    });
+    assert.equal(step.llm?.finishReason, "tool_calls");
+    assert.equal(step.llm?.modelServed, "gpt-test-served");
+    assert.deepEqual(step.llm?.usage, { promptTokens: 11, completionTokens: 7, totalTokens: 18 });
+    assert.equal((step.metadata as { responseId?: string }).responseId, response.id);
+  });
+
+  it("assembles a streamed response from its events as the caller reads them", async () => {
+    provider.reply = () => ({ content: "Sunny in Paris." });
+    const stream = await client.responses.create({
+      model: "gpt-test",
+      input: "Weather in Paris?",
+      stream: true,
+    });
+    let text = "";
+    for await (const event of stream) if (event.type === "response.output_text.delta") text += event.delta;
+    assert.equal(text, "Sunny in Paris.");
+    const { step } = await onlyStep();
+    assert.deepEqual(step.llm?.messages, [{ role: "user", content: "Weather in Paris?" }]);
+    assert.deepEqual(step.llm?.output, { content: "Sunny in Paris." });
+    assert.equal(step.llm?.finishReason, "stop");
+    assert.deepEqual(step.llm?.params, { stream: true });
+  });
+
+  it("records an HTTP error the caller gets, and leaves the unwrapped client untraced", async () => {
+    provider.reply = () => ({ error: { status: 400, message: "bad input" } });
+    await assert.rejects(client.responses.create({ model: "gpt-test", input: "hi" }), /bad input/);
+    const { step } = await onlyStep();
+    assert.match(String(step.error?.message), /bad input/);
+    collector.requests.length = 0;
+    provider.reply = () => ({});
+    await raw.responses.create({ model: "gpt-test", input: "hi" });
+    assert.equal((await sentTraces()).length, 0);
+  });
+});

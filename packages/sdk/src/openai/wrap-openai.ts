@@ -1,5 +1,6 @@
 import { ArcInputError } from "../errors/arc-sdk-error.ts";
 import type { Tracer } from "../trace/tracer.ts";
+import { CHAT_COMPLETIONS, type LlmProtocol, RESPONSES } from "./llm-protocol.ts";
 import type { OpenAILike } from "./openai-shapes.ts";
 import { tracedCreate } from "./traced-create.ts";
 
@@ -16,7 +17,8 @@ function sameOrigin(clientBaseUrl: unknown, arcBaseUrl: string | undefined): boo
 }
 
 /**
- * The client with `chat.completions.create` traced; the original is left untouched (use both side by side).
+ * The client with `chat.completions.create` and `responses.create` traced; the original is left untouched (use both
+ * side by side).
  *
  * A `Proxy` over the client answers `chat` with an object that inherits from the real `chat`, whose
  * `completions` inherits from the real one but has its own traced `create`. Everything else is the client's
@@ -36,27 +38,39 @@ export function wrapOpenAI<T extends OpenAILike>(client: T, tracer: Tracer, arcB
   }
   if ((client as unknown as Record<symbol, unknown>)[WRAPPED]) return client;
   let proxy: T | undefined;
-  const wrappedCompletions = Object.create(completions, {
-    create: {
-      value: tracedCreate(
-        completions.create as (...args: unknown[]) => unknown,
-        completions,
-        tracer,
-        sameOrigin((client as { baseURL?: unknown }).baseURL, arcBaseUrl),
-      ),
-      writable: true,
-      configurable: true,
-    },
-  });
-  if ("_client" in completions) Object.defineProperty(wrappedCompletions, "_client", { get: () => proxy });
+  const correlate = sameOrigin((client as { baseURL?: unknown }).baseURL, arcBaseUrl);
+  /**
+   * An object inheriting from a resource of the client (`chat.completions`, `responses`) with its own traced
+   * `create`; its `_client` is the proxy, so the resource's helpers call the traced `create` too.
+   */
+  const traced = (resource: { create?: unknown }, protocol: LlmProtocol) => {
+    const wrapped = Object.create(resource, {
+      create: {
+        value: tracedCreate(
+          resource.create as (...args: unknown[]) => unknown,
+          resource,
+          tracer,
+          correlate,
+          protocol,
+        ),
+        writable: true,
+        configurable: true,
+      },
+    });
+    if ("_client" in resource) Object.defineProperty(wrapped, "_client", { get: () => proxy });
+    return wrapped;
+  };
   const wrappedChat = Object.create(client.chat, {
-    completions: { value: wrappedCompletions, writable: true, configurable: true },
+    completions: { value: traced(completions, CHAT_COMPLETIONS), writable: true, configurable: true },
   });
+  const responses = (client as { responses?: { create?: unknown } }).responses;
+  const wrappedResponses = typeof responses?.create === "function" ? traced(responses, RESPONSES) : undefined;
   const bound = new WeakMap<object, unknown>();
   proxy = new Proxy(client, {
     get(target, property) {
       if (property === WRAPPED) return true;
       if (property === "chat") return wrappedChat;
+      if (property === "responses" && wrappedResponses) return wrappedResponses;
       const value = Reflect.get(target, property, target);
       if (typeof value !== "function" || property === "constructor") return value;
       let fn = bound.get(value);

@@ -23,12 +23,24 @@ export interface ScriptedReply {
   streamErrorAfterChunks?: number;
 }
 
+/** Answers with the scripted HTTP error, in OpenAI's error body. */
+function refuse(
+  res: import("node:http").ServerResponse,
+  headers: Record<string, string>,
+  error: NonNullable<ScriptedReply["error"]>,
+): void {
+  const { status, message, type = "invalid_request_error", code } = error;
+  res.writeHead(status, { ...headers, "content-type": "application/json" });
+  res.end(JSON.stringify({ error: { message, type, code: code ?? null, param: null } }));
+}
+
 /**
  * TEST DOUBLE of an OpenAI-compatible provider, for answers no real model gives on demand (given tool calls and
  * usage, HTTP and mid-stream errors) and for @arc/sdk's tests, which may not import `arc engine serve`
  * (test/import-direction.test.ts): a `node:http` server on 127.0.0.1 answering `POST /v1/chat/completions` as JSON
  * or as SSE chunks (`stream: true`), with tool calls, usage (`stream_options.include_usage`), a request id header,
- * and HTTP or mid-stream errors on demand.
+ * and HTTP or mid-stream errors on demand; and `POST /v1/responses` (the Responses API) from the same script, as a
+ * `response` object or as its stream of events.
  */
 export class OpenAITestServer {
   /** Request bodies received, in order. */
@@ -50,7 +62,8 @@ export class OpenAITestServer {
       const chunks: Buffer[] = [];
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => {
-        if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
+        const route = req.method === "POST" ? req.url : undefined;
+        if (route !== "/v1/chat/completions" && route !== "/v1/responses") {
           res.writeHead(404, { "content-type": "application/json" });
           res.end(
             JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: "not_found" } }),
@@ -59,7 +72,7 @@ export class OpenAITestServer {
         }
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
         self!.requests.push(body);
-        self!.answer(body, res);
+        self!.respond(route, body, res);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
@@ -73,16 +86,27 @@ export class OpenAITestServer {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  private answer(body: Record<string, unknown>, res: import("node:http").ServerResponse): void {
+  /** Answers one request from the script: its HTTP error, else the route's answer. */
+  private respond(
+    route: string,
+    body: Record<string, unknown>,
+    res: import("node:http").ServerResponse,
+  ): void {
     const n = ++this.served;
     const script = this.reply(body);
     const headers = { "x-request-id": `req-test-${n}` };
-    if (script.error) {
-      const { status, message, type = "invalid_request_error", code } = script.error;
-      res.writeHead(status, { ...headers, "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message, type, code: code ?? null, param: null } }));
-      return;
-    }
+    if (script.error) refuse(res, headers, script.error);
+    else if (route === "/v1/responses") this.answerResponses(body, script, n, headers, res);
+    else this.answer(body, script, n, headers, res);
+  }
+
+  private answer(
+    body: Record<string, unknown>,
+    script: ScriptedReply,
+    n: number,
+    headers: Record<string, string>,
+    res: import("node:http").ServerResponse,
+  ): void {
     const id = script.id ?? `chatcmpl-test-${n}`;
     const created = 1_700_000_000;
     const model = script.model ?? `${String(body.model)}-served`;
@@ -149,5 +173,74 @@ export class OpenAITestServer {
       res.write(`data: ${JSON.stringify(event)}\n\n`);
     }
     res.end("data: [DONE]\n\n");
+  }
+
+  /** Answers a Responses API request from the script: a `response` object, or its events when streaming. */
+  private answerResponses(
+    body: Record<string, unknown>,
+    script: ScriptedReply,
+    n: number,
+    headers: Record<string, string>,
+    res: import("node:http").ServerResponse,
+  ): void {
+    const id = script.id ?? `resp_test_${n}`;
+    const content = script.content === undefined ? "ok" : script.content;
+    const usage = script.usage ?? { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+    const output: Record<string, unknown>[] = [];
+    if (content !== null) {
+      output.push({
+        type: "message",
+        id: `msg_${n}`,
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: content, annotations: [] }],
+      });
+    }
+    for (const call of script.toolCalls ?? []) {
+      output.push({
+        type: "function_call",
+        id: `fc_${call.id}`,
+        call_id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        status: "completed",
+      });
+    }
+    const response = {
+      id,
+      object: "response",
+      created_at: 1_700_000_000,
+      status: "completed",
+      model: script.model ?? `${String(body.model)}-served`,
+      output,
+      usage: {
+        input_tokens: usage.prompt_tokens,
+        output_tokens: usage.completion_tokens,
+        total_tokens: usage.total_tokens,
+      },
+    };
+    if (body.stream !== true) {
+      res.writeHead(200, { ...headers, "content-type": "application/json" });
+      res.end(JSON.stringify(response));
+      return;
+    }
+    const piece = script.pieceSize ?? 3;
+    const events: Record<string, unknown>[] = [
+      { type: "response.created", response: { ...response, status: "in_progress", output: [], usage: null } },
+    ];
+    for (let i = 0; content && i < content.length; i += piece) {
+      events.push({
+        type: "response.output_text.delta",
+        output_index: 0,
+        content_index: 0,
+        delta: content.slice(i, i + piece),
+      });
+    }
+    events.push({ type: "response.completed", response });
+    res.writeHead(200, { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache" });
+    for (const [i, event] of events.entries()) {
+      res.write(`event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: i })}\n\n`);
+    }
+    res.end();
   }
 }
