@@ -1,4 +1,11 @@
 export {
+  type ContentImage,
+  extractInlineImages,
+  IMAGE_REF_PREFIX,
+  imageRefs,
+  inlineImages,
+} from "./content-images.ts";
+export {
   canonicalJson,
   createDataset,
   type Dataset,

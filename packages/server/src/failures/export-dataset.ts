@@ -1,9 +1,14 @@
 import {
+  type ChatExample,
+  type ChatMessage,
+  type ContentImage,
   chatExampleOf,
   chatExamplesFromPreferences,
   type EvalRow,
   hasReference,
   InvalidInputError,
+  imageRefs,
+  inlineImages,
   type PreferenceRow,
   type PromptRow,
   type TaskFamilyRegistry,
@@ -39,7 +44,10 @@ export function exportDataset(
   dataset: StoredDataset,
   format: string,
   families: TaskFamilyRegistry = taskFamilies,
+  images: ReadonlyMap<string, ContentImage> = new Map(),
 ): DatasetExport {
+  const inline = (examples: ChatExample[]) =>
+    examples.map((e) => ({ ...e, messages: inlineImages(e.messages, images) }));
   const fits: Record<string, ExportFormat[]> = {
     eval: ["jsonl", "chat", "verl-parquet"],
     prompts: ["jsonl", "chat", "verl-parquet"],
@@ -58,9 +66,13 @@ export function exportDataset(
   if (dataset.kind === "preferences") {
     const rows = dataset.rows as PreferenceRow[];
     if (format === "preferences")
-      return { body: toPreferenceJsonl(rows), contentType: jsonlType, fileName: name("preferences.jsonl") };
+      return {
+        body: toPreferenceJsonl(rows.map((r) => ({ ...r, prompt: inlineImages(r.prompt, images) }))),
+        contentType: jsonlType,
+        fileName: name("preferences.jsonl"),
+      };
     return {
-      body: toChatJsonl(chatExamplesFromPreferences(rows)),
+      body: toChatJsonl(inline(chatExamplesFromPreferences(rows))),
       contentType: jsonlType,
       fileName: name("chat.jsonl"),
     };
@@ -70,7 +82,7 @@ export function exportDataset(
     return { body: toDatasetJsonl(rows), contentType: jsonlType, fileName: name("jsonl") };
   if (format === "chat") {
     return {
-      body: toChatJsonl(rows.filter(hasReference).map((r) => chatExampleOf(r, families))),
+      body: toChatJsonl(inline(rows.filter(hasReference).map((r) => chatExampleOf(r, families)))),
       contentType: jsonlType,
       fileName: name("chat.jsonl"),
     };
@@ -82,4 +94,12 @@ export function exportDataset(
     contentType: "application/vnd.apache.parquet",
     fileName: name("verl.parquet"),
   };
+}
+
+/** The image references of a dataset's rows (recorded prompts of eval and prompt rows, preference prompts). */
+export function datasetImageRefs(dataset: StoredDataset): string[] {
+  return dataset.rows.flatMap((row) => {
+    const r = row as { context?: { messages: ChatMessage[] }; prompt?: ChatMessage[] };
+    return imageRefs(r.context?.messages ?? r.prompt ?? []);
+  });
 }

@@ -7,6 +7,7 @@ import {
   type Dataset,
   type DatasetRow,
   type DetectorRegistry,
+  extractInlineImages,
   type FailureItem,
   type Feedback,
   failureItemFromTrace,
@@ -25,6 +26,7 @@ import { type DatasetInfo, datasetsOfKinds, saveDataset } from "./dataset-store.
 import { tenantRegistry } from "./detector-config-store.ts";
 import type { RegistrySetup } from "./failure-pipeline-config.ts";
 import { currentFailureMembers } from "./failure-store.ts";
+import { saveImages } from "./image-store.ts";
 import { existingPatternIds } from "./pattern-store.ts";
 import { getVerdicts } from "./verdict-store.ts";
 
@@ -191,7 +193,16 @@ async function failureItems(
       const trace = Trace.safeParse(rest);
       if (!trace.success) continue;
       const item = failureItemFromTrace(trace.data, verdict.judgement, m.patternId);
-      if (item) items.push({ ...item, solution: registry.solutionFor(trace.data) });
+      if (item) {
+        // rows reference each inline image by content hash; its bytes are stored once, beside the datasets
+        const { messages, images } = extractInlineImages(item.context.messages);
+        await saveImages(db, tenantId, images);
+        items.push({
+          ...item,
+          context: { ...item.context, messages },
+          solution: registry.solutionFor(trace.data),
+        });
+      }
       feedback.push(...notes);
     }
   }

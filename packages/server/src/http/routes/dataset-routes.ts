@@ -1,4 +1,4 @@
-import { InvalidInputError, toInvalidInputError } from "@arc/core";
+import { InvalidInputError, NotFoundError, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
 import {
@@ -7,8 +7,9 @@ import {
   putDatasetSchedule,
 } from "../../failures/dataset-schedules.ts";
 import { getDataset, listDatasets } from "../../failures/dataset-store.ts";
-import { exportDataset } from "../../failures/export-dataset.ts";
+import { datasetImageRefs, exportDataset } from "../../failures/export-dataset.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
+import { loadImages } from "../../failures/image-store.ts";
 import { DatasetRequest, parseDatasetRequest, synthesizeDataset } from "../../failures/synthesize-dataset.ts";
 import { tenantTaskFamilies } from "../../families/task-family-store.ts";
 import type { Database } from "../../store/database.ts";
@@ -69,12 +70,25 @@ export function datasetRoutes(deps: { db: Database; maxBodyBytes: number; setupR
         field: "format",
       });
     }
-    const dataset = await getDataset(deps.db, c.get("tenantId"), c.req.param("id"));
-    const out = exportDataset(dataset, format, await tenantTaskFamilies(deps.db, c.get("tenantId")));
+    const tenantId = c.get("tenantId");
+    const dataset = await getDataset(deps.db, tenantId, c.req.param("id"));
+    const images = await loadImages(deps.db, tenantId, datasetImageRefs(dataset));
+    const out = exportDataset(dataset, format, await tenantTaskFamilies(deps.db, tenantId), images);
     return c.body(out.body, 200, {
       "content-type": out.contentType,
       "content-disposition": `attachment; filename="${out.fileName}"`,
       "x-arc-dataset-version": dataset.version,
+    });
+  });
+
+  app.get("/images/:ref", async (c) => {
+    const ref = c.req.param("ref");
+    const image = (await loadImages(deps.db, c.get("tenantId"), [ref])).get(ref);
+    if (!image)
+      throw new NotFoundError(`image ${JSON.stringify(ref)}: no dataset row of this tenant refers to it`);
+    return c.body(new Uint8Array(Buffer.from(image.data, "base64")), 200, {
+      "content-type": image.mediaType,
+      "cache-control": "private, max-age=31536000, immutable",
     });
   });
 

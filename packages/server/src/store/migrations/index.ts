@@ -6,6 +6,7 @@ import { runsSchema } from "./005-runs.ts";
 import { stepOrderSchema } from "./006-step-order.ts";
 import { detectionDeadLettersSchema } from "./007-detection-dead-letters.ts";
 import { taskFamiliesSchema } from "./008-task-families.ts";
+import { imagesSchema } from "./009-images.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   { version: 6, name: "step arrival order", sql: stepOrderSchema },
   { version: 7, name: "detection dead letters", sql: detectionDeadLettersSchema },
   { version: 8, name: "task families", sql: taskFamiliesSchema },
+  { version: 9, name: "content-addressed images", sql: imagesSchema },
 ];
