@@ -7,19 +7,28 @@ import type { ChatCompletionLike, ChatRequestLike, ToolCallLike, UsageLike } fro
  */
 export function llmRequestStep(body: ChatRequestLike | undefined): WireStep {
   const { model, messages, tools, ...params } = body ?? {};
-  const llm: WireLlmCall = {
-    messages: Array.isArray(messages) ? (messages.slice() as WireLlmCall["messages"]) : [],
-  };
+  return llmStep(
+    "chat.completions.create",
+    model,
+    Array.isArray(messages) ? (messages.slice() as WireLlmCall["messages"]) : [],
+    Array.isArray(tools) ? (tools.slice() as WireLlmCall["tools"]) : undefined,
+    params,
+  );
+}
+
+/** A new `llm` step named after the endpoint, with the request's model, messages, tools and other fields. */
+export function llmStep(
+  name: string,
+  model: unknown,
+  messages: WireLlmCall["messages"],
+  tools: WireLlmCall["tools"],
+  params: Record<string, unknown>,
+): WireStep {
+  const llm: WireLlmCall = { messages };
   if (typeof model === "string") llm.modelRequested = model;
-  if (Array.isArray(tools)) llm.tools = tools.slice() as WireLlmCall["tools"];
+  if (tools) llm.tools = tools;
   if (Object.keys(params).length > 0) llm.params = params;
-  return {
-    id: crypto.randomUUID(),
-    kind: "llm",
-    name: "chat.completions.create",
-    startedAt: new Date().toISOString(),
-    llm,
-  };
+  return { id: crypto.randomUUID(), kind: "llm", name, startedAt: new Date().toISOString(), llm };
 }
 
 function toolCall(call: ToolCallLike): WireToolCall {

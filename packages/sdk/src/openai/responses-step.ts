@@ -1,4 +1,5 @@
-import type { WireChatMessage, WireLlmCall, WireStep, WireToolCall } from "../wire/wire-types.ts";
+import type { WireChatMessage, WireStep, WireToolCall } from "../wire/wire-types.ts";
+import { llmStep } from "./llm-step.ts";
 
 /**
  * The Responses API (`client.responses.create`) as an `llm` step in the Chat Completions shape Arc stores: the
@@ -98,17 +99,8 @@ function chatTools(tools: unknown[]): Record<string, unknown>[] {
 /** The request side of a `responses.create` step, taken when the call is made. */
 export function responsesRequestStep(body: Record<string, unknown> | undefined): WireStep {
   const { model, input, instructions, tools, ...params } = body ?? {};
-  const llm: WireLlmCall = { messages: chatMessages(instructions, input) };
-  if (typeof model === "string") llm.modelRequested = model;
-  if (Array.isArray(tools)) llm.tools = chatTools(tools);
-  if (Object.keys(params).length > 0) llm.params = params;
-  return {
-    id: crypto.randomUUID(),
-    kind: "llm",
-    name: "responses.create",
-    startedAt: new Date().toISOString(),
-    llm,
-  };
+  const offered = Array.isArray(tools) ? chatTools(tools) : undefined;
+  return llmStep("responses.create", model, chatMessages(instructions, input), offered, params);
 }
 
 /**

@@ -23,6 +23,15 @@ export interface ScriptedReply {
   streamErrorAfterChunks?: number;
 }
 
+/** One request to answer: its body, what the script says, its number and response headers, the response. */
+interface Reply {
+  body: Record<string, unknown>;
+  script: ScriptedReply;
+  n: number;
+  headers: Record<string, string>;
+  res: import("node:http").ServerResponse;
+}
+
 /** Answers with the scripted HTTP error, in OpenAI's error body. */
 function refuse(
   res: import("node:http").ServerResponse,
@@ -96,17 +105,11 @@ export class OpenAITestServer {
     const script = this.reply(body);
     const headers = { "x-request-id": `req-test-${n}` };
     if (script.error) refuse(res, headers, script.error);
-    else if (route === "/v1/responses") this.answerResponses(body, script, n, headers, res);
-    else this.answer(body, script, n, headers, res);
+    else if (route === "/v1/responses") this.answerResponses({ body, script, n, headers, res });
+    else this.answer({ body, script, n, headers, res });
   }
 
-  private answer(
-    body: Record<string, unknown>,
-    script: ScriptedReply,
-    n: number,
-    headers: Record<string, string>,
-    res: import("node:http").ServerResponse,
-  ): void {
+  private answer({ body, script, n, headers, res }: Reply): void {
     const id = script.id ?? `chatcmpl-test-${n}`;
     const created = 1_700_000_000;
     const model = script.model ?? `${String(body.model)}-served`;
@@ -176,13 +179,7 @@ export class OpenAITestServer {
   }
 
   /** Answers a Responses API request from the script: a `response` object, or its events when streaming. */
-  private answerResponses(
-    body: Record<string, unknown>,
-    script: ScriptedReply,
-    n: number,
-    headers: Record<string, string>,
-    res: import("node:http").ServerResponse,
-  ): void {
+  private answerResponses({ body, script, n, headers, res }: Reply): void {
     const id = script.id ?? `resp_test_${n}`;
     const content = script.content === undefined ? "ok" : script.content;
     const usage = script.usage ?? { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };

@@ -3,6 +3,7 @@ import {
   buildPreferenceSet,
   buildPromptPool,
   type ChosenCandidate,
+  type ContentImage,
   candidatesFromFeedback,
   type Dataset,
   type DatasetRow,
@@ -178,6 +179,7 @@ async function failureItems(
   );
   const items: FailureItem[] = [];
   const feedback: Feedback[] = [];
+  const images = new Map<string, ContentImage>();
   for (let i = 0; i < members.length; i += 500) {
     const chunk = members.slice(i, i + 500);
     const traces = await getTraces(
@@ -195,8 +197,8 @@ async function failureItems(
       const item = failureItemFromTrace(trace.data, verdict.judgement, m.patternId);
       if (item) {
         // rows reference each inline image by content hash; its bytes are stored once, beside the datasets
-        const { messages, images } = extractInlineImages(item.context.messages);
-        await saveImages(db, tenantId, images);
+        const { messages, images: found } = extractInlineImages(item.context.messages);
+        for (const image of found) images.set(image.ref, image);
         items.push({
           ...item,
           context: { ...item.context, messages },
@@ -206,6 +208,7 @@ async function failureItems(
       feedback.push(...notes);
     }
   }
+  await saveImages(db, tenantId, [...images.values()]);
   return { items, corrections: candidatesFromFeedback(feedback) };
 }
 
