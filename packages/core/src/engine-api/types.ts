@@ -10,6 +10,36 @@
  * - `lossMask`: 1 where a token counts in the loss, 0 where it does not (prompt, tool observations).
  */
 
+/**
+ * A tool call on an assistant message, as OpenAI's chat API carries it: `arguments` is JSON text (or, as HF chat
+ * templates also take it, the parsed object).
+ */
+export interface ChatToolCall {
+  id?: string;
+  type?: "function";
+  function: { name: string; arguments: string | Record<string, unknown> };
+}
+
+/** A chat message as a chat template reads it: `content` may be null on an assistant turn that only calls tools. */
+export interface GenMessage {
+  role: string;
+  content: string | null;
+  /** The calls an assistant turn made. */
+  tool_calls?: ChatToolCall[];
+  /** On a `tool` message: the call it answers. */
+  tool_call_id?: string;
+  name?: string;
+}
+
+/**
+ * A constraint on what the model may write, enforced token by token: `json-schema` is `before`, then one compact
+ * JSON value matching `schema` (`true` for any JSON value), then `after`, and nothing else; `any-of` is any one of
+ * its grammars.
+ */
+export type OutputGrammar =
+  | { kind: "json-schema"; schema: Record<string, unknown> | true; before?: string; after?: string }
+  | { kind: "any-of"; grammars: OutputGrammar[] };
+
 /** One generation request: a prompt (as tokens or chat messages) and how to sample from it. */
 export interface GenRequest {
   /** Caller's id for matching results to requests. */
@@ -17,7 +47,11 @@ export interface GenRequest {
   /** Prompt token ids; give this or `messages`. */
   promptTokens?: number[];
   /** Chat messages rendered with the model's chat template; give this or `promptTokens`. */
-  messages?: { role: string; content: string | null }[];
+  messages?: GenMessage[];
+  /** OpenAI `tools`, rendered by chat templates that have a tools section. */
+  tools?: readonly object[];
+  /** Constrains the output (structured output, required tool calls). */
+  grammar?: OutputGrammar;
   /** How many samples to draw for this prompt (default 1). */
   n?: number;
   /** Upper bound on generated tokens per sample (default 64). */
@@ -98,12 +132,17 @@ export type WeightSource =
   | { kind: "checkpoint"; dir: string }
   | { kind: "tensors"; tensors: Map<string, { shape: number[]; data: Float32Array }> };
 
+/** How a model writes tool calls in text: Arc's byte models `{"tool","args"}` JSON, Hermes `<tool_call>` tags. */
+export type ToolCallSyntax = "arc-json" | "hermes";
+
 /** The generation role (embedded engine, vLLM/SGLang behind an OpenAI-compatible server): samples with versioned weights. */
 export interface InferenceEngine {
   /** Batched generation: one result per sample, in request order then sample order. */
   generate(requests: GenRequest[], options?: GenerateOptions): Promise<GenResult[]>;
   /** The weight version that new tokens are sampled with. */
   getVersion(): number;
+  /** The text format the served model writes tool calls in, when its chat template has one. */
+  readonly toolCallSyntax?: ToolCallSyntax;
   /** Swaps in new weights; generation in flight pauses and resumes on the new version. */
   setWeights(version: number, weights: WeightSource): Promise<void>;
   /** Releases the process or connections the engine holds, if it holds any. */

@@ -4,12 +4,14 @@ import type {
   GenRequest,
   GenResult,
   InferenceEngine,
+  ToolCallSyntax,
   WeightSource,
 } from "@arc/core";
 import { selectRows } from "../backend/select-rows.ts";
 import { initBackend, tf } from "../backend/tf-backend.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
+import { GrammarConstraint } from "../grammar/grammar-constraint.ts";
 import {
   attentionMask,
   forward,
@@ -23,6 +25,7 @@ import {
 import type { LlamaConfig } from "../model/llama-config.ts";
 import { STOP_IDS, specialId } from "../tokenizer/byte-tokenizer.ts";
 import { byteChatTokenizer, type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
+import { ContextLengthError } from "./context-length-error.ts";
 import { disposeWeights, toWeights, weightsFromSource } from "./model-weights.ts";
 import { type SampledToken, sampleToken } from "./sampler.ts";
 
@@ -68,6 +71,8 @@ interface Row {
   text: string;
   /** Length of `text` already handed to `onToken`. */
   emitted: number;
+  /** The request's grammar, followed token by token. */
+  constraint?: GrammarConstraint;
 }
 
 /** A row in the running batch: 1 per cached position that is left padding, and where it goes next. */
@@ -147,6 +152,10 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   }
 
   /** Swaps weights between two decoding steps: tokens sampled after the swap carry the new version. */
+  get toolCallSyntax(): ToolCallSyntax | undefined {
+    return this.tokenizer.chat?.toolCallSyntax;
+  }
+
   async setWeights(version: number, source: WeightSource): Promise<void> {
     const next = fuseForInference(this.config, await weightsFromSource(this.config, source));
     const old = this.weights;
@@ -185,14 +194,14 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private rowsOf(call: Call, request: GenRequest, requestIndex: number): Row[] {
     const field = `requests[${requestIndex}]`;
     const chat = this.tokenizer.chat;
-    if (!chat && (request.messages || request.stop?.length)) {
+    if (!chat && (request.messages || request.stop?.length || request.grammar)) {
       throw new TypeError(
-        `${field}: ${this.tokenizer.unavailable}; this model runs on token ids: give promptTokens and no stop strings`,
+        `${field}: ${this.tokenizer.unavailable}; this model runs on token ids: give promptTokens, no stop strings and no grammar`,
       );
     }
     let prompt: number[];
     if (request.promptTokens) prompt = request.promptTokens;
-    else if (request.messages) prompt = chat!.render(request.messages);
+    else if (request.messages) prompt = chat!.render(request.messages, { tools: request.tools });
     else throw new TypeError(`${field}: expected promptTokens or messages, got neither`);
     if (prompt.length === 0)
       throw new TypeError(`${field}.promptTokens: expected at least one token, got none`);
@@ -207,9 +216,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       throw new TypeError(`${field}.n: expected a positive integer, got ${n}`);
     const room = this.config.max_position_embeddings - prompt.length;
     if (room < 1) {
-      throw new TypeError(
-        `${field}: a prompt of ${prompt.length} tokens leaves no room in the context of ${this.config.max_position_embeddings}`,
-      );
+      throw new ContextLengthError(field, prompt.length, this.config.max_position_embeddings);
     }
     const maxTokens = request.maxTokens ?? 96;
     if (!Number.isInteger(maxTokens) || maxTokens < 1) {
@@ -239,6 +246,9 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       top: [],
       text: "",
       emitted: 0,
+      constraint: request.grammar
+        ? new GrammarConstraint(request.grammar, (id) => chat!.tokenBytes(id), this.tokenizer.stopIds)
+        : undefined,
     }));
   }
 
@@ -372,14 +382,17 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
 
   private sample(row: Row, logits: Float32Array, offset: number, version: number): void {
     const req = row.request;
+    const V = this.config.vocab_size;
+    const constrained = row.constraint?.mask(logits, offset, V);
     const picked = sampleToken(
-      logits,
-      offset,
-      this.config.vocab_size,
+      constrained ?? logits,
+      constrained ? 0 : offset,
+      V,
       { temperature: req.temperature ?? 1, topP: req.topP ?? 1, topK: req.topK ?? 0 },
       row.rand(),
       req.topLogprobs ?? 0,
     );
+    row.constraint?.advance(picked.token);
     row.tokens.push(picked.token);
     row.logprobs.push(picked.logprob);
     row.versions.push(version);

@@ -1,6 +1,17 @@
-import type { GenRequest } from "@arc/core";
+import type { ChatToolCall, GenRequest } from "@arc/core";
+import { checkGrammarSchema } from "../grammar/json-matcher.ts";
 import { CHAT_ROLES, type ChatMessage } from "../tokenizer/chat-template.ts";
 import { OpenAIError } from "./openai-error.ts";
+import type { FunctionTool } from "./tool-calls/tool-call-format.ts";
+
+/** `tool_choice`: content only, the model's choice, some call, or a call of this function. */
+export type ToolChoice = "none" | "auto" | "required" | { name: string };
+
+/** `response_format`: free text, any JSON object, or JSON matching a schema. */
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; schema: Record<string, unknown> };
 
 /** A validated `POST /v1/chat/completions` body, as the engine needs it. */
 export interface ChatCompletionRequest {
@@ -12,6 +23,12 @@ export interface ChatCompletionRequest {
   includeUsage: boolean;
   /** Return per-token log-probabilities in each choice. */
   logprobs: boolean;
+  /** The functions offered (`tools`), in the order given. */
+  tools: FunctionTool[];
+  /** `tool_choice`; `auto` when tools are offered and none is named, else `none`. */
+  toolChoice: ToolChoice;
+  /** `response_format`. */
+  responseFormat: ResponseFormat;
   /** The request as the engine takes it. */
   generation: GenRequest;
 }
@@ -64,10 +81,125 @@ function messageContent(content: unknown, i: number): string | null {
   );
 }
 
-/**
- * Validates an OpenAI chat completion body and maps it onto a GenRequest. Unknown fields (tools,
- * response_format, ...) are ignored: the embedded model has no tool-call grammar.
- */
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** OpenAI's rule for function names. */
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function parseToolCalls(value: unknown, at: string): ChatToolCall[] {
+  if (!Array.isArray(value)) throw invalid(at, `expected an array of tool calls, got ${typeof value}`);
+  return value.map((call, j) => {
+    const fn = isRecord(call) ? call.function : undefined;
+    if (!isRecord(call) || !isRecord(fn) || typeof fn.name !== "string" || typeof fn.arguments !== "string") {
+      throw invalid(
+        `${at}[${j}]`,
+        'expected {"id", "type": "function", "function": {"name", "arguments": string}}',
+      );
+    }
+    if (!FUNCTION_NAME.test(fn.name))
+      throw invalid(
+        `${at}[${j}].function.name`,
+        `expected [a-zA-Z0-9_-]{1,64}, got ${JSON.stringify(fn.name)}`,
+      );
+    return {
+      ...(typeof call.id === "string" ? { id: call.id } : {}),
+      type: "function" as const,
+      function: { name: fn.name, arguments: fn.arguments },
+    };
+  });
+}
+
+function parseMessage(m: unknown, i: number): ChatMessage {
+  const msg = isRecord(m) ? m : {};
+  const role = msg.role === "developer" ? "system" : msg.role;
+  if (typeof role !== "string" || !(CHAT_ROLES as readonly string[]).includes(role)) {
+    throw invalid(
+      `messages[${i}].role`,
+      `expected one of system, developer, user, assistant, tool, got ${JSON.stringify(msg.role)}`,
+    );
+  }
+  const message: ChatMessage = { role, content: messageContent(msg.content, i) };
+  if (role === "assistant" && msg.tool_calls !== undefined && msg.tool_calls !== null)
+    message.tool_calls = parseToolCalls(msg.tool_calls, `messages[${i}].tool_calls`);
+  if (role === "tool") {
+    if (typeof msg.tool_call_id !== "string")
+      throw invalid(`messages[${i}].tool_call_id`, "a tool message needs the id of the call it answers");
+    message.tool_call_id = msg.tool_call_id;
+  }
+  if (typeof msg.name === "string") message.name = msg.name;
+  return message;
+}
+
+function parseTools(value: unknown): FunctionTool[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw invalid("tools", `expected an array of tools, got ${typeof value}`);
+  if (value.length > 128) throw invalid("tools", `expected at most 128 tools, got ${value.length}`);
+  const names = new Set<string>();
+  return value.map((tool, i) => {
+    const fn = isRecord(tool) ? tool.function : undefined;
+    if (!isRecord(tool) || tool.type !== "function" || !isRecord(fn))
+      throw invalid(`tools[${i}]`, 'expected {"type": "function", "function": {"name", "parameters"}}');
+    if (typeof fn.name !== "string" || !FUNCTION_NAME.test(fn.name))
+      throw invalid(
+        `tools[${i}].function.name`,
+        `expected [a-zA-Z0-9_-]{1,64}, got ${JSON.stringify(fn.name)}`,
+      );
+    if (names.has(fn.name)) throw invalid(`tools[${i}].function.name`, `${fn.name} is offered twice`);
+    names.add(fn.name);
+    const parameters = fn.parameters ?? { type: "object", properties: {} };
+    try {
+      checkGrammarSchema(parameters, `tools[${i}].function.parameters`);
+    } catch (error) {
+      throw new OpenAIError(400, (error as Error).message, { param: `tools[${i}].function.parameters` });
+    }
+    return { name: fn.name, parameters: parameters as Record<string, unknown> };
+  });
+}
+
+function parseToolChoice(value: unknown, tools: FunctionTool[]): ToolChoice {
+  if (value === undefined || value === null) return tools.length > 0 ? "auto" : "none";
+  if (value === "none") return "none";
+  if (value === "auto" || value === "required") {
+    if (tools.length === 0)
+      throw invalid("tool_choice", `${JSON.stringify(value)} needs tools to choose from`);
+    return value;
+  }
+  const fn = isRecord(value) ? value.function : undefined;
+  if (!isRecord(value) || value.type !== "function" || !isRecord(fn) || typeof fn.name !== "string") {
+    throw invalid(
+      "tool_choice",
+      `expected "none", "auto", "required" or {"type": "function", "function": {"name"}}, got ${JSON.stringify(value)}`,
+    );
+  }
+  if (!tools.some((t) => t.name === fn.name))
+    throw invalid("tool_choice", `function ${JSON.stringify(fn.name)} is not among the tools offered`);
+  return { name: fn.name };
+}
+
+function parseResponseFormat(value: unknown): ResponseFormat {
+  if (value === undefined || value === null) return { type: "text" };
+  if (!isRecord(value)) throw invalid("response_format", `expected an object, got ${typeof value}`);
+  if (value.type === "text" || value.type === "json_object") return { type: value.type };
+  if (value.type !== "json_schema") {
+    throw invalid(
+      "response_format.type",
+      `expected "text", "json_object" or "json_schema", got ${JSON.stringify(value.type)}`,
+    );
+  }
+  const spec = value.json_schema;
+  if (!isRecord(spec) || typeof spec.name !== "string")
+    throw invalid("response_format.json_schema", 'expected {"name", "schema", "strict"?}');
+  const schema = spec.schema ?? {};
+  try {
+    checkGrammarSchema(schema, "response_format.json_schema.schema");
+  } catch (error) {
+    throw new OpenAIError(400, (error as Error).message, { param: "response_format.json_schema.schema" });
+  }
+  return { type: "json_schema", name: spec.name, schema: schema as Record<string, unknown> };
+}
+
+/** Validates an OpenAI chat completion body and maps it onto a GenRequest (the grammar is the server's to add). */
 export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatCompletionRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new OpenAIError(
@@ -81,17 +213,9 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
   if (!Array.isArray(b.messages) || b.messages.length === 0) {
     throw invalid("messages", `expected a non-empty array of messages, got ${JSON.stringify(b.messages)}`);
   }
-  const messages: ChatMessage[] = b.messages.map((m: unknown, i: number) => {
-    const msg = m as { role?: unknown; content?: unknown };
-    const role = msg?.role === "developer" ? "system" : msg?.role;
-    if (typeof role !== "string" || !(CHAT_ROLES as readonly string[]).includes(role)) {
-      throw invalid(
-        `messages[${i}].role`,
-        `expected one of system, developer, user, assistant, tool, got ${JSON.stringify(msg?.role)}`,
-      );
-    }
-    return { role, content: messageContent(msg.content, i) };
-  });
+  const messages: ChatMessage[] = b.messages.map((m: unknown, i: number) => parseMessage(m, i));
+  const tools = parseTools(b.tools);
+  const toolChoice = parseToolChoice(b.tool_choice, tools);
   let stop: string[] | undefined;
   if (typeof b.stop === "string") stop = [b.stop];
   else if (Array.isArray(b.stop)) {
@@ -113,8 +237,12 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
     stream: b.stream === true,
     includeUsage: streamOptions?.include_usage === true,
     logprobs,
+    tools,
+    toolChoice,
+    responseFormat: parseResponseFormat(b.response_format),
     generation: {
       messages,
+      ...(tools.length > 0 && toolChoice !== "none" ? { tools: b.tools as object[] } : {}),
       n: optionalInteger(b, "n", 1, 64) ?? 1,
       maxTokens: maxTokens ?? defaultMaxTokens,
       temperature: optionalNumber(b, "temperature", 0, 2) ?? 1,

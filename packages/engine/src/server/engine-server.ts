@@ -1,9 +1,11 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
-import type { GenResult, InferenceEngine, TokenEvent } from "@arc/core";
+import type { GenResult, InferenceEngine, TokenEvent, ToolCallSyntax } from "@arc/core";
 import { Hono } from "hono";
+import { ContextLengthError } from "../inference/context-length-error.ts";
 import { tokenBytes, tokenString } from "../tokenizer/byte-tokenizer.ts";
 import { type ChatCompletionRequest, parseChatRequest } from "./chat-request.ts";
 import { OpenAIError } from "./openai-error.ts";
+import { finishReason, type OutputPlan, openAiToolCalls, planOutput } from "./output-plan.ts";
 
 /** Options of the OpenAI-compatible server. */
 export interface EngineServerOptions {
@@ -17,6 +19,10 @@ export interface EngineServerOptions {
   apiKey?: string;
   /** Largest request body in bytes; larger ones get 413 (default 10 MiB). */
   maxBodyBytes?: number;
+  /** Answer any `model` name, echoing it back (the gateway routes before it calls); else only `modelId`. */
+  acceptAnyModel?: boolean;
+  /** How the model writes tool calls (vLLM's `--tool-call-parser`); default: what the engine's chat template says. */
+  toolCallSyntax?: ToolCallSyntax;
 }
 
 /** `maxBodyBytes` when none is given. */
@@ -49,7 +55,10 @@ async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
   try {
     return JSON.parse(Buffer.concat(chunks, size).toString("utf8"));
   } catch {
-    throw new OpenAIError(400, "expected a JSON body, got invalid JSON");
+    throw new OpenAIError(
+      400,
+      "We could not parse the JSON body of your request: it is not valid JSON. Send a JSON object as the body.",
+    );
   }
 }
 
@@ -81,23 +90,27 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
   const defaultMaxTokens = options.defaultMaxTokens ?? 256;
   const maxPending = options.maxPendingRequests ?? 256;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const created = Math.floor(Date.now() / 1000);
+  const started = Math.floor(Date.now() / 1000);
+  const syntax = options.toolCallSyntax ?? engine.toolCallSyntax;
   let pending = 0;
 
   app.onError((error, c) => {
     const e =
       error instanceof OpenAIError
         ? error
-        : error instanceof TypeError
-          ? new OpenAIError(400, error.message)
-          : new OpenAIError(500, `internal error: ${error.message}`);
+        : error instanceof ContextLengthError
+          ? new OpenAIError(
+              400,
+              `This model's maximum context length is ${error.contextTokens} tokens. However, your messages resulted in ${error.promptTokens} tokens, which leaves no room for a reply. Please reduce the length of the messages.`,
+              { param: "messages", code: "context_length_exceeded" },
+            )
+          : error instanceof TypeError
+            ? new OpenAIError(400, error.message)
+            : new OpenAIError(500, `internal error: ${error.message}`);
     return c.json(e.body(), e.status as 400);
   });
   app.notFound((c) =>
-    c.json(
-      new OpenAIError(404, `no route for ${c.req.method} ${c.req.path}`, { code: "not_found" }).body(),
-      404,
-    ),
+    c.json(new OpenAIError(404, `Invalid URL (${c.req.method} ${c.req.path})`).body(), 404),
   );
 
   const { apiKey } = options;
@@ -114,22 +127,18 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     });
   }
 
-  app.get("/v1/models", (c) =>
-    c.json({ object: "list", data: [{ id: options.modelId, object: "model", created, owned_by: "arc" }] }),
-  );
+  const model = { id: options.modelId, object: "model", created: started, owned_by: "arc" };
+  app.get("/v1/models", (c) => c.json({ object: "list", data: [model] }));
+  app.get("/v1/models/:id{.+}", (c) => {
+    if (c.req.param("id") === options.modelId) return c.json(model);
+    throw modelNotFound(c.req.param("id"));
+  });
 
   app.post("/v1/chat/completions", async (c) => {
+    const created = Math.floor(Date.now() / 1000);
     const req = parseChatRequest(await readJsonBody(c.req.raw, maxBodyBytes), defaultMaxTokens);
-    if (req.model !== options.modelId) {
-      throw new OpenAIError(
-        404,
-        `model ${JSON.stringify(req.model)} does not exist; this server serves ${JSON.stringify(options.modelId)}`,
-        {
-          param: "model",
-          code: "model_not_found",
-        },
-      );
-    }
+    if (!options.acceptAnyModel && req.model !== options.modelId) throw modelNotFound(req.model);
+    const plan = planOutput(req, syntax);
     if (pending >= maxPending) {
       throw new OpenAIError(429, `too many requests: ${pending} in flight or queued (limit ${maxPending})`, {
         type: "rate_limit_error",
@@ -139,19 +148,19 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     const id = `chatcmpl-${randomUUID()}`;
     const abort = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
-    const generation = { ...req.generation, signal: abort.signal };
+    const generation = { ...req.generation, grammar: plan.grammar, signal: abort.signal };
     pending++;
     if (!req.stream) {
       try {
         const results = await engine.generate([generation]);
-        return c.json(completionBody(id, created, req, results), 200, {
+        return c.json(completionBody(id, created, req, plan, results), 200, {
           "x-arc-weight-version": String(results[0]?.outputVersions[0] ?? engine.getVersion()),
         });
       } finally {
         pending--;
       }
     }
-    return streamCompletion(engine, id, req, generation, abort, () => {
+    return streamCompletion(engine, { id, created, req, plan }, generation, abort, () => {
       pending--;
     });
   });
@@ -159,7 +168,35 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
   return app;
 }
 
-function completionBody(id: string, created: number, req: ChatCompletionRequest, results: GenResult[]) {
+/** OpenAI's answer to a model name it does not serve. */
+function modelNotFound(name: string): OpenAIError {
+  return new OpenAIError(404, `The model \`${name}\` does not exist or you do not have access to it.`, {
+    code: "model_not_found",
+  });
+}
+
+/** The assistant message of a finished sample: its content, and its tool calls when the request offered tools. */
+function choiceOf(r: GenResult, plan: OutputPlan) {
+  const parsed = plan.format ? plan.format.parse(r.text) : { content: r.text, toolCalls: [] };
+  const toolCalls = openAiToolCalls(parsed.toolCalls);
+  return {
+    message: {
+      role: "assistant",
+      content: parsed.content,
+      refusal: null,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    },
+    finish_reason: r.finishReason === "abort" ? "stop" : finishReason(r.finishReason, toolCalls.length, plan),
+  };
+}
+
+function completionBody(
+  id: string,
+  created: number,
+  req: ChatCompletionRequest,
+  plan: OutputPlan,
+  results: GenResult[],
+) {
   const completionTokens = results.reduce((n, r) => n + r.outputTokens.length, 0);
   return {
     id,
@@ -167,14 +204,17 @@ function completionBody(id: string, created: number, req: ChatCompletionRequest,
     created,
     model: req.model,
     system_fingerprint: `arc-w${results[0]?.outputVersions[0] ?? 0}`,
-    choices: results.map((r) => ({
-      index: r.sampleIndex,
-      message: { role: "assistant", content: r.text, refusal: null },
-      logprobs: req.logprobs
-        ? { content: contentLogprobs(r.outputTokens, r.outputLogprobs, r.topLogprobs), refusal: null }
-        : null,
-      finish_reason: r.finishReason === "abort" ? "stop" : r.finishReason,
-    })),
+    choices: results.map((r) => {
+      const { message, finish_reason } = choiceOf(r, plan);
+      return {
+        index: r.sampleIndex,
+        message,
+        logprobs: req.logprobs
+          ? { content: contentLogprobs(r.outputTokens, r.outputLogprobs, r.topLogprobs), refusal: null }
+          : null,
+        finish_reason,
+      };
+    }),
     usage: {
       prompt_tokens: results[0]?.promptTokens.length ?? 0,
       completion_tokens: completionTokens,
@@ -183,49 +223,85 @@ function completionBody(id: string, created: number, req: ChatCompletionRequest,
   };
 }
 
-/** Server-sent events: a role chunk per choice, content chunks as tokens come, a finish chunk, `[DONE]`. */
+/** The facts every chunk of one completion repeats. */
+interface CompletionHead {
+  id: string;
+  created: number;
+  req: ChatCompletionRequest;
+  plan: OutputPlan;
+}
+
+/**
+ * Server-sent events: a role chunk per choice, content chunks as tokens come, then per choice its tool calls (when it
+ * wrote any) and a finish chunk, a usage chunk when asked for, and `[DONE]`. Where the request offered tools, text
+ * that is or may become a call is held back until the sample ends, then sent as `tool_calls` deltas the way OpenAI
+ * streams them: id, type and name with empty arguments, then the arguments.
+ */
 function streamCompletion(
   engine: InferenceEngine,
-  id: string,
-  req: ChatCompletionRequest,
+  head: CompletionHead,
   generation: ChatCompletionRequest["generation"],
   abort: AbortController,
   release: () => void,
 ): Response {
+  const { req, plan } = head;
   const encoder = new TextEncoder();
-  const created = Math.floor(Date.now() / 1000);
   const n = generation.n ?? 1;
+  const texts = Array.from({ length: n }, () => ({ text: "", sent: 0 }));
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (data: unknown) => {
         if (abort.signal.aborted) return;
         controller.enqueue(encoder.encode(`data: ${JSON.stringify(data)}\n\n`));
       };
-      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      const chunk = (choices: unknown[], usage: unknown = null) =>
         send({
-          id,
+          id: head.id,
           object: "chat.completion.chunk",
-          created,
+          created: head.created,
           model: req.model,
           system_fingerprint: `arc-w${engine.getVersion()}`,
           choices,
-          ...extra,
+          ...(req.includeUsage ? { usage } : {}),
         });
-      for (let i = 0; i < n; i++)
-        chunk([{ index: i, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }]);
+      const delta = (index: number, d: Record<string, unknown>, logprobs: unknown = null) =>
+        chunk([{ index, delta: d, logprobs, finish_reason: null }]);
+      for (let i = 0; i < n; i++) delta(i, { role: "assistant", content: "" });
       const onToken = (e: TokenEvent) => {
         if (e.token < 0 || e.finishReason === "abort") return;
+        const sample = texts[e.sampleIndex];
+        sample.text += e.textDelta;
+        const upTo = plan.format ? plan.format.contentLength(sample.text) : sample.text.length;
+        const content = sample.text.slice(sample.sent, Math.max(sample.sent, upTo));
+        sample.sent = Math.max(sample.sent, upTo);
         const logprobs = req.logprobs
           ? {
               content: contentLogprobs([e.token], [e.logprob], e.topLogprobs ? [e.topLogprobs] : undefined),
               refusal: null,
             }
           : null;
-        if (e.textDelta || logprobs) {
-          chunk([{ index: e.sampleIndex, delta: { content: e.textDelta }, logprobs, finish_reason: null }]);
-        }
-        if (e.finishReason)
-          chunk([{ index: e.sampleIndex, delta: {}, logprobs: null, finish_reason: e.finishReason }]);
+        if (content || logprobs) delta(e.sampleIndex, { content }, logprobs);
+        if (!e.finishReason) return;
+        const parsed = plan.format?.parse(sample.text);
+        const calls = openAiToolCalls(parsed?.toolCalls ?? []);
+        if (calls.length === 0 && sample.sent < sample.text.length)
+          delta(e.sampleIndex, { content: sample.text.slice(sample.sent) });
+        calls.forEach((call, index) => {
+          delta(e.sampleIndex, {
+            tool_calls: [
+              { index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+            ],
+          });
+          delta(e.sampleIndex, { tool_calls: [{ index, function: { arguments: call.function.arguments } }] });
+        });
+        chunk([
+          {
+            index: e.sampleIndex,
+            delta: {},
+            logprobs: null,
+            finish_reason: finishReason(e.finishReason, calls.length, plan),
+          },
+        ]);
       };
       engine
         .generate([generation], { onToken })
@@ -234,11 +310,9 @@ function streamCompletion(
             const completion = results.reduce((s, r) => s + r.outputTokens.length, 0);
             const prompt = results[0]?.promptTokens.length ?? 0;
             chunk([], {
-              usage: {
-                prompt_tokens: prompt,
-                completion_tokens: completion,
-                total_tokens: prompt + completion,
-              },
+              prompt_tokens: prompt,
+              completion_tokens: completion,
+              total_tokens: prompt + completion,
             });
           }
           if (!abort.signal.aborted) {

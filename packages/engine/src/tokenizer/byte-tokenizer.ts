@@ -52,3 +52,10 @@ export function tokenString(id: number): string {
 export function tokenBytes(id: number): number[] {
   return id < 256 ? [id] : [];
 }
+
+const BYTE_ARRAYS = Array.from({ length: 256 }, (_, b) => Uint8Array.of(b));
+
+/** The bytes one id writes, or null for a special token (constrained decoding). */
+export function tokenTextBytes(id: number): Uint8Array | null {
+  return id >= 0 && id < 256 ? BYTE_ARRAYS[id] : null;
+}

@@ -88,6 +88,23 @@ describe("byte tokenizer and chat template", () => {
       { role: "user", content: "héllo, 世界?" },
       { role: "assistant", content: null },
       { role: "tool", content: '{"ok":true}' },
+      {
+        role: "assistant",
+        content: "two calls:",
+        tool_calls: [
+          {
+            id: "c1",
+            type: "function" as const,
+            function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+          },
+          { id: "c2", type: "function" as const, function: { name: "tag_2", arguments: "{}" } },
+        ],
+      },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c3", type: "function" as const, function: { name: "f", arguments: '{"a":1' } }],
+      },
     ];
     const script = [
       "import json, sys",
@@ -122,5 +139,14 @@ describe("byte tokenizer and chat template", () => {
           : encodeText(piece),
       );
     assert.deepEqual(ids, renderChat(messages));
+    assert.match(
+      rendered,
+      /<\|assistant\|>two calls:\n\{"tool":"get_weather","args":\{"city":"Oslo"\}\}\n\{"tool":"tag_2","args":\{\}\}<\|end\|>/,
+    );
+    assert.match(
+      rendered,
+      /<\|assistant\|>\{"tool":"f","args":\{"a":1\}<\|end\|>/,
+      "arguments are written as sent",
+    );
   });
 });

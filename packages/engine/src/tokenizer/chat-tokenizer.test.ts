@@ -19,7 +19,7 @@ const BYTE_MODEL = fileURLToPath(new URL("../../../../models/toolcall-base", imp
 const REFERENCE = fileURLToPath(new URL("./__fixtures__/hf_chat_reference.py", import.meta.url));
 
 const tools = toOpenAiTools(TOOLCALL_TOOLS);
-const call = (name: string, args: string | object) => ({
+const call = (name: string, args: string | Record<string, unknown>) => ({
   id: "call_1",
   type: "function" as const,
   function: { name, arguments: args },

@@ -1,22 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { GenMessage, ToolCallSyntax } from "@arc/core";
 import { Template } from "@huggingface/jinja";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { decodeTokens, encodeText, STOP_IDS } from "./byte-tokenizer.ts";
+import { decodeTokens, encodeText, STOP_IDS, tokenTextBytes } from "./byte-tokenizer.ts";
 import { renderChat, renderChatExample } from "./chat-template.ts";
-import { readTokenizerFiles } from "./tokenizer-files.ts";
+import { byteToUnicode, readTokenizerFiles } from "./tokenizer-files.ts";
 
-/**
- * A message in OpenAI's chat format as a chat template reads it: `content` may be null (an assistant's tool call),
- * and assistant messages may carry `tool_calls`, tool messages a `tool_call_id`.
- */
-export interface TemplateMessage {
-  role: string;
-  content: string | null;
-  tool_calls?: { id?: string; type?: "function"; function: { name: string; arguments: string | object } }[];
-  tool_call_id?: string;
-  name?: string;
-}
+/** A message in OpenAI's chat format as a chat template reads it (tool calls and tool results included). */
+export type TemplateMessage = GenMessage;
 
 /** How to render a conversation. */
 export interface RenderOptions {
@@ -36,6 +28,10 @@ export interface ChatTokenizer {
   decode(ids: readonly number[]): string;
   /** Tokens that end a turn (generation stops at them). */
   readonly stopIds: ReadonlySet<number>;
+  /** How the model writes tool calls, when its chat template writes them back in a format Arc can read. */
+  readonly toolCallSyntax?: ToolCallSyntax;
+  /** The bytes a token writes, or null for a special token (constrained decoding reads the vocabulary through this). */
+  tokenBytes(id: number): Uint8Array | null;
   /** A prompt and its assistant reply as training tokens; the reply ends with the token that ends a turn. */
   renderExample(
     messages: readonly TemplateMessage[],
@@ -51,6 +47,8 @@ export const byteChatTokenizer: ChatTokenizer = {
   encode: (text) => encodeText(text),
   decode: (ids) => decodeTokens([...ids]),
   stopIds: STOP_IDS,
+  toolCallSyntax: "arc-json",
+  tokenBytes: tokenTextBytes,
   renderExample: (messages, reply) => renderChatExample(messages, reply),
 };
 
@@ -86,21 +84,60 @@ function chatTemplateOf(config: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/**
+ * The bytes each id of a `tokenizer.json` writes: byte-level BPE keys through the GPT-2 byte map, SentencePiece keys
+ * with `▁` as a space and `<0xNN>` byte fallbacks; added tokens that are special write none.
+ */
+function vocabularyBytes(json: Record<string, unknown>): Map<number, Uint8Array | null> {
+  const model = json.model as { vocab?: Record<string, number> | [string, number][] } | undefined;
+  const entries: [string, number][] = Array.isArray(model?.vocab)
+    ? model.vocab.map(([piece], id) => [piece, id])
+    : Object.entries(model?.vocab ?? {});
+  const byteLevel = JSON.stringify([json.pre_tokenizer, json.decoder]).includes('"ByteLevel"');
+  const unicodeToByte = new Map(byteToUnicode().map((ch, b) => [ch, b]));
+  const encoder = new TextEncoder();
+  const table = new Map<number, Uint8Array | null>();
+  for (const [piece, id] of entries) {
+    if (byteLevel) {
+      const bytes = [...piece].map((ch) => unicodeToByte.get(ch));
+      table.set(
+        id,
+        bytes.every((b) => b !== undefined) ? Uint8Array.from(bytes as number[]) : encoder.encode(piece),
+      );
+    } else {
+      const fallback = /^<0x([0-9A-Fa-f]{2})>$/.exec(piece);
+      table.set(
+        id,
+        fallback ? Uint8Array.of(Number.parseInt(fallback[1], 16)) : encoder.encode(piece.replace(/▁/g, " ")),
+      );
+    }
+  }
+  for (const added of (json.added_tokens as
+    | { id: number; content: string; special?: boolean }[]
+    | undefined) ?? [])
+    table.set(added.id, added.special ? null : encoder.encode(added.content));
+  return table;
+}
+
 /** A Hugging Face tokenizer (`tokenizer.json`) with the Jinja chat template of its `tokenizer_config.json`. */
 class HfChatTokenizer implements ChatTokenizer {
   readonly kind = "hf";
   private readonly template: Template | undefined;
   /** The token that ends a turn: the config's eos token, when it is one token. */
   readonly endOfTurn: number | undefined;
+  /** Hermes when the template writes calls in `<tool_call>` tags (Qwen2.5, Hermes), else none. */
+  readonly toolCallSyntax: ToolCallSyntax | undefined;
 
   constructor(
     private readonly dir: string,
     private readonly tokenizer: Tokenizer,
     private readonly config: Record<string, unknown>,
     readonly stopIds: ReadonlySet<number>,
+    private readonly bytes: Map<number, Uint8Array | null>,
   ) {
     const source = chatTemplateOf(config);
     this.template = source === undefined ? undefined : new Template(source);
+    this.toolCallSyntax = source?.includes("<tool_call>") ? "hermes" : undefined;
     const eos = tokenText(config.eos_token);
     this.endOfTurn = eos === undefined ? undefined : this.tokenId(eos);
   }
@@ -123,6 +160,10 @@ class HfChatTokenizer implements ChatTokenizer {
       eos_token: tokenText(this.config.eos_token) ?? "",
     });
     return this.encode(text);
+  }
+
+  tokenBytes(id: number): Uint8Array | null {
+    return this.bytes.get(id) ?? null;
   }
 
   encode(text: string): number[] {
@@ -174,7 +215,7 @@ export async function loadChatTokenizer(dir: string): Promise<ChatTokenizer> {
     ...eosIds((await readJson(join(dir, "generation_config.json")))?.eos_token_id),
     ...eosIds((await readJson(join(dir, "config.json")))?.eos_token_id),
   ]);
-  const hf = new HfChatTokenizer(dir, tokenizer, config, stops);
+  const hf = new HfChatTokenizer(dir, tokenizer, config, stops, vocabularyBytes(json));
   if (hf.endOfTurn !== undefined) stops.add(hf.endOfTurn);
   return hf;
 }

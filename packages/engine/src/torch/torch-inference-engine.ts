@@ -1,14 +1,21 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { GenerateOptions, GenRequest, GenResult, InferenceEngine, WeightSource } from "@arc/core";
+import type {
+  GenerateOptions,
+  GenRequest,
+  GenResult,
+  InferenceEngine,
+  ToolCallSyntax,
+  WeightSource,
+} from "@arc/core";
 import { readHfCheckpoint, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import type { TorchEngineInfo, TorchEngineOptions } from "./torch-train-engine.ts";
 import { TorchWorker } from "./torch-worker.ts";
 
 /** A request as the worker takes it: token ids and sampling settings, no chat messages or signals. */
-type WireRequest = Omit<GenRequest, "messages" | "signal">;
+type WireRequest = Omit<GenRequest, "messages" | "tools" | "signal">;
 
 /**
  * The PyTorch InferenceEngine: a Python worker sampling with a KV cache, per-sample seeds and per-token
@@ -57,8 +64,12 @@ export class TorchInferenceEngine implements InferenceEngine {
     if (options.onToken)
       throw new TypeError("onToken: the torch engine returns whole samples; it does not stream");
     const wire: WireRequest[] = requests.map((r, i) => {
-      const { signal: _signal, messages, ...rest } = r;
-      const promptTokens = messages ? this.tokenizer.render(messages) : r.promptTokens;
+      const { signal: _signal, messages, tools, ...rest } = r;
+      if (r.grammar)
+        throw new TypeError(
+          `requests[${i}].grammar: the PyTorch engine samples unconstrained; constrained decoding (structured output, required tool calls) runs on the embedded engine`,
+        );
+      const promptTokens = messages ? this.tokenizer.render(messages, { tools }) : r.promptTokens;
       if (!promptTokens) throw new TypeError(`requests[${i}]: expected promptTokens or messages`);
       return { ...rest, promptTokens, id: r.id ?? `r${i}` };
     });
@@ -80,6 +91,10 @@ export class TorchInferenceEngine implements InferenceEngine {
         r.signal?.removeEventListener("abort", onAbort[i]);
       });
     }
+  }
+
+  get toolCallSyntax(): ToolCallSyntax | undefined {
+    return this.tokenizer.toolCallSyntax;
   }
 
   getVersion(): number {

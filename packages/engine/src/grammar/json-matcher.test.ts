@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { checkGrammarSchema, grammarMatcher, type Matcher } from "./json-matcher.ts";
+
+/** Whether the matcher takes the whole of `text` and may end there. */
+function matches(schema: Record<string, unknown> | true, text: string, before = "", after = ""): boolean {
+  let states: Matcher[] = [grammarMatcher({ kind: "json-schema", schema, before, after })];
+  for (const byte of new TextEncoder().encode(text)) {
+    states = states.flatMap((s) => s.next(byte));
+    if (states.length === 0) return false;
+  }
+  return states.some((s) => s.accepts);
+}
+
+const person = {
+  type: "object",
+  properties: {
+    name: { type: "string" },
+    age: { type: "integer" },
+    height: { type: "number" },
+    tags: { type: "array", items: { type: "string", enum: ["a", "b"] } },
+    pet: { anyOf: [{ type: "null" }, { $ref: "#/$defs/pet" }] },
+  },
+  required: ["name", "age", "height", "tags", "pet"],
+  additionalProperties: false,
+  $defs: { pet: { type: "object", properties: { kind: { const: "cat" } }, required: ["kind"] } },
+};
+
+describe("JSON grammar matcher", () => {
+  it("takes compact JSON of the schema, keys in its order", () => {
+    assert.ok(matches(person, '{"name":"Zoë \\"Z\\"","age":-3,"height":1.5e3,"tags":["a","b"],"pet":null}'));
+    assert.ok(matches(person, '{"name":"","age":0,"height":0.25,"tags":[],"pet":{"kind":"cat"}}'));
+  });
+
+  it("refuses what breaks the schema: a wrong type, enum, order, missing or extra key, leading zero", () => {
+    const bad = [
+      '{"name":1,"age":0,"height":1,"tags":[],"pet":null}',
+      '{"name":"x","age":1.5,"height":1,"tags":[],"pet":null}',
+      '{"name":"x","age":1,"height":1,"tags":["c"],"pet":null}',
+      '{"age":1,"name":"x","height":1,"tags":[],"pet":null}',
+      '{"name":"x","age":1,"height":1,"tags":[]}',
+      '{"name":"x","age":1,"height":1,"tags":[],"pet":null,"more":1}',
+      '{"name":"x","age":01,"height":1,"tags":[],"pet":null}',
+      '{"name":"x","age":1,"height":1,"tags":[],"pet":{"kind":"dog"}}',
+      '{"name":"x", "age":1,"height":1,"tags":[],"pet":null}',
+    ];
+    for (const text of bad) assert.equal(matches(person, text), false, text);
+    assert.equal(matches(person, '{"name":"x"'), false, "an unfinished object may not end");
+  });
+
+  it("lets optional properties be left out", () => {
+    const schema = {
+      type: "object",
+      properties: { a: { type: "integer" }, b: { type: "boolean" } },
+      required: ["b"],
+    };
+    assert.ok(matches(schema, '{"b":true}'));
+    assert.ok(matches(schema, '{"a":1,"b":false}'));
+    assert.equal(matches(schema, '{"a":1}'), false);
+  });
+
+  it("takes any compact JSON value under `true`, and any object under {type: object}", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => matches(true, JSON.stringify(value))),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (value) =>
+        matches({ type: "object" }, JSON.stringify(value)),
+      ),
+      { numRuns: 200 },
+    );
+    assert.equal(matches({ type: "object" }, "[1]"), false);
+  });
+
+  it("wraps the value in the literal text before and after it", () => {
+    assert.ok(matches({ type: "integer" }, '<call>{"n": 7}</call>', '<call>{"n": ', "}</call>"));
+    assert.equal(matches({ type: "integer" }, '<call>{"n": 7}', '<call>{"n": ', "}</call>"), false);
+  });
+
+  it("names the part of a schema it cannot follow", () => {
+    assert.throws(() => checkGrammarSchema({ type: "object", properties: { a: { type: "text" } } }), {
+      message:
+        /schema\.properties\.a\.type: expected one of object, array, string, number, integer, boolean, null, got "text"/,
+    });
+    assert.throws(() => checkGrammarSchema({ $ref: "#/$defs/missing" }), { message: /points at nothing/ });
+    assert.throws(() => checkGrammarSchema({ $ref: "http://x/schema" }), {
+      message: /only local references/,
+    });
+  });
+});
