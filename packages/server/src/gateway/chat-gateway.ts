@@ -4,6 +4,7 @@ import { checkChatRequest } from "./chat-request-check.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
 import type { ModelPool } from "./model-pool.ts";
+import { renameModelInBody, StreamModelRename } from "./model-rename.ts";
 import { openAiError } from "./openai-error.ts";
 import { type RouteChoice, RoutingTable } from "./routing-table.ts";
 import { TraceRecorder, type TraceRecorderOptions } from "./trace-recorder.ts";
@@ -79,21 +80,37 @@ export class ChatGateway {
 
   /** `GET /v1/models`: the tenant's deployed versions, plus `arc`, the name that follows the tenant's route. */
   async models(tenantId: string): Promise<Response> {
+    return Response.json({ object: "list", data: await this.modelList(tenantId) });
+  }
+
+  /** `GET /v1/models/{id}`: one of `models`, else OpenAI's 404 `model_not_found`. */
+  async model(tenantId: string, id: string): Promise<Response> {
+    const found = (await this.modelList(tenantId)).find((m) => m.id === id);
+    if (found) return Response.json(found);
+    return openAiError(
+      404,
+      `The model \`${id}\` does not exist or you do not have access to it.`,
+      "invalid_request_error",
+      "model_not_found",
+    );
+  }
+
+  private async modelList(tenantId: string) {
     const route = await this.routing.route(tenantId);
+    if (!route) return [];
     const created = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
-    const data = [];
-    if (route) {
-      data.push({
-        id: "arc",
-        object: "model",
-        created: created(route.control.createdAt),
-        owned_by: tenantId,
-      });
-      for (const m of [route.control, route.canary?.model].filter((x) => x !== undefined)) {
-        data.push({ id: m.name, object: "model", created: created(m.createdAt), owned_by: tenantId });
-      }
-    }
-    return Response.json({ object: "list", data });
+    const model = (id: string, at: string) => ({
+      id,
+      object: "model",
+      created: created(at),
+      owned_by: tenantId,
+    });
+    return [
+      model("arc", route.control.createdAt),
+      ...[route.control, route.canary?.model]
+        .filter((m) => m !== undefined)
+        .map((m) => model(m.name, m.createdAt)),
+    ];
   }
 
   /** `POST /v1/chat/completions` for a tenant, body already parsed. */
@@ -160,9 +177,12 @@ export class ChatGateway {
         }),
       );
 
+    const requestedModel = typeof request.model === "string" ? request.model : choice.model.name;
     let upstream: Response;
+    let renames: boolean;
     try {
       const backend = await this.deps.pool.backend(choice.model);
+      renames = backend.kind === "upstream";
       upstream = await backend.chat(request, context.signal);
     } catch (error) {
       const message = `model ${choice.model.name} is unavailable: ${(error as Error).message}`;
@@ -184,8 +204,15 @@ export class ChatGateway {
         parsed = upstream.ok ? null : { error: { message: `HTTP ${upstream.status} with a non-JSON body` } };
       }
       finish(upstream.status, summarizeCompletion(parsed));
+      if (renames && upstream.ok && parsed !== null) {
+        return new Response(JSON.stringify(renameModelInBody(parsed, requestedModel)), {
+          status: upstream.status,
+          headers,
+        });
+      }
       return new Response(bytes, { status: upstream.status, headers });
     }
+    const rename = renames ? new StreamModelRename(requestedModel) : undefined;
     const accumulator = new SseAccumulator();
     const reader = upstream.body.getReader();
     let recorded = false;
@@ -200,11 +227,12 @@ export class ChatGateway {
           const { done: ended, value } = await reader.read();
           if (ended) {
             done(upstream.status);
+            if (rename) controller.enqueue(rename.end());
             controller.close();
             return;
           }
           accumulator.push(value);
-          controller.enqueue(value);
+          controller.enqueue(rename ? rename.push(value) : value);
         } catch (error) {
           done(499);
           controller.error(error);

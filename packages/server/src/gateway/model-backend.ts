@@ -12,8 +12,8 @@ export interface ModelBackend {
   readonly kind: "embedded" | "upstream";
   /**
    * Answers a chat completion body exactly as the model's server would: the status, headers and body (JSON or SSE)
-   * come back untouched, errors included, so the gateway can forward them faithfully. `model` in the body is replaced
-   * by the backend's own model name.
+   * come back untouched, errors included, so the gateway can forward them faithfully. An upstream gets its own model
+   * name in the body (and answers with it); the embedded engine answers with the name the client asked for.
    */
   chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response>;
 }
@@ -60,7 +60,7 @@ export function embeddedBackend(
   modelId: string,
   contextTokens?: number,
 ): ModelBackend {
-  const app = createEngineServer(engine, { modelId });
+  const app = createEngineServer(engine, { modelId, acceptAnyModel: true });
   return {
     kind: "embedded",
     async chat(body, signal) {
@@ -71,7 +71,7 @@ export function embeddedBackend(
         new Request("http://embedded/v1/chat/completions", {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ ...body, model: modelId }),
+          body: JSON.stringify({ ...body, model: body.model ?? modelId }),
           signal,
         }),
       );

@@ -4,6 +4,7 @@ import type { Database } from "../store/database.ts";
 import { type AuthVariables, requireRole } from "./auth-middleware.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { errorBody, HttpError } from "./http-error.ts";
+import { isOpenAiPath, openAiEdgeError } from "./openai-edge-error.ts";
 import { adminRoutes } from "./routes/admin-routes.ts";
 import { otlpRoutes } from "./routes/otlp-routes.ts";
 import { traceRoutes } from "./routes/trace-routes.ts";
@@ -34,6 +35,11 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.onError((error, c) => {
+    if (isOpenAiPath(c.req.path)) {
+      const answer = openAiEdgeError(error, { method: c.req.method, path: c.req.path });
+      if (answer.status >= 500) console.error(error);
+      return c.json(answer.body, answer.status as 400);
+    }
     const { status, body } = errorBody(error);
     if (status >= 500) console.error(error);
     if (ingestPaths.has(c.req.path) && c.req.method === "POST" && status < 500) {
@@ -42,9 +48,12 @@ export function createApp(deps: AppDeps): Hono {
     return c.json(body, status as 400);
   });
   app.notFound((c) => {
-    const { status, body } = errorBody(
-      new HttpError(404, "not_found", `no route ${c.req.method} ${c.req.path}`),
-    );
+    const missing = new HttpError(404, "not_found", `no route ${c.req.method} ${c.req.path}`);
+    if (c.req.path.startsWith("/v1/chat/") || isOpenAiPath(c.req.path)) {
+      const answer = openAiEdgeError(missing, { method: c.req.method, path: c.req.path });
+      return c.json(answer.body, 404);
+    }
+    const { status, body } = errorBody(missing);
     return c.json(body, status as 404);
   });
 

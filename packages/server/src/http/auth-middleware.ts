@@ -23,14 +23,14 @@ export function requireRole(
       onReject?.();
       throw new HttpError(
         401,
-        "unauthorized",
+        "missing_api_key",
         "missing API key: send the header 'Authorization: Bearer <key>'",
       );
     }
     const principal = await authenticator.principalFor(key);
     if (!principal) {
       onReject?.();
-      throw new HttpError(401, "unauthorized", "unknown or revoked API key");
+      throw new HttpError(401, "invalid_api_key", "Incorrect API key provided: unknown or revoked key");
     }
     if (principal.role !== role) {
       onReject?.();

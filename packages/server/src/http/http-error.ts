@@ -2,7 +2,7 @@ import { ArcError } from "@arc/core";
 
 /** An error answered at the HTTP edge with this status and message. */
 export class HttpError extends ArcError {
-  /** A short machine-readable kind, e.g. `unauthorized`, `payload_too_large`. */
+  /** A short machine-readable kind, e.g. `invalid_api_key`, `payload_too_large`. */
   readonly type: string;
   constructor(statusCode: number, type: string, message: string) {
     super(message, { name: "HttpError", statusCode });

@@ -82,7 +82,7 @@ export class ServerMetrics {
   );
   readonly rejectedRequests = new Counter(
     "arc_ingest_rejected_total",
-    "Ingest requests or spans rejected, by reason (malformed_json, invalid, too_large, unauthorized...).",
+    "Ingest requests or spans rejected, by reason (malformed_json, invalid, too_large, missing_api_key, invalid_api_key...).",
   );
   readonly gatewayTraces = new Counter(
     "arc_gateway_traces_total",

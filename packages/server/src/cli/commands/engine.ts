@@ -22,7 +22,11 @@ Usage:
       model.safetensors, tokenizer files with the chat template, generation_config.json).
   arc engine serve --model <dir> [--port 8000] [--host 127.0.0.1] [--model-id <id>] [--max-batch 16]
                    [--api-key <key>] [--max-body-bytes 10485760] [--request-timeout-ms 30000]
-      Serves the checkpoint with an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models.
+                   [--tool-call-parser arc-json|hermes]
+      Serves the checkpoint with an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models[/{id}].
+      Tool calls are read from the model's text with --tool-call-parser: by default arc-json for Arc's byte models,
+      hermes (<tool_call> tags) when the chat template writes those; tool_choice required or named, and
+      response_format json_object / json_schema, are enforced by constrained decoding.
       With an API key (--api-key or ARC_ENGINE_API_KEY), requests need Authorization: Bearer <key>, else 401.
       Bodies over --max-body-bytes get 413; a request not received whole within --request-timeout-ms gets 408.
 
@@ -81,6 +85,11 @@ async function serveModel(args: ParsedArgs): Promise<number> {
     });
   }
   const modelId = stringFlag(args, "model-id", basename(resolve(dir)))!;
+  const parser = stringFlag(args, "tool-call-parser");
+  if (parser !== undefined && parser !== "arc-json" && parser !== "hermes")
+    throw new InvalidInputError(`--tool-call-parser: expected arc-json or hermes, got "${parser}"`, {
+      field: "tool-call-parser",
+    });
   const server = await startEngineServer(engine, {
     modelId,
     port: intFlag(args, "port", 8000),
@@ -88,6 +97,7 @@ async function serveModel(args: ParsedArgs): Promise<number> {
     apiKey,
     maxBodyBytes,
     requestTimeoutMs,
+    toolCallSyntax: parser,
   });
   console.log(
     `serving ${modelId} at ${server.baseURL} (POST /chat/completions, GET /models${apiKey ? "; API key required" : ""}); Ctrl-C stops`,
@@ -123,6 +133,7 @@ export const engineCommand: Command = {
     "api-key": "string",
     "max-body-bytes": "string",
     "request-timeout-ms": "string",
+    "tool-call-parser": "string",
   },
   async run(args) {
     const [sub] = args.positionals;

@@ -1,15 +1,13 @@
 import { Hono } from "hono";
 import type { ChatGateway } from "../../gateway/chat-gateway.ts";
-import { openAiError } from "../../gateway/openai-error.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
-import { errorBody } from "../http-error.ts";
 import { readJson } from "../read-json.ts";
 
 /**
  * The OpenAI-compatible gateway under `/v1`, behind the tenant key: `POST /chat/completions` (stream and not) and
- * `GET /models`. Headers `x-arc-session` / `x-arc-user` make canary routing sticky; `x-arc-env` names the task
- * environment so the recorded trace can be verified. A body that cannot be read is answered in OpenAI's error shape,
- * Arc's error type as its `code` and the field at fault as its `param`.
+ * `GET /models[/{id}]`. Headers `x-arc-session` / `x-arc-user` make canary routing sticky; `x-arc-env` names the task
+ * environment so the recorded trace can be verified. Errors, a body that cannot be read included, are answered in
+ * OpenAI's shape (see `openAiEdgeError`).
  */
 export function gatewayRoutes(
   gateway: ChatGateway,
@@ -17,16 +15,9 @@ export function gatewayRoutes(
 ): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
   app.get("/models", (c) => gateway.models(c.get("tenantId")));
+  app.get("/models/:id{.+}", (c) => gateway.model(c.get("tenantId"), c.req.param("id")));
   app.post("/chat/completions", async (c) => {
-    let body: unknown;
-    try {
-      body = await readJson(c, maxBodyBytes);
-    } catch (error) {
-      const { status, body: answer } = errorBody(error);
-      if (status >= 500) throw error;
-      const { message, type, field } = answer.error as { message: string; type: string; field?: string };
-      return openAiError(status, message, "invalid_request_error", type, field ?? null);
-    }
+    const body = await readJson(c, maxBodyBytes);
     return gateway.chat(c.get("tenantId"), body, {
       sessionId: c.req.header("x-arc-session"),
       userId: c.req.header("x-arc-user"),
