@@ -7,6 +7,7 @@ import type { DetectContext, Detector } from "./detector.ts";
 import { emptyOutputDetector } from "./empty-output-detector.ts";
 import { feedbackDetector } from "./feedback-detector.ts";
 import { latencyDetector } from "./latency-detector.ts";
+import { malformedArgumentsDetector } from "./malformed-arguments-detector.ts";
 import { modelErrorDetector } from "./model-error-detector.ts";
 import { refusalDetector } from "./refusal-detector.ts";
 import type { SolutionResolver } from "./solution-resolver.ts";
@@ -26,6 +27,7 @@ export const BUILTIN_DETECTORS: readonly Detector[] = [
   toolLoopDetector,
   modelErrorDetector,
   toolErrorDetector,
+  malformedArgumentsDetector,
   latencyDetector,
   feedbackDetector,
 ];

@@ -50,4 +50,36 @@ describe("detectors on real traces", () => {
       ["c", "f", "medium"],
     );
   });
+
+  it("flags a tool call whose arguments are not JSON where no verifier reads the trace, and leaves it to one that does", () => {
+    const trace = (env?: string) =>
+      Trace.parse({
+        id: `t-args-${env ?? "none"}`,
+        startedAt: "2026-11-27T00:00:00Z",
+        ...(env ? { env } : {}),
+        steps: [
+          {
+            id: "s1",
+            kind: "llm",
+            startedAt: "2026-11-27T00:00:00Z",
+            llm: {
+              model: "m",
+              messages: [{ role: "user", content: "weather in Oslo?" }],
+              output: {
+                content: null,
+                toolCalls: [
+                  { id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city":"Os' } },
+                ],
+              },
+            },
+          },
+        ],
+      });
+    const free = registry.judge(trace());
+    assert.equal(free.primary?.detectorId, "malformed_tool_arguments");
+    assert.equal(free.primary?.evidence.actual, '{"city":"Os');
+    const verified = registry.judge(trace("toolcall"));
+    assert.ok(verified.verdicts.every((v) => v.detectorId !== "malformed_tool_arguments"));
+    assert.equal(verified.primary?.detectorId, "verifier");
+  });
 });

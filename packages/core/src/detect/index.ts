@@ -11,6 +11,7 @@ export { emptyOutputDetector } from "./empty-output-detector.ts";
 export { errorSignature } from "./error-signature.ts";
 export { feedbackDetector } from "./feedback-detector.ts";
 export { latencyDetector } from "./latency-detector.ts";
+export { malformedArgumentsDetector } from "./malformed-arguments-detector.ts";
 export { modelErrorDetector } from "./model-error-detector.ts";
 export { refusalDetector } from "./refusal-detector.ts";
 export { type SolutionResolver, solutionsByQuestion } from "./solution-resolver.ts";

@@ -36,7 +36,7 @@ describe("OpenAIChatModel against arc engine serve's app over real HTTP", () => 
     assert.ok(error instanceof ChatModelError);
     assert.equal(error.upstreamStatus, 404);
     assert.equal(error.isRetryable, false);
-    assert.match(error.message, /"teacher" does not exist/);
+    assert.match(error.message, /`teacher` does not exist/);
   });
 
   it("fails as retryable when nothing listens at the endpoint", async () => {

@@ -25,7 +25,7 @@ export interface OpenAIChatModelOptions {
 }
 
 interface CompletionBody {
-  choices?: { message?: { content?: unknown }; finish_reason?: unknown }[];
+  choices?: { message?: { content?: unknown }; finish_reason?: unknown; logprobs?: unknown }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
 }
 
@@ -83,6 +83,7 @@ export class OpenAIChatModel implements ChatModel {
           messages,
           max_tokens: options.maxTokens,
           temperature: options.temperature,
+          ...(options.logprobs ? { logprobs: true, top_logprobs: options.logprobs.top } : {}),
         }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
@@ -121,6 +122,7 @@ export class OpenAIChatModel implements ChatModel {
       ...(typeof finish === "string" && FINISH.has(finish)
         ? { finishReason: finish as "stop" | "length" }
         : {}),
+      ...(options.logprobs ? { logprobs: choice.logprobs ?? null } : {}),
     };
   }
 }

@@ -5,7 +5,8 @@ import { ContextLengthError } from "../inference/context-length-error.ts";
 import { tokenBytes, tokenString } from "../tokenizer/byte-tokenizer.ts";
 import { type ChatCompletionRequest, parseChatRequest } from "./chat-request.ts";
 import { OpenAIError } from "./openai-error.ts";
-import { finishReason, type OutputPlan, openAiToolCalls, planOutput } from "./output-plan.ts";
+import { finishReason, type OutputPlan, openAiToolCalls, planOutput, toolCallId } from "./output-plan.ts";
+import type { ParsedCall } from "./tool-calls/tool-call-format.ts";
 
 /** Options of the OpenAI-compatible server. */
 export interface EngineServerOptions {
@@ -223,6 +224,12 @@ function completionBody(
   };
 }
 
+/** A tool call being streamed: its id and the arguments sent so far. */
+interface StreamedCall {
+  id: string;
+  arguments: string;
+}
+
 /** The facts every chunk of one completion repeats. */
 interface CompletionHead {
   id: string;
@@ -232,10 +239,10 @@ interface CompletionHead {
 }
 
 /**
- * Server-sent events: a role chunk per choice, content chunks as tokens come, then per choice its tool calls (when it
- * wrote any) and a finish chunk, a usage chunk when asked for, and `[DONE]`. Where the request offered tools, text
- * that is or may become a call is held back until the sample ends, then sent as `tool_calls` deltas the way OpenAI
- * streams them: id, type and name with empty arguments, then the arguments.
+ * Server-sent events: a role chunk per choice, content chunks as tokens come, then per choice a finish chunk, a
+ * usage chunk when asked for, and `[DONE]`. Where the request offered tools, text that is or may become a call is
+ * held back from content; a call streams as OpenAI streams it, as `tool_calls` deltas: its id, type and name with
+ * empty arguments once the name is written, then the arguments as they come.
  */
 function streamCompletion(
   engine: InferenceEngine,
@@ -247,7 +254,7 @@ function streamCompletion(
   const { req, plan } = head;
   const encoder = new TextEncoder();
   const n = generation.n ?? 1;
-  const texts = Array.from({ length: n }, () => ({ text: "", sent: 0 }));
+  const samples = Array.from({ length: n }, () => ({ text: "", sent: 0, calls: [] as StreamedCall[] }));
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (data: unknown) => {
@@ -266,12 +273,39 @@ function streamCompletion(
         });
       const delta = (index: number, d: Record<string, unknown>, logprobs: unknown = null) =>
         chunk([{ index, delta: d, logprobs, finish_reason: null }]);
+      /** Sends what is new of each call: its id and name the first time, then the arguments written since. */
+      const sendCalls = (index: number, calls: ParsedCall[]) => {
+        const streamed = samples[index].calls;
+        calls.forEach((call, i) => {
+          if (!streamed[i]) {
+            streamed[i] = { id: toolCallId(), arguments: "" };
+            delta(index, {
+              tool_calls: [
+                {
+                  index: i,
+                  id: streamed[i].id,
+                  type: "function",
+                  function: { name: call.name, arguments: "" },
+                },
+              ],
+            });
+          }
+          const sent = streamed[i].arguments;
+          if (call.arguments.length > sent.length && call.arguments.startsWith(sent)) {
+            delta(index, {
+              tool_calls: [{ index: i, function: { arguments: call.arguments.slice(sent.length) } }],
+            });
+            streamed[i].arguments = call.arguments;
+          }
+        });
+      };
       for (let i = 0; i < n; i++) delta(i, { role: "assistant", content: "" });
       const onToken = (e: TokenEvent) => {
         if (e.token < 0 || e.finishReason === "abort") return;
-        const sample = texts[e.sampleIndex];
+        const sample = samples[e.sampleIndex];
         sample.text += e.textDelta;
-        const upTo = plan.format ? plan.format.contentLength(sample.text) : sample.text.length;
+        const partial = plan.format?.partial(sample.text);
+        const upTo = partial ? partial.contentLength : sample.text.length;
         const content = sample.text.slice(sample.sent, Math.max(sample.sent, upTo));
         sample.sent = Math.max(sample.sent, upTo);
         const logprobs = req.logprobs
@@ -281,19 +315,12 @@ function streamCompletion(
             }
           : null;
         if (content || logprobs) delta(e.sampleIndex, { content }, logprobs);
+        if (partial) sendCalls(e.sampleIndex, partial.calls);
         if (!e.finishReason) return;
-        const parsed = plan.format?.parse(sample.text);
-        const calls = openAiToolCalls(parsed?.toolCalls ?? []);
+        const calls = plan.format?.parse(sample.text).toolCalls ?? [];
         if (calls.length === 0 && sample.sent < sample.text.length)
           delta(e.sampleIndex, { content: sample.text.slice(sample.sent) });
-        calls.forEach((call, index) => {
-          delta(e.sampleIndex, {
-            tool_calls: [
-              { index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
-            ],
-          });
-          delta(e.sampleIndex, { tool_calls: [{ index, function: { arguments: call.function.arguments } }] });
-        });
+        sendCalls(e.sampleIndex, calls);
         chunk([
           {
             index: e.sampleIndex,

@@ -107,6 +107,11 @@ describe("arc engine serve, as the official openai client expects it", () => {
     assert.equal(call.function.name, "get_weather");
     assert.deepEqual(JSON.parse(call.function.arguments), { city: "Paris", unit: "c" });
     assert.equal(final.choices[0].finish_reason, "tool_calls");
+    const fragments = chunks.filter((c) => c.choices[0]?.delta.tool_calls?.[0]?.function?.arguments);
+    assert.ok(
+      fragments.length > 5,
+      `the arguments stream as they are written (${fragments.length} fragments)`,
+    );
     assert.ok(chunks.slice(0, -1).every((c) => c.usage === null));
     assert.ok((chunks.at(-1)?.usage?.completion_tokens ?? 0) > 0);
     assert.ok(

@@ -1,4 +1,4 @@
-import type { Task } from "@arc/core";
+import { type Task, toOpenAiTools, toolcallFamily } from "@arc/core";
 import { createArc } from "@arc/sdk";
 import OpenAI from "openai";
 
@@ -22,9 +22,27 @@ export interface ProductionAgentOptions {
 export interface AgentStats {
   sent: number;
   answered: number;
+  /** Answers that called a tool (`tool_calls`) whose arguments are a JSON object, as the agent needs to run it. */
+  toolCalls: number;
+  /** Answers without a usable call: text, or a call whose arguments are not a JSON object. */
+  unusable: number;
   /** Calls that threw (HTTP error or network): the agent logs them and goes on, as a production agent would. */
   errors: number;
   lastError?: string;
+}
+
+/** The toolcall family's tools, as the agent offers them. */
+const TOOLS = toOpenAiTools(toolcallFamily.tools) as unknown as OpenAI.ChatCompletionTool[];
+
+/** Whether a tool call names a function and carries a JSON object of arguments, so the agent could run it. */
+function usableCall(call: OpenAI.ChatCompletionMessageToolCall | undefined): boolean {
+  if (call?.type !== "function") return false;
+  try {
+    const args = JSON.parse(call.function.arguments) as unknown;
+    return typeof args === "object" && args !== null && !Array.isArray(args);
+  } catch {
+    return false;
+  }
 }
 
 function checkRate(ratePerSecond: number): void {
@@ -35,11 +53,12 @@ function checkRate(ratePerSecond: number): void {
 /**
  * A simulated production agent: the official `openai` client, wrapped by `@arc/sdk`, pointed at Arc's gateway,
  * answering the `toolcall` production split (the task's question as the user turn, as `toolcallFamily.prompt`
- * renders it) one conversation at a time at a bounded rate. Every call is traced by the
+ * renders it, with the family's tools offered as OpenAI `tools`) one conversation at a time at a bounded rate. It
+ * reads the model's `tool_calls` as an agent would before running the tool. Every call is traced by the
  * SDK and routed (and traced) by the gateway; the SDK sends its trace and step ids so both land in one trace.
  */
 export class ProductionAgent {
-  readonly stats: AgentStats = { sent: 0, answered: 0, errors: 0 };
+  readonly stats: AgentStats = { sent: 0, answered: 0, toolCalls: 0, unusable: 0, errors: 0 };
   private readonly arc;
   private readonly openai;
   private timer: NodeJS.Timeout | undefined;
@@ -99,13 +118,14 @@ export class ProductionAgent {
   private async converse(task: Task, conversation: string): Promise<void> {
     this.stats.sent++;
     try {
-      await this.arc.trace(
+      const reply = await this.arc.trace(
         "toolcall-agent",
         () =>
           this.openai.chat.completions.create(
             {
               model: "arc",
               messages: [{ role: "user", content: task.question }],
+              tools: TOOLS,
               temperature: 0,
               max_tokens: this.options.maxTokens ?? 96,
             },
@@ -114,6 +134,8 @@ export class ProductionAgent {
         { env: "toolcall", sessionId: conversation, input: task.question },
       );
       this.stats.answered++;
+      if (usableCall(reply.choices[0]?.message.tool_calls?.[0])) this.stats.toolCalls++;
+      else this.stats.unusable++;
     } catch (error) {
       this.stats.errors++;
       this.stats.lastError = error instanceof Error ? error.message : String(error);

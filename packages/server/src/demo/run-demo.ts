@@ -149,7 +149,7 @@ async function demoLoop(context: {
       .map((r) => `${names.get(r.modelVersion) ?? r.modelVersion} ${r.failureRate.toFixed(2)} (n=${r.n})`)
       .join(", ");
     const s = agent.stats;
-    return `${phase} [${progress.elapsed().toFixed(0)} s] traffic ${s.sent} sent, ${s.answered} answered, ${s.errors} errors · failure rate last 60 s: ${perVersion || "waiting for verdicts"}`;
+    return `${phase} [${progress.elapsed().toFixed(0)} s] traffic ${s.sent} sent, ${s.answered} answered (${s.toolCalls} tool calls), ${s.errors} errors · failure rate last 60 s: ${perVersion || "waiting for verdicts"}`;
   };
   const baselineEnd = Math.max(progress.at(BASELINE_ENDS_AT), Date.now() + 8_000);
   while (Date.now() < baselineEnd) {

@@ -26,6 +26,21 @@ import { getTeachingState, putTeachingState, type TeachingState } from "./teachi
 /** The NDR key of taught requests that belong to no listed pattern (a tenant-wide teaching). */
 export const ALL_TRAFFIC = "*";
 
+/**
+ * The answering call's token budget: the client's `max_completion_tokens` (or `max_tokens`) when it gives one, capped
+ * by the tenant's `maxSolutionTokens`, so a taught answer is never longer than the client allowed.
+ */
+function solutionBudget(
+  request: Record<string, unknown>,
+  configured: number | undefined,
+): number | undefined {
+  const asked = [request.max_completion_tokens, request.max_tokens].find(
+    (v): v is number => typeof v === "number" && Number.isInteger(v) && v > 0,
+  );
+  if (asked === undefined) return configured;
+  return configured === undefined ? asked : Math.min(asked, configured);
+}
+
 /** Facts of one gateway call the runtime needs. */
 export interface TeachCallContext {
   /** `x-arc-env`: selects the verifier that judges live answers and the family's check of a teaching's claims. */
@@ -127,7 +142,10 @@ export class TeachingRuntime {
         verify: (attempt) => judgeLiveOutput(attempt, context.env),
         ungroundedClaims: context.env ? taskFamilies.find(context.env)?.ungroundedClaims : undefined,
         maxTeacherTokens: config.maxTeacherTokens,
-        maxSolutionTokens: config.maxSolutionTokens,
+        maxSolutionTokens: solutionBudget(request, config.maxSolutionTokens),
+        ...(request.logprobs === true
+          ? { solutionLogprobs: { top: typeof request.top_logprobs === "number" ? request.top_logprobs : 0 } }
+          : {}),
         studentTemperature: typeof request.temperature === "number" ? request.temperature : 0,
         signal: context.signal,
       });
@@ -338,7 +356,12 @@ export class TeachingRuntime {
       created: Math.floor(startedAt.getTime() / 1000),
       model: choice.model.name,
       choices: [
-        { index: 0, message: { role: "assistant", content }, finish_reason: finishReason, logprobs: null },
+        {
+          index: 0,
+          message: { role: "assistant", content, refusal: null },
+          finish_reason: finishReason,
+          logprobs: solution?.logprobs ?? null,
+        },
       ],
       usage,
     };

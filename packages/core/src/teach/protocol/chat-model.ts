@@ -14,6 +14,8 @@ export interface CompleteOptions {
   temperature: number;
   /** Aborting it cancels the call; the protocol passes the caller's signal through. */
   signal?: AbortSignal;
+  /** Ask for per-token log-probabilities, with this many alternatives each (OpenAI `logprobs`, `top_logprobs`). */
+  logprobs?: { top: number };
 }
 
 /** What one completion returned. */
@@ -26,6 +28,8 @@ export interface ChatCompletion {
   completionTokens: number;
   /** `length` when maxTokens cut the output. */
   finishReason?: "stop" | "length" | "abort";
+  /** OpenAI `choices[0].logprobs` as the backend returned it, when they were asked for. */
+  logprobs?: unknown;
 }
 
 /**

@@ -76,6 +76,8 @@ export interface RunTeachingOptions<T extends TeachingTask = TeachingTask> {
   maxTeacherTokens?: number;
   /** Budget of each student solution (default 1024). */
   maxSolutionTokens?: number;
+  /** Ask the student's answering call (the solution phase) for log-probabilities, as the client asked. */
+  solutionLogprobs?: { top: number };
   /** Student sampling temperature for every student phase (default 0). */
   studentTemperature?: number;
   /** Teacher sampling temperature (default 0; a trainer samples above 0). */
@@ -219,6 +221,7 @@ export async function runTeaching<T extends TeachingTask>(
   const counter = options.tokenCounter ?? approximateTokenCounter;
   const maxTeacherTokens = positiveInteger(options.maxTeacherTokens, 1024, "maxTeacherTokens");
   const maxSolutionTokens = positiveInteger(options.maxSolutionTokens, 1024, "maxSolutionTokens");
+  const solutionLogprobs = options.solutionLogprobs ? { logprobs: options.solutionLogprobs } : {};
   const studentSampling = {
     temperature: temperature(options.studentTemperature, "studentTemperature"),
     signal,
@@ -254,6 +257,7 @@ export async function runTeaching<T extends TeachingTask>(
       const solution = await callPhase("solution", "student", student, asStudent(baselinePrompt), {
         ...studentSampling,
         maxTokens: maxSolutionTokens,
+        ...solutionLogprobs,
       });
       return { phases: [solution], approach: null, thinking: null, teaching: "", diagnosis: null };
     }
@@ -298,6 +302,7 @@ export async function runTeaching<T extends TeachingTask>(
       await callPhase("solution", "student", student, asStudent(prompt), {
         ...studentSampling,
         maxTokens: maxSolutionTokens,
+        ...solutionLogprobs,
       }),
     );
     return {

@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../../errors/index.ts";
-import type { ChatCompletion, ChatModel, TeachMessage } from "./chat-model.ts";
+import type { ChatCompletion, ChatModel, CompleteOptions, TeachMessage } from "./chat-model.ts";
 
 /** The protocol's phases: the baseline is the same student without guidance, for evaluation and reward. */
 export type TeachingPhase = "probe" | "teaching" | "solution" | "baseline";
@@ -22,6 +22,8 @@ export interface TeachingPhaseRecord {
   completionTokens: number;
   /** Why generation ended, when the backend says. */
   finishReason?: ChatCompletion["finishReason"];
+  /** The output's log-probabilities in OpenAI's shape, when the call asked for them. */
+  logprobs?: unknown;
   /** ISO 8601 time the call started. */
   startedAt: string;
   /** Wall time of the call in milliseconds. */
@@ -54,7 +56,7 @@ export async function callPhase(
   role: "student" | "teacher",
   model: ChatModel,
   messages: TeachMessage[],
-  options: { maxTokens: number; temperature: number; signal?: AbortSignal },
+  options: CompleteOptions,
 ): Promise<TeachingPhaseRecord> {
   const startedAt = new Date().toISOString();
   const start = performance.now();
@@ -70,6 +72,7 @@ export async function callPhase(
     promptTokens: result.promptTokens,
     completionTokens: result.completionTokens,
     ...(result.finishReason === undefined ? {} : { finishReason: result.finishReason }),
+    ...(result.logprobs === undefined ? {} : { logprobs: result.logprobs }),
     startedAt,
     latencyMs,
     maxTokens: options.maxTokens,

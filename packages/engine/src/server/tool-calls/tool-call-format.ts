@@ -19,15 +19,24 @@ export interface ParsedOutput {
 }
 
 /**
+ * What of a partial output can be sent while it streams: content up to `contentLength` (the rest is, or may become,
+ * a call), and the calls begun so far with the part of their arguments no later text changes.
+ */
+export interface PartialOutput {
+  contentLength: number;
+  calls: ParsedCall[];
+}
+
+/**
  * How one model family writes tool calls in text (as vLLM's `--tool-call-parser`): reading them out of an output,
- * finding where a call starts while streaming, and the grammar that makes the model write one.
+ * whole or while it streams, and the grammar that makes the model write one.
  */
 export interface ToolCallFormat {
   readonly syntax: ToolCallSyntax;
   /** Splits a finished output into content and calls; text that is not a well-formed call stays content. */
   parse(text: string): ParsedOutput;
-  /** How much of a partial output is surely content: the rest is, or may yet become, a tool call. */
-  contentLength(text: string): number;
+  /** What of a partial output is final: `parse` of any longer output extends each call's arguments given here. */
+  partial(text: string): PartialOutput;
   /** The grammar of one call of one of `tools`. */
   callGrammar(tools: readonly FunctionTool[]): OutputGrammar;
 }
@@ -52,13 +61,30 @@ function argumentsText(rest: string): string {
   return text.slice(0, -1).trimEnd();
 }
 
+/** The call's name and where its arguments start, once the header is written whole. */
+function callHeader(
+  block: string,
+  nameKey: string,
+  argsKey: string,
+): { name: string; length: number } | undefined {
+  const pattern = String.raw`^\s*\{\s*"${nameKey}"\s*:\s*(${STRING})\s*,\s*"${argsKey}"\s*:\s*`;
+  const header = new RegExp(pattern).exec(block);
+  return header ? { name: JSON.parse(header[1]) as string, length: header[0].length } : undefined;
+}
+
 /** Reads `{"<nameKey>": "<name>", "<argsKey>": <arguments>}`; undefined when the header is not there. */
 function readCall(block: string, nameKey: string, argsKey: string): ParsedCall | undefined {
-  const header = new RegExp(String.raw`^\s*\{\s*"${nameKey}"\s*:\s*(${STRING})\s*,\s*"${argsKey}"\s*:`).exec(
-    block,
-  );
-  if (!header) return undefined;
-  return { name: JSON.parse(header[1]) as string, arguments: argumentsText(block.slice(header[0].length)) };
+  const header = callHeader(block, nameKey, argsKey);
+  return header && { name: header.name, arguments: argumentsText(block.slice(header.length)) };
+}
+
+/**
+ * A call still being written: its name and its arguments so far, less a closing brace and spaces at the end, which
+ * may yet turn out to close the call rather than the arguments.
+ */
+function partialCall(block: string, nameKey: string, argsKey: string): ParsedCall | undefined {
+  const header = callHeader(block, nameKey, argsKey);
+  return header && { name: header.name, arguments: block.slice(header.length).replace(/\s*\}?\s*$/, "") };
 }
 
 /** The length of the longest end of `text` that is a beginning of `marker`. */
@@ -75,10 +101,12 @@ export const arcJsonFormat: ToolCallFormat = {
     const call = readCall(text, "tool", "args");
     return call ? { content: null, toolCalls: [call] } : { content: text, toolCalls: [] };
   },
-  contentLength(text) {
+  partial(text) {
     const start = text.trimStart();
     const mayBeCall = /^\{\s*("(t(o(o(l"?)?)?)?)?)?$/.test(start) || /^\{\s*"tool"/.test(start);
-    return mayBeCall || start === "" ? 0 : text.length;
+    if (!mayBeCall && start !== "") return { contentLength: text.length, calls: [] };
+    const call = partialCall(text, "tool", "args");
+    return { contentLength: 0, calls: call ? [call] : [] };
   },
   callGrammar(tools) {
     return {
@@ -106,15 +134,32 @@ export const hermesFormat: ToolCallFormat = {
     for (const block of text.slice(first + OPEN.length).split(OPEN)) {
       const end = block.indexOf(CLOSE);
       const call = readCall(end < 0 ? block : block.slice(0, end), "name", "arguments");
-      if (!call) return { content: text, toolCalls: [] };
+      if (!call) break;
       calls.push(call);
     }
+    if (calls.length === 0) return { content: text, toolCalls: [] };
     const content = text.slice(0, first).trim();
     return { content: content === "" ? null : content, toolCalls: calls };
   },
-  contentLength(text) {
-    const at = text.indexOf(OPEN);
-    return at >= 0 ? at : text.length - partialMarkerLength(text, OPEN);
+  partial(text) {
+    const first = text.indexOf(OPEN);
+    if (first < 0) return { contentLength: text.length - partialMarkerLength(text, OPEN), calls: [] };
+    const blocks = text.slice(first + OPEN.length).split(OPEN);
+    const calls: ParsedCall[] = [];
+    for (const [i, block] of blocks.entries()) {
+      const end = block.indexOf(CLOSE);
+      const call =
+        end >= 0 || i < blocks.length - 1
+          ? readCall(end < 0 ? block : block.slice(0, end), "name", "arguments")
+          : partialCall(
+              block.slice(0, block.length - partialMarkerLength(block, CLOSE)),
+              "name",
+              "arguments",
+            );
+      if (!call) break;
+      calls.push(call);
+    }
+    return { contentLength: first, calls };
   },
   callGrammar(tools) {
     return {
