@@ -13,6 +13,7 @@ import { refusalDetector } from "./refusal-detector.ts";
 import type { SolutionResolver } from "./solution-resolver.ts";
 import { toolErrorDetector } from "./tool-error-detector.ts";
 import { toolLoopDetector } from "./tool-loop-detector.ts";
+import { toolSchemaDetector } from "./tool-schema-detector.ts";
 import { traceSolution } from "./trace-view.ts";
 import { truncationDetector } from "./truncation-detector.ts";
 import { type FailureClass, unknownVerdict, type Verdict } from "./verdict.ts";
@@ -28,6 +29,7 @@ export const BUILTIN_DETECTORS: readonly Detector[] = [
   modelErrorDetector,
   toolErrorDetector,
   malformedArgumentsDetector,
+  toolSchemaDetector,
   latencyDetector,
   feedbackDetector,
 ];

@@ -82,4 +82,53 @@ describe("detectors on real traces", () => {
     assert.ok(verified.verdicts.every((v) => v.detectorId !== "malformed_tool_arguments"));
     assert.equal(verified.primary?.detectorId, "verifier");
   });
+
+  it("checks tool calls against the tools recorded on their step, naming the failing path", () => {
+    const weather = {
+      type: "function",
+      function: {
+        name: "get_weather",
+        parameters: {
+          type: "object",
+          properties: { city: { type: "string" }, unit: { type: "string", enum: ["c", "f"] } },
+          required: ["city", "unit"],
+          additionalProperties: false,
+        },
+      },
+    };
+    const trace = (name: string, args: string) =>
+      Trace.parse({
+        id: `t-schema-${name}-${args.length}`,
+        startedAt: "2026-11-27T00:00:00Z",
+        steps: [
+          {
+            id: "s1",
+            kind: "llm",
+            startedAt: "2026-11-27T00:00:00Z",
+            llm: {
+              messages: [{ role: "user", content: "weather in Oslo?" }],
+              tools: [weather],
+              output: {
+                content: null,
+                toolCalls: [{ id: "c1", type: "function", function: { name, arguments: args } }],
+              },
+            },
+          },
+        ],
+      });
+    const bad = registry.judge(trace("get_weather", '{"city":"Oslo","unit":"k"}')).primary;
+    assert.equal(bad?.detectorId, "tool_schema");
+    assert.equal(bad?.class, "schema_violation");
+    assert.equal(bad?.path, "get_weather.arguments/unit");
+    assert.match(bad?.evidence.message ?? "", /must be equal to one of the allowed values/);
+    const missing = registry.judge(trace("get_weather", '{"city":"Oslo"}')).primary;
+    assert.match(missing?.evidence.message ?? "", /must have required property 'unit'/);
+    const other = registry.judge(trace("book_table", "{}")).primary;
+    assert.deepEqual([other?.class, other?.path], ["wrong_tool", "book_table"]);
+    const good = registry.judge(trace("get_weather", '{"city":"Oslo","unit":"c"}'));
+    assert.ok(
+      good.verdicts.every((v) => !v.failed),
+      JSON.stringify(good.verdicts),
+    );
+  });
 });

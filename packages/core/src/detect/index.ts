@@ -17,6 +17,7 @@ export { refusalDetector } from "./refusal-detector.ts";
 export { type SolutionResolver, solutionsByQuestion } from "./solution-resolver.ts";
 export { toolErrorDetector } from "./tool-error-detector.ts";
 export { toolLoopDetector } from "./tool-loop-detector.ts";
+export { toolSchemaDetector } from "./tool-schema-detector.ts";
 export {
   llmSteps,
   type ModelTurn,

@@ -2,7 +2,8 @@
 
 Each row draws from its own seeded generator (one uniform per token, even when greedy), so its tokens do not depend
 on the rows it shares a batch with. Log-probs are under the raw model distribution (temperature 1, no truncation),
-the quantity `TrainEngine.logprobs` computes, so RL importance ratios compare like with like.
+the quantity `TrainEngine.logprobs` computes, so RL importance ratios compare like with like; a request with a
+grammar samples from, and reports log-probs under, the distribution its grammar leaves.
 """
 
 import random
@@ -10,6 +11,7 @@ import random
 import torch
 
 from .errors import WorkerError
+from .grammar import GrammarConstraint, vocabulary_bytes
 
 DEFAULTS = {"n": 1, "maxTokens": 64, "temperature": 1.0, "topP": 1.0, "topK": 0, "topLogprobs": 0}
 
@@ -25,6 +27,7 @@ class Row:
         self.top = []
         self.finish = None
         self.cut = None  # text length where a stop string begins
+        self.constraint = None  # the request's grammar, followed token by token
 
 
 def _rows(requests, vocab_size, tokenizer):
@@ -101,11 +104,21 @@ def _finish(row, token, eos_ids, tokenizer, longest_stop):
     return None
 
 
+def _token_bytes(engine):
+    """The bytes of every token id of the engine's vocabulary, read once."""
+    if getattr(engine, "token_bytes", None) is None:
+        engine.token_bytes = vocabulary_bytes(engine.tokenizer, engine.hf_config.vocab_size)
+    return engine.token_bytes
+
+
 def generate(engine, requests, aborted):
     """One result per sample, in request order then sample order; `aborted(request_id)` says whether a
     request (or the whole call, for None) was cancelled."""
     model, device = engine.model, engine.device
     rows = _rows(requests, engine.hf_config.vocab_size, engine.tokenizer)
+    for r in rows:
+        if r.request.get("grammar") is not None:
+            r.constraint = GrammarConstraint(r.request["grammar"], _token_bytes(engine), engine.eos_ids)
     longest_stop = max((len(s) for r in rows for s in r.request.get("stop") or []), default=0)
     prompt_len = max(len(r.request["promptTokens"]) for r in rows)
     ids = torch.zeros((len(rows), prompt_len), dtype=torch.long)
@@ -129,7 +142,11 @@ def generate(engine, requests, aborted):
             out = model(input_ids=ids, attention_mask=attention, position_ids=positions, past_key_values=cache,
                         use_cache=True)
             cache = out.past_key_values
-            picked, log_probs = _pick(out.logits[:, -1].float(), rows, device)
+            logits = out.logits[:, -1].float()
+            for b, r in enumerate(rows):
+                if r.finish is None and r.constraint is not None:
+                    r.constraint.mask(logits[b])
+            picked, log_probs = _pick(logits, rows, device)
             chosen = log_probs.gather(1, picked.unsqueeze(1)).squeeze(1).cpu().tolist()
             tokens = picked.cpu().tolist()
             want_top = max(r.request["topLogprobs"] for r in rows)
@@ -137,6 +154,8 @@ def generate(engine, requests, aborted):
             for b, r in enumerate(rows):
                 if r.finish is not None:
                     continue
+                if r.constraint is not None:
+                    r.constraint.advance(tokens[b])
                 r.tokens.append(tokens[b])
                 r.logprobs.append(chosen[b])
                 r.versions.append(engine.version)

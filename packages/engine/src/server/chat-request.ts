@@ -27,6 +27,8 @@ export interface ChatCompletionRequest {
   tools: FunctionTool[];
   /** `tool_choice`; `auto` when tools are offered and none is named, else `none`. */
   toolChoice: ToolChoice;
+  /** `parallel_tool_calls` (default true): false allows one call per answer. */
+  parallelToolCalls: boolean;
   /** `response_format`. */
   responseFormat: ResponseFormat;
   /** The request as the engine takes it. */
@@ -46,6 +48,13 @@ function optionalNumber(
   if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max) {
     throw invalid(key, `expected a number in [${min}, ${max}], got ${JSON.stringify(v)}`);
   }
+  return v;
+}
+
+function optionalBoolean(body: Record<string, unknown>, key: string): boolean | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "boolean") throw invalid(key, `expected true or false, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -239,6 +248,7 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
     logprobs,
     tools,
     toolChoice,
+    parallelToolCalls: optionalBoolean(b, "parallel_tool_calls") ?? true,
     responseFormat: parseResponseFormat(b.response_format),
     generation: {
       messages,

@@ -39,7 +39,7 @@ export function planOutput(req: ChatCompletionRequest, syntax: ToolCallSyntax | 
       { param: "tools" },
     );
   }
-  const format = toolCallFormat(syntax);
+  const format = req.parallelToolCalls ? toolCallFormat(syntax) : firstCallOnly(toolCallFormat(syntax));
   const choice = req.toolChoice;
   if (choice === "auto") {
     return { format, grammar: json && { kind: "any-of", grammars: [format.callGrammar(req.tools), json] } };
@@ -49,6 +49,21 @@ export function planOutput(req: ChatCompletionRequest, syntax: ToolCallSyntax | 
     format,
     grammar: format.callGrammar(req.tools.filter((t) => t.name === choice.name)),
     forcedFunction: choice.name,
+  };
+}
+
+/** A format that reads at most one call of an answer (`parallel_tool_calls: false`). */
+function firstCallOnly(format: ToolCallFormat): ToolCallFormat {
+  return {
+    ...format,
+    parse: (text) => {
+      const parsed = format.parse(text);
+      return { ...parsed, toolCalls: parsed.toolCalls.slice(0, 1) };
+    },
+    partial: (text) => {
+      const partial = format.partial(text);
+      return { ...partial, calls: partial.calls.slice(0, 1) };
+    },
   };
 }
 

@@ -65,10 +65,6 @@ export class TorchInferenceEngine implements InferenceEngine {
       throw new TypeError("onToken: the torch engine returns whole samples; it does not stream");
     const wire: WireRequest[] = requests.map((r, i) => {
       const { signal: _signal, messages, tools, ...rest } = r;
-      if (r.grammar)
-        throw new TypeError(
-          `requests[${i}].grammar: the PyTorch engine samples unconstrained; constrained decoding (structured output, required tool calls) runs on the embedded engine`,
-        );
       const promptTokens = messages ? this.tokenizer.render(messages, { tools }) : r.promptTokens;
       if (!promptTokens) throw new TypeError(`requests[${i}]: expected promptTokens or messages`);
       return { ...rest, promptTokens, id: r.id ?? `r${i}` };
