@@ -82,9 +82,9 @@ function contentLogprobs(
 
 /**
  * An OpenAI-compatible HTTP app over any InferenceEngine: `POST /v1/chat/completions` (stream and not,
- * n, logprobs/top_logprobs, seed, stop, max_tokens/max_completion_tokens, temperature, top_p) and
- * `GET /v1/models`. Concurrent requests share the engine's batch; a client that disconnects aborts
- * its generation. The gateway mounts this in-process; `arc engine serve` puts it on a port.
+ * n, logprobs/top_logprobs, seed, stop, max_tokens/max_completion_tokens, temperature, top_p, tools with
+ * tool_choice, response_format) and `GET /v1/models[/{id}]`. Concurrent requests share the engine's batch; a client
+ * that disconnects aborts its generation. The gateway mounts this in-process; `arc engine serve` puts it on a port.
  */
 export function createEngineServer(engine: InferenceEngine, options: EngineServerOptions): Hono {
   const app = new Hono();
@@ -142,7 +142,7 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     const plan = planOutput(req, syntax);
     if (pending >= maxPending) {
       throw new OpenAIError(429, `too many requests: ${pending} in flight or queued (limit ${maxPending})`, {
-        type: "rate_limit_error",
+        type: "requests",
         code: "rate_limit_exceeded",
       });
     }
