@@ -134,7 +134,7 @@ export async function runFailuresBench(
     const pairs: { predicted: string; truth: string }[] = [];
     let start = performance.now();
     for (let i = 0; i < parsed.length; i++) {
-      const judgement = registry.judge(parsed[i], traffic[i].feedback);
+      const judgement = await registry.judge(parsed[i], traffic[i].feedback);
       const record = failureRecord(parsed[i], judgement);
       if (!record) continue;
       const t0 = performance.now();
@@ -154,7 +154,7 @@ export async function runFailuresBench(
     const clusterer2 = new FailureClusterer("bench");
     start = performance.now();
     for (let i = 0; i < traffic.length; i++)
-      detectAndCluster(traffic[i].trace, registry2, clusterer2, traffic[i].feedback);
+      await detectAndCluster(traffic[i].trace, registry2, clusterer2, traffic[i].feedback);
     withParse.push(count / ((performance.now() - start) / 1000));
   }
 

@@ -127,10 +127,10 @@ describe("a task family registered by path at run time", () => {
     const solution = task.solution as { value: number; from: string; to: string };
     const wrongUnit = JSON.stringify({ tool: "convert_units", args: { ...solution, to: solution.from } });
     const clusterer = new FailureClusterer("acme");
-    const failed = detectAndCluster(traceOf(task, wrongUnit), new DetectorRegistry(), clusterer);
+    const failed = await detectAndCluster(traceOf(task, wrongUnit), new DetectorRegistry(), clusterer);
     assert.equal(failed.judgement.status, "failed");
     assert.equal(clusterer.pattern(failed.patternId ?? "")?.label, "wrong_argument: convert_units.to");
-    const passed = detectAndCluster(
+    const passed = await detectAndCluster(
       traceOf(task, family.reference(task)[0]),
       new DetectorRegistry(),
       clusterer,

@@ -5,13 +5,13 @@ import { type FailureItem, failureItemFromTrace } from "../synth/index.ts";
 import { Trace } from "../trace/index.ts";
 
 /** Failure items of simulated production traffic, detected and clustered as the server would. */
-export function simulatedFailureItems(seed: number, count: number): FailureItem[] {
+export async function simulatedFailureItems(seed: number, count: number): Promise<FailureItem[]> {
   const registry = new DetectorRegistry();
   const clusterer = new FailureClusterer("acme");
   const items: FailureItem[] = [];
   for (const sim of simulateProductionTraffic({ seed, count })) {
     const trace = Trace.parse(sim.trace);
-    const judgement = registry.judge(trace, sim.feedback);
+    const judgement = await registry.judge(trace, sim.feedback);
     const record = failureRecord(trace, judgement);
     if (!record) continue;
     const item = failureItemFromTrace(trace, judgement, clusterer.assign(record).patternId);

@@ -9,22 +9,22 @@ describe("detect and cluster one trace", () => {
   const registry = new DetectorRegistry();
   const traffic = simulateProductionTraffic({ seed: 12, count: 400 });
 
-  it("puts a failed trace into a pattern and leaves a passed one out", () => {
+  it("puts a failed trace into a pattern and leaves a passed one out", async () => {
     const clusterer = new FailureClusterer("acme");
     const failed = traffic.find((s) => s.injected === "wrong_argument: get_weather.unit");
     const ok = traffic.find((s) => s.injected === null);
     assert.ok(failed && ok);
-    const out = detectAndCluster(failed.trace, registry, clusterer);
+    const out = await detectAndCluster(failed.trace, registry, clusterer);
     assert.equal(out.judgement.status, "failed");
     assert.equal(out.createdPattern, true);
     assert.equal(clusterer.pattern(out.patternId ?? "")?.label, "wrong_argument: get_weather.unit");
-    const pass = detectAndCluster(ok.trace, registry, clusterer);
+    const pass = await detectAndCluster(ok.trace, registry, clusterer);
     assert.deepEqual([pass.judgement.status, pass.patternId], ["passed", null]);
   });
 
-  it("judges a trace it cannot read as unknown and clusters nothing", () => {
+  it("judges a trace it cannot read as unknown and clusters nothing", async () => {
     const clusterer = new FailureClusterer("acme");
-    const out = detectAndCluster({ id: "broken", steps: "nope" }, registry, clusterer);
+    const out = await detectAndCluster({ id: "broken", steps: "nope" }, registry, clusterer);
     assert.deepEqual(
       [out.judgement.status, out.judgement.traceId, out.patternId],
       ["unknown", "broken", null],

@@ -19,21 +19,21 @@ export interface TraceOutcome {
  * one is judged `unknown`, never dropped), detect, and put a failure into its tenant's pattern. Call it once
  * per trace (with the feedback known so far); persist the judgement, the assignment and `clusterer.toJSON()`.
  */
-export function detectAndCluster(
+export async function detectAndCluster(
   input: unknown,
   registry: DetectorRegistry,
   clusterer: FailureClusterer,
   feedback: readonly Feedback[] = [],
-): TraceOutcome {
+): Promise<TraceOutcome> {
   const parsed = Trace.safeParse(input);
   if (!parsed.success)
     return {
-      judgement: registry.judgeInput(input, feedback),
+      judgement: await registry.judgeInput(input, feedback),
       failure: null,
       patternId: null,
       createdPattern: false,
     };
-  const judgement = registry.judge(parsed.data, feedback);
+  const judgement = await registry.judge(parsed.data, feedback);
   const failure = failureRecord(parsed.data, judgement);
   if (!failure) return { judgement, failure: null, patternId: null, createdPattern: false };
   const { patternId, created } = clusterer.assign(failure);

@@ -8,13 +8,18 @@ import { FailureClusterer } from "./failure-clusterer.ts";
 import { type FailureRecord, failureRecord } from "./failure-record.ts";
 
 /** Detects and clusters simulated traffic; returns the clusterer and (pattern, injected mode) pairs. */
-function run(seed: number, count: number, clusterer = new FailureClusterer("acme"), versions?: string[]) {
+async function run(
+  seed: number,
+  count: number,
+  clusterer = new FailureClusterer("acme"),
+  versions?: string[],
+) {
   const registry = new DetectorRegistry();
   const pairs: { predicted: string; truth: string }[] = [];
   let missed = 0;
   for (const sim of simulateProductionTraffic({ seed, count, modelVersions: versions })) {
     const trace = Trace.parse(sim.trace);
-    const failure = failureRecord(trace, registry.judge(trace, sim.feedback));
+    const failure = failureRecord(trace, await registry.judge(trace, sim.feedback));
     if (failure)
       pairs.push({ predicted: clusterer.assign(failure).patternId, truth: sim.injected ?? "(none)" });
     else if (sim.injected) missed++;
@@ -50,8 +55,8 @@ function failure(text: string, overrides: Partial<FailureRecord> = {}): FailureR
 }
 
 describe("failure clustering", () => {
-  it("recovers 18 injected failure modes (two of them told apart by request text alone) from 3,000 production traces with purity and completeness >= 0.9", () => {
-    const { clusterer, pairs, missed } = run(21, 3000);
+  it("recovers 18 injected failure modes (two of them told apart by request text alone) from 3,000 production traces with purity and completeness >= 0.9", async () => {
+    const { clusterer, pairs, missed } = await run(21, 3000);
     assert.equal(missed, 0, "every injected failure is detected");
     assert.ok(!pairs.some((p) => p.truth === "(none)"), "no correct trace is called a failure");
     const scores = clusteringScores(pairs);
@@ -67,22 +72,22 @@ describe("failure clustering", () => {
     }
   });
 
-  it("keeps pattern ids as patterns grow, and a restored clusterer continues exactly like an uninterrupted one", () => {
-    const straight = run(4, 1200).clusterer;
-    const first = run(4, 600).clusterer;
+  it("keeps pattern ids as patterns grow, and a restored clusterer continues exactly like an uninterrupted one", async () => {
+    const straight = (await run(4, 1200)).clusterer;
+    const first = (await run(4, 600)).clusterer;
     const idsBefore = first.patterns().map((p) => p.id);
     const restored = FailureClusterer.fromJSON(JSON.parse(JSON.stringify(first.toJSON())));
     const registry = new DetectorRegistry();
     for (const sim of simulateProductionTraffic({ seed: 4, count: 1200 }).slice(600)) {
       const trace = Trace.parse(sim.trace);
-      const f = failureRecord(trace, registry.judge(trace, sim.feedback));
+      const f = failureRecord(trace, await registry.judge(trace, sim.feedback));
       if (f) restored.assign(f);
     }
     for (const id of idsBefore) assert.ok(restored.pattern(id), `pattern ${id} kept its id`);
     assert.deepEqual(restored.toJSON(), straight.toJSON());
   });
 
-  it("splits refusals by topic but keeps rephrasings of one topic together", () => {
+  it("splits refusals by topic but keeps rephrasings of one topic together", async () => {
     const c = new FailureClusterer("acme");
     const a = c.assign(failure("Convert 50 USD to EUR.")).patternId;
     assert.equal(c.assign(failure("Convert 80 GBP to JPY.")).patternId, a);
@@ -92,7 +97,7 @@ describe("failure clustering", () => {
     assert.match(c.pattern(b.patternId)?.label ?? "", /^refusal: .*weather/);
   });
 
-  it("groups a class with a tool path by structure alone, whatever the wording", () => {
+  it("groups a class with a tool path by structure alone, whatever the wording", async () => {
     const c = new FailureClusterer("acme");
     const wrongUnit = { class: "wrong_argument" as const, path: "get_weather.unit" };
     const a = c.assign(failure("Weather in Paris, celsius please.", wrongUnit)).patternId;
@@ -104,8 +109,8 @@ describe("failure clustering", () => {
     );
   });
 
-  it("counts a pattern per day and per model version, and keeps its first examples", () => {
-    const { clusterer } = run(8, 2880, new FailureClusterer("acme", { maxExamples: 3 }), ["v1", "v2"]);
+  it("counts a pattern per day and per model version, and keeps its first examples", async () => {
+    const { clusterer } = await run(8, 2880, new FailureClusterer("acme", { maxExamples: 3 }), ["v1", "v2"]);
     const top = clusterer.patterns()[0];
     assert.deepEqual(Object.keys(top.countsByDay).sort(), ["2026-01-05", "2026-01-06"]);
     assert.deepEqual(Object.keys(top.countsByModelVersion).sort(), ["v1", "v2"]);
@@ -116,7 +121,7 @@ describe("failure clustering", () => {
     assert.ok(top.firstSeen <= top.lastSeen);
   });
 
-  it("opens a new pattern when a new mode appears later", () => {
+  it("opens a new pattern when a new mode appears later", async () => {
     const c = new FailureClusterer("acme");
     c.assign(failure("x", { class: "timeout", signature: "timeout" }));
     const before = c.patterns().length;
@@ -125,7 +130,7 @@ describe("failure clustering", () => {
     assert.equal(c.patterns().length, before + 1);
   });
 
-  it("refuses state it cannot read", () => {
+  it("refuses state it cannot read", async () => {
     assert.throws(
       () => FailureClusterer.fromJSON({ format: "v0" } as never),
       /state.format: expected "arc.cluster-state\/1", got "v0"/,

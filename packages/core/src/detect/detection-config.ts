@@ -18,6 +18,11 @@ export const DetectionConfig = z.object({
     .number()
     .default(0)
     .describe("feedback with a score below this is negative (the tenant defines its scale)"),
+  detectorTimeoutMs: z
+    .number()
+    .positive()
+    .default(30_000)
+    .describe("a detector that has not answered a trace within this is recorded `unknown` for it"),
   negativeLabels: z
     .array(z.string())
     .default(["thumbs_down", "bad", "wrong", "incorrect", "unhelpful"])

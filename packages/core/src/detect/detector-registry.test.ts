@@ -7,6 +7,7 @@ import { Trace } from "../trace/index.ts";
 import { fail, PASS } from "../verify/index.ts";
 import { DetectorRegistry } from "./detector-registry.ts";
 import { solutionsByQuestion } from "./solution-resolver.ts";
+import { failedVerdict } from "./verdict.ts";
 
 const fixtures: { name: string; trace: unknown }[] = JSON.parse(
   readFileSync(new URL("../__fixtures__/detect-traces.json", import.meta.url), "utf8"),
@@ -14,39 +15,39 @@ const fixtures: { name: string; trace: unknown }[] = JSON.parse(
 const trace = (name: string) => Trace.parse(fixtures.find((f) => f.name === name)?.trace);
 
 describe("detector registry", () => {
-  it("stops reporting a failure class once its detector is disabled, and again when re-enabled", () => {
+  it("stops reporting a failure class once its detector is disabled, and again when re-enabled", async () => {
     const registry = new DetectorRegistry();
-    assert.equal(registry.judge(trace("a correct but slow answer")).status, "failed");
+    assert.equal((await registry.judge(trace("a correct but slow answer"))).status, "failed");
     registry.disable("latency");
-    assert.equal(registry.judge(trace("a correct but slow answer")).status, "passed");
+    assert.equal((await registry.judge(trace("a correct but slow answer"))).status, "passed");
     assert.deepEqual(registry.getConfig().disabled, ["latency"]);
     registry.enable("latency");
-    assert.equal(registry.judge(trace("a correct but slow answer")).status, "failed");
+    assert.equal((await registry.judge(trace("a correct but slow answer"))).status, "failed");
   });
 
-  it("restores a tenant's settings from the JSON it saved", () => {
+  it("restores a tenant's settings from the JSON it saved", async () => {
     const saved = new DetectorRegistry()
       .disable("refusal")
       .configure({ latencyBudgetMs: 20_000 })
       .getConfig();
     const restored = new DetectorRegistry(JSON.parse(JSON.stringify(saved)));
-    assert.equal(restored.judge(trace("a correct but slow answer")).status, "passed");
+    assert.equal((await restored.judge(trace("a correct but slow answer"))).status, "passed");
     assert.equal(restored.list().find((d) => d.id === "refusal")?.enabled, false);
   });
 
-  it("judges a tenant's own env with the verifier it registered", () => {
+  it("judges a tenant's own env with the verifier it registered", async () => {
     const registry = new DetectorRegistry().registerVerifier("support", ({ outputs }) =>
       outputs.at(-1) === "Done!"
         ? fail({ class: "wrong_answer", path: "support.reply", message: "claims success without acting" })
         : PASS,
     );
-    const judgement = registry.judge(trace("an answer the user corrected"));
+    const judgement = await registry.judge(trace("an answer the user corrected"));
     assert.equal(judgement.primary?.class, "wrong_answer");
     assert.equal(judgement.primary?.path, "support.reply");
   });
 
-  it("judges a trace with missing fields as unknown, naming them, instead of dropping it", () => {
-    const judgement = new DetectorRegistry().judgeInput({
+  it("judges a trace with missing fields as unknown, naming them, instead of dropping it", async () => {
+    const judgement = await new DetectorRegistry().judgeInput({
       id: "half",
       env: "toolcall",
       steps: [{ kind: "llm" }],
@@ -54,10 +55,10 @@ describe("detector registry", () => {
     assert.equal(judgement.status, "unknown");
     assert.equal(judgement.traceId, "half");
     assert.match(judgement.verdicts[0].evidence.message, /startedAt: Required/);
-    assert.equal(new DetectorRegistry().judgeInput(null).traceId, "(no id)");
+    assert.equal((await new DetectorRegistry().judgeInput(null)).traceId, "(no id)");
   });
 
-  it("turns a detector that throws into an unknown verdict and keeps the others' verdicts", () => {
+  it("turns a detector that throws into an unknown verdict and keeps the others' verdicts", async () => {
     const registry = new DetectorRegistry().register({
       id: "flaky",
       description: "always throws",
@@ -65,7 +66,7 @@ describe("detector registry", () => {
         throw new Error("boom");
       },
     });
-    const judgement = registry.judge(trace("a wrong argument"));
+    const judgement = await registry.judge(trace("a wrong argument"));
     assert.equal(judgement.status, "failed");
     assert.ok(
       judgement.verdicts.some(
@@ -74,7 +75,7 @@ describe("detector registry", () => {
     );
   });
 
-  it("refuses to disable a detector it does not know and to register an id twice", () => {
+  it("refuses to disable a detector it does not know and to register an id twice", async () => {
     const registry = new DetectorRegistry();
     assert.throws(
       () => registry.disable("vibes"),
@@ -89,7 +90,7 @@ describe("detector registry", () => {
 });
 
 describe("reference solutions for traces that carry none", () => {
-  it("verifies gateway-recorded traffic with the tenant's solution resolver", () => {
+  it("verifies gateway-recorded traffic with the tenant's solution resolver", async () => {
     const [task] = generateToolcallTasks({ split: "production", seed: 3, count: 1 });
     const bare = Trace.parse({
       id: "gw-1",
@@ -108,8 +109,36 @@ describe("reference solutions for traces that carry none", () => {
       ],
     });
     const registry = new DetectorRegistry();
-    assert.equal(registry.judge(bare).status, "unknown");
+    assert.equal((await registry.judge(bare)).status, "unknown");
     registry.resolveSolutionsWith(solutionsByQuestion([task]));
-    assert.equal(registry.judge(bare).status, "failed");
+    assert.equal((await registry.judge(bare)).status, "failed");
+  });
+
+  it("awaits async detectors, and records one that fails or runs out of time as unknown", async () => {
+    const registry = new DetectorRegistry({ detectorTimeoutMs: 50 });
+    registry.register({
+      id: "async_judge",
+      description: "answers after a tick",
+      detect: async (t) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return [
+          failedVerdict(t.id, "async_judge", { class: "wrong_answer", severity: "high", message: "judged" }),
+        ];
+      },
+    });
+    registry.register({ id: "hung", description: "never answers", detect: () => new Promise(() => {}) });
+    registry.register({
+      id: "down",
+      description: "its service is down",
+      detect: async () => {
+        throw new Error("judge unreachable");
+      },
+    });
+    const judgement = await registry.judge(trace("a correct toolcall answer in text"));
+    const by = (id: string) => judgement.verdicts.find((v) => v.detectorId === id);
+    assert.equal(judgement.primary?.detectorId, "async_judge");
+    assert.equal(by("hung")?.status, "unknown");
+    assert.match(by("hung")?.evidence.message ?? "", /did not answer within 50 ms/);
+    assert.match(by("down")?.evidence.message ?? "", /detector failed: judge unreachable/);
   });
 });

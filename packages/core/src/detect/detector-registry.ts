@@ -176,29 +176,46 @@ export class DetectorRegistry {
     }));
   }
 
-  /** Every verdict of the enabled detectors. A detector that throws yields an `unknown` verdict, not a lost trace. */
-  detect(trace: Trace, feedback: readonly Feedback[] = []): Verdict[] {
+  /**
+   * Every verdict of the enabled detectors, awaited together. A detector that throws, rejects or has not answered
+   * within `detectorTimeoutMs` yields an `unknown` verdict that says so, not a lost trace.
+   */
+  async detect(trace: Trace, feedback: readonly Feedback[] = []): Promise<Verdict[]> {
     const context: DetectContext = {
       config: this.config,
       feedback,
       verifierFor: (env) => this.verifierFor(env),
       solutionFor: (t) => this.solutionFor(t),
     };
-    const verdicts: Verdict[] = [];
-    for (const detector of this.detectors.values()) {
-      if (this.config.disabled.includes(detector.id)) continue;
+    const enabled = [...this.detectors.values()].filter((d) => !this.config.disabled.includes(d.id));
+    const answers = await Promise.all(enabled.map((d) => this.runDetector(d, trace, context)));
+    return answers.flat();
+  }
+
+  /** One detector's verdicts on a trace, or its `unknown` verdict when it fails or runs out of time. */
+  private async runDetector(detector: Detector, trace: Trace, context: DetectContext): Promise<Verdict[]> {
+    const unknown = (why: string) => [unknownVerdict(trace.id, detector.id, why)];
+    try {
+      const answer = detector.detect(trace, context);
+      if (Array.isArray(answer)) return answer;
+      const limit = this.config.detectorTimeoutMs;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<Verdict[]>((resolve) => {
+        timer = setTimeout(() => resolve(unknown(`detector did not answer within ${limit} ms`)), limit);
+      });
       try {
-        verdicts.push(...detector.detect(trace, context));
-      } catch (error) {
-        verdicts.push(unknownVerdict(trace.id, detector.id, `detector failed: ${(error as Error).message}`));
+        return await Promise.race([answer, late]);
+      } finally {
+        clearTimeout(timer);
       }
+    } catch (error) {
+      return unknown(`detector failed: ${(error as Error).message}`);
     }
-    return verdicts;
   }
 
   /** Detects and concludes. When no detector could judge, the judgement carries one `unknown` verdict that says so. */
-  judge(trace: Trace, feedback: readonly Feedback[] = []): Judgement {
-    const verdicts = this.detect(trace, feedback);
+  async judge(trace: Trace, feedback: readonly Feedback[] = []): Promise<Judgement> {
+    const verdicts = await this.detect(trace, feedback);
     const primary = primaryVerdict(verdicts);
     if (primary) return { traceId: trace.id, status: "failed", primary, verdicts };
     if (verdicts.some((v) => v.status === "passed")) return { traceId: trace.id, status: "passed", verdicts };
@@ -215,7 +232,7 @@ export class DetectorRegistry {
    * Judges a trace as received (not yet validated). A trace with missing or malformed fields is judged
    * `unknown` with the fields named, so it is stored and counted, never dropped.
    */
-  judgeInput(input: unknown, feedback: readonly Feedback[] = []): Judgement {
+  async judgeInput(input: unknown, feedback: readonly Feedback[] = []): Promise<Judgement> {
     const parsed = Trace.safeParse(input);
     if (parsed.success) return this.judge(parsed.data, feedback);
     const rawId = (input as { id?: unknown } | null)?.id;

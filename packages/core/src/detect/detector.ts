@@ -16,11 +16,12 @@ export interface DetectContext {
 
 /**
  * A small, explainable detector: looks at one trace and says what it sees. It returns no verdict when it
- * has nothing to say (a heuristic that did not fire), and never throws on odd input.
+ * has nothing to say (a heuristic that did not fire), and never throws on odd input. It may answer later (a
+ * promise), e.g. when it asks a model: the registry awaits it up to the tenant's `detectorTimeoutMs`.
  */
 export interface Detector {
   id: string;
   /** One line a tenant reads when choosing which detectors to enable. */
   description: string;
-  detect(trace: Trace, context: DetectContext): Verdict[];
+  detect(trace: Trace, context: DetectContext): Verdict[] | Promise<Verdict[]>;
 }

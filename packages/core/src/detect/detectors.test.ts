@@ -18,8 +18,8 @@ const fixtures: Fixture[] = JSON.parse(
 describe("detectors on real traces", () => {
   const registry = new DetectorRegistry();
   for (const fixture of fixtures) {
-    it(`judges ${fixture.name} as ${fixture.expect.status}${fixture.expect.class ? ` (${fixture.expect.class})` : ""}`, () => {
-      const judgement = registry.judge(Trace.parse(fixture.trace), fixture.feedback);
+    it(`judges ${fixture.name} as ${fixture.expect.status}${fixture.expect.class ? ` (${fixture.expect.class})` : ""}`, async () => {
+      const judgement = await registry.judge(Trace.parse(fixture.trace), fixture.feedback);
       assert.equal(judgement.status, fixture.expect.status, JSON.stringify(judgement.verdicts, null, 1));
       if (fixture.expect.class) assert.equal(judgement.primary?.class, fixture.expect.class);
       if (fixture.expect.path) assert.equal(judgement.primary?.path, fixture.expect.path);
@@ -35,23 +35,23 @@ describe("detectors on real traces", () => {
     });
   }
 
-  it("points a multi-turn failure at the step that went wrong", () => {
+  it("points a multi-turn failure at the step that went wrong", async () => {
     const loop = fixtures.find((f) => f.name === "a lookup loop")!;
-    const judgement = registry.judge(Trace.parse(loop.trace));
+    const judgement = await registry.judge(Trace.parse(loop.trace));
     assert.equal(judgement.primary?.stepId, "s2");
     assert.match(judgement.primary?.evidence.message ?? "", /lookup_order called 4 times/);
   });
 
-  it("keeps the evidence a person needs: expected and actual values of a wrong argument", () => {
+  it("keeps the evidence a person needs: expected and actual values of a wrong argument", async () => {
     const arg = fixtures.find((f) => f.name === "a wrong argument")!;
-    const { primary } = registry.judge(Trace.parse(arg.trace));
+    const { primary } = await registry.judge(Trace.parse(arg.trace));
     assert.deepEqual(
       [primary?.evidence.expected, primary?.evidence.actual, primary?.severity],
       ["c", "f", "medium"],
     );
   });
 
-  it("flags a tool call whose arguments are not JSON where no verifier reads the trace, and leaves it to one that does", () => {
+  it("flags a tool call whose arguments are not JSON where no verifier reads the trace, and leaves it to one that does", async () => {
     const trace = (env?: string) =>
       Trace.parse({
         id: `t-args-${env ?? "none"}`,
@@ -75,15 +75,15 @@ describe("detectors on real traces", () => {
           },
         ],
       });
-    const free = registry.judge(trace());
+    const free = await registry.judge(trace());
     assert.equal(free.primary?.detectorId, "malformed_tool_arguments");
     assert.equal(free.primary?.evidence.actual, '{"city":"Os');
-    const verified = registry.judge(trace("toolcall"));
+    const verified = await registry.judge(trace("toolcall"));
     assert.ok(verified.verdicts.every((v) => v.detectorId !== "malformed_tool_arguments"));
     assert.equal(verified.primary?.detectorId, "verifier");
   });
 
-  it("checks tool calls against the tools recorded on their step, naming the failing path", () => {
+  it("checks tool calls against the tools recorded on their step, naming the failing path", async () => {
     const weather = {
       type: "function",
       function: {
@@ -116,16 +116,16 @@ describe("detectors on real traces", () => {
           },
         ],
       });
-    const bad = registry.judge(trace("get_weather", '{"city":"Oslo","unit":"k"}')).primary;
+    const bad = (await registry.judge(trace("get_weather", '{"city":"Oslo","unit":"k"}'))).primary;
     assert.equal(bad?.detectorId, "tool_schema");
     assert.equal(bad?.class, "schema_violation");
     assert.equal(bad?.path, "get_weather.arguments/unit");
     assert.match(bad?.evidence.message ?? "", /must be equal to one of the allowed values/);
-    const missing = registry.judge(trace("get_weather", '{"city":"Oslo"}')).primary;
+    const missing = (await registry.judge(trace("get_weather", '{"city":"Oslo"}'))).primary;
     assert.match(missing?.evidence.message ?? "", /must have required property 'unit'/);
-    const other = registry.judge(trace("book_table", "{}")).primary;
+    const other = (await registry.judge(trace("book_table", "{}"))).primary;
     assert.deepEqual([other?.class, other?.path], ["wrong_tool", "book_table"]);
-    const good = registry.judge(trace("get_weather", '{"city":"Oslo","unit":"c"}'));
+    const good = await registry.judge(trace("get_weather", '{"city":"Oslo","unit":"c"}'));
     assert.ok(
       good.verdicts.every((v) => !v.failed),
       JSON.stringify(good.verdicts),

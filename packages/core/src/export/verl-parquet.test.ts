@@ -29,7 +29,7 @@ const general = [
 const evalSet = buildEvalSet({
   tenantId: "acme",
   seed: 1,
-  failures: simulatedFailureItems(33, 600),
+  failures: await simulatedFailureItems(33, 600),
   general,
   trainingQuestions: [],
   perPattern: 3,

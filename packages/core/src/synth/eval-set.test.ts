@@ -6,7 +6,7 @@ import { buildEvalSet, type EvalSetOptions } from "./eval-set.ts";
 import type { FailureItem } from "./failure-item.ts";
 import { NearDuplicateIndex } from "./near-duplicate-index.ts";
 
-const failures = simulatedFailureItems(31, 2000);
+const failures = await simulatedFailureItems(31, 2000);
 const general = generateToolcallTasks({ split: "eval", seed: 1, count: 300 }).map(taskToRow);
 const training = generateToolcallTasks({ split: "production", seed: 31, count: 400 }).map((t) => t.question);
 const base: EvalSetOptions = {

@@ -28,7 +28,7 @@ const build = (
 ) => buildPreferenceSet({ tenantId: "acme", seed: 1, failures, candidates, evalSets });
 
 describe("PreferenceSet synthesis", () => {
-  it("pairs the failed output (rejected) with a verified human correction (chosen), with provenance", () => {
+  it("pairs the failed output (rejected) with a verified human correction (chosen), with provenance", async () => {
     const set = build([item("t1")], { t1: [{ text: right, source: "human" }] });
     assert.equal(set.rows.length, 1);
     const row = set.rows[0];
@@ -43,7 +43,7 @@ describe("PreferenceSet synthesis", () => {
     assert.deepEqual(row.prompt, [{ role: "user", content: item("t1").question }]);
   });
 
-  it("takes human corrections from feedback as candidates", () => {
+  it("takes human corrections from feedback as candidates", async () => {
     const candidates = candidatesFromFeedback([
       { id: "f1", traceId: "t1", correction: right },
       { id: "f2", traceId: "t2", label: "thumbs_down" },
@@ -52,7 +52,7 @@ describe("PreferenceSet synthesis", () => {
     assert.equal(build([item("t1"), item("t2")], candidates).rows.length, 1);
   });
 
-  it("passes over a correction that fails the verifier and takes a resampled policy output that passes", () => {
+  it("passes over a correction that fails the verifier and takes a resampled policy output that passes", async () => {
     const set = build([item("t1")], {
       t1: [
         { text: '{"tool":"get_weather","args":{"city":"Oslo","unit":"kelvin"}}', source: "human" },
@@ -62,7 +62,7 @@ describe("PreferenceSet synthesis", () => {
     assert.equal(set.rows[0].meta.chosenSource, "policy");
   });
 
-  it("takes a teacher's output only when it verifies, and drops the pair when nothing does", () => {
+  it("takes a teacher's output only when it verifies, and drops the pair when nothing does", async () => {
     assert.equal(
       build([item("t1")], { t1: [{ text: right, source: "teacher" }] }).rows[0].meta.chosenSource,
       "teacher",
@@ -71,12 +71,12 @@ describe("PreferenceSet synthesis", () => {
     assert.deepEqual([none.rows.length, none.stats.noVerifiedChosen], [0, 1]);
   });
 
-  it("drops a 'failure' whose output actually passes the verifier", () => {
+  it("drops a 'failure' whose output actually passes the verifier", async () => {
     const set = build([item("t1", { output: right })], { t1: [{ text: right, source: "human" }] });
     assert.deepEqual([set.rows.length, set.stats.rejectedPasses], [0, 1]);
   });
 
-  it("trusts a human correction for a tenant env without a verifier, marked unverified", () => {
+  it("trusts a human correction for a tenant env without a verifier, marked unverified", async () => {
     const set = build([item("t9", { env: "support", solution: undefined, output: "Done!" })], {
       t9: [{ text: "I sent a reset link to your email.", source: "human" }],
     });
@@ -89,13 +89,13 @@ describe("PreferenceSet synthesis", () => {
     );
   });
 
-  it("makes no pair on a prompt that is an eval question", () => {
+  it("makes no pair on a prompt that is an eval question", async () => {
     const evalSet = build([item("t1")], { t1: [{ text: right, source: "human" }] }) as unknown as Dataset;
     const set = build([item("t1")], { t1: [{ text: right, source: "human" }] }, [evalSet]);
     assert.deepEqual([set.rows.length, set.stats.overlapsEval], [0, 1]);
   });
 
-  it("verifies a multi-turn candidate after the episode's earlier turns", () => {
+  it("verifies a multi-turn candidate after the episode's earlier turns", async () => {
     const registry = new DetectorRegistry();
     const sim = simulateProductionTraffic({
       seed: 3,
@@ -105,7 +105,7 @@ describe("PreferenceSet synthesis", () => {
     }).find((s) => s.injected);
     assert.ok(sim);
     const trace = Trace.parse(sim.trace);
-    const failed = failureItemFromTrace(trace, registry.judge(trace), "pat_amount");
+    const failed = failureItemFromTrace(trace, await registry.judge(trace), "pat_amount");
     assert.ok(failed);
     assert.equal(failed.priorOutputs?.length, 1);
     assert.equal(failed.context.messages.at(-1)?.role, "tool");

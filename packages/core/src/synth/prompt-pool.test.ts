@@ -7,7 +7,7 @@ import { buildEvalSet } from "./eval-set.ts";
 import { NearDuplicateIndex } from "./near-duplicate-index.ts";
 import { buildPromptPool, type PromptPoolOptions } from "./prompt-pool.ts";
 
-const failures = simulatedFailureItems(32, 2000);
+const failures = await simulatedFailureItems(32, 2000);
 const evalSet = buildEvalSet({
   tenantId: "acme",
   seed: 1,

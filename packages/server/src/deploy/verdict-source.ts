@@ -28,10 +28,12 @@ export class InlineVerdicts implements VerdictSource {
       registry = this.registryFor(tenantId);
       this.registries.set(tenantId, registry);
     }
-    return traces.map((trace) => {
-      const judgement = registry.judge(trace);
-      return { status: judgement.status, failureClass: judgement.primary?.class };
-    });
+    return Promise.all(
+      traces.map(async (trace) => {
+        const judgement = await registry.judge(trace);
+        return { status: judgement.status, failureClass: judgement.primary?.class };
+      }),
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { simulateProductionTraffic, Trace } from "@arc/core";
+import { type DetectorRegistry, failedVerdict, simulateProductionTraffic, Trace } from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
 import type { Database } from "../store/database.ts";
 import { openPostgresDatabase } from "../store/postgres-database.ts";
@@ -190,6 +190,51 @@ describe("detection workers in several processes", { skip: postgres?.skip }, () 
       );
     } finally {
       await second.close();
+      await db.close();
+    }
+  });
+
+  it("awaits a tenant's slow async detector without holding back another tenant's traces", async () => {
+    const target = databasesUnderTest()[0];
+    const db = await target.open();
+    try {
+      const slow = (await createTenant(db, "slow-judge")).id;
+      const quick = (await createTenant(db, "quick")).id;
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => {
+        answer = resolve;
+      });
+      const setup = (registry: DetectorRegistry, tenantId: string) => {
+        if (tenantId !== slow) return;
+        registry.register({
+          id: "slow_judge",
+          description: "a model that takes its time",
+          detect: async (trace) => {
+            await answered;
+            return [
+              failedVerdict(trace.id, "slow_judge", {
+                class: "wrong_answer",
+                severity: "high",
+                message: "judged late",
+              }),
+            ];
+          },
+        });
+      };
+      const worker = new DetectionWorker(db, { config, setupRegistry: setup });
+      await insertTraces(db, slow, [traces[0]]);
+      await insertTraces(db, quick, [traces[1]]);
+      const pass = worker.runOnce();
+      await waitUntil(
+        () => getVerdict(db, quick, traces[1].id),
+        "the quick tenant's verdict while the slow judge thinks",
+      );
+      assert.equal(await getVerdict(db, slow, traces[0].id), null);
+      answer();
+      assert.equal((await pass).judged, 2);
+      const late = await getVerdict(db, slow, traces[0].id);
+      assert.ok(late?.judgement.verdicts.some((v) => v.detectorId === "slow_judge" && v.failed));
+    } finally {
       await db.close();
     }
   });

@@ -99,43 +99,53 @@ export class DetectionWorker {
     const pass: DetectionPass = { judged: 0, assigned: 0, released: 0 };
     const byTenant = new Map<string, DetectionClaim[]>();
     for (const c of claims) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), c]);
-    for (const [tenantId, tenantClaims] of byTenant) {
-      const exhausted = tenantClaims.filter((c) => c.attempts > this.config.maxAttempts);
-      const live = tenantClaims.filter((c) => c.attempts <= this.config.maxAttempts);
-      // A trace whose worker kept stopping while judging it is moved aside unread: reading it may stop this one.
-      for (const claim of exhausted.filter((c) => c.abandoned)) {
-        await this.deadLetter(
-          claim,
-          new Error(
-            `its judging did not finish in ${claim.attempts - 1} attempts, the last one abandoned when its lease ran out (the worker stopped or hung while judging it); last error: ${claim.lastError ?? "none"}`,
-          ),
-        );
-      }
-      // Traces that kept failing with the whole tenant are settled apart, so an error in the tenant's setup cannot
-      // hold them forever.
-      const settled = exhausted.filter((c) => !c.abandoned);
-      if (settled.length > 0) {
-        try {
-          pass.assigned += await this.write(
-            tenantId,
-            settled.map((claim) => this.gaveUp(claim)),
-          );
-          pass.judged += settled.length;
-        } catch (error) {
-          await this.release(settled, error, pass);
-        }
-      }
-      if (live.length === 0) continue;
-      let registry: DetectorRegistry;
-      try {
-        registry = await tenantRegistry(this.db, tenantId, this.setup);
-      } catch (error) {
-        await this.release(live, error, pass);
-        continue;
-      }
-      await this.judgeApart(tenantId, live, registry, pass);
-    }
+    // Tenants are judged side by side, so one whose detectors are slow (a judge model) does not hold back the others.
+    await Promise.all(
+      [...byTenant].map(([tenantId, tenantClaims]) => this.runTenant(tenantId, tenantClaims, pass)),
+    );
     return pass;
+  }
+
+  /** Settles one tenant's claims of a pass: moves aside the exhausted ones, judges and writes the rest. */
+  private async runTenant(
+    tenantId: string,
+    tenantClaims: DetectionClaim[],
+    pass: DetectionPass,
+  ): Promise<void> {
+    const exhausted = tenantClaims.filter((c) => c.attempts > this.config.maxAttempts);
+    const live = tenantClaims.filter((c) => c.attempts <= this.config.maxAttempts);
+    // A trace whose worker kept stopping while judging it is moved aside unread: reading it may stop this one.
+    for (const claim of exhausted.filter((c) => c.abandoned)) {
+      await this.deadLetter(
+        claim,
+        new Error(
+          `its judging did not finish in ${claim.attempts - 1} attempts, the last one abandoned when its lease ran out (the worker stopped or hung while judging it); last error: ${claim.lastError ?? "none"}`,
+        ),
+      );
+    }
+    // Traces that kept failing with the whole tenant are settled apart, so an error in the tenant's setup cannot
+    // hold them forever.
+    const settled = exhausted.filter((c) => !c.abandoned);
+    if (settled.length > 0) {
+      try {
+        pass.assigned += await this.write(
+          tenantId,
+          settled.map((claim) => this.gaveUp(claim)),
+        );
+        pass.judged += settled.length;
+      } catch (error) {
+        await this.release(settled, error, pass);
+      }
+    }
+    if (live.length === 0) return;
+    let registry: DetectorRegistry;
+    try {
+      registry = await tenantRegistry(this.db, tenantId, this.setup);
+    } catch (error) {
+      await this.release(live, error, pass);
+      return;
+    }
+    await this.judgeApart(tenantId, live, registry, pass);
   }
 
   /** Runs passes until `stop`: back to back while batches come full, every `pollMs` when idle. */
@@ -283,7 +293,7 @@ export class DetectionWorker {
       tenantId,
       claims.map((c) => c.traceId),
     );
-    return claims.map((claim) => this.judgeOne(claim, traces.get(claim.traceId), registry));
+    return Promise.all(claims.map((claim) => this.judgeOne(claim, traces.get(claim.traceId), registry)));
   }
 
   /** The `unknown` judgement of a trace whose judging failed `maxAttempts` times: kept and counted, with the error. */
@@ -302,18 +312,23 @@ export class DetectionWorker {
   }
 
   /** Judges one claimed trace with the feedback known so far. */
-  private judgeOne(
+  private async judgeOne(
     claim: DetectionClaim,
     stored: (Trace & { feedback: Feedback[] }) | undefined,
     registry: DetectorRegistry,
-  ): Judged {
+  ): Promise<Judged> {
     if (!stored) throw new Error(`trace "${claim.traceId}" is queued but not stored`);
     const { feedback, ...trace } = stored;
     const parsed = Trace.safeParse(trace);
     if (!parsed.success) {
-      return { claim, judgement: registry.judgeInput(trace, feedback), record: null, modelVersion: null };
+      return {
+        claim,
+        judgement: await registry.judgeInput(trace, feedback),
+        record: null,
+        modelVersion: null,
+      };
     }
-    const judgement = registry.judge(parsed.data, feedback);
+    const judgement = await registry.judge(parsed.data, feedback);
     return {
       claim,
       judgement,

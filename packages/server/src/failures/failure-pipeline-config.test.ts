@@ -55,8 +55,8 @@ describe("failure pipeline settings", () => {
     const setup = await registrySetupFromEnv({ ARC_DETECTORS_MODULE: path });
     const registry = new DetectorRegistry();
     setup?.(registry, "acme");
-    assert.equal(registry.judge(sqlTrace("select count(*) from orders")).status, "passed");
-    const wrong = registry.judge(sqlTrace("select * from orders"));
+    assert.equal((await registry.judge(sqlTrace("select count(*) from orders"))).status, "passed");
+    const wrong = await registry.judge(sqlTrace("select * from orders"));
     assert.equal(wrong.primary?.class, "wrong_answer");
     assert.equal(wrong.primary?.evidence.message, "query for acme differs");
   });
