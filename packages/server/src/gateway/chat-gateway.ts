@@ -4,7 +4,7 @@ import { checkChatRequest } from "./chat-request-check.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
 import type { ModelPool } from "./model-pool.ts";
-import { renameModelInBody, StreamModelRename } from "./model-rename.ts";
+import { renameModelInText, StreamModelRename } from "./model-rename.ts";
 import { openAiError } from "./openai-error.ts";
 import { type RouteChoice, RoutingTable } from "./routing-table.ts";
 import { TraceRecorder, type TraceRecorderOptions } from "./trace-recorder.ts";
@@ -197,18 +197,16 @@ export class ChatGateway {
     const isStream = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
     if (!isStream || !upstream.body) {
       const bytes = new Uint8Array(await upstream.arrayBuffer());
+      const text = new TextDecoder().decode(bytes);
       let parsed: unknown = null;
       try {
-        parsed = JSON.parse(new TextDecoder().decode(bytes));
+        parsed = JSON.parse(text);
       } catch {
         parsed = upstream.ok ? null : { error: { message: `HTTP ${upstream.status} with a non-JSON body` } };
       }
       finish(upstream.status, summarizeCompletion(parsed));
       if (renames && upstream.ok && parsed !== null) {
-        return new Response(JSON.stringify(renameModelInBody(parsed, requestedModel)), {
-          status: upstream.status,
-          headers,
-        });
+        return new Response(renameModelInText(text, requestedModel), { status: upstream.status, headers });
       }
       return new Response(bytes, { status: upstream.status, headers });
     }

@@ -1,10 +1,12 @@
 /** The top-level `"model": "..."` field of a chunk; quotes inside JSON strings are escaped, so content cannot match. */
 const MODEL_FIELD = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
 
-/** A completion body with its `model` set to the name the client asked for (an upstream answers with its own). */
-export function renameModelInBody(body: unknown, model: string): unknown {
-  if (!body || typeof body !== "object" || Array.isArray(body) || !("model" in body)) return body;
-  return { ...(body as Record<string, unknown>), model };
+/**
+ * A completion body's JSON text with its first `model` field set to the name the client asked for (an upstream
+ * answers with its own): the text is edited in place, not parsed and written again.
+ */
+export function renameModelInText(json: string, model: string): string {
+  return json.replace(MODEL_FIELD, `"model":${JSON.stringify(model)}`);
 }
 
 /**
