@@ -22,6 +22,7 @@ export {
   llmSteps,
   type ModelTurn,
   modelTurns,
+  toolCallArguments,
   toolNameIn,
   traceLatencyMs,
   traceModelVersion,

@@ -1,16 +1,6 @@
 import type { Detector } from "./detector.ts";
-import { llmSteps } from "./trace-view.ts";
+import { llmSteps, toolCallArguments } from "./trace-view.ts";
 import { failedVerdict } from "./verdict.ts";
-
-/** Whether a tool call's `arguments` text is a JSON object, as OpenAI's clients need to run the tool. */
-function isJsonObject(text: string): boolean {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return typeof value === "object" && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Fails a trace where the model called a tool with `arguments` that are not a JSON object (the gateway returns them
@@ -22,7 +12,9 @@ export const malformedArgumentsDetector: Detector = {
   detect(trace, context) {
     if (trace.env && context.verifierFor(trace.env)) return [];
     for (const step of llmSteps(trace)) {
-      const call = step.llm?.output?.toolCalls?.find((c) => !isJsonObject(c.function.arguments));
+      const call = step.llm?.output?.toolCalls?.find(
+        (c) => toolCallArguments(c.function.arguments) === undefined,
+      );
       if (!call) continue;
       return [
         failedVerdict(trace.id, "malformed_tool_arguments", {

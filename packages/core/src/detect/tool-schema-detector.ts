@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import type { Detector } from "./detector.ts";
-import { llmSteps } from "./trace-view.ts";
+import { llmSteps, toolCallArguments } from "./trace-view.ts";
 import { failedVerdict } from "./verdict.ts";
 
 const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
@@ -66,12 +66,8 @@ export const toolSchemaDetector: Detector = {
             }),
           ];
         }
-        let args: unknown;
-        try {
-          args = JSON.parse(call.function.arguments);
-        } catch {
-          continue;
-        }
+        const args = toolCallArguments(call.function.arguments);
+        if (args === undefined) continue;
         const validate = validatorOf(tool.parameters ?? { type: "object" });
         if (validate instanceof Error || validate(args)) continue;
         const [error] = validate.errors ?? [];

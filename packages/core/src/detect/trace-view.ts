@@ -70,3 +70,15 @@ export function traceLatencyMs(trace: Trace): number | undefined {
 export function toolNameIn(text: string): string | undefined {
   return /"tool"\s*:\s*"([^"]{1,64})"/.exec(text)?.[1];
 }
+
+/** A tool call's `arguments` text as the JSON object a tool runs on, or undefined when it is not one. */
+export function toolCallArguments(argumentsText: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(argumentsText) as unknown;
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,4 +1,4 @@
-import { type Task, toOpenAiTools, toolcallFamily } from "@arc/core";
+import { type Task, toOpenAiTools, toolCallArguments, toolcallFamily } from "@arc/core";
 import { createArc } from "@arc/sdk";
 import OpenAI from "openai";
 
@@ -36,13 +36,7 @@ const TOOLS = toOpenAiTools(toolcallFamily.tools) as unknown as OpenAI.ChatCompl
 
 /** Whether a tool call names a function and carries a JSON object of arguments, so the agent could run it. */
 function usableCall(call: OpenAI.ChatCompletionMessageToolCall | undefined): boolean {
-  if (call?.type !== "function") return false;
-  try {
-    const args = JSON.parse(call.function.arguments) as unknown;
-    return typeof args === "object" && args !== null && !Array.isArray(args);
-  } catch {
-    return false;
-  }
+  return call?.type === "function" && toolCallArguments(call.function.arguments) !== undefined;
 }
 
 function checkRate(ratePerSecond: number): void {
