@@ -82,6 +82,30 @@ export function installFusedKernels(addon: NativeAddon): void {
     ({ x, cos, sin }, [y], shapes, { scale, inverse }) =>
       addon.rope(x, cos, sin, y, shapes.x[2], shapes.x[3], scale as number, inverse ? 1 : 0),
   );
+  register(
+    "ArcCachedAttention",
+    ({ q }) => [q.shape],
+    ({ q, k, v, mask }, [out], shapes, attrs) => {
+      const cache = attrs as unknown as CacheLayer;
+      const [B, T, H, D] = shapes.q;
+      addon.attendCached(
+        q,
+        k,
+        v,
+        mask,
+        cache.keys,
+        cache.values,
+        out,
+        B,
+        T,
+        H,
+        shapes.k[2],
+        D,
+        cache.past,
+        cache.capacity,
+      );
+    },
+  );
   installed = true;
 }
 
@@ -121,4 +145,28 @@ export function fusedRope(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor, scale:
     gradFunc: (dy: tf.Tensor) => run("ArcRope", { x: dy, cos, sin }, { scale, inverse: true }) as tf.Tensor,
   })) as unknown as Parameters<typeof tf.customGrad>[0]);
   return rope(x) as tf.Tensor4D;
+}
+
+/** One layer of a KV cache: keys and values [B, K, capacity, D], of which the first `past` positions are filled. */
+export interface CacheLayer {
+  keys: Float32Array;
+  values: Float32Array;
+  past: number;
+  capacity: number;
+}
+
+/**
+ * Attention of T new positions over one layer of a KV cache (inference only, not differentiable): writes the new
+ * keys and values ([B, T, K, D], keys rotated) into it after its `past` positions, for which it must have room,
+ * and returns softmax(q k^T + mask) v as [B, T, H, D] for q [B, T, H, D] (scaled, rotated) and the additive mask
+ * [B, 1, T, past + T].
+ */
+export function fusedCachedAttention(
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  mask: tf.Tensor4D,
+  cache: CacheLayer,
+): tf.Tensor4D {
+  return run("ArcCachedAttention", { q, k, v, mask }, cache as unknown as NamedAttrMap) as tf.Tensor4D;
 }

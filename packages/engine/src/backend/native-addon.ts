@@ -64,6 +64,30 @@ export interface NativeAddon {
     scale: number,
     inverse: number,
   ): void;
+  /** The row-major k x n matrix `b` as 16-column slivers, the layout `matMulPacked` reads in order. */
+  packPanels(b: Float32Array, packed: Float32Array, k: number, n: number): void;
+  /** c (m x n) = a (m x k) times a matrix packed by `packPanels`. */
+  matMulPacked(a: Float32Array, packed: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
+  /**
+   * Attention of T new positions over a cache kept in place: writes k and v ([B, T, K, D]) into the cache
+   * ([B, K, capacity, D]) at `past`, then out [B, T, H, D] = softmax(q k^T + mask) v over past + T positions.
+   */
+  attendCached(
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    mask: Float32Array,
+    cacheKeys: Float32Array,
+    cacheValues: Float32Array,
+    out: Float32Array,
+    B: number,
+    T: number,
+    H: number,
+    K: number,
+    D: number,
+    past: number,
+    capacity: number,
+  ): void;
 }
 
 /** Whether the native products are in use, and why not when they are not. */

@@ -3,8 +3,10 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { nativeAddonStatus } from "./native-addon.ts";
-import { nativeMatMulInstalled } from "./native-matmul.ts";
+import { KvCache } from "../model/kv-cache.ts";
+import { fusedCachedAttention } from "./fused-kernels.ts";
+import { nativeAddon, nativeAddonStatus } from "./native-addon.ts";
+import { nativeMatMulInstalled, packRightOperand } from "./native-matmul.ts";
 import { initBackend, tf } from "./tf-backend.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -89,6 +91,122 @@ describe("native kernels", { skip }, () => {
       });
     }
   }
+
+  for (const s of [
+    { m: 6, n: 19, k: 5 }, // one register tile of rows, a partial column sliver
+    { m: 16, n: 264, k: 128 }, // a decoding step's head product
+    { m: 100, n: 33, k: 300 }, // several row tiles, depth over one packed block
+  ]) {
+    it(`a packed right operand gives the plain product: ${JSON.stringify(s)}`, async () => {
+      await initBackend("wasm");
+      const aData = Float32Array.from({ length: s.m * s.k }, (_, i) => Math.sin(i * 1.1));
+      const bData = Float32Array.from({ length: s.k * s.n }, (_, i) => Math.cos(i * 0.3));
+      const want = reference(aData, bData, 1, s.m, s.n, s.k, false, false);
+      const packed = new Float32Array(Math.ceil(s.n / 16) * 16 * s.k);
+      const addon = nativeAddon();
+      assert.ok(addon);
+      addon.packPanels(bData, packed, s.k, s.n);
+      const direct = new Float32Array(s.m * s.n);
+      addon.matMulPacked(aData, packed, direct, s.m, s.n, s.k);
+      const b = tf.tensor2d(bData, [s.k, s.n]);
+      packRightOperand(b);
+      const a = tf.tensor2d(aData, [s.m, s.k]);
+      const viaTf = tf.matMul(a, b).dataSync();
+      for (let i = 0; i < want.length; i++) {
+        assert.ok(Math.abs(direct[i] - want[i]) < 1e-4, `matMulPacked [${i}] ${direct[i]} vs ${want[i]}`);
+        assert.ok(Math.abs(viaTf[i] - want[i]) < 1e-4, `tf.matMul [${i}] ${viaTf[i]} vs ${want[i]}`);
+      }
+      tf.dispose([a, b]);
+    });
+  }
+
+  it("attend over a cache they write in place, as softmax attention does", async () => {
+    await initBackend("wasm");
+    const [B, T, H, K, D, past] = [2, 3, 4, 2, 8, 5];
+    const S = past + T;
+    const cache = new KvCache(B, K, D, 1, 10);
+    for (let i = 0; i < cache.keys[0].length; i++) {
+      cache.keys[0][i] = Math.sin(i * 0.37);
+      cache.values[0][i] = Math.cos(i * 0.53);
+    }
+    cache.length = past;
+    const before = { keys: cache.keys[0].slice(), values: cache.values[0].slice() };
+    const q = Float32Array.from({ length: B * T * H * D }, (_, i) => Math.sin(i * 0.71));
+    const k = Float32Array.from({ length: B * T * K * D }, (_, i) => Math.cos(i * 0.29));
+    const v = Float32Array.from({ length: B * T * K * D }, (_, i) => Math.sin(i * 0.13 + 1));
+    // row 1 has two positions of left padding; both rows see only positions up to their own
+    const mask = new Float32Array(B * T * S);
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t < T; t++)
+        for (let s = 0; s < S; s++) if (s > past + t || (b === 1 && s < 2)) mask[(b * T + t) * S + s] = -1e9;
+    const out = fusedCachedAttention(
+      tf.tensor4d(q, [B, T, H, D]),
+      tf.tensor4d(k, [B, T, K, D]),
+      tf.tensor4d(v, [B, T, K, D]),
+      tf.tensor4d(mask, [B, 1, T, S]),
+      { keys: cache.keys[0], values: cache.values[0], past, capacity: cache.capacity },
+    ).dataSync();
+    const at = (b: number, kh: number, s: number) => (b * K + kh) * cache.capacity * D + s * D;
+    for (let b = 0; b < B; b++)
+      for (let kh = 0; kh < K; kh++) {
+        for (let s = 0; s < cache.capacity; s++)
+          for (let j = 0; j < D; j++) {
+            const written = s >= past && s < S;
+            const src = ((b * T + (s - past)) * K + kh) * D + j;
+            assert.equal(cache.keys[0][at(b, kh, s) + j], written ? k[src] : before.keys[at(b, kh, s) + j]);
+            assert.equal(
+              cache.values[0][at(b, kh, s) + j],
+              written ? v[src] : before.values[at(b, kh, s) + j],
+            );
+          }
+      }
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t < T; t++)
+        for (let h = 0; h < H; h++) {
+          const kh = Math.floor(h / (H / K));
+          const scores = Array.from({ length: S }, (_, s) => {
+            let dot = 0;
+            for (let j = 0; j < D; j++)
+              dot += q[((b * T + t) * H + h) * D + j] * cache.keys[0][at(b, kh, s) + j];
+            return dot + mask[(b * T + t) * S + s];
+          });
+          const top = Math.max(...scores);
+          const weights = scores.map((x) => Math.exp(x - top));
+          const total = weights.reduce((x, y) => x + y, 0);
+          for (let j = 0; j < D; j++) {
+            let want = 0;
+            for (let s = 0; s < S; s++) want += (weights[s] / total) * cache.values[0][at(b, kh, s) + j];
+            const got = out[((b * T + t) * H + h) * D + j];
+            assert.ok(Math.abs(got - want) < 1e-5, `out[${b},${t},${h},${j}] ${got} vs ${want}`);
+          }
+        }
+  });
+
+  it("decode what the wasm backend's own kernels decode, under continuous batching", () => {
+    const script = join(here, "__fixtures__", "micro-generate.ts");
+    const run = (native: string) => {
+      const child = spawnSync(process.execPath, ["--import", "tsx", script], {
+        env: { ...process.env, ARC_ENGINE_NATIVE: native },
+        encoding: "utf8",
+      });
+      assert.equal(child.status, 0, child.stderr);
+      return JSON.parse(child.stdout) as {
+        status: { active: boolean };
+        samples: { tokens: number[]; logprobs: number[] }[];
+      };
+    };
+    const fallback = run("0");
+    const native = run("1");
+    assert.equal(fallback.status.active, false);
+    assert.equal(native.status.active, true);
+    assert.equal(native.samples.length, 8);
+    native.samples.forEach((sample, i) => {
+      assert.deepEqual(sample.tokens, fallback.samples[i].tokens, `sample ${i}`);
+      sample.logprobs.forEach((lp, j) => {
+        assert.ok(Math.abs(lp - fallback.samples[i].logprobs[j]) < 1e-4, `sample ${i} token ${j}`);
+      });
+    });
+  });
 
   it("give a model the loss and gradients the wasm backend's own kernels give", () => {
     const script = join(here, "__fixtures__", "micro-loss-and-grads.ts");

@@ -18,6 +18,29 @@ import { type NativeAddon, nativeAddon } from "./native-addon.ts";
 
 let installed = false;
 
+/** Width of the column slivers `packPanels` writes (the register tile's, NR in native/engine-kernels.c). */
+const SLIVER = 16;
+/** From this many rows of A (one register tile) a packed right operand is read; fewer rows read B in order as it is. */
+const PACKED_MIN_ROWS = 6;
+
+/** Packed copies of constant right operands (inference weights), by the tensor's data id. */
+const packedOperands = new WeakMap<object, { packed: Float32Array; k: number; n: number }>();
+
+/**
+ * Keeps a copy of a constant [k, n] matrix in the layout the native product reads in order, and uses it whenever
+ * the matrix is the right operand of a product of at least a few rows. A product whose right operand has dropped
+ * out of cache (every weight, between decoding steps) then streams it instead of reading one cache line per row.
+ * Does nothing where the native products are not installed.
+ */
+export function packRightOperand(matrix: tf.Tensor): void {
+  const addon = nativeAddon();
+  if (!installed || !addon || matrix.rank !== 2 || matrix.dtype !== "float32") return;
+  const [k, n] = matrix.shape;
+  const packed = new Float32Array(Math.ceil(n / SLIVER) * SLIVER * k);
+  addon.packPanels(matrix.dataSync() as Float32Array, packed, k, n);
+  packedOperands.set(matrix.dataId, { packed, k, n });
+}
+
 /** Whether the wasm backend's products run on the native addon. */
 export function nativeMatMulInstalled(): boolean {
   return installed;
@@ -53,6 +76,19 @@ function nativeBatchMatMul(addon: NativeAddon, fallback: KernelFunc): KernelConf
       if (!plan) return fallback(args);
       const wasm = args.backend as BackendWasm;
       const out = wasm.makeOutput(plan.outShape, "float32");
+      const twin = packedOperands.get(b.dataId);
+      const packedFits = twin && b.shape.length === 2 && twin.k === plan.k && twin.n === plan.n; // a reshape shares the data id
+      if (twin && packedFits && !transposeA && !transposeB && plan.batch === 1 && plan.m >= PACKED_MIN_ROWS) {
+        addon.matMulPacked(
+          wasm.typedArrayFromHeap(a) as Float32Array,
+          twin.packed,
+          wasm.typedArrayFromHeap(out) as Float32Array,
+          plan.m,
+          plan.n,
+          plan.k,
+        );
+        return out as TensorInfo;
+      }
       // Views are taken after the allocation: growing the wasm heap detaches older views.
       addon.matMul(
         wasm.typedArrayFromHeap(a) as Float32Array,

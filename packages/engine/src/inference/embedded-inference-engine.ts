@@ -7,16 +7,15 @@ import type {
   ToolCallSyntax,
   WeightSource,
 } from "@arc/core";
-import { selectRows } from "../backend/select-rows.ts";
 import { initBackend, tf } from "../backend/tf-backend.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import { GrammarConstraint } from "../grammar/grammar-constraint.ts";
+import { KvCache } from "../model/kv-cache.ts";
 import {
   attentionMask,
   forward,
   fuseForInference,
-  type KvCache,
   mulberry32,
   type RopeTables,
   ropeTables,
@@ -28,6 +27,9 @@ import { byteChatTokenizer, type ChatTokenizer, loadChatTokenizer } from "../tok
 import { ContextLengthError } from "./context-length-error.ts";
 import { disposeWeights, toWeights, weightsFromSource } from "./model-weights.ts";
 import { type SampledToken, sampleToken } from "./sampler.ts";
+
+/** Most positions a new cache holds past its prompts before it first grows (most answers fit). */
+const DECODE_ROOM = 512;
 
 /** Options of the embedded inference engine. */
 export interface InferenceEngineOptions {
@@ -275,16 +277,13 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
           slots = merged.slots;
           cache = merged.cache;
         } else if (slots.some((s) => !s.row.finish) && cache) {
-          const next = this.step(slots, cache);
-          disposeCache(cache);
-          cache = next;
+          this.step(slots, cache);
         }
         const keep = slots.map((s, i) => (s.row.finish ? -1 : i)).filter((i) => i >= 0);
         if (keep.length < slots.length && cache) {
-          const kept = keep.length > 0 ? gatherRows(cache, keep) : undefined;
-          disposeCache(cache);
+          cache = keep.length > 0 ? cache.selectRows(keep) : undefined;
           slots = keep.map((i) => slots[i]);
-          cache = kept ? trimLeftPadding(slots, kept) : undefined;
+          if (cache) trimLeftPadding(slots, cache);
         }
         await new Promise((resolve) => setImmediate(resolve)); // lets requests, aborts and weight swaps in
       }
@@ -292,7 +291,6 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       // a failure of the math fails every call that had a sample in flight or queued
       for (const row of [...slots.map((s) => s.row), ...this.pending.splice(0)]) row.call.reject(error);
     } finally {
-      if (cache) disposeCache(cache);
       this.running = false;
     }
   }
@@ -318,20 +316,19 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       Array.from({ length: P }, (_, t) => Math.max(0, t - (P - p.length))),
     );
     const pads = first.map((row) => slots[row].pad);
-    const { logits, cache } = this.forward(pads, tokens, positions, P);
+    const room = P + Math.min(DECODE_ROOM, Math.max(...rows.map((r) => r.maxTokens)));
+    const cache = KvCache.forModel(this.config, distinct.length, room);
+    const logits = this.forward(pads, tokens, positions, P, cache);
     this.sampleAll(slots, logits, source);
-    if (distinct.length === rows.length) return { slots, cache };
-    const shared = gatherRows(cache, source);
-    disposeCache(cache);
-    return { slots, cache: shared };
+    return { slots, cache: distinct.length === rows.length ? cache : cache.selectRows(source) };
   }
 
   /** One decoding step: feeds each running row its last token, samples the next one. */
-  private step(slots: Slot[], cache: KvCache): KvCache {
+  private step(slots: Slot[], cache: KvCache): void {
     const tokens = slots.map((s) => s.row.tokens.at(-1) ?? PAD);
     const positions = slots.map((s) => s.nextPosition++);
     for (const s of slots) s.pad.push(s.row.finish ? 1 : 0);
-    const out = this.forward(
+    const logits = this.forward(
       slots.map((s) => s.pad),
       tokens,
       positions,
@@ -340,36 +337,37 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     );
     this.sampleAll(
       slots,
-      out.logits,
+      logits,
       slots.map((_, b) => b),
     );
-    return out.cache;
   }
 
-  /** The model on [B, T] tokens after `cache` (pads: each row's padding flags, past and new): last logits [B, V] and the new cache. */
+  /**
+   * The model on [B, T] tokens after the cache's positions (pads: each row's padding flags, past and new): the
+   * last position's logits [B, V]; the new positions' keys and values are added to the cache.
+   */
   private forward(
     pads: number[][],
     tokens: number[],
     positions: number[],
     T: number,
-    cache?: KvCache,
-  ): { logits: Float32Array; cache: KvCache } {
+    cache: KvCache,
+  ): Float32Array {
     const B = pads.length;
-    const past = cache ? cache.values[0].shape[2] : 0;
-    const out = tf.tidy(() => {
-      const result = forward(this.config, this.weights, this.rope, {
-        tokens: tf.tensor2d(tokens, [B, T], "int32"),
-        positions: tf.tensor2d(positions, [B, T], "int32"),
-        mask: attentionMask(pads, past, T),
-        cache,
-        mode: "infer",
-        lastOnly: true,
-      });
-      return { logits: result.logits, keys: result.cache.keys, values: result.cache.values };
-    });
-    const logits = out.logits.dataSync() as Float32Array; // [B, 1, V]
-    out.logits.dispose();
-    return { logits, cache: { keys: out.keys as tf.Tensor4D[], values: out.values as tf.Tensor4D[] } };
+    const logits = tf.tidy(
+      () =>
+        forward(this.config, this.weights, this.rope, {
+          tokens: tf.tensor2d(tokens, [B, T], "int32"),
+          positions: tf.tensor2d(positions, [B, T], "int32"),
+          mask: attentionMask(pads, cache.length, T),
+          cache,
+          mode: "infer",
+          lastOnly: true,
+        }).logits,
+    );
+    const values = logits.dataSync() as Float32Array; // [B, 1, V]
+    logits.dispose();
+    return values;
   }
 
   /** Samples the next token of every unfinished slot from row `logitRow[i]` of `logits`, tagged with the engine's version. */
@@ -446,40 +444,22 @@ function mergeBatches(
   b: Slot[],
   cacheB: KvCache,
 ): { slots: Slot[]; cache: KvCache } {
-  if (!cacheA || a.length === 0) {
-    if (cacheA) disposeCache(cacheA);
-    return { slots: b, cache: cacheB };
+  if (!cacheA || a.length === 0) return { slots: b, cache: cacheB };
+  const S = Math.max(cacheA.length, cacheB.length);
+  for (const [slots, cache] of [
+    [a, cacheA],
+    [b, cacheB],
+  ] as const) {
+    for (const s of slots) s.pad.unshift(...new Array(S - cache.length).fill(1));
   }
-  const lenA = cacheA.values[0].shape[2];
-  const lenB = cacheB.values[0].shape[2];
-  const S = Math.max(lenA, lenB);
-  const leftPad = (cache: KvCache, slots: Slot[], by: number) => {
-    if (by === 0) return cache;
-    for (const s of slots) s.pad.unshift(...new Array(by).fill(1));
-    const before = (axis: number): [number, number][] => [0, 1, 2, 3].map((i) => [i === axis ? by : 0, 0]);
-    const padded = {
-      keys: cache.keys.map((t) => tf.pad(t, before(2))), // [B, K, S, D]
-      values: cache.values.map((t) => tf.pad(t, before(2))), // [B, K, S, D]
-    };
-    disposeCache(cache);
-    return padded;
-  };
-  const pa = leftPad(cacheA, a, S - lenA);
-  const pb = leftPad(cacheB, b, S - lenB);
-  const cache = {
-    keys: pa.keys.map((t, i) => tf.concat([t, pb.keys[i]], 0)),
-    values: pa.values.map((t, i) => tf.concat([t, pb.values[i]], 0)),
-  };
-  disposeCache(pa);
-  disposeCache(pb);
-  return { slots: [...a, ...b], cache };
+  return { slots: [...a, ...b], cache: KvCache.concatRows(cacheA, cacheB) };
 }
 
 /**
  * Drops cached positions that are left padding for every remaining row. Without it a batch that never
  * drains (rows keep joining as others finish, as under async rollouts) carries an ever longer cache.
  */
-function trimLeftPadding(slots: Slot[], cache: KvCache): KvCache {
+function trimLeftPadding(slots: Slot[], cache: KvCache): void {
   const lead = Math.min(
     ...slots.map((s) => {
       let n = 0;
@@ -487,26 +467,9 @@ function trimLeftPadding(slots: Slot[], cache: KvCache): KvCache {
       return n;
     }),
   );
-  if (lead === 0) return cache;
+  if (lead === 0) return;
   for (const s of slots) s.pad.splice(0, lead);
-  const trimmed = {
-    keys: cache.keys.map((t) => tf.slice(t, [0, 0, lead, 0], [-1, -1, -1, -1])), // [B, K, S, D]
-    values: cache.values.map((t) => tf.slice(t, [0, 0, lead, 0], [-1, -1, -1, -1])), // [B, K, S, D]
-  };
-  disposeCache(cache);
-  return trimmed;
-}
-
-function gatherRows(cache: KvCache, rows: number[]): KvCache {
-  return {
-    keys: cache.keys.map((t) => selectRows(t, rows)),
-    values: cache.values.map((t) => selectRows(t, rows)),
-  };
-}
-
-function disposeCache(cache: KvCache): void {
-  for (const t of cache.keys) t.dispose();
-  for (const t of cache.values) t.dispose();
+  cache.dropLeading(lead);
 }
 
 function lastEvent(row: Row) {

@@ -6,29 +6,29 @@
  * Weights are kept by their HF names; projections are held as [in, out] (HF's transpose, see
  * weight-layout.ts), so `y = x W`. In training, matrix products go through `matmul`, whose gradient uses
  * only untransposed products (the wasm backend's transposed 2-D product is ~4-10x slower). Batched products
- * (attention, over batch rows and heads) run per batch entry on XNNPACK when each has a few rows, training and
- * prefill (backend/batched-matmul.ts); a decoding step's one query row uses the backend's own batched loop, where
- * a transposed right operand is the faster one (q k^T over a [.., S, D] cache), and appending to a cache along S
- * copies one block per head. For inference the engine adds a fused `qkv_proj` matrix (fewer, larger products;
- * see fuseForInference): per-op overhead, not arithmetic, bounds decoding at these sizes.
+ * (attention, over batch rows and heads) run per batch entry on XNNPACK when each has a few rows (training,
+ * backend/batched-matmul.ts). Inference attends over a KV cache (kv-cache.ts) that one native kernel per layer
+ * writes in place and reads, where the addon is. For inference the engine adds a fused `qkv_proj` matrix (fewer,
+ * larger products; see fuseForInference): per-op overhead, not arithmetic, bounds decoding at these sizes.
  * Shapes: B batch, T new positions, S attended positions (past + new), H query heads, K kv heads,
  * D head width, d model width, F MLP width, V vocabulary.
  */
 import { batchedMatMul, transposeLast } from "../backend/batched-matmul.ts";
-import { fusedOpsInstalled, fusedRmsNorm, fusedRope, fusedSwiGlu } from "../backend/fused-kernels.ts";
-import { nativeMatMulInstalled } from "../backend/native-matmul.ts";
+import {
+  fusedCachedAttention,
+  fusedOpsInstalled,
+  fusedRmsNorm,
+  fusedRope,
+  fusedSwiGlu,
+} from "../backend/fused-kernels.ts";
+import { nativeMatMulInstalled, packRightOperand } from "../backend/native-matmul.ts";
 import { tf } from "../backend/tf-backend.ts";
+import type { KvCache } from "./kv-cache.ts";
 import { headDim, type LlamaConfig, parameterShapes } from "./llama-config.ts";
 import { ropeFrequencies } from "./rope-scaling.ts";
 
 /** Model weights by HF tensor name, projections as [in, out] (tensors or trainable variables). */
 export type Weights = Record<string, tf.Tensor>;
-
-/** Keys and values of past positions per layer. */
-export interface KvCache {
-  keys: tf.Tensor4D[]; // per layer [B, K, S, D]
-  values: tf.Tensor4D[]; // per layer [B, K, S, D]
-}
 
 /** RoPE tables for every position, and the signed permutation that computes rotate_half(x) as x @ rot. */
 export interface RopeTables {
@@ -42,6 +42,7 @@ export interface ForwardInputs {
   tokens: tf.Tensor2D; // [B, T] int32
   positions: tf.Tensor2D; // [B, T] int32, RoPE position of each token
   mask: tf.Tensor4D; // [B, 1, T, S] additive: 0 where attention is allowed, -1e9 where not
+  /** Past positions (S = cache.length + T); the new keys and values are added to it (inference only). */
   cache?: KvCache;
   /**
    * `train`: differentiable everywhere (one-hot embedding product, since wasm lacks gather's gradient; custom
@@ -231,11 +232,15 @@ function projectQkv(
   ];
 }
 
+/** Weights that are the right operand of a product in every decoding step. */
+const PRODUCT_WEIGHT = /(qkv_proj|o_proj|gate_proj|up_proj|down_proj)\.weight$|^lm_head\.weight$/;
+
 /**
  * Prepares weights for decoding, the same math in fewer ops: q|k|v concatenated along the output axis;
  * each RMSNorm weight folded into the rows of the product (or products) that follow it
  * (norm(x) * g @ W = norm(x) @ diag(g) W), so that norm applies no weight; and 1/sqrt(D) folded into the
- * q columns (RoPE is linear, so scaling before it equals scaling after). Training keeps the HF weights.
+ * q columns (RoPE is linear, so scaling before it equals scaling after). The products' weights are also kept
+ * packed for the native products (packRightOperand). Training keeps the HF weights.
  */
 export function fuseForInference(config: LlamaConfig, w: Weights): Weights {
   const out: Weights = { ...w };
@@ -271,22 +276,25 @@ export function fuseForInference(config: LlamaConfig, w: Weights): Weights {
   const finalNorm = take("model.norm.weight");
   out["lm_head.weight"] = tf.tidy(() => tf.mul(head, tf.reshape(finalNorm, [-1, 1]))); // [d, V]
   tf.dispose([finalNorm, head]);
+  for (const [name, weight] of Object.entries(out)) if (PRODUCT_WEIGHT.test(name)) packRightOperand(weight);
   return out;
 }
 
-/** Runs the transformer; returns logits ([B, T, V], or [B, 1, V] with `lastOnly`) and the extended KV cache. */
+/**
+ * Runs the transformer; returns logits ([B, T, V], or [B, 1, V] with `lastOnly`). With a cache, the T new
+ * positions attend to its positions too, and their keys and values are added to it.
+ */
 export function forward(
   config: LlamaConfig,
   w: Weights,
   rope: RopeTables,
   inputs: ForwardInputs,
-): { logits: tf.Tensor3D; cache: KvCache } {
+): { logits: tf.Tensor3D } {
   const [B, T] = inputs.tokens.shape;
   const d = config.hidden_size;
   const H = config.num_attention_heads;
   const K = config.num_key_value_heads;
   const D = headDim(config);
-  const group = H / K;
   const V = config.vocab_size;
   const embed = w["model.embed_tokens.weight"] as tf.Tensor2D; // [V, d]
 
@@ -300,30 +308,17 @@ export function forward(
 
   const cos = tf.reshape(tf.gather(rope.cos, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
   const sin = tf.reshape(tf.gather(rope.sin, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
-  const cache: KvCache = { keys: [], values: [] };
+  const cache = inputs.cache;
+  cache?.reserve(T);
 
   for (let i = 0; i < config.num_hidden_layers; i++) {
     const p = `model.layers.${i}.`;
     // --- attention block ---
     const x = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
-    const [q4, k4, v4] = projectQkv(mm, proj, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
-    const q = tf.transpose(q4, [0, 2, 1, 3]); // [B, H, T, D], scaled by 1/sqrt(D)
-    let k: tf.Tensor4D = tf.transpose(k4, [0, 2, 1, 3]); // [B, K, T, D]
-    let v: tf.Tensor4D = tf.transpose(v4, [0, 2, 1, 3]); // [B, K, T, D]
-    if (inputs.cache) {
-      k = tf.concat([inputs.cache.keys[i], k], 2); // [B, K, S, D]
-      v = tf.concat([inputs.cache.values[i], v], 2); // [B, K, S, D]
-    }
-    cache.keys.push(k);
-    cache.values.push(v);
-    const S = v.shape[2];
-    // Grouped-query attention without copying K/V: the `group` query heads sharing a kv head are stacked along T.
-    const qGrouped = tf.reshape(q, [B, K, group * T, D]); // [B, K, group*T, D]
-    const qk = scoreProduct(train, qGrouped, k); // [B, K, group*T, S]
-    const scores = tf.reshape(qk, [B, H, T, S]); // [B, H, T, S]
-    const probs = tf.softmax(tf.add(scores, inputs.mask)); // [B, H, T, S]
-    const attended = mm(tf.reshape(probs, [B, K, group * T, S]), v); // [B, K, group*T, D]
-    const heads = T === 1 ? attended : tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]); // [B, T, H, D]
+    const [q, k, v] = projectQkv(mm, proj, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
+    const heads = cache
+      ? cachedAttention(mm, q, k, v, inputs.mask, cache, i)
+      : attention(train, mm, q, tf.transpose(k, [0, 2, 1, 3]), tf.transpose(v, [0, 2, 1, 3]), inputs.mask); // [B, T, H, D]
     const merged: tf.Tensor2D = tf.reshape(heads, [B * T, d]); // [B*T, d]
     h = tf.add(h, proj(merged, `${p}self_attn.o_proj.weight`)); // [B*T, d]
     // --- SwiGLU MLP block ---
@@ -333,6 +328,7 @@ export function forward(
     const act = swiGlu(gate, up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
     h = tf.add(h, proj(act, `${p}mlp.down_proj.weight`)); // [B*T, d]
   }
+  if (cache) cache.length += T;
 
   let last = h;
   let outT = T;
@@ -343,7 +339,65 @@ export function forward(
   const normed = rmsNorm(last, w["model.norm.weight"], config.rms_norm_eps) as tf.Tensor2D; // [B*outT, d]
   const head = w["lm_head.weight"] ?? tf.transpose(embed); // [d, V]
   const logits = tf.reshape(linear(mm, normed, head), [B, outT, V]) as tf.Tensor3D; // [B, outT, V]
-  return { logits, cache };
+  return { logits };
+}
+
+/**
+ * softmax(q k^T + mask) v: q [B, T, H, D] (scaled by 1/sqrt(D)), keys and values [B, K, S, D], mask [B, 1, T, S];
+ * returns [B, T, H, D]. Grouped-query attention without copying K/V: the `group` query heads sharing a kv head
+ * are stacked along T.
+ */
+function attention(
+  train: boolean,
+  mm: Product,
+  q: tf.Tensor4D,
+  keys: tf.Tensor4D,
+  values: tf.Tensor4D,
+  mask: tf.Tensor4D,
+): tf.Tensor4D {
+  const [B, T, H, D] = q.shape;
+  const [, K, S] = keys.shape;
+  const group = H / K;
+  const qGrouped = tf.reshape(tf.transpose(q, [0, 2, 1, 3]), [B, K, group * T, D]); // [B, K, group*T, D]
+  const qk = scoreProduct(train, qGrouped, keys); // [B, K, group*T, S]
+  const probs = tf.softmax(tf.add(tf.reshape(qk, [B, H, T, S]), mask)); // [B, H, T, S]
+  const attended = mm(tf.reshape(probs, [B, K, group * T, S]), values); // [B, K, group*T, D]
+  return T === 1
+    ? tf.reshape(attended, [B, 1, H, D])
+    : tf.transpose(tf.reshape(attended, [B, H, T, D]), [0, 2, 1, 3]);
+}
+
+/**
+ * Attention over layer `layer` of the cache and the T new positions, whose keys and values ([B, T, K, D]) go into
+ * the cache after its `length` positions: one native kernel that writes them in place where the addon is, else
+ * the tensor ops of `attention` on the cache's positions read back into tensors.
+ */
+function cachedAttention(
+  mm: Product,
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  mask: tf.Tensor4D,
+  cache: KvCache,
+  layer: number,
+): tf.Tensor4D {
+  const layerCache = {
+    keys: cache.keys[layer],
+    values: cache.values[layer],
+    past: cache.length,
+    capacity: cache.capacity,
+  };
+  if (fusedOpsInstalled()) return fusedCachedAttention(q, k, v, mask, layerCache);
+  const T = q.shape[1];
+  cache.write(layer, k.dataSync() as Float32Array, v.dataSync() as Float32Array, T);
+  const shape: [number, number, number, number] = [
+    cache.rows,
+    cache.kvHeads,
+    cache.length + T,
+    cache.headDim,
+  ];
+  const dense = (which: "keys" | "values") => tf.tensor4d(cache.dense(layer, which, cache.length + T), shape);
+  return attention(false, mm, q, dense("keys"), dense("values"), mask);
 }
 
 /**
