@@ -1,6 +1,8 @@
 // What a BLAS sgemm gives a training step's matrix products on this machine: NumPy's OpenBLAS, on one thread
-// (the engine's trainer runs on one), timed over the same shapes the embedded engine multiplies.
+// (the engine's trainer runs on one), timed over the same shapes the embedded engine multiplies; and what the
+// engine's native products give the same shapes, timed the same way.
 import { spawnSync } from "node:child_process";
+import { nativeAddon } from "../packages/engine/src/backend/native-addon.ts";
 
 /** One product shape [m, k] x [k, n] and how many times a step runs it. */
 export interface ProductShape {
@@ -43,4 +45,29 @@ export function blasGflops(shapes: ProductShape[]): { gflops: number; numpy: str
   if (run.status !== 0)
     return { error: `${python} with NumPy failed: ${run.stderr.trim().split("\n").at(-1)}` };
   return JSON.parse(run.stdout);
+}
+
+/** The engine's native products' GFLOP/s over `shapes` (weighted by count), timed as blasGflops times NumPy's. */
+export function nativeProductGflops(shapes: ProductShape[]): number | undefined {
+  const addon = nativeAddon();
+  if (!addon) return undefined;
+  let flops = 0;
+  let seconds = 0;
+  for (const { m, k, n, count } of shapes) {
+    const a = Float32Array.from({ length: m * k }, Math.random);
+    const b = Float32Array.from({ length: k * n }, Math.random);
+    const c = new Float32Array(m * n);
+    const product = () => addon.matMul(a, b, c, 1, m, n, k, 0, 0, 0, 0);
+    for (let i = 0; i < 3; i++) product();
+    const runs = Math.max(5, Math.floor(2e8 / (m * k * n + 1)));
+    let best = Number.POSITIVE_INFINITY;
+    for (let r = 0; r < 3; r++) {
+      const t0 = performance.now();
+      for (let i = 0; i < runs; i++) product();
+      best = Math.min(best, (performance.now() - t0) / 1000 / runs);
+    }
+    flops += 2 * m * k * n * count;
+    seconds += best * count;
+  }
+  return flops / seconds / 1e9;
 }

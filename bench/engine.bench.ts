@@ -21,7 +21,7 @@ import {
 } from "@arc/engine";
 import { nativeAddonStatus } from "../packages/engine/src/backend/native-addon.ts";
 import { sampleToken } from "../packages/engine/src/inference/sampler.ts";
-import { blasGflops, type ProductShape } from "./blas-reference.ts";
+import { blasGflops, nativeProductGflops, type ProductShape } from "./blas-reference.ts";
 import { type BaselineFigures, baselineCheckout, runBaselineBench } from "./engine-baseline.ts";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
@@ -228,11 +228,13 @@ if (demo) {
     baselineRuns.push(runBaselineBench(baseline));
     baseline.close();
   }
-  const blas = blasGflops(trainingProducts(configForSize("small"), BATCH, SEQ));
+  const shapes = trainingProducts(configForSize("small"), BATCH, SEQ);
+  const blas = blasGflops(shapes);
+  const nativeProducts = nativeProductGflops(shapes);
   if ("error" in blas) console.log(`BLAS reference not measured: ${blas.error}`);
   else
     console.log(
-      `BLAS sgemm (NumPy ${blas.numpy}, 1 thread) on the training step's shapes: ${blas.gflops.toFixed(1)} GFLOP/s`,
+      `BLAS sgemm (NumPy ${blas.numpy}, 1 thread) on the training step's shapes: ${blas.gflops.toFixed(1)} GFLOP/s; the engine's native products: ${nativeProducts?.toFixed(1) ?? "not in use"}`,
     );
   const baselineMedian = (key: keyof Omit<BaselineFigures, "commit">) =>
     median(baselineRuns.map((r) => r[key]));
@@ -272,6 +274,8 @@ if (demo) {
     /** Training GFLOP/s over what a BLAS sgemm gives the step's product shapes on the same one thread. */
     train_gflops_vs_blas: "error" in blas ? null : Number((demo.train_gflops / blas.gflops).toFixed(3)),
     blas_gflops_training_shapes: "error" in blas ? null : Number(blas.gflops.toFixed(1)),
+    /** The engine's native products on the same shapes, timed the same way (hot caches, one thread). */
+    native_product_gflops_training_shapes: nativeProducts ? Number(nativeProducts.toFixed(1)) : null,
     /** Training tokens/s over the baseline commit's, both measured in this run (the baseline twice, median). */
     speedup_vs_baseline: speedups ? Number(speedups.train.toFixed(2)) : null,
     gen_batch1_speedup_vs_baseline: speedups ? Number(speedups.gen_batch1.toFixed(2)) : null,

@@ -82,6 +82,41 @@ static void micro_kernel(int depth, const float *a, const float *b, long b_strid
 #endif
 }
 
+// C rows (MR x NR, row stride c_stride) = (accumulate ? C : 0) + sum over p of a[p][:] outer b[p * b_stride][:NR]:
+// micro_kernel for a whole tile, written into C without a pass through a tile buffer.
+static void micro_kernel_into(int depth, const float *a, const float *b, long b_stride, float *c, long c_stride,
+                              int accumulate) {
+#if defined(__AVX2__) && defined(__FMA__)
+  __m256 acc[MR][2];
+  for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int p = 0; p < depth; p++) {
+    __m256 b0 = _mm256_loadu_ps(b);
+    __m256 b1 = _mm256_loadu_ps(b + 8);
+    for (int i = 0; i < MR; i++) {
+      __m256 ai = _mm256_broadcast_ss(a + i);
+      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += MR;
+    b += b_stride;
+  }
+  for (int i = 0; i < MR; i++) {
+    float *row = c + i * c_stride;
+    if (accumulate) {
+      acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_loadu_ps(row));
+      acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_loadu_ps(row + 8));
+    }
+    _mm256_storeu_ps(row, acc[i][0]);
+    _mm256_storeu_ps(row + 8, acc[i][1]);
+  }
+#else
+  float tile[MR * NR];
+  micro_kernel(depth, a, b, b_stride, tile);
+  for (int i = 0; i < MR; i++)
+    for (int j = 0; j < NR; j++) c[i * c_stride + j] = (accumulate ? c[i * c_stride + j] : 0.f) + tile[i * NR + j];
+#endif
+}
+
 // sum over p < k of x[p * x_stride] y[p].
 static float dot(const float *x, long x_stride, const float *y, int k) {
   int p = 0;
@@ -151,43 +186,51 @@ static void softmax_row(float *row, long n) {
   for (s = 0; s < n; s++) row[s] *= scale;
 }
 
-// scores[s] = q . keys[s] for s < n, keys rows of d floats.
-static void key_scores(const float *q, const float *keys, long n, long d, float *scores) {
+// scores[s] = q . keys[s] for s < n: keys are rows of d floats, `stride` floats apart.
+static void key_scores(const float *q, const float *keys, long n, long d, long stride, float *scores) {
   long s = 0;
 #if defined(__AVX2__) && defined(__FMA__)
   if (d % 8 == 0) {
     // four keys at a time, each with its own accumulator: no horizontal sum inside the loop over d
     for (; s + 4 <= n; s += 4) {
-      const float *k0 = keys + s * d;
+      const float *k0 = keys + s * stride;
       __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
       for (long j = 0; j < d; j += 8) {
         __m256 qj = _mm256_loadu_ps(q + j);
         a0 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + j), a0);
-        a1 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + d + j), a1);
-        a2 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + 2 * d + j), a2);
-        a3 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + 3 * d + j), a3);
+        a1 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + stride + j), a1);
+        a2 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + 2 * stride + j), a2);
+        a3 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + 3 * stride + j), a3);
       }
       __m256 pairs = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
       _mm_storeu_ps(scores + s, _mm_add_ps(_mm256_castps256_ps128(pairs), _mm256_extractf128_ps(pairs, 1)));
     }
   }
 #endif
-  for (; s < n; s++) scores[s] = dot(q, 1, keys + s * d, (int)d);
+  for (; s < n; s++) scores[s] = dot(q, 1, keys + s * stride, (int)d);
 }
 
-// out[j] = sum over s < n of w[s] values[s][j], values rows of d floats; the sums stay in registers.
-static void weighted_rows(const float *w, const float *values, long n, long d, float *out) {
+// out[j] (+)= sum over s < n of w[s * w_stride] rows[s][j]: rows of d floats, `stride` floats apart; the sums stay
+// in registers; `accumulate` adds them to out instead of writing them.
+static void weighted_rows(const float *w, long w_stride, const float *rows, long n, long d, long stride, float *out,
+                          int accumulate) {
   long j = 0;
 #if defined(__AVX2__) && defined(__FMA__)
   for (; j + 32 <= d; j += 32) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (long s = 0; s < n; s++) {
-      const __m256 ws = _mm256_broadcast_ss(w + s);
-      const float *v = values + s * d + j;
+      const __m256 ws = _mm256_broadcast_ss(w + s * w_stride);
+      const float *v = rows + s * stride + j;
       a0 = _mm256_fmadd_ps(ws, _mm256_loadu_ps(v), a0);
       a1 = _mm256_fmadd_ps(ws, _mm256_loadu_ps(v + 8), a1);
       a2 = _mm256_fmadd_ps(ws, _mm256_loadu_ps(v + 16), a2);
       a3 = _mm256_fmadd_ps(ws, _mm256_loadu_ps(v + 24), a3);
+    }
+    if (accumulate) {
+      a0 = _mm256_add_ps(a0, _mm256_loadu_ps(out + j));
+      a1 = _mm256_add_ps(a1, _mm256_loadu_ps(out + j + 8));
+      a2 = _mm256_add_ps(a2, _mm256_loadu_ps(out + j + 16));
+      a3 = _mm256_add_ps(a3, _mm256_loadu_ps(out + j + 24));
     }
     _mm256_storeu_ps(out + j, a0);
     _mm256_storeu_ps(out + j + 8, a1);
@@ -195,14 +238,15 @@ static void weighted_rows(const float *w, const float *values, long n, long d, f
     _mm256_storeu_ps(out + j + 24, a3);
   }
   for (; j + 8 <= d; j += 8) {
-    __m256 a = _mm256_setzero_ps();
-    for (long s = 0; s < n; s++) a = _mm256_fmadd_ps(_mm256_broadcast_ss(w + s), _mm256_loadu_ps(values + s * d + j), a);
+    __m256 a = accumulate ? _mm256_loadu_ps(out + j) : _mm256_setzero_ps();
+    for (long s = 0; s < n; s++)
+      a = _mm256_fmadd_ps(_mm256_broadcast_ss(w + s * w_stride), _mm256_loadu_ps(rows + s * stride + j), a);
     _mm256_storeu_ps(out + j, a);
   }
 #endif
   for (; j < d; j++) {
-    float a = 0.f;
-    for (long s = 0; s < n; s++) a += w[s] * values[s * d + j];
+    float a = accumulate ? out[j] : 0.f;
+    for (long s = 0; s < n; s++) a += w[s * w_stride] * rows[s * stride + j];
     out[j] = a;
   }
 }
@@ -255,8 +299,12 @@ static void gemm(int m, int n, int k, const float *a, long ars, long acs, const 
         const long b_stride = in_place ? brs : NR;
         for (int i1 = 0; i1 < mc; i1 += MR) {
           int h = mc - i1 < MR ? mc - i1 : MR;
-          micro_kernel(kc, pa + (long)(i1 / MR) * kc * MR, bs, b_stride, tile);
           float *out = c + (long)(i0 + i1) * n + j0;
+          if (h == MR && w == NR) {
+            micro_kernel_into(kc, pa + (long)(i1 / MR) * kc * MR, bs, b_stride, out, n, accumulate);
+            continue;
+          }
+          micro_kernel(kc, pa + (long)(i1 / MR) * kc * MR, bs, b_stride, tile);
           for (int i = 0; i < h; i++) {
             float *row = out + (long)i * n;
             const float *t = tile + i * NR;
@@ -286,8 +334,12 @@ static void gemm_packed(int m, int n, int k, const float *a, long ars, const flo
         const float *bs = bp + (long)(j0 / NR) * k * NR + (long)p0 * NR;
         for (int i1 = 0; i1 < mc; i1 += MR) {
           int h = mc - i1 < MR ? mc - i1 : MR;
-          micro_kernel(kc, pa + (long)(i1 / MR) * kc * MR, bs, NR, tile);
           float *out = c + (long)(i0 + i1) * n + j0;
+          if (h == MR && w == NR) {
+            micro_kernel_into(kc, pa + (long)(i1 / MR) * kc * MR, bs, NR, out, n, accumulate);
+            continue;
+          }
+          micro_kernel(kc, pa + (long)(i1 / MR) * kc * MR, bs, NR, tile);
           for (int i = 0; i < h; i++) {
             float *row = out + (long)i * n;
             const float *t = tile + i * NR;
@@ -454,7 +506,16 @@ static napi_value swi_glu(napi_env env, napi_callback_info info) {
   if (!read_args(env, info, "swiGlu", 3, v, len, 0, NULL)) return NULL;
   const float *g = v[0], *u = v[1];
   float *y = v[2];
-  for (size_t i = 0; i < len[0]; i++) y[i] = g[i] / (1.f + expf(-g[i])) * u[i];
+  size_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  const __m256 one = _mm256_set1_ps(1.f);
+  for (; i + 8 <= len[0]; i += 8) {
+    __m256 gi = _mm256_loadu_ps(g + i);
+    __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), gi))));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(gi, s), _mm256_loadu_ps(u + i)));
+  }
+#endif
+  for (; i < len[0]; i++) y[i] = g[i] / (1.f + expf(-g[i])) * u[i];
   return NULL;
 }
 
@@ -465,7 +526,18 @@ static napi_value swi_glu_grad(napi_env env, napi_callback_info info) {
   if (!read_args(env, info, "swiGluGrad", 5, v, len, 0, NULL)) return NULL;
   const float *dy = v[0], *g = v[1], *u = v[2];
   float *dg = v[3], *du = v[4];
-  for (size_t i = 0; i < len[1]; i++) {
+  size_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  const __m256 one = _mm256_set1_ps(1.f);
+  for (; i + 8 <= len[1]; i += 8) {
+    __m256 gi = _mm256_loadu_ps(g + i), dyi = _mm256_loadu_ps(dy + i);
+    __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), gi))));
+    __m256 ds = _mm256_fmadd_ps(gi, _mm256_sub_ps(one, s), one); // 1 + g (1 - s)
+    _mm256_storeu_ps(dg + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dyi, _mm256_loadu_ps(u + i)), s), ds));
+    _mm256_storeu_ps(du + i, _mm256_mul_ps(_mm256_mul_ps(dyi, gi), s));
+  }
+#endif
+  for (; i < len[1]; i++) {
     const float s = 1.f / (1.f + expf(-g[i]));
     dg[i] = dy[i] * u[i] * s * (1.f + g[i] * (1.f - s));
     du[i] = dy[i] * g[i] * s;
@@ -538,6 +610,276 @@ static napi_value mat_mul_packed(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// An additive mask entry at or below this masks its position: the engine's masks hold 0 and -1e9, and a
+// probability of exp(score - 1e9 - max) is exactly zero in single precision.
+#define MASKED (-1e8f)
+
+// Positions [0, n) of a mask row that attention must compute: the row's last unmasked position and those before
+// it (every later one is masked, so its probability is exactly zero); all n when every position is masked, as
+// softmax then spreads the row over all of them.
+static long unmasked_length(const float *mask_row, long n) {
+  long m = n;
+  while (m > 0 && mask_row[m - 1] <= MASKED) m--;
+  return m > 0 ? m : n;
+}
+
+// The unmasked length of every row of a [T, T] mask, into lengths.
+static void unmasked_lengths(const float *mask, long T, long *lengths) {
+  for (long t = 0; t < T; t++) lengths[t] = unmasked_length(mask + t * T, T);
+}
+
+// Reads the sizes B, T, H, K, D of attention's operands: q [B, T, H, D], k and v [B, T, K, D], probs [B, H, T, T]; false (with a thrown error) when they do not fit.
+static int attention_sizes(napi_env env, const char *name, const double *num, const size_t *len, long *sizes) {
+  const long B = (long)num[0], T = (long)num[1], H = (long)num[2], K = (long)num[3], D = (long)num[4];
+  if (B <= 0 || T <= 0 || H <= 0 || K <= 0 || D <= 0 || H % K) {
+    napi_throw_range_error(env, NULL, name);
+    return 0;
+  }
+  if ((size_t)(B * T * H * D) > len[0] || (size_t)(B * T * K * D) > len[1] || (size_t)(B * T * K * D) > len[2] ||
+      (size_t)(B * H * T * T) > len[3]) {
+    napi_throw_range_error(env, NULL, name);
+    return 0;
+  }
+  sizes[0] = B, sizes[1] = T, sizes[2] = H, sizes[3] = K, sizes[4] = D;
+  return 1;
+}
+
+// attend(q, k, v, probs, mask, out, B, T, H, K, D): training's attention over its own T positions. probs
+// [B, H, T, T] = softmax(q k^T + mask) (kept for the gradient), out [B, T, H, D] = probs v; query head h reads kv
+// head h / (H / K). The mask is [B, T, T], or [T, T] for every row.
+static napi_value attend(napi_env env, napi_callback_info info) {
+  float *v[6];
+  size_t len[6];
+  double num[5];
+  long z[5];
+  if (!read_args(env, info, "attend", 6, v, len, 5, num)) return NULL;
+  if (!attention_sizes(env, "attend: bad sizes, or an operand shorter than they say", num, len, z)) return NULL;
+  const long B = z[0], T = z[1], H = z[2], K = z[3], D = z[4], group = H / K;
+  const float *q = v[0], *k = v[1], *vv = v[2], *mask = v[4];
+  float *probs = v[3], *out = v[5];
+  if ((size_t)(T * T) > len[4] || (size_t)(B * T * H * D) > len[5])
+    return napi_throw_range_error(env, NULL, "attend: mask or output shorter than the sizes say"), NULL;
+  const long mask_batch_stride = (size_t)(B * T * T) <= len[4] ? T * T : 0; // a [1, 1, T, T] mask serves every row
+  long *lengths = (long *)packing_space(&mixed_space, sizeof(long) * (size_t)T);
+  if (!lengths) return napi_throw_error(env, NULL, "attend: out of memory for scratch buffers"), NULL;
+  for (long b = 0; b < B; b++) {
+    const float *mb = mask + b * mask_batch_stride;
+    if (b == 0 || mask_batch_stride) unmasked_lengths(mb, T, lengths);
+    for (long h = 0; h < H; h++) {
+      const long kh = h / group;
+      const float *keys = k + (b * T * K + kh) * D, *values = vv + (b * T * K + kh) * D;
+      for (long t = 0; t < T; t++) {
+        float *row = probs + ((b * H + h) * T + t) * T;
+        const long n = lengths[t];
+        key_scores(q + ((b * T + t) * H + h) * D, keys, n, D, K * D, row);
+        for (long s = 0; s < n; s++) row[s] += mb[t * T + s];
+        softmax_row(row, n);
+        memset(row + n, 0, sizeof(float) * (size_t)(T - n));
+        weighted_rows(row, 1, values, n, D, K * D, out + ((b * T + t) * H + h) * D, 0);
+      }
+    }
+  }
+  return NULL;
+}
+
+// attendGrad(dy, q, k, v, probs, mask, dq, dk, dv, B, T, H, K, D): the gradient of attend with respect to q, k
+// and v, with dScores = probs (dProbs - rowsum(dProbs probs)) and dProbs = dy v^T.
+static napi_value attend_grad(napi_env env, napi_callback_info info) {
+  float *v[9];
+  size_t len[9];
+  double num[5];
+  long z[5];
+  if (!read_args(env, info, "attendGrad", 9, v, len, 5, num)) return NULL;
+  if (!attention_sizes(env, "attendGrad: bad sizes, or an operand shorter than they say", num, len + 1, z))
+    return NULL;
+  const long B = z[0], T = z[1], H = z[2], K = z[3], D = z[4], group = H / K;
+  const float *dy = v[0], *q = v[1], *k = v[2], *vv = v[3], *probs = v[4], *mask = v[5];
+  float *dq = v[6], *dk = v[7], *dv = v[8];
+  if ((size_t)(B * T * H * D) > len[0] || (size_t)(T * T) > len[5] || (size_t)(B * T * H * D) > len[6] ||
+      (size_t)(B * T * K * D) > len[7] || (size_t)(B * T * K * D) > len[8])
+    return napi_throw_range_error(env, NULL, "attendGrad: mask or a gradient shorter than the sizes say"), NULL;
+  const long mask_batch_stride = (size_t)(B * T * T) <= len[5] ? T * T : 0;
+  float *ds = packing_space(&scores_space, sizeof(float) * (size_t)(T * T));
+  long *lengths = (long *)packing_space(&mixed_space, sizeof(long) * (size_t)(2 * T)), *firsts = lengths + T;
+  if (!ds || !lengths) return napi_throw_error(env, NULL, "attendGrad: out of memory for scratch buffers"), NULL;
+  memset(dk, 0, sizeof(float) * (size_t)(B * T * K * D));
+  memset(dv, 0, sizeof(float) * (size_t)(B * T * K * D));
+  for (long b = 0; b < B; b++) {
+    // Masked positions past a row's unmasked length (causal attention's later ones) have probability zero and
+    // add nothing to any gradient: each row's products stop at its length, and each column's start at the
+    // first row that reaches it.
+    if (b == 0 || mask_batch_stride) {
+      unmasked_lengths(mask + b * mask_batch_stride, T, lengths);
+      for (long s = 0; s < T; s++) {
+        long t = 0;
+        while (t < T && lengths[t] <= s) t++;
+        firsts[s] = t;
+      }
+    }
+    for (long h = 0; h < H; h++) {
+      const long kh = h / group;
+      const float *keys = k + (b * T * K + kh) * D, *values = vv + (b * T * K + kh) * D;
+      const float *p = probs + (b * H + h) * T * T, *dyh = dy + (b * T * H + h) * D, *qh = q + (b * T * H + h) * D;
+      for (long t = 0; t < T; t++) {
+        float *row = ds + t * T;
+        const float *pr = p + t * T;
+        const long n = lengths[t];
+        key_scores(dyh + t * H * D, values, n, D, K * D, row); // dProbs[t, :n]
+        float mean = 0.f;
+        for (long s = 0; s < n; s++) mean += row[s] * pr[s];
+        for (long s = 0; s < n; s++) row[s] = pr[s] * (row[s] - mean);
+        memset(row + n, 0, sizeof(float) * (size_t)(T - n));
+        weighted_rows(row, 1, keys, n, D, K * D, dq + ((b * T + t) * H + h) * D, 0);
+      }
+      for (long s = 0; s < T; s++) {
+        const long t0 = firsts[s];
+        // column s of dScores and probs weigh the rows of q and dy
+        weighted_rows(ds + t0 * T + s, T, qh + t0 * H * D, T - t0, D, H * D, dk + ((b * T + s) * K + kh) * D, 1);
+        weighted_rows(p + t0 * T + s, T, dyh + t0 * H * D, T - t0, D, H * D, dv + ((b * T + s) * K + kh) * D, 1);
+      }
+    }
+  }
+  return NULL;
+}
+
+// log-sum-exp of row[0..n) and, through `max`, the row's maximum.
+static float log_sum_exp(const float *row, long n, float *max) {
+  float top = -INFINITY;
+  for (long j = 0; j < n; j++) top = row[j] > top ? row[j] : top;
+  float sum = 0.f;
+  long j = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  __m256 acc = _mm256_setzero_ps();
+  const __m256 shift = _mm256_set1_ps(top);
+  for (; j + 8 <= n; j += 8) acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), shift)));
+  sum = hsum8(acc);
+#endif
+  for (; j < n; j++) sum += expf(row[j] - top);
+  *max = top;
+  return top + logf(sum);
+}
+
+// out[j] = exp(row[j] - lse) for j < n: the probabilities of a row whose log-sum-exp is lse.
+static void probabilities(const float *row, float lse, long n, float *out) {
+  long j = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  const __m256 shift = _mm256_set1_ps(lse);
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(out + j, exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), shift)));
+#endif
+  for (; j < n; j++) out[j] = expf(row[j] - lse);
+}
+
+// Reads the sizes B, L, V of next-token log-probs: logits [B, L, V] and per-row values [B, L - 1].
+static int next_token_sizes(napi_env env, const char *name, const double *num, size_t logits, size_t per_row,
+                            long *B, long *L, long *V) {
+  *B = (long)num[0], *L = (long)num[1], *V = (long)num[2];
+  if (*B <= 0 || *L < 2 || *V <= 0 || (size_t)(*B * *L * *V) > logits || (size_t)(*B * (*L - 1)) > per_row) {
+    napi_throw_range_error(env, NULL, name);
+    return 0;
+  }
+  return 1;
+}
+
+// tokenLogprobs(logits, targets, logp, B, L, V): logp[b, t] = log softmax(logits[b, t])[targets[b, t]] for
+// t < L - 1 (the next token's log-prob); targets [B, L - 1] hold token ids as floats.
+static napi_value token_logprobs(napi_env env, napi_callback_info info) {
+  float *v[3];
+  size_t len[3];
+  double num[3];
+  long B, L, V;
+  if (!read_args(env, info, "tokenLogprobs", 3, v, len, 3, num)) return NULL;
+  if (!next_token_sizes(env, "tokenLogprobs: bad sizes, or an operand shorter than they say", num, len[0],
+                        len[1] < len[2] ? len[1] : len[2], &B, &L, &V))
+    return NULL;
+  for (long b = 0; b < B; b++)
+    for (long t = 0; t < L - 1; t++) {
+      const float *row = v[0] + (b * L + t) * V;
+      const long target = (long)v[1][b * (L - 1) + t];
+      if (target < 0 || target >= V) return napi_throw_range_error(env, NULL, "tokenLogprobs: a target is not a token id"), NULL;
+      float top;
+      v[2][b * (L - 1) + t] = row[target] - log_sum_exp(row, V, &top);
+    }
+  return NULL;
+}
+
+// tokenLogprobsGrad(dlogp, logits, targets, dlogits, B, L, V): dlogits[b, t] = dlogp[b, t] (onehot(target) -
+// softmax(logits[b, t])) for t < L - 1, and zero at the last position.
+static napi_value token_logprobs_grad(napi_env env, napi_callback_info info) {
+  float *v[4];
+  size_t len[4];
+  double num[3];
+  long B, L, V;
+  if (!read_args(env, info, "tokenLogprobsGrad", 4, v, len, 3, num)) return NULL;
+  if (!next_token_sizes(env, "tokenLogprobsGrad: bad sizes, or an operand shorter than they say", num,
+                        len[1] < len[3] ? len[1] : len[3], len[0] < len[2] ? len[0] : len[2], &B, &L, &V))
+    return NULL;
+  for (long b = 0; b < B; b++) {
+    for (long t = 0; t < L - 1; t++) {
+      const float *row = v[1] + (b * L + t) * V;
+      float *out = v[3] + (b * L + t) * V;
+      const long target = (long)v[2][b * (L - 1) + t];
+      if (target < 0 || target >= V) return napi_throw_range_error(env, NULL, "tokenLogprobsGrad: a target is not a token id"), NULL;
+      float top;
+      const float lse = log_sum_exp(row, V, &top), g = v[0][b * (L - 1) + t];
+      probabilities(row, lse, V, out);
+      for (long j = 0; j < V; j++) out[j] *= -g;
+      out[target] += g;
+    }
+    memset(v[3] + (b * L + L - 1) * V, 0, sizeof(float) * (size_t)V);
+  }
+  return NULL;
+}
+
+// tokenEntropy(logits, entropy, B, L, V): entropy[b, t] = -sum p log p of softmax(logits[b, t]), t < L - 1.
+static napi_value token_entropy(napi_env env, napi_callback_info info) {
+  float *v[2];
+  size_t len[2];
+  double num[3];
+  long B, L, V;
+  if (!read_args(env, info, "tokenEntropy", 2, v, len, 3, num)) return NULL;
+  if (!next_token_sizes(env, "tokenEntropy: bad sizes, or an operand shorter than they say", num, len[0], len[1],
+                        &B, &L, &V))
+    return NULL;
+  for (long b = 0; b < B; b++)
+    for (long t = 0; t < L - 1; t++) {
+      const float *row = v[0] + (b * L + t) * V;
+      float top;
+      const float lse = log_sum_exp(row, V, &top);
+      float h = 0.f;
+      for (long j = 0; j < V; j++) h -= expf(row[j] - lse) * (row[j] - lse);
+      v[1][b * (L - 1) + t] = h;
+    }
+  return NULL;
+}
+
+// tokenEntropyGrad(dentropy, logits, dlogits, B, L, V): dlogits[b, t, j] = -dentropy[b, t] p_j (log p_j + H)
+// for t < L - 1, and zero at the last position.
+static napi_value token_entropy_grad(napi_env env, napi_callback_info info) {
+  float *v[3];
+  size_t len[3];
+  double num[3];
+  long B, L, V;
+  if (!read_args(env, info, "tokenEntropyGrad", 3, v, len, 3, num)) return NULL;
+  if (!next_token_sizes(env, "tokenEntropyGrad: bad sizes, or an operand shorter than they say", num,
+                        len[1] < len[2] ? len[1] : len[2], len[0], &B, &L, &V))
+    return NULL;
+  for (long b = 0; b < B; b++) {
+    for (long t = 0; t < L - 1; t++) {
+      const float *row = v[1] + (b * L + t) * V;
+      float *out = v[2] + (b * L + t) * V;
+      float top;
+      const float lse = log_sum_exp(row, V, &top);
+      probabilities(row, lse, V, out);
+      float h = 0.f;
+      for (long j = 0; j < V; j++) h -= out[j] * (row[j] - lse);
+      const float g = v[0][b * (L - 1) + t];
+      for (long j = 0; j < V; j++) out[j] = -g * out[j] * (row[j] - lse + h);
+    }
+    memset(v[2] + (b * L + L - 1) * V, 0, sizeof(float) * (size_t)V);
+  }
+  return NULL;
+}
+
 // attendCached(q, k, v, mask, cacheK, cacheV, out, B, T, H, K, D, past, capacity): attention of T new positions
 // over a KV cache kept in place. q [B, T, H, D] (scaled, rotated), k and v [B, T, K, D] (k rotated) are written
 // into the cache [B, K, capacity, D] at positions past..past+T-1; then for each row, head and new position,
@@ -576,7 +918,7 @@ static napi_value attend_cached(napi_env env, napi_callback_info info) {
         // scores [T, S] = q_h [T, D] (rows H*D apart) times keys^T
         // A few new positions (decoding) go key by key; more (prefill) as products of packed panels.
         if (T < MR)
-          for (long t = 0; t < T; t++) key_scores(q + ((b * T + t) * H + h) * D, keys, S, D, scores + t * S);
+          for (long t = 0; t < T; t++) key_scores(q + ((b * T + t) * H + h) * D, keys, S, D, D, scores + t * S);
         else
           gemm((int)T, (int)S, (int)D, q + (b * T * H + h) * D, H * D, 1, keys, 1, D, scores, pa, pb);
         for (long t = 0; t < T; t++) {
@@ -586,7 +928,8 @@ static napi_value attend_cached(napi_env env, napi_callback_info info) {
           softmax_row(row, S);
         }
         if (T < MR)
-          for (long t = 0; t < T; t++) weighted_rows(scores + t * S, values, S, D, out + ((b * T + t) * H + h) * D);
+          for (long t = 0; t < T; t++)
+            weighted_rows(scores + t * S, 1, values, S, D, D, out + ((b * T + t) * H + h) * D, 0);
         else {
           gemm((int)T, (int)D, (int)S, scores, S, 1, values, D, 1, mixed, pa, pb); // [T, D]
           for (long t = 0; t < T; t++)
@@ -605,7 +948,9 @@ NAPI_MODULE_INIT() {
   } functions[] = {{"matMul", mat_mul},     {"rmsNorm", rms_norm}, {"rmsNormGrad", rms_norm_grad},
                    {"swiGlu", swi_glu},     {"swiGluGrad", swi_glu_grad}, {"rope", rope},
                    {"packPanels", pack_panels}, {"matMulPacked", mat_mul_packed},
-                   {"attendCached", attend_cached}};
+                   {"attendCached", attend_cached}, {"attend", attend}, {"attendGrad", attend_grad},
+                   {"tokenLogprobs", token_logprobs}, {"tokenLogprobsGrad", token_logprobs_grad},
+                   {"tokenEntropy", token_entropy}, {"tokenEntropyGrad", token_entropy_grad}};
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;
     napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].fn, NULL, &fn);

@@ -83,6 +83,77 @@ export function installFusedKernels(addon: NativeAddon): void {
       addon.rope(x, cos, sin, y, shapes.x[2], shapes.x[3], scale as number, inverse ? 1 : 0),
   );
   register(
+    "ArcAttention",
+    ({ q }) => {
+      const [B, T, H] = q.shape;
+      return [q.shape, [B, H, T, T]];
+    },
+    ({ q, k, v, mask }, [out, probs], shapes) => {
+      const [B, T, H, D] = shapes.q;
+      addon.attend(q, k, v, probs, mask, out, B, T, H, shapes.k[2], D);
+    },
+  );
+  register(
+    "ArcAttentionGrad",
+    ({ q, k }) => [q.shape, k.shape, k.shape],
+    ({ dy, q, k, v, probs, mask }, [dq, dk, dv], shapes) => {
+      const [B, T, H, D] = shapes.q;
+      addon.attendGrad(dy, q, k, v, probs, mask, dq, dk, dv, B, T, H, shapes.k[2], D);
+    },
+  );
+  register(
+    "ArcGatherRows",
+    ({ table, indices }) => [[...indices.shape, ...table.shape.slice(1)]],
+    ({ table, indices }, [out], shapes) => {
+      const ids = indices as unknown as Int32Array;
+      const rows = shapes.table[0];
+      const width = table.length / rows;
+      for (let i = 0; i < ids.length; i++) {
+        const row = ids[i];
+        if (row < 0 || row >= rows) throw new RangeError(`gather: index ${row} is outside [0, ${rows})`);
+        out.set(table.subarray(row * width, (row + 1) * width), i * width);
+      }
+    },
+  );
+  register(
+    "ArcScatterAddRows",
+    ({ table }) => [table.shape],
+    ({ dy, indices }, [out], shapes) => {
+      const ids = indices as unknown as Int32Array;
+      const width = out.length / shapes.table[0];
+      out.fill(0);
+      for (let i = 0; i < ids.length; i++) {
+        const into = ids[i] * width;
+        for (let j = 0; j < width; j++) out[into + j] += dy[i * width + j];
+      }
+    },
+  );
+  const nextTokenShape = ({ logits }: Record<string, TensorInfo>) => [[logits.shape[0], logits.shape[1] - 1]];
+  register("ArcTokenLogprobs", nextTokenShape, ({ logits }, [logp], shapes, { targets }) => {
+    const [B, L, V] = shapes.logits;
+    addon.tokenLogprobs(logits, targets as unknown as Float32Array, logp, B, L, V);
+  });
+  register(
+    "ArcTokenLogprobsGrad",
+    ({ logits }) => [logits.shape],
+    ({ dy, logits }, [dlogits], shapes, { targets }) => {
+      const [B, L, V] = shapes.logits;
+      addon.tokenLogprobsGrad(dy, logits, targets as unknown as Float32Array, dlogits, B, L, V);
+    },
+  );
+  register("ArcTokenEntropy", nextTokenShape, ({ logits }, [entropy], shapes) => {
+    const [B, L, V] = shapes.logits;
+    addon.tokenEntropy(logits, entropy, B, L, V);
+  });
+  register(
+    "ArcTokenEntropyGrad",
+    ({ logits }) => [logits.shape],
+    ({ dy, logits }, [dlogits], shapes) => {
+      const [B, L, V] = shapes.logits;
+      addon.tokenEntropyGrad(dy, logits, dlogits, B, L, V);
+    },
+  );
+  register(
     "ArcCachedAttention",
     ({ q }) => [q.shape],
     ({ q, k, v, mask }, [out], shapes, attrs) => {
@@ -145,6 +216,79 @@ export function fusedRope(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor, scale:
     gradFunc: (dy: tf.Tensor) => run("ArcRope", { x: dy, cos, sin }, { scale, inverse: true }) as tf.Tensor,
   })) as unknown as Parameters<typeof tf.customGrad>[0]);
   return rope(x) as tf.Tensor4D;
+}
+
+/**
+ * softmax(q k^T + mask) v over T positions, differentiable in q, k and v (the mask is a constant): q [B, T, H, D]
+ * (scaled, rotated), k and v [B, T, K, D], mask [B, 1, T, T] or [1, 1, T, T]; returns [B, T, H, D]. Query head h reads kv head
+ * h / (H / K). The attention probabilities are kept for the gradient.
+ */
+export function fusedAttention(
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  mask: tf.Tensor4D,
+): tf.Tensor4D {
+  const attend = tf.customGrad(((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, save: tf.GradSaveFunc) => {
+    const [out, probs] = run("ArcAttention", { q: qIn, k: kIn, v: vIn, mask }) as tf.Tensor[];
+    save([qIn, kIn, vIn, probs, mask]); // the mask too: the caller may dispose it before the backward pass
+    return {
+      value: out,
+      gradFunc: (dy: tf.Tensor, [qs, ks, vs, ps, ms]: tf.Tensor[]) =>
+        run("ArcAttentionGrad", { dy, q: qs, k: ks, v: vs, probs: ps, mask: ms }) as tf.Tensor[],
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return attend(q, k, v) as tf.Tensor4D;
+}
+
+/** Rows `indices` of `table` ([rows, ...] -> [...indices.shape, ...]), by one copy per row (not differentiable). */
+export function gatherRows(table: tf.Tensor, indices: tf.Tensor): tf.Tensor {
+  return run("ArcGatherRows", { table, indices }) as tf.Tensor;
+}
+
+/**
+ * Embedding lookup: rows `indices` (int32) of `table` [V, d], differentiable in the table (the gradient adds each
+ * row's upstream gradient into its token's row), where a one-hot product would cost [tokens, V] x [V, d].
+ */
+export function fusedEmbedding(table: tf.Tensor2D, indices: tf.Tensor): tf.Tensor {
+  const embed = tf.customGrad(((tableIn: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([tableIn, indices]);
+    return {
+      value: gatherRows(tableIn, indices),
+      gradFunc: (dy: tf.Tensor, [savedTable, savedIndices]: tf.Tensor[]) =>
+        run("ArcScatterAddRows", { dy, indices: savedIndices, table: savedTable }),
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return embed(table) as tf.Tensor;
+}
+
+/**
+ * The log-prob of each next token: logp[b, t] = log softmax(logits[b, t])[targets[b, t]] for logits [B, L, V] and
+ * token ids `targets` [B, L-1]; returns [B, L-1], differentiable in the logits.
+ */
+export function fusedTokenLogprobs(logits: tf.Tensor3D, targets: ArrayLike<number>): tf.Tensor2D {
+  const ids = Float32Array.from(targets);
+  const logprobs = tf.customGrad(((logitsIn: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([logitsIn]);
+    return {
+      value: run("ArcTokenLogprobs", { logits: logitsIn }, { targets: ids } as unknown as NamedAttrMap),
+      gradFunc: (dy: tf.Tensor, [saved]: tf.Tensor[]) =>
+        run("ArcTokenLogprobsGrad", { dy, logits: saved }, { targets: ids } as unknown as NamedAttrMap),
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return logprobs(logits) as tf.Tensor2D;
+}
+
+/** The entropy of each next-token distribution, softmax(logits[b, t]) for t < L-1: [B, L-1], differentiable. */
+export function fusedTokenEntropy(logits: tf.Tensor3D): tf.Tensor2D {
+  const entropy = tf.customGrad(((logitsIn: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([logitsIn]);
+    return {
+      value: run("ArcTokenEntropy", { logits: logitsIn }),
+      gradFunc: (dy: tf.Tensor, [saved]: tf.Tensor[]) => run("ArcTokenEntropyGrad", { dy, logits: saved }),
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return entropy(logits) as tf.Tensor2D;
 }
 
 /** One layer of a KV cache: keys and values [B, K, capacity, D], of which the first `past` positions are filled. */

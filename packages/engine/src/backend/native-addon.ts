@@ -68,6 +68,67 @@ export interface NativeAddon {
   packPanels(b: Float32Array, packed: Float32Array, k: number, n: number): void;
   /** c (m x n) = a (m x k) times a matrix packed by `packPanels`. */
   matMulPacked(a: Float32Array, packed: Float32Array, c: Float32Array, m: number, n: number, k: number): void;
+  /** Attention of T positions over themselves: probs [B, H, T, T] = softmax(q k^T + mask), out = probs v. */
+  attend(
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    probs: Float32Array,
+    mask: Float32Array,
+    out: Float32Array,
+    B: number,
+    T: number,
+    H: number,
+    K: number,
+    D: number,
+  ): void;
+  /** The gradient of `attend` with respect to q, k and v. */
+  attendGrad(
+    dy: Float32Array,
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    probs: Float32Array,
+    mask: Float32Array,
+    dq: Float32Array,
+    dk: Float32Array,
+    dv: Float32Array,
+    B: number,
+    T: number,
+    H: number,
+    K: number,
+    D: number,
+  ): void;
+  /** logp [B, L-1] = log softmax(logits [B, L, V]) at the next tokens `targets` [B, L-1] (ids as floats). */
+  tokenLogprobs(
+    logits: Float32Array,
+    targets: Float32Array,
+    logp: Float32Array,
+    B: number,
+    L: number,
+    V: number,
+  ): void;
+  /** The gradient of `tokenLogprobs` with respect to the logits (zero at the last position). */
+  tokenLogprobsGrad(
+    dlogp: Float32Array,
+    logits: Float32Array,
+    targets: Float32Array,
+    dlogits: Float32Array,
+    B: number,
+    L: number,
+    V: number,
+  ): void;
+  /** entropy [B, L-1] of softmax(logits [B, L, V]) at every position but the last. */
+  tokenEntropy(logits: Float32Array, entropy: Float32Array, B: number, L: number, V: number): void;
+  /** The gradient of `tokenEntropy` with respect to the logits (zero at the last position). */
+  tokenEntropyGrad(
+    dentropy: Float32Array,
+    logits: Float32Array,
+    dlogits: Float32Array,
+    B: number,
+    L: number,
+    V: number,
+  ): void;
   /**
    * Attention of T new positions over a cache kept in place: writes k and v ([B, T, K, D]) into the cache
    * ([B, K, capacity, D]) at `past`, then out [B, T, H, D] = softmax(q k^T + mask) v over past + T positions.

@@ -15,11 +15,14 @@
  */
 import { batchedMatMul, transposeLast } from "../backend/batched-matmul.ts";
 import {
+  fusedAttention,
   fusedCachedAttention,
+  fusedEmbedding,
   fusedOpsInstalled,
   fusedRmsNorm,
   fusedRope,
   fusedSwiGlu,
+  gatherRows,
 } from "../backend/fused-kernels.ts";
 import { nativeMatMulInstalled, packRightOperand } from "../backend/native-matmul.ts";
 import { tf } from "../backend/tf-backend.ts";
@@ -45,8 +48,9 @@ export interface ForwardInputs {
   /** Past positions (S = cache.length + T); the new keys and values are added to it (inference only). */
   cache?: KvCache;
   /**
-   * `train`: differentiable everywhere (one-hot embedding product, since wasm lacks gather's gradient; custom
-   * matmul gradient). `infer`: gather embedding and plain products, fewer ops per step.
+   * `train`: differentiable everywhere (the embedding is a gather with a scatter-add gradient where the native
+   * kernels are, else a one-hot product, as wasm lacks gather's gradient; custom matmul gradient). `infer`: gather
+   * embedding and plain products, fewer ops per step.
    */
   mode: "train" | "infer";
   /** Compute logits only for the last position (decoding), not all T. */
@@ -302,12 +306,21 @@ export function forward(
   const mm: Product = train ? matmul : (x, y) => batchedMatMul(x, y);
   const proj = projection(mm, w, inputs.loraScale ?? 1);
   const flatTokens = tf.reshape(inputs.tokens, [B * T]); // [B*T]
-  let h: tf.Tensor2D = train
-    ? (matmul(tf.cast(tf.oneHot(flatTokens, V), "float32"), embed) as tf.Tensor2D) // [B*T, d]
-    : tf.gather(embed, flatTokens); // [B*T, d]
+  const fused = fusedOpsInstalled();
+  let h = (
+    fused
+      ? train
+        ? fusedEmbedding(embed, flatTokens)
+        : gatherRows(embed, flatTokens)
+      : train
+        ? matmul(tf.cast(tf.oneHot(flatTokens, V), "float32"), embed) // differentiable without gather's gradient
+        : tf.gather(embed, flatTokens)
+  ) as tf.Tensor2D; // [B*T, d]
 
-  const cos = tf.reshape(tf.gather(rope.cos, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
-  const sin = tf.reshape(tf.gather(rope.sin, inputs.positions), [B, T, 1, D]); // [B, T, 1, D]
+  const rows = (table: tf.Tensor) =>
+    fused ? gatherRows(table, inputs.positions) : tf.gather(table, inputs.positions);
+  const cos = tf.reshape(rows(rope.cos), [B, T, 1, D]); // [B, T, 1, D]
+  const sin = tf.reshape(rows(rope.sin), [B, T, 1, D]); // [B, T, 1, D]
   const cache = inputs.cache;
   cache?.reserve(T);
 
@@ -318,7 +331,9 @@ export function forward(
     const [q, k, v] = projectQkv(mm, proj, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
     const heads = cache
       ? cachedAttention(mm, q, k, v, inputs.mask, cache, i)
-      : attention(train, mm, q, tf.transpose(k, [0, 2, 1, 3]), tf.transpose(v, [0, 2, 1, 3]), inputs.mask); // [B, T, H, D]
+      : fused
+        ? fusedAttention(q, k, v, inputs.mask)
+        : attention(train, mm, q, tf.transpose(k, [0, 2, 1, 3]), tf.transpose(v, [0, 2, 1, 3]), inputs.mask); // [B, T, H, D]
     const merged: tf.Tensor2D = tf.reshape(heads, [B * T, d]); // [B*T, d]
     h = tf.add(h, proj(merged, `${p}self_attn.o_proj.weight`)); // [B*T, d]
     // --- SwiGLU MLP block ---

@@ -1,3 +1,4 @@
+import { fusedOpsInstalled, fusedTokenEntropy, fusedTokenLogprobs } from "../backend/fused-kernels.ts";
 import { tf } from "../backend/tf-backend.ts";
 import { forward, type RopeTables, type Weights } from "../model/llama.ts";
 import type { LlamaConfig } from "../model/llama-config.ts";
@@ -29,6 +30,10 @@ export function gridLogprobs(
   const mask = tf.tensor4d(causal, [1, 1, L, L]);
   const tokens = tf.tensor2d(grid.tokens, [B, L], "int32");
   const { logits } = forward(config, weights, rope, { tokens, positions, mask, mode: "train", loraScale }); // [B, L, V]
+  if (fusedOpsInstalled()) {
+    const logp = fusedTokenLogprobs(logits, grid.targets); // [B, L-1]
+    return withEntropy ? { logp, entropy: fusedTokenEntropy(logits) } : { logp };
+  }
   const logSoft = tf.logSoftmax(tf.slice(logits, [0, 0, 0], [B, L - 1, V])); // [B, L-1, V]
   const targets = tf.cast(tf.oneHot(tf.tensor2d(grid.targets, [B, L - 1], "int32"), V), "float32"); // [B, L-1, V]
   const logp = tf.sum(tf.mul(logSoft, targets), -1) as tf.Tensor2D; // [B, L-1]

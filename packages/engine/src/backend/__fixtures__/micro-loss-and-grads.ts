@@ -1,5 +1,5 @@
-// Prints, as JSON, the native-kernel status and one micro model's loss and per-weight gradient sums on the wasm
-// backend: run under ARC_ENGINE_NATIVE=0 and =1, the two must agree.
+// Prints, as JSON, the native-kernel status and one micro model's loss (next-token log-probs and entropies) and
+// per-weight gradient sums on the wasm backend: run under ARC_ENGINE_NATIVE=0 and =1, the two must agree.
 import { toWeights } from "../../inference/model-weights.ts";
 import { initWeights, ropeTables } from "../../model/llama.ts";
 import { configForSize, type LlamaConfig } from "../../model/llama-config.ts";
@@ -35,10 +35,11 @@ const grid = tokenGrid(
 const names = Object.keys(weights);
 const variables = Object.fromEntries(names.map((n) => [n, tf.variable(weights[n], true, n)]));
 const mask = tf.tensor2d(grid.mask, [grid.rows, grid.length - 1]);
-const { value, grads } = tf.variableGrads(
-  () => tf.neg(tf.sum(tf.mul(gridLogprobs(micro, variables, rope, grid).logp, mask))) as tf.Scalar,
-  Object.values(variables),
-);
+const { value, grads } = tf.variableGrads(() => {
+  // the next-token log-probs and, weighted, their entropies: every differentiable output of gridLogprobs
+  const { logp, entropy } = gridLogprobs(micro, variables, rope, grid, true);
+  return tf.neg(tf.sum(tf.mul(tf.add(logp, tf.mul(entropy as tf.Tensor, 0.3)), mask))) as tf.Scalar;
+}, Object.values(variables));
 const sums: Record<string, number[]> = {};
 for (const n of names) sums[n] = [tf.sum(grads[n]).dataSync()[0], tf.sum(tf.abs(grads[n])).dataSync()[0]];
 console.log(JSON.stringify({ status: nativeAddonStatus(), loss: value.dataSync()[0], sums }));
