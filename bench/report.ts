@@ -294,6 +294,18 @@ const ROWS: Row[] = [
   {
     bench: "engine",
     figure:
+      "Embedded engine's native products alone on the training step's product shapes (hot caches, one thread), beside the BLAS sgemm",
+    value: (f) => {
+      const native = numberAt(f, "native_product_gflops_training_shapes");
+      const blas = numberAt(f, "blas_gflops_training_shapes");
+      if (native === undefined) return undefined;
+      return `${fmt(native, 1)} GFLOP/s${blas === undefined ? "" : ` (BLAS ${fmt(blas, 1)})`}`;
+    },
+    whenMissing: "not measured: the native kernels are not in use",
+  },
+  {
+    bench: "engine",
+    figure:
       "Embedded engine, demo size: speed-up over the tensorflow.js-only engine, measured in the same run",
     value: (f) => {
       const train = numberAt(f, "speedup_vs_baseline");
