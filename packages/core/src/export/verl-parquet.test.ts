@@ -1,9 +1,15 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm";
 import { simulatedFailureItems } from "../__fixtures__/failure-items.ts";
-import { buildEvalSet, buildPromptPool } from "../synth/index.ts";
+import { InvalidInputError } from "../errors/arc-error.ts";
+import { buildEvalSet, buildPromptPool, type EvalRow, IMAGE_REF_PREFIX } from "../synth/index.ts";
 import {
   generateArithTasks,
   generateOrderdeskTasks,
@@ -35,6 +41,69 @@ const evalSet = buildEvalSet({
   perPattern: 3,
   generalSize: 20,
 });
+
+/** The project's Python (the venv `npm test` makes, or ARC_PYTHON), for pyarrow, VERL's own parquet reader. */
+const python =
+  process.env.ARC_PYTHON ?? fileURLToPath(new URL("../../../../.venv/bin/python", import.meta.url));
+const noPyarrow = !existsSync(python)
+  ? `no project Python at ${python}: npm test makes it (scripts/python-env.mjs)`
+  : spawnSync(python, ["-c", "import pyarrow"]).status !== 0
+    ? `${python} has no pyarrow (packages/engine/python/requirements.txt pins it)`
+    : false;
+
+/** Reads parquet bytes with pyarrow, as VERL does: the schema as pyarrow prints it, and the rows as JSON. */
+function readWithPyarrow(bytes: Uint8Array) {
+  const path = join(mkdtempSync(join(tmpdir(), "arc-verl-")), "rows.parquet");
+  writeFileSync(path, bytes);
+  const script = [
+    "import base64, json, sys",
+    "import pyarrow.parquet as pq",
+    "table = pq.read_table(sys.argv[1])",
+    "bytes_as_text = lambda x: base64.b64encode(x).decode() if isinstance(x, bytes) else x",
+    "def plain(x):",
+    "    if isinstance(x, dict): return {k: plain(v) for k, v in x.items()}",
+    "    if isinstance(x, list): return [plain(v) for v in x]",
+    "    return bytes_as_text(x)",
+    "print(json.dumps({'fields': [f'{f.name}: {f.type}' for f in table.schema], 'rows': plain(table.to_pylist())}))",
+  ].join("\n");
+  const run = spawnSync(python, ["-c", script, path], { encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout) as { fields: string[]; rows: Record<string, unknown>[] };
+}
+
+/** A 1x1 PNG's bytes, base64, and another image's. */
+const PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+const OTHER = Buffer.from("another image's bytes").toString("base64");
+const storedRef = `${IMAGE_REF_PREFIX}${"ab".repeat(32)}`;
+
+/** Eval rows whose recorded prompts hold images: one inline and one stored, one with none. */
+function rowsWithImages(): EvalRow[] {
+  const lineage = { slice: "p1", patternId: "p1", sourceTraceIds: ["t1"] };
+  const image = (url: string) => ({ type: "image_url", image_url: { url } });
+  return [
+    {
+      id: "r0",
+      question: "what is on the receipt?",
+      meta: lineage,
+      context: {
+        messages: [
+          { role: "system", content: "You read receipts." },
+          {
+            role: "user",
+            content: [
+              image(`data:image/png;base64,${PNG}`),
+              { type: "text", text: " and " },
+              image(storedRef),
+            ],
+          },
+        ],
+      },
+    },
+    { id: "r1", question: "no picture here", meta: lineage },
+  ] as EvalRow[];
+}
+const storedImages = new Map([[storedRef, { ref: storedRef, mediaType: "image/jpeg", data: OTHER }]]);
 
 describe("VERL parquet export", () => {
   it("writes VERL's columns with the types VERL reads: prompt a list of {role, content}, reward_model a struct", () => {
@@ -98,5 +167,64 @@ describe("VERL parquet export", () => {
       toVerlParquet(evalSet.rows, { split: "test" }),
       toVerlParquet(evalSet.rows, { split: "test" }),
     );
+  });
+
+  it("adds an images column of {bytes, path} in the order of each prompt's <image>s", () => {
+    const bytes = toVerlParquet(rowsWithImages(), { split: "test", images: storedImages });
+    const { fields, rows } = readBack(bytes);
+    assert.equal(fields.at(-1), "images: List<Struct<{bytes:Binary, path:Utf8}>>");
+    assert.equal(rows[0].prompt[1].content, "<image> and <image>");
+    const table = tableFromIPC(readParquet(bytes).intoIPCStream());
+    const images = table.getChild("images");
+    const first = images?.get(0)?.toArray() as { bytes: Uint8Array; path: string | null }[];
+    assert.deepEqual(
+      first.map((image) => [Buffer.from(image.bytes).toString("base64"), image.path]),
+      [
+        [PNG, null],
+        [OTHER, null],
+      ],
+    );
+    assert.equal(images?.get(1)?.length, 0);
+  });
+
+  it("refuses a prompt image it cannot carry, naming the row and the image", () => {
+    assert.throws(
+      () => toVerlParquet(rowsWithImages(), { split: "test" }),
+      (error: unknown) =>
+        error instanceof InvalidInputError &&
+        error.message.includes("rows[0] (r0)") &&
+        error.message.includes(storedRef) &&
+        error.message.includes("not among the images given"),
+    );
+  });
+
+  it("is read by pyarrow as by parquet-wasm, text and images alike", { skip: noPyarrow }, () => {
+    for (const [rows, options] of [
+      [evalSet.rows, { split: "test" }],
+      [rowsWithImages(), { split: "test", images: storedImages }],
+    ] as const) {
+      const bytes = toVerlParquet(rows, options);
+      const viaPyarrow = readWithPyarrow(bytes);
+      const viaWasm = readBack(bytes);
+      assert.deepEqual(viaPyarrow.fields.slice(0, 2), [
+        "data_source: string",
+        "prompt: list<element: struct<role: string not null, content: string not null> not null>",
+      ]);
+      assert.equal(viaPyarrow.rows.length, rows.length);
+      viaPyarrow.rows.forEach((row, i) => {
+        const { images, ...text } = row as { images?: { bytes: string; path: null }[] };
+        const { images: wasmImages, ...wasmText } = viaWasm.rows[i];
+        assert.deepEqual(text, wasmText, `row ${i}`);
+        if (images) {
+          assert.deepEqual(
+            images,
+            (wasmImages as { bytes: Record<string, number> }[]).map((image) => ({
+              bytes: Buffer.from(Object.values(image.bytes)).toString("base64"),
+              path: null,
+            })),
+          );
+        }
+      });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
+import { InvalidInputError } from "../errors/arc-error.ts";
 import { familyPrompt, type TaskFamilyRegistry, taskFamilies } from "../families/index.ts";
-import type { EvalRow, PromptRow } from "../synth/index.ts";
+import { type ContentImage, type EvalRow, imageBytes, type PromptRow } from "../synth/index.ts";
 import type { ChatMessage } from "../trace/index.ts";
 
 /** Options of a VERL export. */
@@ -13,6 +14,8 @@ export interface VerlExportOptions {
   ability?: string;
   /** The families that prompt the rows without a recorded prompt (default: the process's). */
   families?: TaskFamilyRegistry;
+  /** The stored images the rows' prompts refer to (`arc-image:` references), for the `images` column. */
+  images?: ReadonlyMap<string, ContentImage>;
 }
 
 const text = (name: string, repetition: "REQUIRED" | "OPTIONAL" = "REQUIRED") => ({
@@ -22,9 +25,12 @@ const text = (name: string, repetition: "REQUIRED" | "OPTIONAL" = "REQUIRED") =>
   repetition_type: repetition,
 });
 
-/** The parquet schema of VERL's RL dataset rows (flattened depth-first, as the parquet footer stores it). */
-const SCHEMA = [
-  { name: "root", num_children: 5 },
+/**
+ * The parquet schema of VERL's RL dataset rows (flattened depth-first, as the parquet footer stores it); with
+ * images, an `images` column as HF `datasets` writes a list of images: `{bytes, path}` each.
+ */
+const schema = (withImages: boolean) => [
+  { name: "root", num_children: withImages ? 6 : 5 },
   text("data_source"),
   { name: "prompt", repetition_type: "REQUIRED", num_children: 1, converted_type: "LIST" },
   { name: "list", repetition_type: "REPEATED", num_children: 1 },
@@ -44,7 +50,16 @@ const SCHEMA = [
   { name: "source_trace_ids", repetition_type: "REQUIRED", num_children: 1, converted_type: "LIST" },
   { name: "list", repetition_type: "REPEATED", num_children: 1 },
   text("element"),
-] as const;
+  ...(withImages
+    ? [
+        { name: "images", repetition_type: "REQUIRED", num_children: 1, converted_type: "LIST" },
+        { name: "list", repetition_type: "REPEATED", num_children: 1 },
+        { name: "element", repetition_type: "REQUIRED", num_children: 2 },
+        { name: "bytes", type: "BYTE_ARRAY", repetition_type: "REQUIRED" },
+        text("path", "OPTIONAL"),
+      ]
+    : []),
+];
 
 /** A message's content as the text of VERL's `prompt` list: text parts joined, an image part as `<image>`. */
 function contentText(message: ChatMessage): string {
@@ -68,9 +83,11 @@ function promptOf(row: EvalRow | PromptRow, families: TaskFamilyRegistry): ChatM
 
 /**
  * VERL parquet (the layout of `verl.trainer.main_ppo` data files): `data_source`, `prompt` as the whole chat list
- * (the agent's recorded prompt where there is one), `ability`, `reward_model {style, ground_truth}` (`rule` with
- * the solution as JSON, or `model` for a reference-free row), `extra_info` (split, index, id, question, pattern id
- * and source trace ids for lineage). Pure: returns the file's bytes.
+ * (the agent's recorded prompt where there is one; each image an `<image>` in its text), `ability`,
+ * `reward_model {style, ground_truth}` (`rule` with the solution as JSON, or `model` for a reference-free row),
+ * `extra_info` (split, index, id, question, pattern id and source trace ids for lineage), and when any prompt has
+ * images, `images`: each row's images in the order of its `<image>`s, as VERL's multimodal datasets hold them.
+ * Pure: returns the file's bytes.
  */
 export function toVerlParquet(
   rows: readonly (EvalRow | PromptRow)[],
@@ -79,6 +96,16 @@ export function toVerlParquet(
   const families = options.families ?? taskFamilies;
   const abilities = rows.map((r) => (r.env === undefined ? undefined : families.get(r.env).ability));
   const prompts = rows.map((r) => promptOf(r, families));
+  const images = prompts.map((p, i) => {
+    try {
+      return imageBytes(p, options.images ?? new Map());
+    } catch (error) {
+      if (error instanceof InvalidInputError)
+        throw new InvalidInputError(`rows[${i}] (${rows[i].id}): ${error.message}`, { field: "images" });
+      throw error;
+    }
+  });
+  const withImages = images.some((list) => list.length > 0);
   const buffer = parquetWriteBuffer({
     columnData: [
       { name: "data_source", data: rows.map((r) => options.dataSource ?? `arc/${r.env ?? "agent"}`) },
@@ -103,8 +130,11 @@ export function toVerlParquet(
           source_trace_ids: r.meta.sourceTraceIds,
         })),
       },
+      ...(withImages
+        ? [{ name: "images", data: images.map((list) => list.map((bytes) => ({ bytes, path: null }))) }]
+        : []),
     ],
-    schema: SCHEMA as unknown as Parameters<typeof parquetWriteBuffer>[0]["schema"],
+    schema: schema(withImages) as unknown as Parameters<typeof parquetWriteBuffer>[0]["schema"],
     createdBy: "arc",
   });
   return new Uint8Array(buffer);

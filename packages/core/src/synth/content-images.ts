@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { InvalidInputError } from "../errors/arc-error.ts";
 import type { ChatMessage } from "../trace/index.ts";
 
 /** How a row refers to an image it does not inline: `arc-image:sha256:<hex of the image's bytes>`. */
@@ -45,6 +46,29 @@ export function extractInlineImages(messages: readonly ChatMessage[]): {
     part.image_url.url = ref;
   }
   return { messages: copy, images: [...images.values()] };
+}
+
+/**
+ * The bytes of every image of a conversation, in order: inline (`data:` URL) images decoded, references read from
+ * `images`. An image given only by a web URL, or a reference not in `images`, is an error that names it: an
+ * export that carries images must carry all of them.
+ */
+export function imageBytes(
+  messages: readonly ChatMessage[],
+  images: ReadonlyMap<string, ContentImage>,
+): Uint8Array[] {
+  return imageParts(messages).map((part) => {
+    const url = part.image_url.url;
+    const inline = typeof url === "string" ? DATA_URL.exec(url) : null;
+    if (inline) return new Uint8Array(Buffer.from(inline[2].replace(/\s+/g, ""), "base64"));
+    const stored = typeof url === "string" ? images.get(url) : undefined;
+    if (stored) return new Uint8Array(Buffer.from(stored.data, "base64"));
+    const shown = typeof url === "string" ? url.slice(0, 120) : JSON.stringify(url);
+    throw new InvalidInputError(
+      `image_url: expected an inline image or a stored image reference, got ${shown}${typeof url === "string" && url.startsWith(IMAGE_REF_PREFIX) ? " (not among the images given)" : ""}`,
+      { field: "image_url" },
+    );
+  });
 }
 
 /** The image references a conversation holds. */

@@ -2,6 +2,7 @@ export {
   type ContentImage,
   extractInlineImages,
   IMAGE_REF_PREFIX,
+  imageBytes,
   imageRefs,
   inlineImages,
 } from "./content-images.ts";

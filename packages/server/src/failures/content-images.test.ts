@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type EvalRow, IMAGE_REF_PREFIX, imageRefs } from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
+import { tableFromIPC } from "apache-arrow";
+import { readParquet } from "parquet-wasm";
 import { loadServerConfig } from "../config/server-config.ts";
 import { type RunningServer, startServer } from "../serve/start-server.ts";
 
@@ -97,6 +99,17 @@ describe("images in dataset rows", () => {
       .map((l) => JSON.parse(l));
     assert.equal(lines.length, 3);
     for (const line of lines) assert.equal(line.messages[0].content[1].image_url.url, DATA_URL);
+
+    // the VERL export carries the stored image itself, in an images column, as VERL's multimodal datasets do
+    const parquet = await api(`/datasets/${id}/export?format=verl-parquet`);
+    assert.equal(parquet.status, 200);
+    const table = tableFromIPC(readParquet(new Uint8Array(await parquet.arrayBuffer())).intoIPCStream());
+    const images = table.getChild("images");
+    assert.ok(images, "an images column");
+    for (let row = 0; row < 3; row++) {
+      const [first] = images.get(row).toArray() as { bytes: Uint8Array }[];
+      assert.equal(Buffer.from(first.bytes).toString("base64"), PNG);
+    }
 
     const image = await api(`/images/${encodeURIComponent(refs[0] as string)}`);
     assert.equal(image.status, 200);

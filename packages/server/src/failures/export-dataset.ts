@@ -89,7 +89,7 @@ export function exportDataset(
   }
   return {
     body: new Uint8Array(
-      toVerlParquet(rows, { split: dataset.kind === "eval" ? "test" : "train", families }),
+      toVerlParquet(rows, { split: dataset.kind === "eval" ? "test" : "train", families, images }),
     ),
     contentType: "application/vnd.apache.parquet",
     fileName: name("verl.parquet"),
