@@ -1,3 +1,4 @@
+import { type ArcLanguageModelMiddleware, arcLanguageModelMiddleware } from "../ai-sdk/arc-middleware.ts";
 import { Exporter, type ExporterStats } from "../export/exporter.ts";
 import type { OpenAILike } from "../openai/openai-shapes.ts";
 import { wrapOpenAI } from "../openai/wrap-openai.ts";
@@ -13,6 +14,12 @@ export interface Arc {
    * of the unwrapped client. The client passed in is not modified.
    */
   wrapOpenAI<T extends OpenAILike>(client: T): T;
+  /**
+   * A Vercel AI SDK middleware that traces every call of the models wrapped with it:
+   * `wrapLanguageModel({ model, middleware: arc.languageModelMiddleware() })`. Results, streams and errors are
+   * the model's own.
+   */
+  languageModelMiddleware(): ArcLanguageModelMiddleware;
   /**
    * Runs `fn` as one agent episode: every wrapped call made inside it (across awaits) becomes a step of the same
    * trace. Inside another `trace`, records a nested step instead. Returns what `fn` returns, throws what it throws.
@@ -66,6 +73,7 @@ export function createArc(options: ArcOptions = {}): Arc {
 
   return {
     wrapOpenAI: (client) => wrapOpenAI(client, tracer, opts.enabled ? opts.baseUrl : undefined),
+    languageModelMiddleware: () => arcLanguageModelMiddleware(tracer),
     trace: (name, fn, traceOptions) => tracer.trace(name, fn, traceOptions),
     feedback(input) {
       const record = feedbackRecord(input);

@@ -20,7 +20,7 @@ export class LlmCall {
 
   constructor(
     private readonly tracer: Tracer,
-    body: { stream?: unknown } | undefined,
+    body: object | undefined,
     private readonly protocol: LlmProtocol = CHAT_COMPLETIONS,
   ) {
     const scope = tracer.beginStep(protocol.requestStep(body));
@@ -33,7 +33,7 @@ export class LlmCall {
         scope.end(patch);
       },
     };
-    this.streaming = body?.stream === true;
+    this.streaming = (body as { stream?: unknown } | undefined)?.stream === true;
   }
 
   /** Headers that tell Arc's gateway which trace and step this call is, so it records its own copy there. */
@@ -46,11 +46,14 @@ export class LlmCall {
     };
   }
 
-  /** The call produced `data`: a completion, or (when streaming) a stream to observe as it is read. */
-  succeed(data: unknown): void {
+  /**
+   * The call produced `data`: a completion, or (when streaming) a stream to observe as it is read; `metadata` is
+   * added to the step.
+   */
+  succeed(data: unknown, metadata?: Record<string, unknown>): void {
     this.safely(() => {
       if (this.streaming && typeof data === "object" && data !== null) this.observeStream(data);
-      else this.end(data);
+      else this.end(data, metadata);
     });
   }
 
