@@ -1,1 +1,1 @@
-export { normalCdf, proportionChangePValues, zWorse } from "./proportions.ts";
+export { logGamma, proportionChangePValues } from "./proportions.ts";

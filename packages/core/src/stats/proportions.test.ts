@@ -1,35 +1,39 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { normalCdf, proportionChangePValues, zWorse } from "./proportions.ts";
+import { logGamma, proportionChangePValues } from "./proportions.ts";
 
-describe("normalCdf", () => {
-  it("matches the standard normal table", () => {
-    assert.ok(Math.abs(normalCdf(0) - 0.5) < 1e-7);
-    assert.ok(Math.abs(normalCdf(1.96) - 0.975) < 1e-4);
-    assert.ok(Math.abs(normalCdf(-1.645) - 0.05) < 1e-4);
-    assert.ok(Math.abs(normalCdf(3) - 0.99865) < 1e-5);
+describe("logGamma", () => {
+  it("gives ln (n-1)! at the integers and ln sqrt(pi) at 1/2", () => {
+    assert.ok(Math.abs(logGamma(1)) < 1e-12);
+    assert.ok(Math.abs(logGamma(5) - Math.log(24)) < 1e-12);
+    assert.ok(Math.abs(logGamma(171) - 706.5730622457874) < 1e-9);
+    assert.ok(Math.abs(logGamma(0.5) - 0.5 * Math.log(Math.PI)) < 1e-12);
   });
 });
 
-describe("zWorse", () => {
-  it("is positive when the second rate is higher, negative when lower, and matches the pooled formula", () => {
-    // 20/100 → 35/100: pooled p 0.275, se sqrt(0.275·0.725·0.02) ≈ 0.06315, z ≈ 2.375
-    assert.ok(Math.abs(zWorse(100, 20, 100, 35) - 2.375) < 1e-3);
-    assert.ok(Math.abs(zWorse(100, 35, 100, 20) + 2.375) < 1e-3);
+describe("proportionChangePValues (Fisher's exact test, one-sided)", () => {
+  it("gives Fisher's tea-tasting p-value: 3 of 4 after against 1 of 4 before", () => {
+    // P(X >= 3), X ~ Hypergeometric(8 cups, 4 events, 4 drawn) = (C(4,3) C(4,1) + C(4,4)) / C(8,4) = 17/70
+    const { rose, fell } = proportionChangePValues(4, 1, 4, 3);
+    assert.ok(Math.abs(rose - 17 / 70) < 1e-12, `rose ${rose}`);
+    assert.ok(Math.abs(fell - 69 / 70) < 1e-12, `fell ${fell}`);
   });
 
-  it("is 0 with an empty sample or no variance", () => {
-    assert.equal(zWorse(0, 0, 10, 5), 0);
-    assert.equal(zWorse(10, 0, 10, 0), 0);
-    assert.equal(zWorse(10, 10, 10, 10), 0);
+  it("does not call one event among 109 calls significantly more than none among 2,330", () => {
+    // the chance that the one event falls among the 109 later calls is 109 / 2,439
+    const { rose } = proportionChangePValues(2330, 0, 109, 1);
+    assert.ok(Math.abs(rose - 109 / 2439) < 1e-12, `rose ${rose}`);
   });
-});
 
-describe("proportionChangePValues", () => {
   it("gives a small p for the direction the rate moved and a large one for the other", () => {
     const { rose, fell } = proportionChangePValues(1000, 200, 1000, 100);
-    assert.ok(fell < 1e-6, `fell ${fell}`);
-    assert.ok(rose > 0.999, `rose ${rose}`);
-    assert.ok(Math.abs(rose + fell - 1) < 1e-12);
+    assert.ok(fell < 1e-9, `fell ${fell}`);
+    assert.ok(rose > 0.999999, `rose ${rose}`);
+  });
+
+  it("is 1 both ways with an empty sample, no events or nothing but events", () => {
+    assert.deepEqual(proportionChangePValues(0, 0, 10, 5), { rose: 1, fell: 1 });
+    assert.deepEqual(proportionChangePValues(10, 0, 10, 0), { rose: 1, fell: 1 });
+    assert.deepEqual(proportionChangePValues(10, 10, 10, 10), { rose: 1, fell: 1 });
   });
 });

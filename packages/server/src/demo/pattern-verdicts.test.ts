@@ -30,6 +30,29 @@ describe("patternVerdicts", () => {
     assert.equal(v.verdict, "fixed");
   });
 
+  it("calls one new failure among a hundred calls unchanged, and five worse, among a demo's 13 patterns", () => {
+    // the new model's 109 calls against the base model's 2,330: one malformed answer is no evidence of a rise
+    const others = Array.from({ length: 11 }, (_, i) => ({
+      id: `o${i}`,
+      label: `other ${i}`,
+      baseFailures: 20,
+      finalFailures: 1,
+    }));
+    const verdicts = patternVerdicts(
+      [
+        { id: "p", label: "one malformed answer", baseFailures: 0, finalFailures: 1 },
+        { id: "q", label: "five malformed answers", baseFailures: 0, finalFailures: 5 },
+        ...others,
+      ],
+      2330,
+      109,
+    );
+    assert.deepEqual(
+      verdicts.slice(0, 2).map((v) => v.verdict),
+      ["unchanged", "worse"],
+    );
+  });
+
   it("leaves every pattern unchanged when one model served both", () => {
     const verdicts = patternVerdicts(
       [{ id: "p", label: "l", baseFailures: 50, finalFailures: 50 }],

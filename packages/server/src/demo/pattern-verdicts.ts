@@ -7,8 +7,8 @@ export const PATTERN_ALPHA = 0.05;
 /** The one rule every pattern verdict follows, as the report's legend and the summary state it. */
 export const PATTERN_VERDICT_RULE =
   "fixed: the pattern's live incidence (its failures per judged call) fell, and the drop is significant; " +
-  "worse: it rose, and the rise is significant; unchanged: otherwise. Significant: a one-sided two-proportion " +
-  `z test, with Holm–Bonferroni across all patterns at α ${PATTERN_ALPHA}.`;
+  "worse: it rose, and the rise is significant; unchanged: otherwise. Significant: a one-sided Fisher's exact " +
+  `test, with Holm–Bonferroni across all patterns at α ${PATTERN_ALPHA}.`;
 
 /** One pattern's failures under the base model and under the model in production at the end. */
 export interface PatternCounts {
