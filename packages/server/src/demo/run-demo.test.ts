@@ -101,7 +101,9 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     assert.equal(typeof summary.base_failure_rate, "number");
     assert.ok((summary.base_failure_rate as number) >= 0 && (summary.base_failure_rate as number) <= 1);
     assert.equal(typeof summary.wall_s, "number");
-    assert.ok((summary.wall_s as number) < 120, `wall_s ${summary.wall_s}`);
+    // the budget holds: a one-minute plan plus start-up, on a machine that may be running other tests too (a
+    // demo that ignored --minutes would run its default 14)
+    assert.ok((summary.wall_s as number) < 300, `wall_s ${summary.wall_s}`);
     assert.equal(typeof summary.rollbacks, "number");
     const versions = summary.versions as { name: string; n: number; status: string }[];
     assert.equal(versions.length, 2, "the base model and the trained candidate");
