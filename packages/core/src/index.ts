@@ -5,6 +5,7 @@ export * from "./engine-api/index.ts";
 export * from "./errors/index.ts";
 export * from "./export/index.ts";
 export * from "./families/index.ts";
+export * from "./judge/index.ts";
 export * from "./rollout/index.ts";
 export * from "./simulate/index.ts";
 export * from "./stats/index.ts";

@@ -53,6 +53,7 @@ export const CLASS_PRIORITY: readonly FailureClass[] = [
   "wrong_argument",
   "wrong_answer",
   "incomplete",
+  "rubric_violation",
   "user_feedback",
   "latency_over_budget",
 ];

@@ -10,7 +10,9 @@ export type FailureClass =
   | "model_error"
   | "timeout"
   | "latency_over_budget"
-  | "user_feedback";
+  | "user_feedback"
+  /** A judge model found a failure of the tenant's rubric (the rubric's class is the verdict's path). */
+  | "rubric_violation";
 
 /** How much a failure matters to the person reading the list: `info` for passes and unknowns. */
 export type Severity = "info" | "low" | "medium" | "high";

@@ -1,0 +1,13 @@
+export {
+  createJudgeDetector,
+  JUDGE_DETECTOR_ID,
+  type JudgeBudget,
+  type JudgeCache,
+  type JudgeClient,
+  type JudgeDetectorOptions,
+  memoryJudgeCache,
+  openAIJudgeClient,
+} from "./judge-detector.ts";
+export { judgedTranscript, judgeMessages } from "./judge-prompt.ts";
+export { type JudgeReply, JudgeReplyError, judgeReplySchema, parseJudgeReply } from "./judge-reply.ts";
+export { parseRubric, type Rubric, type RubricClass } from "./rubric.ts";

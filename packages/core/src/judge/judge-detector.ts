@@ -1,0 +1,204 @@
+import type { Detector } from "../detect/detector.ts";
+import { failedVerdict, passedVerdict, unknownVerdict, type Verdict } from "../detect/verdict.ts";
+import type { Trace } from "../trace/index.ts";
+import { judgeMessages } from "./judge-prompt.ts";
+import { type JudgeReply, judgeReplySchema, parseJudgeReply } from "./judge-reply.ts";
+import type { Rubric } from "./rubric.ts";
+
+/** An OpenAI-compatible chat call: the judge model's reply text and the tokens it took. */
+export interface JudgeClient {
+  complete(request: {
+    model: string;
+    messages: { role: "system" | "user"; content: string }[];
+    responseFormat: Record<string, unknown>;
+    maxTokens: number;
+  }): Promise<{ content: string; tokens?: number }>;
+}
+
+/** Judged replies by (trace, rubric version, judge model). */
+export interface JudgeCache {
+  get(key: string): JudgeReply | undefined;
+  set(key: string, reply: JudgeReply): void;
+}
+
+/** What a tenant's judge may spend in any minute; past it, traces wait (verdict `unknown`) and are judged later. */
+export interface JudgeBudget {
+  callsPerMinute: number;
+  tokensPerMinute: number;
+}
+
+/** A cache of the most recent `limit` judgements, in memory. */
+export function memoryJudgeCache(limit = 10_000): JudgeCache {
+  const replies = new Map<string, JudgeReply>();
+  return {
+    get: (key) => replies.get(key),
+    set(key, reply) {
+      if (replies.size >= limit) replies.delete(replies.keys().next().value as string);
+      replies.set(key, reply);
+    },
+  };
+}
+
+/** The calls and tokens spent in the last minute, and whether one more call fits the budget. */
+class MinuteWindow {
+  private readonly spent: { at: number; tokens: number }[] = [];
+
+  constructor(
+    private readonly budget: JudgeBudget,
+    private readonly now: () => number,
+  ) {}
+
+  /** Why a call does not fit now, or undefined when it does. */
+  refusal(): string | undefined {
+    const since = this.now() - 60_000;
+    while (this.spent.length > 0 && this.spent[0].at <= since) this.spent.shift();
+    const tokens = this.spent.reduce((n, s) => n + s.tokens, 0);
+    if (this.spent.length >= this.budget.callsPerMinute)
+      return `${this.spent.length} judge calls in the last minute (budget ${this.budget.callsPerMinute})`;
+    if (tokens >= this.budget.tokensPerMinute)
+      return `${tokens} judge tokens in the last minute (budget ${this.budget.tokensPerMinute})`;
+    return undefined;
+  }
+
+  record(tokens: number): void {
+    this.spent.push({ at: this.now(), tokens });
+  }
+}
+
+/** Options of a judge detector. */
+export interface JudgeDetectorOptions {
+  rubric: Rubric;
+  client: JudgeClient;
+  /** The judge model's name, as its endpoint knows it. */
+  model: string;
+  budget?: JudgeBudget;
+  cache?: JudgeCache;
+  /** Most tokens of one reply. */
+  maxTokens?: number;
+  now?: () => number;
+}
+
+/** Detector id of the judge. */
+export const JUDGE_DETECTOR_ID = "judge";
+
+/**
+ * A detector that asks a judge model, through any OpenAI-compatible endpoint, whether a trace's last answer
+ * fails the tenant's rubric, with structured output (`response_format` `json_schema`) parsed strictly. A failure is
+ * `rubric_violation` with the rubric's class as its path (what clustering groups on) and the judge's quote as
+ * evidence. Replies are cached by (trace, rubric version, judge model). A trace the judge could not judge — its
+ * budget spent, the endpoint down or slow, a malformed reply — gets verdict `unknown` with the reason, and is judged
+ * again when it is detected again; nothing is thrown.
+ */
+export function createJudgeDetector(options: JudgeDetectorOptions): Detector {
+  const { rubric, client, model } = options;
+  const cache = options.cache ?? memoryJudgeCache();
+  const window = new MinuteWindow(
+    options.budget ?? { callsPerMinute: Number.POSITIVE_INFINITY, tokensPerMinute: Number.POSITIVE_INFINITY },
+    options.now ?? Date.now,
+  );
+  const responseFormat = {
+    type: "json_schema",
+    json_schema: { name: "judge_verdict", strict: true, schema: judgeReplySchema(rubric) },
+  };
+  const verdictOf = (trace: Trace, reply: JudgeReply): Verdict => {
+    if (!reply.failed)
+      return passedVerdict(
+        trace.id,
+        JUDGE_DETECTOR_ID,
+        `the judge (${model}) found no rubric failure: ${reply.evidence}`,
+        reply.confidence,
+      );
+    const rubricClass = rubric.classes.find((c) => c.name === reply.class);
+    return failedVerdict(trace.id, JUDGE_DETECTOR_ID, {
+      class: "rubric_violation",
+      severity: rubricClass?.severity ?? "medium",
+      path: reply.class,
+      message: `${reply.class}: ${rubricClass?.description ?? ""} (judge ${model}, confidence ${reply.confidence})`,
+      snippet: reply.evidence,
+      score: 1 - reply.confidence,
+    });
+  };
+  return {
+    id: JUDGE_DETECTOR_ID,
+    description: `a judge model (${model}) checks the answer against the tenant's rubric (version ${rubric.version})`,
+    async detect(trace) {
+      const key = `${trace.id}\u0000${rubric.version}\u0000${model}`;
+      const cached = cache.get(key);
+      if (cached) return [verdictOf(trace, cached)];
+      const refusal = window.refusal();
+      if (refusal) return [unknownVerdict(trace.id, JUDGE_DETECTOR_ID, `not judged yet: ${refusal}`)];
+      let reply: JudgeReply;
+      try {
+        const answer = await client.complete({
+          model,
+          messages: judgeMessages(rubric, trace),
+          responseFormat,
+          maxTokens: options.maxTokens ?? 256,
+        });
+        window.record(answer.tokens ?? 0);
+        reply = parseJudgeReply(answer.content, rubric);
+      } catch (error) {
+        window.record(0);
+        return [
+          unknownVerdict(
+            trace.id,
+            JUDGE_DETECTOR_ID,
+            `the judge could not judge it: ${(error as Error).message}`,
+          ),
+        ];
+      }
+      cache.set(key, reply);
+      return [verdictOf(trace, reply)];
+    },
+  };
+}
+
+/**
+ * A judge client over an OpenAI-compatible `POST {baseUrl}/chat/completions` (an upstream, a registered model,
+ * `arc engine serve`), with a time limit; an HTTP error or a time-out is an error naming the status or the limit.
+ */
+export function openAIJudgeClient(options: {
+  baseUrl: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}): JudgeClient {
+  const send = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  return {
+    async complete({ model, messages, responseFormat, maxTokens }) {
+      const response = await send(`${options.baseUrl.replace(/\/$/, "")}/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+        },
+        body: JSON.stringify({
+          model,
+          messages,
+          response_format: responseFormat,
+          max_tokens: maxTokens,
+          temperature: 0,
+        }),
+        signal: AbortSignal.timeout(timeoutMs),
+      }).catch((error: Error) => {
+        throw new Error(
+          error.name === "TimeoutError"
+            ? `no answer within ${timeoutMs} ms`
+            : `the judge endpoint failed: ${error.message}`,
+        );
+      });
+      const text = await response.text();
+      if (!response.ok)
+        throw new Error(`the judge endpoint answered HTTP ${response.status}: ${text.slice(0, 200)}`);
+      const body = JSON.parse(text) as {
+        choices?: { message?: { content?: string | null } }[];
+        usage?: { total_tokens?: number };
+      };
+      const content = body.choices?.[0]?.message?.content;
+      if (typeof content !== "string")
+        throw new Error(`the judge endpoint's answer has no message content: ${text.slice(0, 200)}`);
+      return { content, tokens: body.usage?.total_tokens };
+    },
+  };
+}
