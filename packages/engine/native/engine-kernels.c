@@ -50,40 +50,8 @@ static void pack_b(const float *b, long rs, long cs, int depth, int cols, float 
   }
 }
 
-// tile (MR x NR, row stride NR) = sum over p of a[p][:] outer b[p * b_stride][:NR]; overwrites the tile.
-static void micro_kernel(int depth, const float *a, const float *b, long b_stride, float *tile) {
-#if defined(__AVX2__) && defined(__FMA__)
-  __m256 c[MR][2];
-  for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = _mm256_setzero_ps();
-  for (int p = 0; p < depth; p++) {
-    __m256 b0 = _mm256_loadu_ps(b);
-    __m256 b1 = _mm256_loadu_ps(b + 8);
-    for (int i = 0; i < MR; i++) {
-      __m256 ai = _mm256_broadcast_ss(a + i);
-      c[i][0] = _mm256_fmadd_ps(ai, b0, c[i][0]);
-      c[i][1] = _mm256_fmadd_ps(ai, b1, c[i][1]);
-    }
-    a += MR;
-    b += b_stride;
-  }
-  for (int i = 0; i < MR; i++) {
-    _mm256_storeu_ps(tile + i * NR, c[i][0]);
-    _mm256_storeu_ps(tile + i * NR + 8, c[i][1]);
-  }
-#else
-  float c[MR * NR] = {0};
-  for (int p = 0; p < depth; p++) {
-    for (int i = 0; i < MR; i++)
-      for (int j = 0; j < NR; j++) c[i * NR + j] += a[i] * b[j];
-    a += MR;
-    b += b_stride;
-  }
-  memcpy(tile, c, sizeof c);
-#endif
-}
-
 // C rows (MR x NR, row stride c_stride) = (accumulate ? C : 0) + sum over p of a[p][:] outer b[p * b_stride][:NR]:
-// micro_kernel for a whole tile, written into C without a pass through a tile buffer.
+// the register tile, written where it belongs (C, or a tile buffer for a partial tile).
 static void micro_kernel_into(int depth, const float *a, const float *b, long b_stride, float *c, long c_stride,
                               int accumulate) {
 #if defined(__AVX2__) && defined(__FMA__)
@@ -110,10 +78,15 @@ static void micro_kernel_into(int depth, const float *a, const float *b, long b_
     _mm256_storeu_ps(row + 8, acc[i][1]);
   }
 #else
-  float tile[MR * NR];
-  micro_kernel(depth, a, b, b_stride, tile);
+  float acc[MR * NR] = {0};
+  for (int p = 0; p < depth; p++) {
+    for (int i = 0; i < MR; i++)
+      for (int j = 0; j < NR; j++) acc[i * NR + j] += a[i] * b[j];
+    a += MR;
+    b += b_stride;
+  }
   for (int i = 0; i < MR; i++)
-    for (int j = 0; j < NR; j++) c[i * c_stride + j] = (accumulate ? c[i * c_stride + j] : 0.f) + tile[i * NR + j];
+    for (int j = 0; j < NR; j++) c[i * c_stride + j] = (accumulate ? c[i * c_stride + j] : 0.f) + acc[i * NR + j];
 #endif
 }
 
@@ -304,7 +277,7 @@ static void gemm(int m, int n, int k, const float *a, long ars, long acs, const 
             micro_kernel_into(kc, pa + (long)(i1 / MR) * kc * MR, bs, b_stride, out, n, accumulate);
             continue;
           }
-          micro_kernel(kc, pa + (long)(i1 / MR) * kc * MR, bs, b_stride, tile);
+          micro_kernel_into(kc, pa + (long)(i1 / MR) * kc * MR, bs, b_stride, tile, NR, 0);
           for (int i = 0; i < h; i++) {
             float *row = out + (long)i * n;
             const float *t = tile + i * NR;
@@ -339,7 +312,7 @@ static void gemm_packed(int m, int n, int k, const float *a, long ars, const flo
             micro_kernel_into(kc, pa + (long)(i1 / MR) * kc * MR, bs, NR, out, n, accumulate);
             continue;
           }
-          micro_kernel(kc, pa + (long)(i1 / MR) * kc * MR, bs, NR, tile);
+          micro_kernel_into(kc, pa + (long)(i1 / MR) * kc * MR, bs, NR, tile, NR, 0);
           for (int i = 0; i < h; i++) {
             float *row = out + (long)i * n;
             const float *t = tile + i * NR;

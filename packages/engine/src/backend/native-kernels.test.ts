@@ -24,6 +24,16 @@ const skip = !hasCompiler
     ? "ARC_ENGINE_NATIVE=0"
     : false;
 
+/** Runs a fixture script (its JSON output) in a child process with the native kernels on ("1") or off ("0"). */
+function runFixture<T>(name: string, native: "0" | "1"): T {
+  const child = spawnSync(process.execPath, ["--import", "tsx", join(here, "__fixtures__", name)], {
+    env: { ...process.env, ARC_ENGINE_NATIVE: native },
+    encoding: "utf8",
+  });
+  assert.equal(child.status, 0, child.stderr);
+  return JSON.parse(child.stdout) as T;
+}
+
 /** op(a) op(b) per batch entry, in plain JS: the reference. */
 function reference(
   a: Float32Array,
@@ -183,20 +193,9 @@ describe("native kernels", { skip }, () => {
   });
 
   it("decode what the wasm backend's own kernels decode, under continuous batching", () => {
-    const script = join(here, "__fixtures__", "micro-generate.ts");
-    const run = (native: string) => {
-      const child = spawnSync(process.execPath, ["--import", "tsx", script], {
-        env: { ...process.env, ARC_ENGINE_NATIVE: native },
-        encoding: "utf8",
-      });
-      assert.equal(child.status, 0, child.stderr);
-      return JSON.parse(child.stdout) as {
-        status: { active: boolean };
-        samples: { tokens: number[]; logprobs: number[] }[];
-      };
-    };
-    const fallback = run("0");
-    const native = run("1");
+    type Decoded = { status: { active: boolean }; samples: { tokens: number[]; logprobs: number[] }[] };
+    const fallback = runFixture<Decoded>("micro-generate.ts", "0");
+    const native = runFixture<Decoded>("micro-generate.ts", "1");
     assert.equal(fallback.status.active, false);
     assert.equal(native.status.active, true);
     assert.equal(native.samples.length, 8);
@@ -209,21 +208,9 @@ describe("native kernels", { skip }, () => {
   });
 
   it("give a model the loss and gradients the wasm backend's own kernels give", () => {
-    const script = join(here, "__fixtures__", "micro-loss-and-grads.ts");
-    const run = (native: string) => {
-      const child = spawnSync(process.execPath, ["--import", "tsx", script], {
-        env: { ...process.env, ARC_ENGINE_NATIVE: native },
-        encoding: "utf8",
-      });
-      assert.equal(child.status, 0, child.stderr);
-      return JSON.parse(child.stdout) as {
-        status: { active: boolean };
-        loss: number;
-        sums: Record<string, number[]>;
-      };
-    };
-    const fallback = run("0");
-    const native = run("1");
+    type LossAndGrads = { status: { active: boolean }; loss: number; sums: Record<string, number[]> };
+    const fallback = runFixture<LossAndGrads>("micro-loss-and-grads.ts", "0");
+    const native = runFixture<LossAndGrads>("micro-loss-and-grads.ts", "1");
     assert.equal(fallback.status.active, false);
     assert.equal(native.status.active, true);
     assert.ok(
