@@ -99,6 +99,25 @@ export async function completeClaims(
 }
 
 /** Gives claims back after a failed attempt, with the error, so the next poll tries again. */
+/**
+ * Queues traces to be judged again once `delayMs` has passed (reason `rejudge`); a trace queued meanwhile (new
+ * steps, feedback) keeps its own place.
+ */
+export async function requeueLater(
+  db: Queryable,
+  tenantId: string,
+  traceIds: string[],
+  delayMs: number,
+): Promise<void> {
+  if (traceIds.length === 0) return;
+  await db.query(
+    `insert into detection_queue (tenant_id, trace_id, reason, enqueued_at)
+     select $1, t, 'rejudge', now() + $3::float8 * interval '1 millisecond' from unnest($2::text[]) as t
+     on conflict (tenant_id, trace_id) do nothing`,
+    [tenantId, traceIds, delayMs],
+  );
+}
+
 export async function releaseClaims(db: Database, claims: DetectionClaim[], error: string): Promise<void> {
   if (claims.length === 0) return;
   await db.query(

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type DetectorRegistry, failedVerdict, simulateProductionTraffic, Trace } from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
+import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
 import type { Database } from "../store/database.ts";
 import { openPostgresDatabase } from "../store/postgres-database.ts";
 import { createTenant } from "../store/tenants.ts";
@@ -193,7 +196,9 @@ describe("detection workers in several processes", { skip: postgres?.skip }, () 
       await db.close();
     }
   });
+});
 
+describe("detection worker and asynchronous judges", () => {
   it("awaits a tenant's slow async detector without holding back another tenant's traces", async () => {
     const target = databasesUnderTest()[0];
     const db = await target.open();
@@ -235,6 +240,79 @@ describe("detection workers in several processes", { skip: postgres?.skip }, () 
       const late = await getVerdict(db, slow, traces[0].id);
       assert.ok(late?.judgement.verdicts.some((v) => v.detectorId === "slow_judge" && v.failed));
     } finally {
+      await db.close();
+    }
+  });
+
+  it("judges again, after its retry delay, a trace the tenant's judge could not judge", async () => {
+    const target = databasesUnderTest()[0];
+    const db = await target.open();
+    // TEST DOUBLE of a judge model's endpoint: down for its first request, then a well-formed verdict
+    let requests = 0;
+    const endpoint = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        requests++;
+        if (requests === 1) {
+          res.writeHead(503, { "content-type": "application/json" });
+          res.end(JSON.stringify({ error: { message: "overloaded" } }));
+          return;
+        }
+        const verdict = {
+          failed: true,
+          class: "wrong_value",
+          severity: "high",
+          evidence: "Bergen",
+          confidence: 0.9,
+        };
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ choices: [{ message: { content: JSON.stringify(verdict) } }] }));
+      });
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+    try {
+      const tenant = (await createTenant(db, "judged")).id;
+      await putRubric(db, tenant, {
+        criteria: ["Use the values the user gave."],
+        classes: [{ name: "wrong_value", description: "an argument differs", severity: "high" }],
+      });
+      const upstreams = {
+        judges: { baseUrl: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1` },
+      };
+      await putJudgeModel(db, tenant, { upstream: "judges", model: "judge-1" }, upstreams);
+      const worker = new DetectionWorker(db, { config, judgeUpstreams: upstreams, judgeRetryMs: 300 });
+      const trace = Trace.parse({
+        id: "judged-later",
+        startedAt: "2026-11-27T10:00:00.000Z",
+        steps: [
+          {
+            id: "s1",
+            kind: "llm",
+            startedAt: "2026-11-27T10:00:00.000Z",
+            endedAt: "2026-11-27T10:00:01.000Z",
+            llm: {
+              messages: [{ role: "user", content: "Weather in Oslo?" }],
+              output: { content: '{"tool":"get_weather","args":{"city":"Bergen"}}' },
+              finishReason: "stop",
+            },
+          },
+        ],
+      });
+      await insertTraces(db, tenant, [trace]);
+      assert.equal((await worker.runOnce()).judged, 1);
+      const first = await getVerdict(db, tenant, trace.id);
+      const unjudged = first?.judgement.verdicts.find((v) => v.detectorId === "judge");
+      assert.equal(unjudged?.status, "unknown");
+      assert.match(unjudged?.evidence.message ?? "", /HTTP 503/);
+      assert.equal(await pendingDetections(db, tenant), 1, "queued again");
+      assert.equal((await worker.runOnce()).judged, 0, "not before its retry delay");
+      await waitUntil(async () => (await worker.runOnce()).judged === 1, "the retry");
+      const second = await getVerdict(db, tenant, trace.id);
+      assert.equal(second?.judgement.verdicts.find((v) => v.detectorId === "judge")?.status, "failed");
+      assert.equal(second?.failureClass, "rubric_violation");
+      assert.equal(await pendingDetections(db, tenant), 0);
+    } finally {
+      endpoint.close();
       await db.close();
     }
   });

@@ -5,11 +5,13 @@ import {
   type FailureRecord,
   type Feedback,
   failureRecord,
+  JUDGE_DETECTOR_ID,
   type Judgement,
   Trace,
   traceModelVersion,
   unknownVerdict,
 } from "@arc/core";
+import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
 import type { Database } from "../store/database.ts";
 import { isolateFailures } from "../store/isolate-failures.ts";
 import { getTraces } from "../store/trace-store.ts";
@@ -20,6 +22,7 @@ import {
   type DetectionClaim,
   deadLetterClaims,
   releaseClaims,
+  requeueLater,
 } from "./detection-queue.ts";
 import { tenantRegistry } from "./detector-config-store.ts";
 import {
@@ -48,6 +51,10 @@ export interface DetectionWorkerOptions {
   config?: FailurePipelineConfigInput;
   /** The tenants' own detectors, verifiers and solution resolvers. */
   setupRegistry?: RegistrySetup;
+  /** The upstreams tenants' judges may run on (the server's allowlist); without them no judge runs. */
+  judgeUpstreams?: JudgeUpstreams;
+  /** How long a trace the judge could not judge waits before it is judged again (default one minute). */
+  judgeRetryMs?: number;
   /** Where pass errors go (default: console.error); the worker keeps going after one. */
   onError?: (error: unknown) => void;
 }
@@ -78,6 +85,8 @@ export class DetectionWorker {
 
   private readonly config: FailurePipelineConfig;
   private readonly setup: RegistrySetup | undefined;
+  private readonly judgeUpstreams: JudgeUpstreams | undefined;
+  private readonly judgeRetryMs: number;
   private readonly onError: (error: unknown) => void;
 
   constructor(
@@ -86,6 +95,8 @@ export class DetectionWorker {
   ) {
     this.config = parseFailurePipelineConfig(options.config ?? {});
     this.setup = options.setupRegistry;
+    this.judgeUpstreams = options.judgeUpstreams;
+    this.judgeRetryMs = options.judgeRetryMs ?? 60_000;
     this.onError = options.onError ?? ((error) => console.error("detection worker:", error));
   }
 
@@ -140,7 +151,7 @@ export class DetectionWorker {
     if (live.length === 0) return;
     let registry: DetectorRegistry;
     try {
-      registry = await tenantRegistry(this.db, tenantId, this.setup);
+      registry = await tenantRegistry(this.db, tenantId, this.setup, this.judgeUpstreams);
     } catch (error) {
       await this.release(live, error, pass);
       return;
@@ -258,6 +269,16 @@ export class DetectionWorker {
           tx,
           tenantId,
           judged.map((j) => j.claim),
+        );
+        // the judge could not judge these yet (its budget, an outage, a malformed reply): they are judged again later
+        const unjudged = judged.filter((j) =>
+          j.judgement.verdicts.some((v) => v.detectorId === JUDGE_DETECTOR_ID && v.status === "unknown"),
+        );
+        await requeueLater(
+          tx,
+          tenantId,
+          unjudged.map((j) => j.claim.traceId),
+          this.judgeRetryMs,
         );
         return joined.length;
       });

@@ -1,5 +1,6 @@
 import { type DetectionConfig, type DetectionConfigInput, DetectorRegistry, jsonTaskFamily } from "@arc/core";
 import { listTaskFamilySpecs } from "../families/task-family-store.ts";
+import { type JudgeUpstreams, tenantJudgeDetector } from "../judges/tenant-judge.ts";
 import type { Queryable } from "../store/database.ts";
 import type { RegistrySetup } from "./failure-pipeline-config.ts";
 
@@ -26,20 +27,23 @@ export async function saveDetectorConfig(
 }
 
 /**
- * The tenant's registry: the verifiers of the families the tenant registered as data, then the code-registered
- * detectors and verifiers (`setup`, which may replace them), so the stored settings may name them, then the stored
- * settings.
+ * The tenant's registry: the verifiers of the families the tenant registered as data, the tenant's judge when it set
+ * a rubric and a judge model (and `judgeUpstreams` are given), then the code-registered detectors and verifiers
+ * (`setup`, which may replace them), so the stored settings may name them, then the stored settings.
  */
 export async function tenantRegistry(
   db: Queryable,
   tenantId: string,
   setup: RegistrySetup | undefined,
+  judgeUpstreams?: JudgeUpstreams,
 ): Promise<DetectorRegistry> {
   const registry = new DetectorRegistry();
   for (const stored of await listTaskFamilySpecs(db, tenantId)) {
     const verify = jsonTaskFamily(stored.spec, `family ${stored.env}`).verify;
     if (verify) registry.registerVerifier(stored.env, verify);
   }
+  const judge = judgeUpstreams ? await tenantJudgeDetector(db, tenantId, judgeUpstreams) : undefined;
+  if (judge) registry.register(judge);
   setup?.(registry, tenantId);
   registry.configure(await loadDetectorConfig(db, tenantId));
   return registry;

@@ -1,3 +1,4 @@
+import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
 import type { Database } from "../store/database.ts";
 import { runDueSchedules } from "./dataset-schedules.ts";
 import { DetectionWorker } from "./detection-worker.ts";
@@ -18,6 +19,8 @@ export interface FailureServiceOptions {
   setupRegistry?: RegistrySetup;
   /** Environment read for the defaults (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The upstreams tenants' judges may run on (the server's allowlist, `ARC_UPSTREAMS`). */
+  judgeUpstreams?: JudgeUpstreams;
 }
 
 /** The failure pipeline of one server process: its detection worker and synthesis schedules (serve/ mounts its routes). */
@@ -42,7 +45,7 @@ export async function createFailureService(options: FailureServiceOptions): Prom
     : failurePipelineConfigFromEnv(env);
   const setupRegistry = options.setupRegistry ?? (await registrySetupFromEnv(env));
   const { db } = options;
-  const worker = new DetectionWorker(db, { config, setupRegistry });
+  const worker = new DetectionWorker(db, { config, setupRegistry, judgeUpstreams: options.judgeUpstreams });
   let timer: NodeJS.Timeout | undefined;
   let scheduling: Promise<unknown> = Promise.resolve();
   return {

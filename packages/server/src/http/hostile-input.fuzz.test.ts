@@ -941,6 +941,31 @@ const ROUTES: RouteSpec[] = [
   },
   {
     method: "PUT",
+    path: "/v1/judges/rubric",
+    bodies: [
+      () => ({
+        criteria: ["Quote the order id the user gave."],
+        classes: [{ name: "wrong_order", description: "names another order", severity: "high" }],
+        instructions: "A shop's support agent.",
+      }),
+    ],
+    readBack: () => [{ path: "/v1/judges", must: 200 }],
+  },
+  {
+    // no upstream is allowlisted on this server, so every body is refused: it must be refused cleanly
+    method: "PUT",
+    path: "/v1/judges/model",
+    bodies: [() => ({ upstream: "local", model: "judge-1", callsPerMinute: 10, tokensPerMinute: 5_000 })],
+    readBack: () => [{ path: "/v1/judges", must: 200 }],
+  },
+  {
+    method: "POST",
+    path: "/v1/judges/test",
+    bodies: [(x) => ({ traceId: x.ready.fixture.traceId })],
+    readBack: () => [{ path: "/v1/judges", must: 200 }],
+  },
+  {
+    method: "PUT",
     path: "/v1/detectors",
     bodies: [
       () => ({

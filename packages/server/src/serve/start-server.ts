@@ -66,7 +66,7 @@ export async function startServer(
     traceRecorder: { maxQueued: config.gatewayTraceQueue },
     ...options.release,
   });
-  const failures = await createFailureService({ db, ...options.failures });
+  const failures = await createFailureService({ db, judgeUpstreams: config.upstreams, ...options.failures });
   const runs = await createRunService({
     db,
     home: config.home,

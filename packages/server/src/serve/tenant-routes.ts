@@ -7,6 +7,7 @@ import { datasetRoutes } from "../http/routes/dataset-routes.ts";
 import { deployRoutes } from "../http/routes/deploy-routes.ts";
 import { familyRoutes } from "../http/routes/family-routes.ts";
 import { gatewayRoutes } from "../http/routes/gateway-routes.ts";
+import { judgeRoutes } from "../http/routes/judge-routes.ts";
 import { modelRoutes } from "../http/routes/model-routes.ts";
 import { patternRoutes } from "../http/routes/pattern-routes.ts";
 import { runRoutes } from "../http/routes/run-routes.ts";
@@ -58,6 +59,10 @@ export function tenantRoutes(services: TenantRouteServices): TenantRoutes {
     routes.push(
       { path: "/", app: patternRoutes({ db, maxBodyBytes, setupRegistry }) },
       { path: "/", app: datasetRoutes({ db, maxBodyBytes, setupRegistry }) },
+      {
+        path: "/",
+        app: judgeRoutes({ db, maxBodyBytes, upstreams: services.release?.registration.upstreams ?? {} }),
+      },
     );
   }
   if (services.runs) {

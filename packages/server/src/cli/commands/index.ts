@@ -4,6 +4,7 @@ import { demoCommand } from "./demo.ts";
 import { deployCommand } from "./deploy.ts";
 import { engineCommand } from "./engine.ts";
 import { familiesCommand } from "./families.ts";
+import { judgesCommand } from "./judges.ts";
 import { keysCommand } from "./keys.ts";
 import { modelsCommand } from "./models.ts";
 import { orchestratorCommand } from "./orchestrator.ts";
@@ -25,6 +26,7 @@ export const commands: Command[] = [
   patternsCommand,
   datasetsCommand,
   familiesCommand,
+  judgesCommand,
   engineCommand,
   trainCommand,
   runsCommand,

@@ -7,6 +7,7 @@ import { stepOrderSchema } from "./006-step-order.ts";
 import { detectionDeadLettersSchema } from "./007-detection-dead-letters.ts";
 import { taskFamiliesSchema } from "./008-task-families.ts";
 import { imagesSchema } from "./009-images.ts";
+import { judgesSchema } from "./010-judges.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -29,4 +30,5 @@ export const migrations: Migration[] = [
   { version: 7, name: "detection dead letters", sql: detectionDeadLettersSchema },
   { version: 8, name: "task families", sql: taskFamiliesSchema },
   { version: 9, name: "content-addressed images", sql: imagesSchema },
+  { version: 10, name: "judges", sql: judgesSchema },
 ];

@@ -1,0 +1,100 @@
+import { InvalidInputError, parseRubric, type Rubric } from "@arc/core";
+import type { Queryable } from "../store/database.ts";
+
+/** The model that runs a tenant's judge: an allowlisted upstream, the model's name there, and its budget. */
+export interface JudgeModel {
+  upstream: string;
+  model: string;
+  callsPerMinute: number;
+  tokensPerMinute: number;
+}
+
+/** Stores a new version of the tenant's rubric (the previous version plus one); returns it. */
+export async function putRubric(db: Queryable, tenantId: string, input: unknown): Promise<Rubric> {
+  parseRubric(input); // refuses a bad rubric before a version is taken
+  const [row] = await db.query<{ version: number }>(
+    `insert into judge_rubrics (tenant_id, version, rubric)
+     select $1, coalesce(max(version), 0) + 1, $2::jsonb from judge_rubrics where tenant_id = $1
+     returning version`,
+    [tenantId, JSON.stringify(input)],
+  );
+  return parseRubric(input, row.version);
+}
+
+/** The tenant's latest rubric, if it has one. */
+export async function latestRubric(db: Queryable, tenantId: string): Promise<Rubric | undefined> {
+  const [row] = await db.query<{ version: number; rubric: unknown }>(
+    "select version, rubric from judge_rubrics where tenant_id = $1 order by version desc limit 1",
+    [tenantId],
+  );
+  return row ? parseRubric(row.rubric, row.version) : undefined;
+}
+
+/**
+ * Sets the model that runs the tenant's judge: `upstream` must be one of the server's allowlisted upstreams
+ * (`ARC_UPSTREAMS`); the budget defaults to 60 calls and 60,000 tokens a minute.
+ */
+export async function putJudgeModel(
+  db: Queryable,
+  tenantId: string,
+  input: unknown,
+  upstreams: Readonly<Record<string, unknown>>,
+): Promise<JudgeModel> {
+  const raw = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  const names = Object.keys(upstreams);
+  if (typeof raw.upstream !== "string" || !Object.hasOwn(upstreams, raw.upstream))
+    throw new InvalidInputError(
+      `upstream: expected one of the upstreams the admin configured (${names.length ? names.join(", ") : "none are configured: ARC_UPSTREAMS"}), got ${JSON.stringify(raw.upstream)}`,
+      { field: "upstream" },
+    );
+  if (typeof raw.model !== "string" || raw.model.trim() === "")
+    throw new InvalidInputError(
+      `model: expected the judge model's name on its upstream, got ${JSON.stringify(raw.model)}`,
+      {
+        field: "model",
+      },
+    );
+  const limit = (field: "callsPerMinute" | "tokensPerMinute", fallback: number) => {
+    const value = raw[field] ?? fallback;
+    if (!Number.isInteger(value) || (value as number) < 1)
+      throw new InvalidInputError(`${field}: expected a positive integer, got ${JSON.stringify(value)}`, {
+        field,
+      });
+    return value as number;
+  };
+  const judge: JudgeModel = {
+    upstream: raw.upstream,
+    model: raw.model,
+    callsPerMinute: limit("callsPerMinute", 60),
+    tokensPerMinute: limit("tokensPerMinute", 60_000),
+  };
+  await db.query(
+    `insert into tenant_judges (tenant_id, upstream, model, calls_per_minute, tokens_per_minute)
+     values ($1, $2, $3, $4, $5)
+     on conflict (tenant_id) do update set upstream = excluded.upstream, model = excluded.model,
+       calls_per_minute = excluded.calls_per_minute, tokens_per_minute = excluded.tokens_per_minute,
+       updated_at = now()`,
+    [tenantId, judge.upstream, judge.model, judge.callsPerMinute, judge.tokensPerMinute],
+  );
+  return judge;
+}
+
+/** The model that runs the tenant's judge, if one is set. */
+export async function getJudgeModel(db: Queryable, tenantId: string): Promise<JudgeModel | undefined> {
+  const [row] = await db.query<{
+    upstream: string;
+    model: string;
+    calls_per_minute: number;
+    tokens_per_minute: number;
+  }>("select upstream, model, calls_per_minute, tokens_per_minute from tenant_judges where tenant_id = $1", [
+    tenantId,
+  ]);
+  return row
+    ? {
+        upstream: row.upstream,
+        model: row.model,
+        callsPerMinute: row.calls_per_minute,
+        tokensPerMinute: row.tokens_per_minute,
+      }
+    : undefined;
+}

@@ -1,0 +1,172 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { waitUntil } from "@arc/core/testing";
+import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
+import { main } from "../cli/main.ts";
+import { loadServerConfig } from "../config/server-config.ts";
+import { type RunningServer, startServer } from "../serve/start-server.ts";
+
+const MODEL_DIR = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
+
+const RUBRIC = {
+  criteria: ["Call the tool the user asked for, with the values the user gave."],
+  classes: [
+    { name: "wrong_value", description: "an argument differs from what the user said", severity: "high" },
+  ],
+};
+
+/** A trace with no env (no verifier): only the judge can say whether it failed. */
+const trace = {
+  id: "judge-api-1",
+  startedAt: "2026-11-27T10:00:00.000Z",
+  steps: [
+    {
+      id: "s1",
+      kind: "llm",
+      startedAt: "2026-11-27T10:00:00.000Z",
+      llm: {
+        messages: [{ role: "user", content: "What's the weather in Oslo in celsius?" }],
+        output: { content: '{"tool":"get_weather","args":{"city":"Bergen","unit":"c"}}' },
+      },
+    },
+  ],
+};
+
+/** Runs `arc <argv>` in this process and returns its exit code and what it printed. */
+async function arc(argv: string[]): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const { log, error } = console;
+  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
+  console.error = console.log;
+  try {
+    return { code: await main(argv), out: lines.join("\n") };
+  } finally {
+    console.log = log;
+    console.error = error;
+  }
+}
+
+// A real `arc serve`, and a real model behind an allowlisted upstream (`arc engine serve` on the shipped toolcall base,
+// which was never trained to judge: its verdicts here check the path, not judgement).
+describe("a tenant's judge, through the API and the detection worker", () => {
+  let home: string;
+  let engine: RunningEngineServer;
+  let server: RunningServer;
+
+  const api = async (method: string, path: string, body?: unknown) =>
+    fetch(`${server.url}/v1${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${server.credentials?.tenantKey}`,
+        "content-type": "application/json",
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  before(async () => {
+    process.env.ARC_TEST_JUDGE_KEY = "judge-key";
+    engine = await startEngineServer(await EmbeddedInferenceEngine.load(MODEL_DIR), {
+      modelId: "toolcall-judge",
+      apiKey: "judge-key",
+    });
+    home = mkdtempSync(join(tmpdir(), "arc-judges-"));
+    const upstreams = { judges: { baseUrl: engine.baseURL, apiKeyEnv: "ARC_TEST_JUDGE_KEY" } };
+    server = await startServer(loadServerConfig({}, { home, port: 0, upstreams }), {
+      failures: { config: { quietMs: 0, pollMs: 50 } },
+    });
+  });
+  after(async () => {
+    await server?.close();
+    await engine?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it("versions the rubric, and refuses a bad one naming the field", async () => {
+    assert.deepEqual(await (await api("GET", "/judges")).json(), { rubric: null, model: null });
+    const first = await api("PUT", "/judges/rubric", RUBRIC);
+    assert.equal(first.status, 201);
+    assert.equal((await first.json()).version, 1);
+    const second = await (await api("PUT", "/judges/rubric", RUBRIC)).json();
+    assert.equal(second.version, 2);
+    const bad = await api("PUT", "/judges/rubric", { criteria: ["x"], classes: [{ name: "Bad Name" }] });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /classes\[0\]\.name/);
+    assert.equal((await (await api("GET", "/judges")).json()).rubric.version, 2);
+  });
+
+  it("takes a judge model only on an allowlisted upstream", async () => {
+    const refused = await api("PUT", "/judges/model", { upstream: "elsewhere", model: "m" });
+    assert.equal(refused.status, 400);
+    assert.match(
+      (await refused.json()).error.message,
+      /expected one of the upstreams the admin configured \(judges\)/,
+    );
+    const set = await api("PUT", "/judges/model", {
+      upstream: "judges",
+      model: "toolcall-judge",
+      callsPerMinute: 30,
+    });
+    assert.equal(set.status, 200);
+    assert.deepEqual(await set.json(), {
+      upstream: "judges",
+      model: "toolcall-judge",
+      callsPerMinute: 30,
+      tokensPerMinute: 60_000,
+    });
+  });
+
+  it("judges a trace that has no verifier in the detection worker, and on demand", async () => {
+    assert.equal((await api("POST", "/traces", { traces: [trace] })).status, 200);
+    type Verdicts = {
+      judgement?: { verdicts: { detectorId: string; status: string; evidence: { message: string } }[] };
+    };
+    let stored: Verdicts = {};
+    await waitUntil(async () => {
+      const answer = await api("GET", `/verdicts?traceId=${trace.id}`);
+      if (answer.status !== 200) return false;
+      stored = await answer.json();
+      return (stored.judgement?.verdicts ?? []).some((v) => v.detectorId === "judge");
+    }, "the worker's verdict on the trace, with the judge's");
+    const judged = stored.judgement?.verdicts.find((v) => v.detectorId === "judge");
+    assert.ok(judged);
+    // the byte model's reply may not parse: then the verdict is unknown and names what was wrong with the reply
+    if (judged.status === "unknown") assert.match(judged.evidence.message, /the judge could not judge it/);
+    const tested = await api("POST", "/judges/test", { traceId: trace.id });
+    assert.equal(tested.status, 200);
+    const [now] = (await tested.json()).data;
+    assert.equal(now.detectorId, "judge");
+    assert.equal((await api("POST", "/judges/test", { traceId: "no-such-trace" })).status, 404);
+  });
+
+  it("is set, shown and tried from the CLI", async () => {
+    const auth = ["--url", server.url, "--key", server.credentials?.tenantKey as string];
+    const file = join(home, "rubric.json");
+    writeFileSync(file, JSON.stringify({ ...RUBRIC, instructions: "The agent books and looks things up." }));
+    const set = await arc(["judges", "set", file, ...auth]);
+    assert.equal(set.code, 0, set.out);
+    assert.match(set.out, /rubric version 3/);
+    assert.match(set.out, /class wrong_value \(high\)/);
+    const model = await arc([
+      "judges",
+      "model",
+      "judges",
+      "toolcall-judge",
+      "--calls-per-minute",
+      "20",
+      ...auth,
+    ]);
+    assert.equal(model.code, 0, model.out);
+    const shown = await arc(["judges", "show", ...auth]);
+    assert.match(shown.out, /judge model toolcall-judge on upstream judges, at most 20 calls/);
+    const tested = await arc(["judges", "test", trace.id, ...auth]);
+    assert.equal(tested.code, 0, tested.out);
+    assert.match(tested.out, /^(failed|passed|unknown)/);
+    const unknown = await arc(["judges", "grade", ...auth]);
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.out, /expected show, set, model or test/);
+  });
+});
