@@ -235,4 +235,36 @@ describe("arc.languageModelMiddleware() with the Vercel AI SDK", () => {
     assert.ok(step.error, "the step carries the error");
     assert.match(String(step.error?.message), /context too long/);
   });
+
+  it("records a stream the caller cancels with what was read, and marks it closed early", async () => {
+    // TEST DOUBLE of a provider's doStream: three text pieces, of which the caller reads one
+    const parts = [
+      { type: "stream-start", warnings: [] },
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "Cold " },
+      { type: "text-delta", id: "t", delta: "and " },
+      { type: "text-delta", id: "t", delta: "clear." },
+    ];
+    const middleware = arc.languageModelMiddleware();
+    await arc.trace("weather", async () => {
+      const { stream } = await middleware.wrapStream({
+        doGenerate: async () => ({}),
+        doStream: async () => ({
+          stream: new ReadableStream({
+            start(controller) {
+              for (const part of parts) controller.enqueue(part);
+            },
+          }),
+        }),
+        params: { prompt: [{ role: "user", content: [{ type: "text", text: "Weather?" }] }] },
+        model: { provider: "test", modelId: "m" },
+      });
+      const reader = stream.getReader();
+      for (let read = 0; read < 3; read++) await reader.read();
+      await reader.cancel("the user navigated away");
+    });
+    const { step } = await onlyStep();
+    assert.equal(step.llm?.output?.content, "Cold ");
+    assert.equal(step.metadata?.streamClosedEarly, true);
+  });
 });
