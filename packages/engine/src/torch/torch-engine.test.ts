@@ -220,6 +220,11 @@ describe("torch engine generation", { skip }, () => {
       const [after] = await sampler.generate([{ promptTokens: prompt, temperature: 0 }]);
       assert.ok(after.outputVersions.every((v) => v === 1));
       assert.notDeepEqual(after.outputTokens, before[0].outputTokens);
+      // weights given as tensors (the base model's own) bring the base model's greedy answer back
+      await sampler.setWeights(2, { kind: "tensors", tensors: await tensorsOf(MODEL) });
+      const [restored] = await sampler.generate([{ promptTokens: prompt, temperature: 0 }]);
+      assert.deepEqual(restored.outputTokens, before[0].outputTokens);
+      assert.ok(restored.outputVersions.every((v) => v === 2));
     } finally {
       await trainer.close();
     }

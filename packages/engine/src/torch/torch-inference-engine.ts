@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type {
@@ -9,7 +9,7 @@ import type {
   ToolCallSyntax,
   WeightSource,
 } from "@arc/core";
-import { readHfCheckpoint, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import { parseConfigJson, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import type { TorchEngineInfo, TorchEngineOptions } from "./torch-train-engine.ts";
 import { TorchWorker } from "./torch-worker.ts";
@@ -104,7 +104,8 @@ export class TorchInferenceEngine implements InferenceEngine {
     } else {
       const dir = await mkdtemp(join(tmpdir(), "arc-torch-weights-"));
       try {
-        const { config } = await readHfCheckpoint(this.modelDir);
+        const file = join(this.modelDir, "config.json");
+        const config = parseConfigJson(JSON.parse(await readFile(file, "utf8")), file);
         await writeHfCheckpoint(dir, config, weights.tensors);
         await this.worker.call("setWeights", { version, dir });
       } finally {
