@@ -3,33 +3,12 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createJudgeDetector, type Detector, openAIJudgeClient, parseRubric, type Trace } from "@arc/core";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
+import { CITY_RUBRIC, MISREAD_CITY_TRACE } from "./__fixtures__/misread-city.ts";
 
 const MODEL_DIR = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
 
-const rubric = parseRubric({
-  criteria: ["Call the tool the user asked for, with the values the user gave."],
-  classes: [
-    { name: "wrong_value", description: "an argument differs from what the user said", severity: "high" },
-    { name: "wrong_tool", description: "calls a tool the user did not ask for", severity: "medium" },
-  ],
-});
-
-const trace = {
-  id: "judged-1",
-  tenantId: "acme",
-  startedAt: "2026-11-27T10:00:00.000Z",
-  steps: [
-    {
-      id: "s1",
-      kind: "llm",
-      startedAt: "2026-11-27T10:00:00.000Z",
-      llm: {
-        messages: [{ role: "user", content: "What's the weather in Oslo in celsius?" }],
-        output: { content: '{"tool":"get_weather","args":{"city":"Bergen","unit":"c"}}' },
-      },
-    },
-  ],
-} as unknown as Trace;
+const rubric = parseRubric(CITY_RUBRIC);
+const trace = { ...MISREAD_CITY_TRACE, tenantId: "acme" } as unknown as Trace;
 
 // A real model over real HTTP: `arc engine serve` on the shipped toolcall base, asked for structured output. That
 // byte model was never trained to judge, so its verdicts mean nothing and its replies need not even be whole JSON

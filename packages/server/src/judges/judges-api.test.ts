@@ -6,49 +6,15 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { waitUntil } from "@arc/core/testing";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
-import { main } from "../cli/main.ts";
+import { runArcCli } from "../cli/__fixtures__/run-arc-cli.ts";
 import { loadServerConfig } from "../config/server-config.ts";
 import { type RunningServer, startServer } from "../serve/start-server.ts";
+import { CITY_RUBRIC, MISREAD_CITY_TRACE } from "./__fixtures__/misread-city.ts";
 
 const MODEL_DIR = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
 
-const RUBRIC = {
-  criteria: ["Call the tool the user asked for, with the values the user gave."],
-  classes: [
-    { name: "wrong_value", description: "an argument differs from what the user said", severity: "high" },
-  ],
-};
-
-/** A trace with no env (no verifier): only the judge can say whether it failed. */
-const trace = {
-  id: "judge-api-1",
-  startedAt: "2026-11-27T10:00:00.000Z",
-  steps: [
-    {
-      id: "s1",
-      kind: "llm",
-      startedAt: "2026-11-27T10:00:00.000Z",
-      llm: {
-        messages: [{ role: "user", content: "What's the weather in Oslo in celsius?" }],
-        output: { content: '{"tool":"get_weather","args":{"city":"Bergen","unit":"c"}}' },
-      },
-    },
-  ],
-};
-
-/** Runs `arc <argv>` in this process and returns its exit code and what it printed. */
-async function arc(argv: string[]): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const { log, error } = console;
-  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
-  console.error = console.log;
-  try {
-    return { code: await main(argv), out: lines.join("\n") };
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
-}
+const RUBRIC = CITY_RUBRIC;
+const trace = MISREAD_CITY_TRACE;
 
 // A real `arc serve`, and a real model behind an allowlisted upstream (`arc engine serve` on the shipped toolcall base,
 // which was never trained to judge: its verdicts here check the path, not judgement).
@@ -143,29 +109,22 @@ describe("a tenant's judge, through the API and the detection worker", () => {
   });
 
   it("is set, shown and tried from the CLI", async () => {
-    const auth = ["--url", server.url, "--key", server.credentials?.tenantKey as string];
+    const target = { url: server.url, key: server.credentials?.tenantKey as string };
+    const arc = (argv: string[]) => runArcCli(target, argv);
     const file = join(home, "rubric.json");
     writeFileSync(file, JSON.stringify({ ...RUBRIC, instructions: "The agent books and looks things up." }));
-    const set = await arc(["judges", "set", file, ...auth]);
+    const set = await arc(["judges", "set", file]);
     assert.equal(set.code, 0, set.out);
     assert.match(set.out, /rubric version 3/);
     assert.match(set.out, /class wrong_value \(high\)/);
-    const model = await arc([
-      "judges",
-      "model",
-      "judges",
-      "toolcall-judge",
-      "--calls-per-minute",
-      "20",
-      ...auth,
-    ]);
+    const model = await arc(["judges", "model", "judges", "toolcall-judge", "--calls-per-minute", "20"]);
     assert.equal(model.code, 0, model.out);
-    const shown = await arc(["judges", "show", ...auth]);
+    const shown = await arc(["judges", "show"]);
     assert.match(shown.out, /judge model toolcall-judge on upstream judges, at most 20 calls/);
-    const tested = await arc(["judges", "test", trace.id, ...auth]);
+    const tested = await arc(["judges", "test", trace.id]);
     assert.equal(tested.code, 0, tested.out);
     assert.match(tested.out, /^(failed|passed|unknown)/);
-    const unknown = await arc(["judges", "grade", ...auth]);
+    const unknown = await arc(["judges", "grade"]);
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.out, /expected show, set, model or test/);
   });
