@@ -5,7 +5,7 @@
 // Usage: npm run bench:demo [-- --runs 5] [-- --tests-alongside 1]
 //        npm run bench:demo -- --collect <clone>,<clone>,... [--tests-alongside <clone>]   (runs already made)
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { DemoRun } from "./demo-run.ts";
@@ -33,30 +33,8 @@ function freshClone(name: string): string {
   return dir;
 }
 
-/** The SFT warm-up run of a demo home: steps done and planned (state.json), seconds a step (metrics.jsonl). */
-function readWarmup(
-  home: string,
-): Pick<DemoRun, "warmup_steps" | "warmup_planned_steps" | "warmup_seconds_per_step"> {
-  const runs = join(home, "runs");
-  const id = existsSync(runs)
-    ? readdirSync(runs).find((name) => name.startsWith("demo-sft-") && !name.includes("probe"))
-    : undefined;
-  if (!id) return { warmup_steps: null, warmup_planned_steps: null, warmup_seconds_per_step: null };
-  const state = JSON.parse(readFileSync(join(runs, id, "state.json"), "utf8"));
-  const last = readFileSync(join(runs, id, "metrics.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as { step: number; elapsedS: number })
-    .filter((r) => r.step > 0)
-    .at(-1);
-  return {
-    warmup_steps: state.step,
-    warmup_planned_steps: state.totalSteps,
-    warmup_seconds_per_step: last ? last.elapsedS / last.step : null,
-  };
-}
-
-function readRun(clone: string, testsAlongside: boolean): DemoRun {
+/** A finished run's figures; `testsExitCode` is null where no `npm test` ran beside it or its code is unknown. */
+function readRun(clone: string, testsAlongside: boolean, testsExitCode: number | null): DemoRun {
   const home = join(clone, ".arc", "demo");
   const path = join(home, "summary.json");
   if (!existsSync(path)) throw new Error(`${clone}: no .arc/demo/summary.json (did npm start finish?)`);
@@ -76,9 +54,13 @@ function readRun(clone: string, testsAlongside: boolean): DemoRun {
       s.patterns_worse === 0,
     patterns_worse: s.patterns_worse,
     new_model_served: newModelServed,
-    ...readWarmup(home),
+    warmup_steps: s.warmup_steps ?? null,
+    warmup_planned_steps: s.warmup_planned_steps ?? null,
+    warmup_seconds_per_step: s.warmup_seconds_per_step ?? null,
+    warmup_replans: s.warmup_replans ?? null,
     wall_s: s.wall_s,
     npm_test_alongside: testsAlongside,
+    npm_test_exit_code: testsExitCode,
   };
 }
 
@@ -98,8 +80,9 @@ async function makeRuns(count: number, testsAlongside: number | undefined): Prom
     console.log(`run ${i} of ${count}: npm start in ${clone}`);
     const code = await sh("npm start", clone, "start.log");
     if (code !== 0) throw new Error(`${clone}: npm start exited ${code} (see start.log)`);
-    if (tests) console.log(`run ${i}: npm test beside it exited ${await tests}`);
-    runs.push(readRun(clone, alongside));
+    const testsExitCode = tests ? await tests : null;
+    if (tests) console.log(`run ${i}: npm test beside it exited ${testsExitCode}`);
+    runs.push(readRun(clone, alongside, testsExitCode));
     console.log(JSON.stringify(runs.at(-1)));
   }
   return runs;
@@ -111,7 +94,7 @@ const runs = collect
   ? collect
       .split(",")
       .map((dir) =>
-        readRun(resolve(dir), alongsideFlag !== undefined && resolve(alongsideFlag) === resolve(dir)),
+        readRun(resolve(dir), alongsideFlag !== undefined && resolve(alongsideFlag) === resolve(dir), null),
       )
   : await makeRuns(
       Number(flag("runs") ?? 5),

@@ -31,7 +31,11 @@ export function warmupShortfall(warmup: WarmupReport, minutes: number): string |
     warmup.heldOutFailureRate === null || warmup.heldOutUpperBound === null
       ? "was not judged"
       : `${warmup.heldOutFailureRate.toFixed(3)} has a 95% upper bound of ${warmup.heldOutUpperBound.toFixed(3)}, above the target ${warmup.heldOutTarget.toFixed(3)}`;
-  const why = `the SFT warm-up did ${warmup.steps} of ${warmup.plannedSteps} planned steps (--sft-steps allows ${warmup.maxSteps}) at ${speed}, and its held-out failure rate ${held}`;
+  const replanned = warmup.replans.at(-1);
+  const planned = replanned
+    ? `${warmup.plannedSteps} planned steps, re-planned to ${replanned.plannedSteps} when the machine slowed down,`
+    : `${warmup.plannedSteps} planned steps`;
+  const why = `the SFT warm-up did ${warmup.steps} of ${planned} (--sft-steps allows ${warmup.maxSteps}) at ${speed}, and its held-out failure rate ${held}`;
   if (warmup.steps >= warmup.maxSteps) return `${why}; run with a larger --sft-steps and --minutes`;
   const needS = warmup.secondsPerStep === null ? null : warmup.maxSteps * warmup.secondsPerStep;
   const suggested =

@@ -128,6 +128,7 @@ const result: DemoResult = {
     heldOutFailureRate: 0.04,
     heldOutUpperBound: 0.088,
     stoppedAtDeadline: false,
+    replans: [],
     records: [step(0, 0, 0.19), step(100, 0, 0.12), step(200, 0, 0.04)],
   },
   training: {

@@ -27,7 +27,13 @@ function warmupParagraph(result: DemoResult): string {
     w.secondsPerStep === null
       ? ""
       : ` at ${w.secondsPerStep.toFixed(2)} s a step${w.tokensPerSecond === null ? "" : ` (${w.tokensPerSecond.toFixed(0)} training tokens/s)`}`;
-  return `<p>${esc(`SFT warm-up ${w.runId} on the reference answers of failed prompts and passed traffic: ${w.steps} of ${w.plannedSteps} planned steps${speed}; it ${ended}. Held-out failure rate at its last judgement: ${num(w.heldOutFailureRate)} (95% upper bound ${num(w.heldOutUpperBound)}). DPO started from its checkpoint.`)}</p>`;
+  const replanned = w.replans
+    .map(
+      (r) =>
+        `; at step ${r.atStep} the machine had slowed to ${r.secondsPerStep.toFixed(2)} s a step, so it went on from that checkpoint with a plan of ${r.plannedSteps} steps`,
+    )
+    .join("");
+  return `<p>${esc(`SFT warm-up ${w.runId} on the reference answers of failed prompts and passed traffic: ${w.steps} of ${w.plannedSteps} planned steps${speed}${replanned}; it ${ended}. Held-out failure rate at its last judgement: ${num(w.heldOutFailureRate)} (95% upper bound ${num(w.heldOutUpperBound)}). DPO started from its checkpoint.`)}</p>`;
 }
 
 /** The demo's report: one self-contained HTML file (inline CSS and SVG charts drawn here, no scripts, no fetches). */

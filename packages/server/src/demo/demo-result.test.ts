@@ -115,6 +115,7 @@ describe("warmupShortfall", () => {
     heldOutFailureRate: 0.117,
     heldOutUpperBound: 0.18,
     stoppedAtDeadline: true,
+    replans: [],
     records: [],
   };
 

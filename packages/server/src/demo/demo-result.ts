@@ -128,6 +128,10 @@ export function summaryJson(result: DemoResult): Record<string, unknown> {
     ndr: result.ndr,
     wall_s: Math.round(result.wallS * 10) / 10,
     rollbacks: result.rollbacks,
+    warmup_steps: result.warmup?.steps ?? null,
+    warmup_planned_steps: result.warmup?.plannedSteps ?? null,
+    warmup_replans: result.warmup?.replans.length ?? null,
+    warmup_seconds_per_step: result.warmup?.secondsPerStep ?? null,
     versions: result.versions.map((v) => ({
       id: v.id,
       name: v.name,

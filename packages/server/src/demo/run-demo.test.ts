@@ -97,6 +97,10 @@ describe("arc demo (tiny model, one-minute budget)", () => {
       "rollbacks",
       "versions",
       "wall_s",
+      "warmup_planned_steps",
+      "warmup_replans",
+      "warmup_seconds_per_step",
+      "warmup_steps",
     ]);
     assert.equal(typeof summary.base_failure_rate, "number");
     assert.ok((summary.base_failure_rate as number) >= 0 && (summary.base_failure_rate as number) <= 1);

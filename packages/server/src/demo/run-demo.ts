@@ -18,7 +18,9 @@ import { synthesizeDemoDatasets } from "./demo-datasets.ts";
 import { type DemoOptions, demoPaths } from "./demo-options.ts";
 import { measureAndSummarize } from "./demo-outcome.ts";
 import {
+  BASELINE_CALLS,
   BASELINE_ENDS_AT,
+  BASELINE_ENDS_AT_LATEST,
   DEMO_GATES,
   gatesWhy,
   TARGET_SHARE_OF_BASE_RATE,
@@ -151,11 +153,20 @@ async function demoLoop(context: {
     const s = agent.stats;
     return `${phase} [${progress.elapsed().toFixed(0)} s] traffic ${s.sent} sent, ${s.answered} answered (${s.toolCalls} tool calls), ${s.errors} errors · failure rate last 60 s: ${perVersion || "waiting for verdicts"}`;
   };
-  const baselineEnd = Math.max(progress.at(BASELINE_ENDS_AT), Date.now() + 8_000);
-  while (Date.now() < baselineEnd) {
+  const baselineShortest = Math.max(progress.at(BASELINE_ENDS_AT), Date.now() + 8_000);
+  const baselineLongest = Math.max(progress.at(BASELINE_ENDS_AT_LATEST), baselineShortest);
+  while (
+    Date.now() < baselineShortest ||
+    (agent.stats.answered < BASELINE_CALLS && Date.now() < baselineLongest)
+  ) {
     progress.live.update(await trafficLine("baseline"));
     await sleep(1000);
   }
+  const baselineEnd = Date.now();
+  if (agent.stats.answered < BASELINE_CALLS)
+    progress.notes.push(
+      `the baseline gathered ${agent.stats.answered} answered calls by ${(BASELINE_ENDS_AT_LATEST * 100).toFixed(0)}% of the budget, fewer than the ${BASELINE_CALLS} the warm-up learns well from: it answered ${(agent.stats.answered / ((baselineEnd - progress.began) / 1000)).toFixed(1)} calls a second (--baseline-rate asks ${options.baselineRate}).`,
+    );
   progress.endPhase("baseline traffic", await trafficLine("baseline"));
   agent.setRate(options.trainingRate);
 
@@ -194,9 +205,15 @@ async function demoLoop(context: {
         : report.stoppedAtDeadline
           ? " (stopped at its time budget)"
           : "";
+    const replanned = report.replans
+      .map(
+        (r) =>
+          `; re-planned at step ${r.atStep} (${r.secondsPerStep.toFixed(2)} s a step) to ${r.plannedSteps}`,
+      )
+      .join("");
     progress.endPhase(
       "SFT warm-up",
-      `run ${report.runId}: ${report.steps} of ${report.plannedSteps} planned steps${ending}, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}${warmup.checkpoint ? "" : "; it wrote no checkpoint, so DPO starts from the base model"}`,
+      `run ${report.runId}: ${report.steps} of ${report.plannedSteps} planned steps${replanned}${ending}, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}${warmup.checkpoint ? "" : "; it wrote no checkpoint, so DPO starts from the base model"}`,
     );
     if (report.stoppedAtDeadline)
       progress.notes.push("the SFT warm-up was stopped at its share of the training phase's time.");

@@ -15,28 +15,40 @@ export const SFT_RECIPE = "recipes/toolcall-sft.yaml";
 const PROBE_STEPS = 20;
 const PROBE_TIMED_FROM = 6;
 /**
- * Share of the warm-up's time its planned steps may fill; the rest covers starting the run and its held-out
- * evaluations (128 tasks every 100 steps take about a sixth of a step's time on average).
+ * Share of the warm-up's time its planned steps may fill; the rest covers starting the run, its held-out
+ * evaluations (256 tasks every 200 steps take about a tenth of a step's time on average) and a machine that slows
+ * down after the probe.
  */
-const WARMUP_PLAN_MARGIN = 0.85;
+const WARMUP_PLAN_MARGIN = 0.9;
 /** Steps between the warm-up's held-out evaluations; each writes a checkpoint, so the one judged is the one handed on. */
-const WARMUP_EVAL_EVERY = 100;
+const WARMUP_EVAL_EVERY = 200;
 /**
- * Held-out production tasks judged at each evaluation: at 128, a rate of 0.05 has a 95% Wilson upper bound of
- * about 0.10, so a warm-up that halves a base rate near 0.2 can show it.
+ * Held-out production tasks judged at each evaluation: at 256, a rate of 0.05 has a 95% Wilson upper bound of
+ * about 0.08, so the warm-up stops early only once it has surely halved a base rate near 0.2.
  */
-const WARMUP_EVAL_COUNT = 128;
+const WARMUP_EVAL_COUNT = 256;
+
+/** Peak learning rate of the warm-up. */
+const WARMUP_LEARNING_RATE = 0.001;
+/** Where its cosine decay ends. */
+const WARMUP_MIN_LEARNING_RATE = 0.00001;
+/** Steps of linear warm-up at the start of the run, and of a re-planned part (whose optimizer starts afresh). */
+const WARMUP_RAMP_STEPS = 5;
+const REPLAN_RAMP_STEPS = 10;
+/** Re-plans at most: a machine that keeps slowing down runs its last plan to the deadline. */
+const MAX_REPLANS = 3;
 
 /**
- * The warm-up's overrides of the SFT recipe: 1e-3 decayed along a cosine to 1e-5 by its last planned step (a decay
- * to the end beat a constant rate: 0.104-0.133 against 0.145-0.158 on 512 held-out production tasks, base 0.221).
+ * The warm-up's overrides of the SFT recipe: `from` (1e-3 at the start) decayed along a cosine to 1e-5 by its last
+ * planned step (a decay to the end beat a constant rate: 0.104-0.133 against 0.145-0.158 on 512 held-out production
+ * tasks, base 0.221).
  */
-function warmupTrainer(steps: number): string[] {
+function warmupTrainer(steps: number, from: number, ramp: number): string[] {
   return [
-    "trainer.learningRate=0.001",
-    "trainer.warmupSteps=5",
-    `trainer.decaySteps=${Math.max(1, steps - 5)}`,
-    "trainer.minLearningRate=0.00001",
+    `trainer.learningRate=${from}`,
+    `trainer.warmupSteps=${Math.min(ramp, steps)}`,
+    `trainer.decaySteps=${Math.max(1, steps - ramp)}`,
+    `trainer.minLearningRate=${WARMUP_MIN_LEARNING_RATE}`,
     `trainer.trainThreads=${TRAIN_THREADS}`,
     "data.guidedFraction=0",
   ];
@@ -63,6 +75,12 @@ export interface WarmupReport {
   heldOutFailureRate: number | null;
   heldOutUpperBound: number | null;
   stoppedAtDeadline: boolean;
+  /**
+   * Where the machine slowed down so much that the plan would have been cut: at that judged step the warm-up went on
+   * from its checkpoint with a new plan (its learning rate decayed from where it was, over the steps that now fit).
+   */
+  replans: { atStep: number; secondsPerStep: number; plannedSteps: number }[];
+  /** Every part's step records, numbered as one run. */
   records: StepRecord[];
 }
 
@@ -100,11 +118,33 @@ async function timeWarmupStep(
   return (to - from) / (PROBE_STEPS - PROBE_TIMED_FROM);
 }
 
+/** Steps a plan made at `now` gives the time to `deadline` at `secondsPerStep`: `maxSteps` at most, one at least. */
+export function stepsThatFit(
+  now: number,
+  deadline: number,
+  secondsPerStep: number,
+  maxSteps: number,
+): number {
+  const fits = Math.floor((WARMUP_PLAN_MARGIN * (deadline - now)) / 1000 / secondsPerStep);
+  return Math.max(1, Math.min(maxSteps, fits));
+}
+
+/** Steps of a plan of `planned` the deadline would cut off, at `step` at `now` and `secondsPerStep` from here on. */
+export function stepsCutOff(
+  at: { planned: number; step: number; now: number; secondsPerStep: number },
+  deadline: number,
+): number {
+  return Math.max(0, at.planned - at.step - (deadline - at.now) / 1000 / at.secondsPerStep);
+}
+
 /**
- * The SFT warm-up run, from the base model on the warm-up pool's reference answers. A probe's pace plans its
- * learning-rate schedule to end by the deadline (`options.sftSteps` at most); the run judges a held-out set every
+ * The SFT warm-up, from the base model on the warm-up pool's reference answers. A probe's pace plans its
+ * learning-rate schedule to end by the deadline (`options.sftSteps` at most). The run judges a held-out set every
  * `WARMUP_EVAL_EVERY` steps and stops at the first judgement whose 95% Wilson upper bound is at most `heldOutTarget`,
- * handing on that step's checkpoint, or at the end of its plan or its deadline, whichever comes first.
+ * handing on that step's checkpoint, or at the end of its plan or its deadline, whichever comes first. When a
+ * judgement finds the run so slow that the deadline would cut its plan by more than one judgement's steps (a
+ * machine that got busier after the probe), the warm-up goes on from that checkpoint with a plan that fits: the
+ * learning rate decays from where it was over the steps left, so the schedule still ends at its floor.
  */
 export async function warmUp(context: {
   poolPath: string;
@@ -118,44 +158,44 @@ export async function warmUp(context: {
   /** Adds the traffic's state to a progress line. */
   progress: (line: string) => string;
 }): Promise<{ outcome: TrainOutcome; checkpoint: string | null; report: WarmupReport }> {
-  const { options } = context;
+  const { options, deadline } = context;
   const runsDir = join(context.home, "runs");
   const warmupStarted = Date.now();
-  const common = [
-    `model.path=${context.baseModel}`,
-    `data.prompts=${context.poolPath}`,
-    `data.seed=${options.seed}`,
-  ];
+  const common = [`data.prompts=${context.poolPath}`, `data.seed=${options.seed}`];
   context.live.update(context.progress("SFT warm-up: timing a few steps to plan the run"));
   const probeStarted = Date.now();
   const stepS = await timeWarmupStep(
     runsDir,
-    [...common, ...warmupTrainer(PROBE_STEPS), ...(options.extraOverrides ?? [])],
-    context.deadline,
+    [
+      `model.path=${context.baseModel}`,
+      ...common,
+      ...warmupTrainer(PROBE_STEPS, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS),
+      ...(options.extraOverrides ?? []),
+    ],
+    deadline,
   );
-  const fits =
-    stepS === null
-      ? options.sftSteps
-      : Math.floor((WARMUP_PLAN_MARGIN * (context.deadline - Date.now())) / 1000 / stepS);
-  const steps = Math.max(1, Math.min(options.sftSteps, fits));
-  const evalEvery = Math.min(WARMUP_EVAL_EVERY, steps);
+  const plannedSteps =
+    stepS === null ? options.sftSteps : stepsThatFit(Date.now(), deadline, stepS, options.sftSteps);
+  const evalEvery = Math.min(WARMUP_EVAL_EVERY, plannedSteps);
   const target = context.heldOutTarget;
+  const capped = stepS !== null && plannedSteps === options.sftSteps;
   const plan =
     stepS === null
-      ? `${steps} steps (the probe could not time a step)`
-      : `${steps} step${steps === 1 ? "" : "s"}: a step took ${stepS.toFixed(2)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${fits < options.sftSteps ? "" : ` (--sft-steps ${options.sftSteps} caps it)`}`;
-  const overrides = [
+      ? `${plannedSteps} steps (the probe could not time a step)`
+      : `${plannedSteps} step${plannedSteps === 1 ? "" : "s"}: a step took ${stepS.toFixed(2)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${capped ? ` (--sft-steps ${options.sftSteps} caps it)` : ""}`;
+  /** The overrides of one part of the warm-up; the last `data.evalCount` wins, as in `arc train`. */
+  const partOverrides = (from: string, steps: number, learningRate: number, ramp: number) => [
+    `model.path=${from}`,
     ...common,
     `data.evalCount=${WARMUP_EVAL_COUNT}`,
     `trainer.steps=${steps}`,
-    `trainer.evalEvery=${evalEvery}`,
-    `trainer.checkpointEvery=${evalEvery}`,
-    ...warmupTrainer(steps),
+    `trainer.evalEvery=${Math.min(evalEvery, steps)}`,
+    `trainer.checkpointEvery=${Math.min(evalEvery, steps)}`,
+    ...warmupTrainer(steps, learningRate, ramp),
     ...(options.extraOverrides ?? []),
   ];
-  // the run's held-out size: the last `data.evalCount` override wins, as in `arc train`
   const evalCount = Number(
-    [...overrides]
+    partOverrides(context.baseModel, plannedSteps, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS)
       .reverse()
       .find((o) => o.startsWith("data.evalCount="))
       ?.slice("data.evalCount=".length) ?? WARMUP_EVAL_COUNT,
@@ -165,65 +205,116 @@ export async function warmUp(context: {
       ? ""
       : `; it stops sooner once the held-out failure rate's 95% upper bound is at most ${target.toFixed(3)} (judged every ${evalEvery} steps on ${evalCount} tasks)`;
   options.out.write(`  SFT warm-up: ${plan}${stopRule}\n`);
-  const started = Date.now();
-  let targetReachedAtStep: number | null = null;
+  const reachesTarget = (r: StepRecord) =>
+    target !== null &&
+    r.step > 0 &&
+    r.evalFailureRate !== undefined &&
+    heldOutUpperBound(r.evalFailureRate, evalCount) <= target;
+
   const runId = `demo-sft-${options.seed}-${Date.now().toString(36)}`;
-  const outcome = await trainCandidate({
-    recipe: SFT_RECIPE,
-    runsDir,
-    runId,
-    overrides,
-    deadline: context.deadline,
-    // judged in the run between chunks of `evalEvery` steps, each chunk ending in a checkpoint: the weights judged
-    // are the weights handed on, whichever step the stop signal reaches the run at
-    stopAfter: (r) => {
-      const reached =
-        target !== null &&
-        r.step > 0 &&
-        r.evalFailureRate !== undefined &&
-        heldOutUpperBound(r.evalFailureRate, evalCount) <= target;
-      if (reached && targetReachedAtStep === null) targetReachedAtStep = r.step;
-      return reached;
-    },
-    onStep: (r, state) => {
-      const perStep = r.step > 0 ? (Date.now() - started) / 1000 / r.step : 0;
-      const eta = Math.max(
-        0,
-        Math.min((context.deadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
-      );
-      context.live.update(
-        context.progress(
-          `SFT warm-up step ${r.step}/${state?.totalSteps ?? "?"} loss ${r.loss?.toFixed(3) ?? "–"}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s`,
-        ),
-      );
-    },
-  });
-  const reachedAt = targetReachedAtStep as number | null;
-  const checkpoint =
-    reachedAt !== null
-      ? join(outcome.dir, new RunDir(outcome.dir).checkpoint(reachedAt))
-      : outcome.checkpoint;
-  const stepped = outcome.records.filter((r) => r.step > 0);
-  const last = stepped.at(-1);
-  const tokens = stepped.reduce((s, r) => s + r.tokens, 0);
-  const heldOut = outcome.records.filter((r) => r.evalFailureRate !== undefined).at(-1)?.evalFailureRate;
+  const records: StepRecord[] = [];
+  const replans: WarmupReport["replans"] = [];
+  let part = { from: context.baseModel, steps: plannedSteps, learningRate: WARMUP_LEARNING_RATE };
+  let offset = 0;
+  let targetReachedAtStep: number | null = null;
+  let handedOn: string | null = null;
+  /** Training seconds (evaluations excluded) and tokens of the steps kept. */
+  let trainSeconds = 0;
+  let tokens = 0;
+  let outcome: TrainOutcome;
+  for (;;) {
+    const partId = replans.length === 0 ? runId : `${runId}-part${replans.length + 1}`;
+    const partStarted = Date.now();
+    const partSteps = part.steps;
+    let replanAt: StepRecord | null = null;
+    outcome = await trainCandidate({
+      recipe: SFT_RECIPE,
+      runsDir,
+      runId: partId,
+      overrides: partOverrides(
+        part.from,
+        part.steps,
+        part.learningRate,
+        replans.length === 0 ? WARMUP_RAMP_STEPS : REPLAN_RAMP_STEPS,
+      ),
+      deadline,
+      // judged in the run between chunks of `evalEvery` steps, each chunk ending in a checkpoint: the weights judged
+      // are the weights handed on, whichever step the stop signal reaches the run at
+      stopAfter: (r) => {
+        if (reachesTarget(r)) {
+          targetReachedAtStep ??= offset + r.step;
+          return true;
+        }
+        if (r.evalFailureRate === undefined || r.step === 0 || r.step >= partSteps) return false;
+        if (replans.length >= MAX_REPLANS) return false;
+        const now = Date.now();
+        const secondsPerStep = (now - partStarted) / 1000 / r.step;
+        if (stepsCutOff({ planned: partSteps, step: r.step, now, secondsPerStep }, deadline) <= evalEvery)
+          return false;
+        replanAt ??= r;
+        return true;
+      },
+      onStep: (r, state) => {
+        const perStep = r.step > 0 ? (Date.now() - partStarted) / 1000 / r.step : 0;
+        const eta = Math.max(
+          0,
+          Math.min((deadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
+        );
+        context.live.update(
+          context.progress(
+            `SFT warm-up step ${offset + r.step}/${offset + (state?.totalSteps ?? 0)} loss ${r.loss?.toFixed(3) ?? "–"}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s`,
+          ),
+        );
+      },
+    });
+    const stopStep =
+      targetReachedAtStep !== null ? targetReachedAtStep - offset : (replanAt as StepRecord | null)?.step;
+    const kept = outcome.records.filter(
+      (r) => (offset === 0 || r.step > 0) && (stopStep === undefined || r.step <= stopStep),
+    );
+    records.push(...kept.map((r) => ({ ...r, step: offset + r.step })));
+    const keptSteps = kept.filter((r) => r.step > 0);
+    trainSeconds += keptSteps.at(-1)?.elapsedS ?? 0;
+    tokens += keptSteps.reduce((sum, r) => sum + r.tokens, 0);
+    const checkpointAt = (step: number) => join(outcome.dir, new RunDir(outcome.dir).checkpoint(step));
+    if (targetReachedAtStep !== null) {
+      handedOn = checkpointAt(targetReachedAtStep - offset);
+      break;
+    }
+    const at = replanAt as StepRecord | null;
+    if (at === null) {
+      handedOn = outcome.checkpoint;
+      break;
+    }
+    const secondsPerStep = (Date.now() - partStarted) / 1000 / at.step;
+    const steps = stepsThatFit(Date.now(), deadline, secondsPerStep, part.steps - at.step);
+    offset += at.step;
+    replans.push({ atStep: offset, secondsPerStep, plannedSteps: offset + steps });
+    options.out.write(
+      `  SFT warm-up: at step ${offset} a step takes ${secondsPerStep.toFixed(2)} s, so the plan would not end by the deadline; it goes on from that checkpoint for ${steps} more steps\n`,
+    );
+    part = { from: checkpointAt(at.step), steps, learningRate: at.learningRate ?? part.learningRate };
+  }
+  const stepsDone = records.at(-1)?.step ?? 0;
+  const heldOut = records.filter((r) => r.evalFailureRate !== undefined).at(-1)?.evalFailureRate;
   return {
     outcome,
-    checkpoint,
+    checkpoint: handedOn,
     report: {
-      runId,
-      steps: outcome.state.step,
-      plannedSteps: steps,
+      runId: outcome.runId,
+      steps: stepsDone,
+      plannedSteps,
       maxSteps: options.sftSteps,
-      secondsPerStep: last && last.elapsedS > 0 ? last.elapsedS / last.step : (stepS ?? null),
-      tokensPerSecond: last && last.elapsedS > 0 ? tokens / last.elapsedS : null,
+      secondsPerStep: stepsDone > 0 && trainSeconds > 0 ? trainSeconds / stepsDone : (stepS ?? null),
+      tokensPerSecond: trainSeconds > 0 ? tokens / trainSeconds : null,
       heldOutTarget: target,
-      budgetS: (context.deadline - warmupStarted) / 1000,
-      targetReachedAtStep: reachedAt,
+      budgetS: (deadline - warmupStarted) / 1000,
+      targetReachedAtStep,
       heldOutFailureRate: heldOut ?? null,
       heldOutUpperBound: heldOut === undefined ? null : heldOutUpperBound(heldOut, evalCount),
       stoppedAtDeadline: outcome.stoppedAtDeadline,
-      records: outcome.records,
+      replans,
+      records,
     },
   };
 }

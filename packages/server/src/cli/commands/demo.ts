@@ -11,7 +11,7 @@ const HELP = `arc demo — the whole loop in one command, on the embedded defaul
 
 Usage:
   arc demo [--minutes 14] [--seed 1] [--home .arc/demo] [--baseline-rate 20] [--training-rate 1] [--rate 20]
-           [--sft-steps 1000] [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96]
+           [--sft-steps 2000] [--train-steps 200] [--serve] [--base-model <dir>] [--max-tokens 96]
            [--train-set key=value,...]
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
@@ -29,9 +29,9 @@ and <home>/report.html.
   --training-rate conversations per second while the candidate trains, which takes both cores (default 1)
   --rate          conversations per second of the simulated agent after training (default 20)
   --sft-steps     SFT warm-up steps at most, 0 for none: it plans as many as a short timed probe says fit in
-                  85% of the training time, this many at most, and stops sooner once its held-out failure rate
+                  90% of the training time, this many at most, and stops sooner once its held-out failure rate
                   is surely at the target (half the baseline's live rate); time it saves goes to measuring
-                  (default 1000)
+                  (default 2000)
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
   --base-model    the starting checkpoint (default models/toolcall-base)
   --max-tokens    output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
@@ -64,7 +64,7 @@ async function demo(args: ParsedArgs): Promise<number> {
     rate: numberFlag(stringFlag(args, "rate"), "rate", 20),
     trainingRate: numberFlag(stringFlag(args, "training-rate"), "training-rate", 1),
     baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", 20),
-    sftSteps: nonNegativeIntFlag(args, "sft-steps", 1000),
+    sftSteps: nonNegativeIntFlag(args, "sft-steps", 2000),
     trainSteps: intFlag(args, "train-steps", 200),
     baseModel: stringFlag(args, "base-model", join(REPO_ROOT, "models/toolcall-base")) as string,
     maxTokens: intFlag(args, "max-tokens", 96),
