@@ -2,7 +2,7 @@ export { arithFamily } from "./arith.ts";
 export { checkTaskFamily, defineTaskFamily } from "./define-task-family.ts";
 export { JsonFamilySpec, jsonTaskFamily } from "./json-family.ts";
 export { orderdeskFamily } from "./orderdesk.ts";
-export { familyPrompt, generateTasks, TaskFamilyRegistry } from "./registry.ts";
+export { familyPrompt, generateTasks, TaskFamilyRegistry, taskPrompt } from "./registry.ts";
 export { getTaskFamily, taskFamilies } from "./task-families.ts";
 export { toolcallFamily } from "./toolcall.ts";
 export { verifyTask } from "./verify-task.ts";

@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../errors/index.ts";
-import type { Task } from "../rollout/index.ts";
+import type { Task, TaskContext } from "../rollout/index.ts";
 import type { TaskFamily, TaskGenerateOptions } from "../tasks/task-family.ts";
 import type { ChatMessage } from "../trace/index.ts";
 import type { Verifier } from "../verify/verifier.ts";
@@ -78,6 +78,15 @@ export class TaskFamilyRegistry {
 /** A family's prompt for a task as OpenAI chat messages (the trace and dataset message type). */
 export function familyPrompt(family: TaskFamily, task: Task): ChatMessage[] {
   return family.prompt(task).map((turn) => ({ role: turn.role, content: turn.content }));
+}
+
+/**
+ * The prompt the model answers for a task: the agent's recorded messages and tools when the task carries them and
+ * its family is single-turn, else the family's own prompt (a multi-turn family's session replays from that).
+ */
+export function taskPrompt(family: TaskFamily, task: Task): TaskContext {
+  if (task.context && !family.session) return task.context;
+  return { messages: family.prompt(task) };
 }
 
 /** Draws tasks from a family's generator; throws an InvalidInputError when the family has none. */

@@ -1,1 +1,9 @@
-export type { Agent, Environment, Observation, RolloutWorkflow, Task, Trajectory } from "./types.ts";
+export type {
+  Agent,
+  Environment,
+  Observation,
+  RolloutWorkflow,
+  Task,
+  TaskContext,
+  Trajectory,
+} from "./types.ts";

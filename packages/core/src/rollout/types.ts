@@ -1,4 +1,4 @@
-import type { GenResult, InferenceEngine } from "../engine-api/index.ts";
+import type { GenMessage, GenResult, InferenceEngine } from "../engine-api/index.ts";
 
 /** A unit of work for a rollout: one question of a task family, with what is needed to verify it. */
 export interface Task {
@@ -12,12 +12,26 @@ export interface Task {
   solution: unknown;
   /** Provenance and extras (source trace ids, pattern id, split) carried into the trajectory untouched. */
   meta?: Record<string, unknown>;
+  /**
+   * The prompt the agent gave the model in production, where the task came from a trace that recorded it: a
+   * single-turn task is then asked and trained with these messages and tools instead of the family's prompt.
+   */
+  context?: TaskContext;
 }
 
-/** What the agent sees: the conversation so far. */
+/** A recorded prompt: OpenAI chat messages verbatim (system prompt, earlier turns, tool results) and the tools offered. */
+export interface TaskContext {
+  messages: GenMessage[];
+  /** OpenAI `tools`, as the agent offered them. */
+  tools?: readonly object[];
+}
+
+/** What the agent sees: the conversation so far, and the tools it may call. */
 export interface Observation {
   /** The chat so far, tool results included, in the order the model should read it. */
-  messages: { role: "system" | "user" | "assistant" | "tool"; content: string }[];
+  messages: GenMessage[];
+  /** OpenAI `tools` offered at this turn, for chat templates that render them. */
+  tools?: readonly object[];
 }
 
 /** A gymnasium-like environment over chat turns. */

@@ -15,7 +15,7 @@ export function sftBatch(
   seed: number,
 ): TrainBatch {
   const rows = batchAt(step, batchSize, examples.length, seed).map((i) =>
-    render(examples[i].messages, examples[i].reply),
+    render(examples[i].messages, examples[i].reply, examples[i].tools),
   );
   return { promptTokens: rows.map((r) => r.promptTokens), outputTokens: rows.map((r) => r.outputTokens) };
 }

@@ -5,6 +5,7 @@ import {
   type Task,
   type TaskFamily,
   type ToolcallSolution,
+  taskPrompt,
   teachingTemplates,
   toolcallConversions,
 } from "@arc/core";
@@ -13,6 +14,8 @@ import type { ChatMessage } from "../run/engine-factory.ts";
 /** One chat example: the prompt messages and the assistant reply to learn. */
 export interface ChatExample {
   messages: ChatMessage[];
+  /** OpenAI `tools` offered with the prompt (a task's recorded context), rendered where the template can. */
+  tools?: readonly object[];
   reply: string;
   /** True when the prompt carries a teacher's guidance (adaptive teaching). */
   guided: boolean;
@@ -82,8 +85,10 @@ export function sftExamples(
   return tasks.flatMap((task) => {
     const reply = family.reference(task)[0];
     const guided = rng.chance(fraction);
-    const messages = guided ? guidedMessages(family, task, teachingHint(task)) : family.prompt(task);
-    const example = { messages, reply, guided };
+    const prompt = taskPrompt(family, task);
+    const example: ChatExample = guided
+      ? { messages: guidedMessages(family, task, teachingHint(task)), reply, guided }
+      : { messages: prompt.messages, ...(prompt.tools ? { tools: prompt.tools } : {}), reply, guided };
     const later = laterTurnExamples(family, task);
     const conversions = fraction > 0 ? conversionHint(task) : "";
     if (conversions === "") return [example, ...later];

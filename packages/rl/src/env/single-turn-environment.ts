@@ -1,5 +1,5 @@
 import type { Environment, Observation, Task, TaskFamily, Verifier, VerifyResult } from "@arc/core";
-import { InvalidInputError } from "@arc/core";
+import { InvalidInputError, taskPrompt } from "@arc/core";
 
 /**
  * A one-step environment: `reset` shows the family's prompt; `step` takes the model's one answer, verifies it
@@ -13,7 +13,10 @@ export class SingleTurnEnvironment implements Environment {
     private readonly verifier: Verifier,
   ) {}
 
-  /** Starts an episode: the family's prompt for the task (the seed is unused: the episode is deterministic). */
+  /**
+   * Starts an episode: the task's recorded prompt and tools, else the family's prompt (the seed is unused: the
+   * episode is deterministic).
+   */
   async reset(task: Task, _seed: number): Promise<Observation> {
     if (task.env !== this.family.env) {
       throw new InvalidInputError(
@@ -24,7 +27,7 @@ export class SingleTurnEnvironment implements Environment {
       );
     }
     this.task = task;
-    return { messages: this.family.prompt(task) };
+    return taskPrompt(this.family, task);
   }
 
   /** Judges the one answer and ends the episode. */
@@ -33,7 +36,13 @@ export class SingleTurnEnvironment implements Environment {
     if (!task) throw new Error("step() before reset(): call reset(task, seed) first");
     this.task = undefined;
     const verdict: VerifyResult = this.verifier({ outputs: [action], solution: task.solution });
-    const messages = [...this.family.prompt(task), { role: "assistant" as const, content: action }];
-    return { observation: { messages }, reward: verdict.reward, done: true, info: { verdict } };
+    const prompt = taskPrompt(this.family, task);
+    const messages = [...prompt.messages, { role: "assistant", content: action }];
+    return {
+      observation: { messages, ...(prompt.tools ? { tools: prompt.tools } : {}) },
+      reward: verdict.reward,
+      done: true,
+      info: { verdict },
+    };
   }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { toolcallFamily } from "@arc/core";
+import { toOpenAiTools, toolcallFamily } from "@arc/core";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
 import { evaluate, sampledPassRate } from "./evaluate.ts";
 
@@ -14,6 +14,21 @@ describe("evaluate", () => {
     assert.equal(result.failureRate, 0.5);
     assert.deepEqual(result.passed, [true, false, true, false, true, false, true, false, true, false]);
     assert.ok(engine.requests.every((r) => r.temperature === 0));
+  });
+
+  it("asks a task that carries the agent's recorded prompt with its messages and tools", async () => {
+    const [task] = toolcallFamily.generate({ split: "production", seed: 4, count: 1 });
+    const context = {
+      messages: [
+        { role: "system", content: "You are Acme's assistant." },
+        { role: "user", content: task.question },
+      ],
+      tools: toOpenAiTools(toolcallFamily.tools),
+    };
+    const engine = new ScriptedInferenceEngine(() => toolcallFamily.reference(task)[0]);
+    assert.equal((await evaluate(engine, [{ ...task, context }])).accuracy, 1);
+    assert.deepEqual(engine.requests[0].messages, context.messages);
+    assert.deepEqual(engine.requests[0].tools, context.tools);
   });
 
   it("refuses an empty task list", async () => {

@@ -3,6 +3,7 @@ import {
   getTaskFamily,
   type InferenceEngine,
   type Task,
+  taskPrompt,
   type VerifyResult,
   verifyTask,
 } from "@arc/core";
@@ -32,9 +33,11 @@ export interface EvaluateOptions {
 
 /** The request for a task's first turn. */
 function firstTurn(task: Task, id: string, options: { maxTokens?: number; temperature: number }): GenRequest {
+  const prompt = taskPrompt(getTaskFamily(task.env), task);
   return {
     id,
-    messages: getTaskFamily(task.env).prompt(task),
+    messages: prompt.messages,
+    ...(prompt.tools ? { tools: prompt.tools } : {}),
     maxTokens: options.maxTokens ?? 96,
     temperature: options.temperature,
   };

@@ -1,19 +1,20 @@
-import type { InferenceEngine, TrainEngine, WeightSource } from "@arc/core";
+import type { GenMessage, InferenceEngine, TrainEngine, WeightSource } from "@arc/core";
 import type { Recipe } from "../recipe/recipe-schema.ts";
 
 /** A recipe's engine block, and the cluster the torch engine runs on: which engine, and where and how it runs. */
 export type EngineChoice = Recipe["engine"] & { cluster?: Recipe["cluster"] };
 
 /** A chat message as the chat template renders it. */
-export interface ChatMessage {
-  role: string;
-  content: string | null;
-}
+export type ChatMessage = GenMessage;
 
-/** Turns chat data into training tokens with the model's chat template (the reply ends its turn). */
+/**
+ * Turns chat data into training tokens with the model's chat template (the reply ends its turn); `tools` are
+ * rendered where the template has a tools section.
+ */
 export type RenderExample = (
   messages: readonly ChatMessage[],
   reply: string,
+  tools?: readonly object[],
 ) => { promptTokens: number[]; outputTokens: number[] };
 
 /** Optimiser settings a recipe passes to the train engine. */

@@ -3,8 +3,12 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { toPreferenceJsonl } from "@arc/core";
+import { toOpenAiTools, toolcallFamily, toPreferenceJsonl } from "@arc/core";
+import { loadChatTokenizer } from "@arc/engine";
+import { sftBatch } from "../algo/sft-batch.ts";
+import type { ChatExample } from "../data/index.ts";
 import { parseRecipe } from "../recipe/index.ts";
+import { engineFactory } from "../worker/engine-factory.ts";
 import type { RenderExample } from "./engine-factory.ts";
 import { loadTrainingData } from "./training-data.ts";
 
@@ -103,5 +107,95 @@ describe("loadTrainingData", () => {
     const data = await loadTrainingData(recipe, render);
     const guided = data.examples.filter((e) => e.guided).length;
     assert.ok(guided > 30 && guided < 70, `${guided} guided of 100`);
+  });
+});
+
+describe("a row's recorded context", () => {
+  const solution = { tool: "get_weather", args: { city: "Oslo" } };
+  const tools = toOpenAiTools(toolcallFamily.tools);
+  const context = {
+    messages: [
+      { role: "system", content: "You are Acme's travel assistant." },
+      { role: "user", content: "Weather in Oslo?" },
+    ],
+    tools,
+  };
+  const pool = async (rows: object[]) => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-pool-")), "pool.jsonl");
+    await writeFile(path, rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    return path;
+  };
+  const sftRecipe = (path: string) =>
+    parseRecipe({ data: { prompts: path, evalCount: 0, guidedFraction: 0 }, trainer: { algorithm: "sft" } });
+  /** The prompt tokens a training step gets for `example`, rendered by the model's own chat template. */
+  const stepPrompt = (example: ChatExample, renderWith: RenderExample) =>
+    sftBatch([example], renderWith, 0, 1, 1).promptTokens[0];
+
+  it("is the prompt its task trains on: its messages and tools through the model's chat template", async () => {
+    const path = await pool([
+      { question: "Weather in Oslo?", solution, env: "toolcall", context },
+      { question: "Weather in Oslo?", solution, env: "toolcall" },
+    ]);
+    const bpe = await engineFactory.renderExample("models/toolcall-bpe");
+    const data = await loadTrainingData(sftRecipe(path), bpe);
+    assert.deepEqual(data.prompts[0].context, context);
+    assert.deepEqual(data.examples[0].tools, tools);
+    const tokenizer = await loadChatTokenizer("models/toolcall-bpe");
+    const [recorded, plain] = data.examples.map((e) => tokenizer.decode(stepPrompt(e, bpe)));
+    assert.match(recorded, /You are Acme's travel assistant\./);
+    assert.match(recorded, /# Tools[\s\S]*"name": ?"get_weather"/);
+    assert.doesNotMatch(plain, /# Tools|Acme/, "a row without context keeps the family's prompt");
+  });
+
+  it("renders as the family's prompt does on the byte models, which never saw tools", async () => {
+    const path = await pool([
+      {
+        question: "Weather in Oslo?",
+        solution,
+        env: "toolcall",
+        context: { messages: [context.messages[1]], tools },
+      },
+      { question: "Weather in Oslo?", solution, env: "toolcall" },
+    ]);
+    const byte = await engineFactory.renderExample("models/toolcall-base");
+    const data = await loadTrainingData(sftRecipe(path), byte);
+    const [recorded, plain] = data.examples.map((e) => stepPrompt(e, byte));
+    assert.deepEqual(recorded, plain);
+  });
+
+  it("joins a message's text parts, as the chat endpoints do", async () => {
+    const parts = [
+      { type: "text", text: "Weather " },
+      { type: "text", text: "in Oslo?" },
+    ];
+    const path = await pool([
+      { question: "q", solution, env: "toolcall", context: { messages: [{ role: "user", content: parts }] } },
+    ]);
+    const data = await loadTrainingData(sftRecipe(path), render);
+    assert.deepEqual(data.examples[0].messages, [{ role: "user", content: "Weather in Oslo?" }]);
+  });
+
+  it("names the line and field of a malformed context, and of an image a text model cannot read", async () => {
+    const image = { type: "image_url", image_url: { url: "arc-image:sha256:00" } };
+    const withImage = await pool([
+      {
+        question: "q",
+        solution,
+        env: "toolcall",
+        context: { messages: [{ role: "user", content: [image] }] },
+      },
+    ]);
+    await assert.rejects(
+      loadTrainingData(sftRecipe(withImage), render),
+      /pool\.jsonl:1\.context\.messages\[0\]\.content\[0\]: expected a text part \(the engines train text-only models\), got "image_url"/,
+    );
+    const path = await pool([{ question: "q", solution, env: "toolcall", context: { messages: "hi" } }]);
+    await assert.rejects(loadTrainingData(sftRecipe(path), render), (error: Error) => {
+      assert.match(
+        error.message,
+        /pool\.jsonl:1\.context\.messages: expected a list of chat messages, got "hi"/,
+      );
+      return true;
+    });
   });
 });

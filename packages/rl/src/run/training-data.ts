@@ -1,5 +1,12 @@
 import { readFile } from "node:fs/promises";
-import { generateTasks, getTaskFamily, InvalidInputError, type Task } from "@arc/core";
+import {
+  type GenMessage,
+  generateTasks,
+  getTaskFamily,
+  InvalidInputError,
+  type Task,
+  type TaskContext,
+} from "@arc/core";
 import type { TokenPair } from "../algo/dpo-batch.ts";
 import { type ChatExample, sftExamples } from "../data/index.ts";
 import type { Recipe } from "../recipe/index.ts";
@@ -17,11 +24,14 @@ export interface TrainingData {
   evalTasks: Task[];
 }
 
-/** Reads one preference JSONL row: `prompt` (chat list or string), `chosen`/`rejected` (string or one assistant message). */
+/**
+ * Reads one preference JSONL row: `prompt` (chat list or string), `chosen`/`rejected` (string or one assistant
+ * message), and the `tools` the agent offered, if any.
+ */
 function parsePreferenceRow(
   line: string,
   where: string,
-): { prompt: ChatMessage[]; chosen: string; rejected: string } {
+): { prompt: ChatMessage[]; tools?: object[]; chosen: string; rejected: string } {
   const row = JSON.parse(line) as Record<string, unknown>;
   const text = (v: unknown, field: string): string => {
     if (typeof v === "string") return v;
@@ -47,18 +57,76 @@ function parsePreferenceRow(
       },
     );
   }
-  return { prompt, chosen: text(row.chosen, "chosen"), rejected: text(row.rejected, "rejected") };
+  if (row.tools !== undefined && !Array.isArray(row.tools)) {
+    throw new InvalidInputError(
+      `${where}.tools: expected a list of OpenAI tools, got ${JSON.stringify(row.tools)}`,
+      {
+        field: "tools",
+      },
+    );
+  }
+  return {
+    prompt,
+    ...(row.tools ? { tools: row.tools as object[] } : {}),
+    chosen: text(row.chosen, "chosen"),
+    rejected: text(row.rejected, "rejected"),
+  };
+}
+
+/** A row's recorded `context` (`messages` with a role each, and optional `tools`), or an error naming the field. */
+function promptContext(value: unknown, where: string): TaskContext {
+  const context = value as { messages?: unknown; tools?: unknown } | null;
+  const fail = (field: string, expected: string, got: unknown) =>
+    new InvalidInputError(
+      `${where}.context.${field}: expected ${expected}, got ${JSON.stringify(got)?.slice(0, 120)}`,
+      {
+        field: "data.prompts",
+      },
+    );
+  if (typeof context !== "object" || context === null || !Array.isArray(context.messages))
+    throw fail("messages", "a list of chat messages", context?.messages);
+  const messages = context.messages.map((m, k): GenMessage => {
+    if (typeof m !== "object" || m === null || typeof (m as { role?: unknown }).role !== "string")
+      throw fail(`messages[${k}]`, "a message with a string role", m);
+    const message = m as GenMessage & { content: unknown };
+    if (!Array.isArray(message.content)) return message;
+    // content parts, as the chat endpoints take them: the text parts joined
+    const text = message.content.map((part: { type?: unknown; text?: unknown }, j) => {
+      if (part?.type !== "text" || typeof part.text !== "string")
+        throw fail(
+          `messages[${k}].content[${j}]`,
+          "a text part (the engines train text-only models)",
+          part?.type,
+        );
+      return part.text;
+    });
+    return { ...message, content: text.join("") };
+  });
+  if (messages.length === 0) throw fail("messages", "at least one message", context.messages);
+  if (context.tools !== undefined && !Array.isArray(context.tools))
+    throw fail("tools", "a list of OpenAI tools", context.tools);
+  return {
+    messages,
+    ...(context.tools ? { tools: context.tools as object[] } : {}),
+  };
 }
 
 /**
- * Reads a PromptPool JSONL (`question`, `solution`, `env`, `context`, `meta` rows) as tasks of the recipe's env.
+ * Reads a PromptPool JSONL (`question`, `solution`, `env`, `context`, `meta` rows) as tasks of the recipe's env; a
+ * row's recorded `context` (the agent's messages and tools) is the prompt its task is trained and sampled with.
  * Reference-free rows (no solution) are left out: a verifier cannot reward them.
  */
 async function readPromptPool(path: string, env: string): Promise<Task[]> {
   const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l.trim() !== "");
   const tasks: Task[] = [];
   for (const [i, line] of lines.entries()) {
-    const row = JSON.parse(line) as { question?: unknown; solution?: unknown; env?: unknown; meta?: unknown };
+    const row = JSON.parse(line) as {
+      question?: unknown;
+      solution?: unknown;
+      env?: unknown;
+      meta?: unknown;
+      context?: unknown;
+    };
     if (typeof row.question !== "string") {
       throw new InvalidInputError(
         `${path}:${i + 1}: expected a row with a string question, got ${line.slice(0, 120)}`,
@@ -75,7 +143,15 @@ async function readPromptPool(path: string, env: string): Promise<Task[]> {
       );
     }
     const meta = (row.meta ?? {}) as Record<string, unknown>;
-    tasks.push({ id: `pool-${i}`, env, question: row.question, solution: row.solution, meta });
+    const context = row.context === undefined ? undefined : promptContext(row.context, `${path}:${i + 1}`);
+    tasks.push({
+      id: `pool-${i}`,
+      env,
+      question: row.question,
+      solution: row.solution,
+      meta,
+      ...(context ? { context } : {}),
+    });
   }
   if (tasks.length === 0) {
     throw new InvalidInputError(
@@ -103,8 +179,8 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
       .filter((l) => l.trim() !== "");
     lines.forEach((line, i) => {
       const row = parsePreferenceRow(line, `${recipe.data.preferences}:${i + 1}`);
-      const chosen = render(row.prompt, row.chosen);
-      const rejected = render(row.prompt, row.rejected);
+      const chosen = render(row.prompt, row.chosen, row.tools);
+      const rejected = render(row.prompt, row.rejected, row.tools);
       preferences.push({
         promptTokens: chosen.promptTokens,
         chosenTokens: chosen.outputTokens,

@@ -53,6 +53,6 @@ export const engineFactory: EngineFactory = {
   },
   async renderExample(modelDir) {
     const tokenizer = await loadChatTokenizer(modelDir);
-    return (messages, reply) => tokenizer.renderExample(messages, reply);
+    return (messages, reply, tools) => tokenizer.renderExample(messages, reply, tools ? { tools } : {});
   },
 };

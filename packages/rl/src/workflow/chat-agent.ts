@@ -9,9 +9,17 @@ export class ChatAgent implements Agent {
   ) {}
 
   async act(engine: InferenceEngine, observation: Observation): Promise<GenResult> {
-    const [result] = await engine.generate([{ messages: observation.messages, n: 1, ...this.sampling }], {
-      signal: this.signal,
-    });
+    const [result] = await engine.generate(
+      [
+        {
+          messages: observation.messages,
+          ...(observation.tools ? { tools: observation.tools } : {}),
+          n: 1,
+          ...this.sampling,
+        },
+      ],
+      { signal: this.signal },
+    );
     if (!result) throw new Error("the inference engine returned no sample for a request with n = 1");
     return result;
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateArithTasks, generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { generateArithTasks, generateToolcallTasks, toOpenAiTools, toolcallFamily } from "@arc/core";
 import { ScriptedInferenceEngine } from "./__fixtures__/scripted-inference-engine.ts";
 import { RlvrWorkflow } from "./rlvr-workflow.ts";
 
@@ -29,6 +29,21 @@ describe("RLVR workflow", () => {
       (trajectory.info.verdicts as { failure?: { class: string } }[])[1].failure?.class,
       "wrong_tool",
     );
+  });
+
+  it("samples from the agent's recorded prompt and tools when the task carries them", async () => {
+    const context = {
+      messages: [
+        { role: "system", content: "You are Acme's assistant." },
+        { role: "user", content: task.question },
+      ],
+      tools: toOpenAiTools(toolcallFamily.tools),
+    };
+    const engine = new ScriptedInferenceEngine(() => right);
+    const trajectory = await new RlvrWorkflow({ n: 2 }).runEpisode(engine, { ...task, context });
+    assert.deepEqual(trajectory?.rewards, [1, 1]);
+    assert.deepEqual(engine.requests[0].messages, context.messages);
+    assert.deepEqual(engine.requests[0].tools, context.tools);
   });
 
   it("rejects the episode when a sample was aborted", async () => {

@@ -42,7 +42,15 @@ export class RlvrWorkflow implements RolloutWorkflow {
 
     // 2. sample n
     const samples = await engine.generate(
-      [{ id: task.id, messages: observation.messages, n: this.n, ...this.options.sampling }],
+      [
+        {
+          id: task.id,
+          messages: observation.messages,
+          ...(observation.tools ? { tools: observation.tools } : {}),
+          n: this.n,
+          ...this.options.sampling,
+        },
+      ],
       { signal: this.options.signal },
     );
     if (samples.length !== this.n) {
