@@ -1,4 +1,11 @@
 export {
+  type CalibrationItem,
+  type CalibrationReport,
+  type CalibrationVerdict,
+  type ClassCalibration,
+  calibrationReport,
+} from "./calibration.ts";
+export {
   createJudgeDetector,
   JUDGE_DETECTOR_ID,
   type JudgeBudget,

@@ -965,6 +965,12 @@ const ROUTES: RouteSpec[] = [
     readBack: () => [{ path: "/v1/judges", must: 200 }],
   },
   {
+    method: "POST",
+    path: "/v1/judges/calibrate",
+    bodies: [() => ({ limit: 5 })],
+    readBack: () => [{ path: "/v1/judges", must: 200 }],
+  },
+  {
     method: "PUT",
     path: "/v1/detectors",
     bodies: [

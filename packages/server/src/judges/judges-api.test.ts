@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { toolcallFamily } from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
 import { runArcCli } from "../cli/__fixtures__/run-arc-cli.ts";
@@ -108,6 +109,49 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     assert.equal((await api("POST", "/judges/test", { traceId: "no-such-trace" })).status, 404);
   });
 
+  it("is calibrated against the verifier's labels of recent traces", async () => {
+    const tasks = toolcallFamily.generate({ split: "production", seed: 7, count: 2 });
+    const labelled = tasks.map((task, i) => {
+      const right = toolcallFamily.reference(task)[0];
+      return {
+        ...MISREAD_CITY_TRACE,
+        id: `labelled-${i}`,
+        env: "toolcall",
+        metadata: { solution: task.solution },
+        steps: [
+          {
+            ...MISREAD_CITY_TRACE.steps[0],
+            llm: {
+              messages: [{ role: "user", content: task.question }],
+              // the first answers right, the second calls a tool no request asks for
+              output: { content: i === 0 ? right : '{"tool":"send_email","args":{}}' },
+            },
+          },
+        ],
+      };
+    });
+    assert.equal((await api("POST", "/traces", { traces: labelled })).status, 200);
+    const answer = await api("POST", "/judges/calibrate", { limit: 10 });
+    assert.equal(answer.status, 200);
+    const calibration = await answer.json();
+    assert.equal(calibration.rubricVersion, 2);
+    assert.equal(calibration.model, "toolcall-judge");
+    // the trace with no env has no label; the two toolcall traces are labelled by the verifier, now
+    const byId = new Map(calibration.items.map((i: { traceId: string }) => [i.traceId, i]));
+    assert.deepEqual((byId.get("labelled-0") as { label: unknown }).label, { failed: false });
+    assert.equal((byId.get("labelled-1") as { label: { failed: boolean } }).label.failed, true);
+    assert.equal(byId.has(trace.id), false);
+    const { report } = calibration;
+    assert.equal(report.items, 2);
+    assert.equal(report.judged + report.unjudged, 2);
+    const bad = await api("POST", "/judges/calibrate", { limit: 0 });
+    assert.equal(bad.status, 400);
+    assert.match(
+      (await bad.json()).error.message,
+      /limit: expected a whole number of traces from 1 to 1000, got 0/,
+    );
+  });
+
   it("is set, shown and tried from the CLI", async () => {
     const target = { url: server.url, key: server.credentials?.tenantKey as string };
     const arc = (argv: string[]) => runArcCli(target, argv);
@@ -124,8 +168,12 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     const tested = await arc(["judges", "test", trace.id]);
     assert.equal(tested.code, 0, tested.out);
     assert.match(tested.out, /^(failed|passed|unknown)/);
+    const calibrated = await arc(["judges", "calibrate", "--limit", "10"]);
+    assert.equal(calibrated.code, 0, calibrated.out);
+    assert.match(calibrated.out, /2 of \d+ recent traces labelled by your verifiers/);
+    assert.match(calibrated.out, /agreement .* Cohen's kappa/);
     const unknown = await arc(["judges", "grade"]);
     assert.notEqual(unknown.code, 0);
-    assert.match(unknown.out, /expected show, set, model or test/);
+    assert.match(unknown.out, /expected show, set, model, test or calibrate/);
   });
 });

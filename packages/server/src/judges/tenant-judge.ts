@@ -1,4 +1,11 @@
-import { createJudgeDetector, type Detector, openAIJudgeClient } from "@arc/core";
+import {
+  createJudgeDetector,
+  type DetectContext,
+  type Detector,
+  openAIJudgeClient,
+  type Trace,
+  type Verdict,
+} from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 import { getJudgeModel, latestRubric } from "./judge-store.ts";
 
@@ -34,4 +41,9 @@ export async function tenantJudgeDetector(
   });
   judges.set(tenantId, { signature, detector });
   return detector;
+}
+
+/** The judge's verdicts on one trace, now (the judge reads the trace alone: no verifier, solution or feedback). */
+export async function judgeTrace(judge: Detector, trace: Trace): Promise<Verdict[]> {
+  return judge.detect(trace, {} as DetectContext);
 }

@@ -61,7 +61,12 @@ export function tenantRoutes(services: TenantRouteServices): TenantRoutes {
       { path: "/", app: datasetRoutes({ db, maxBodyBytes, setupRegistry }) },
       {
         path: "/",
-        app: judgeRoutes({ db, maxBodyBytes, upstreams: services.release?.registration.upstreams ?? {} }),
+        app: judgeRoutes({
+          db,
+          maxBodyBytes,
+          upstreams: services.release?.registration.upstreams ?? {},
+          setupRegistry,
+        }),
       },
     );
   }

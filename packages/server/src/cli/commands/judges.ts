@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { InvalidInputError, type Rubric, type Verdict } from "@arc/core";
+import type { JudgeCalibration } from "../../judges/calibrate-judge.ts";
 import type { JudgeModel } from "../../judges/judge-store.ts";
 import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
@@ -18,6 +19,11 @@ Usage:
                                           severity: low|medium|high}], "instructions"?: "..."}
   arc judges model <upstream> <model> [--calls-per-minute 60] [--tokens-per-minute 60000]
   arc judges test <trace-id> [--json]     the judge's verdict on a stored trace, now
+  arc judges calibrate [--limit 100] [--json]
+                                          the judge on the most recent traces your verifiers label (passed or
+                                          failed, computed now without the judge): agreement, Cohen's kappa, and
+                                          precision and recall of "failed" and of each class (a rubric class named
+                                          as the verifier's failure class, e.g. wrong_argument, compares with it)
 
 A trace the judge cannot judge (its budget spent, the endpoint down or slow, a malformed reply) is kept with
 verdict unknown and judged again a minute later.
@@ -37,12 +43,33 @@ function printModel(model: JudgeModel): void {
   );
 }
 
+const figure = (x: number | null) => (x === null ? "–" : x.toFixed(3));
+
+function printCalibration(c: JudgeCalibration): void {
+  const r = c.report;
+  console.log(
+    `judge ${c.model}, rubric version ${c.rubricVersion}: ${r.items} of ${c.tracesRead} recent traces labelled by your verifiers; judged ${r.judged}, could not judge ${r.unjudged}`,
+  );
+  console.log(`agreement ${figure(r.agreement)}   Cohen's kappa ${figure(r.kappa)}`);
+  console.log(`failed: precision ${figure(r.failed.precision)}, recall ${figure(r.failed.recall)}`);
+  for (const k of r.classes)
+    console.log(
+      `  class ${k.name}: labelled ${k.labelled}, flagged ${k.flagged}, precision ${figure(k.precision)}, recall ${figure(k.recall)}`,
+    );
+}
+
 /** `arc judges`: the tenant's rubric and judge model. */
 export const judgesCommand: Command = {
   name: "judges",
   summary: "set and test the judge model that detects failures without a verifier (tenant)",
   help,
-  flags: { ...CLIENT_FLAGS, json: "boolean", "calls-per-minute": "string", "tokens-per-minute": "string" },
+  flags: {
+    ...CLIENT_FLAGS,
+    json: "boolean",
+    "calls-per-minute": "string",
+    "tokens-per-minute": "string",
+    limit: "string",
+  },
   async run(args) {
     const [action, ...rest] = args.positionals;
     const client = arcClient(args, "tenant");
@@ -108,8 +135,17 @@ export const judgesCommand: Command = {
           );
       return 0;
     }
+    if (action === "calibrate") {
+      const limit = stringFlag(args, "limit");
+      const calibration = await client.request<JudgeCalibration>("POST", "/v1/judges/calibrate", {
+        ...(limit === undefined ? {} : { limit: Number(limit) }),
+      });
+      if (args.flags.json) console.log(JSON.stringify(calibration, null, 2));
+      else printCalibration(calibration);
+      return 0;
+    }
     throw new InvalidInputError(
-      `unknown action "${action ?? ""}": expected show, set, model or test (see arc judges --help)`,
+      `unknown action "${action ?? ""}": expected show, set, model, test or calibrate (see arc judges --help)`,
     );
   },
 };

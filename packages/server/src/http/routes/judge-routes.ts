@@ -1,7 +1,9 @@
 import { InvalidInputError, NotFoundError } from "@arc/core";
 import { Hono } from "hono";
+import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
+import { calibrateJudge } from "../../judges/calibrate-judge.ts";
 import { getJudgeModel, latestRubric, putJudgeModel, putRubric } from "../../judges/judge-store.ts";
-import { type JudgeUpstreams, tenantJudgeDetector } from "../../judges/tenant-judge.ts";
+import { type JudgeUpstreams, judgeTrace, tenantJudgeDetector } from "../../judges/tenant-judge.ts";
 import type { Database } from "../../store/database.ts";
 import { getTrace } from "../../store/trace-store.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
@@ -10,10 +12,20 @@ import { readJson } from "../read-json.ts";
 /**
  * A tenant's judge: `GET /v1/judges` (its rubric and model), `PUT /v1/judges/rubric` (a new rubric version: criteria
  * and failure classes), `PUT /v1/judges/model` (`{upstream, model, callsPerMinute?, tokensPerMinute?}` on an
- * allowlisted upstream) and `POST /v1/judges/test` (`{traceId}`: the judge's verdict on a stored trace, now). Once
- * both are set, the detection worker runs the judge on the tenant's traces.
+ * allowlisted upstream), `POST /v1/judges/test` (`{traceId}`: the judge's verdict on a stored trace, now) and
+ * `POST /v1/judges/calibrate` (`{limit?}`: the judge against the verifier's labels of recent traces). Once both are
+ * set, the detection worker runs the judge on the tenant's traces.
  */
-export function judgeRoutes(deps: { db: Database; maxBodyBytes: number; upstreams: JudgeUpstreams }) {
+/** Recent traces `POST /v1/judges/calibrate` judges by default, and at most. */
+const DEFAULT_CALIBRATION_TRACES = 100;
+const MAX_CALIBRATION_TRACES = 1000;
+
+export function judgeRoutes(deps: {
+  db: Database;
+  maxBodyBytes: number;
+  upstreams: JudgeUpstreams;
+  setupRegistry?: RegistrySetup;
+}) {
   const app = new Hono<{ Variables: AuthVariables }>();
 
   app.get("/judges", async (c) => {
@@ -50,8 +62,18 @@ export function judgeRoutes(deps: { db: Database; maxBodyBytes: number; upstream
         "judge: this tenant has no judge yet: set a rubric (PUT /v1/judges/rubric) and a model (PUT /v1/judges/model)",
       );
     const trace = await getTrace(deps.db, tenantId, body.traceId);
-    const verdicts = await judge.detect(trace, {} as Parameters<typeof judge.detect>[1]);
-    return c.json({ data: verdicts });
+    return c.json({ data: await judgeTrace(judge, trace) });
+  });
+
+  app.post("/judges/calibrate", async (c) => {
+    const body = ((await readJson(c, deps.maxBodyBytes)) ?? {}) as { limit?: unknown };
+    const limit = body.limit ?? DEFAULT_CALIBRATION_TRACES;
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CALIBRATION_TRACES)
+      throw new InvalidInputError(
+        `limit: expected a whole number of traces from 1 to ${MAX_CALIBRATION_TRACES}, got ${JSON.stringify(limit)}`,
+        { field: "limit" },
+      );
+    return c.json(await calibrateJudge(deps.db, c.get("tenantId"), deps, limit));
   });
   return app;
 }
