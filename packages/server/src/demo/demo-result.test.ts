@@ -132,7 +132,25 @@ describe("warmupShortfall", () => {
     // 1000 steps at 0.74 s need 740 s; the warm-up had 480 s of a 14-minute budget
     assert.match(
       text,
-      /run with a larger --minutes \(about --minutes 22 gives it all 1000 steps on this machine\)/,
+      /run with a larger --minutes \(about --minutes 22 gives it all 1000 steps at this machine's pace\)/,
+    );
+  });
+
+  it("asks for the time of the steps that halve the rate when --sft-steps allows more, and says it re-planned", () => {
+    const slowed = {
+      ...warmup,
+      maxSteps: 2000,
+      replans: [{ atStep: 200, secondsPerStep: 0.98, plannedSteps: 467 }],
+    };
+    const text = warmupShortfall(slowed, 14) ?? "";
+    assert.match(
+      text,
+      /did 580 of 593 planned steps \(re-planned to 467 when the machine slowed down; --sft-steps allows 2000\)/,
+    );
+    // 1500 steps at 0.74 s need 1,110 s; the warm-up had 480 s of a 14-minute budget
+    assert.match(
+      text,
+      /about --minutes 33 gives it the 1500 steps that halve the failure rate on an idle machine at this machine's pace/,
     );
   });
 
