@@ -11,6 +11,7 @@ export {
   type JudgeBudget,
   type JudgeCache,
   type JudgeClient,
+  type JudgeDetector,
   type JudgeDetectorOptions,
   memoryJudgeCache,
   openAIJudgeClient,

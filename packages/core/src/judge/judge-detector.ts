@@ -60,8 +60,11 @@ class MinuteWindow {
     return undefined;
   }
 
-  record(tokens: number): void {
-    this.spent.push({ at: this.now(), tokens });
+  /** Takes a call's place in the window now, before it is sent, so calls made at once cannot overrun the budget. */
+  reserve(): { tokens: number } {
+    const entry = { at: this.now(), tokens: 0 };
+    this.spent.push(entry);
+    return entry;
   }
 }
 
@@ -81,6 +84,11 @@ export interface JudgeDetectorOptions {
 /** Detector id of the judge. */
 export const JUDGE_DETECTOR_ID = "judge";
 
+/** A judge as a detector, and its verdict on one trace (it reads the trace alone: no verifier, solution or feedback). */
+export interface JudgeDetector extends Detector {
+  judge(trace: Trace): Promise<Verdict>;
+}
+
 /**
  * A detector that asks a judge model, through any OpenAI-compatible endpoint, whether a trace's last answer
  * fails the tenant's rubric, with structured output (`response_format` `json_schema`) parsed strictly. A failure is
@@ -89,7 +97,7 @@ export const JUDGE_DETECTOR_ID = "judge";
  * budget spent, the endpoint down or slow, a malformed reply — gets verdict `unknown` with the reason, and is judged
  * again when it is detected again; nothing is thrown.
  */
-export function createJudgeDetector(options: JudgeDetectorOptions): Detector {
+export function createJudgeDetector(options: JudgeDetectorOptions): JudgeDetector {
   const { rubric, client, model } = options;
   const cache = options.cache ?? memoryJudgeCache();
   const window = new MinuteWindow(
@@ -118,38 +126,38 @@ export function createJudgeDetector(options: JudgeDetectorOptions): Detector {
       score: 1 - reply.confidence,
     });
   };
+  const judge = async (trace: Trace): Promise<Verdict> => {
+    const key = `${trace.id}\u0000${rubric.version}\u0000${model}`;
+    const cached = cache.get(key);
+    if (cached) return verdictOf(trace, cached);
+    const refusal = window.refusal();
+    if (refusal) return unknownVerdict(trace.id, JUDGE_DETECTOR_ID, `not judged yet: ${refusal}`);
+    const spent = window.reserve();
+    let reply: JudgeReply;
+    try {
+      const answer = await client.complete({
+        model,
+        messages: judgeMessages(rubric, trace),
+        responseFormat,
+        maxTokens: options.maxTokens ?? 256,
+      });
+      spent.tokens = answer.tokens ?? 0;
+      reply = parseJudgeReply(answer.content, rubric);
+    } catch (error) {
+      return unknownVerdict(
+        trace.id,
+        JUDGE_DETECTOR_ID,
+        `the judge could not judge it: ${(error as Error).message}`,
+      );
+    }
+    cache.set(key, reply);
+    return verdictOf(trace, reply);
+  };
   return {
     id: JUDGE_DETECTOR_ID,
     description: `a judge model (${model}) checks the answer against the tenant's rubric (version ${rubric.version})`,
-    async detect(trace) {
-      const key = `${trace.id}\u0000${rubric.version}\u0000${model}`;
-      const cached = cache.get(key);
-      if (cached) return [verdictOf(trace, cached)];
-      const refusal = window.refusal();
-      if (refusal) return [unknownVerdict(trace.id, JUDGE_DETECTOR_ID, `not judged yet: ${refusal}`)];
-      let reply: JudgeReply;
-      try {
-        const answer = await client.complete({
-          model,
-          messages: judgeMessages(rubric, trace),
-          responseFormat,
-          maxTokens: options.maxTokens ?? 256,
-        });
-        window.record(answer.tokens ?? 0);
-        reply = parseJudgeReply(answer.content, rubric);
-      } catch (error) {
-        window.record(0);
-        return [
-          unknownVerdict(
-            trace.id,
-            JUDGE_DETECTOR_ID,
-            `the judge could not judge it: ${(error as Error).message}`,
-          ),
-        ];
-      }
-      cache.set(key, reply);
-      return [verdictOf(trace, reply)];
-    },
+    judge,
+    detect: async (trace) => [await judge(trace)],
   };
 }
 

@@ -156,7 +156,14 @@ describe("recipes", () => {
       Object.keys(Recipe.shape[block].removeDefault().shape).map((field) => `${block}.${field}`);
     const all = new Set([...fields("model"), ...fields("data"), ...fields("trainer"), ...fields("reward")]);
     for (const key of TUNABLE_RECIPE_KEYS.keys()) assert.ok(all.has(key), `${key} is not a recipe field`);
-    for (const key of ["model.path", "data.prompts", "data.preferences", "reward.module", "data.env"]) {
+    for (const key of [
+      "model.path",
+      "data.prompts",
+      "data.preferences",
+      "reward.module",
+      "reward.judge",
+      "data.env",
+    ]) {
       assert.ok(!TUNABLE_RECIPE_KEYS.has(key), key);
     }
   });

@@ -265,14 +265,32 @@ export const TrainerBlock = z
   .describe("Optimizer, algorithm and schedule.");
 
 /** What a sample earns. */
+/** The judge model of `reward.kind: judge`. */
+export const JudgeRewardBlock = z
+  .object({
+    baseUrl: z.string().url().describe("An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."),
+    model: z.string().min(1).describe("The judge model's name, as the endpoint knows it."),
+    apiKeyEnv: z.string().min(1).optional().describe("Environment variable holding the endpoint's key."),
+    rubric: z
+      .string()
+      .min(1)
+      .describe(
+        "Path of the rubric's JSON file: {criteria, classes, instructions?}, as `arc judges set` takes.",
+      ),
+    callsPerMinute: z.number().int().positive().optional().describe("Judge calls a minute at most."),
+    tokensPerMinute: z.number().int().positive().optional().describe("Judge tokens a minute at most."),
+  })
+  .strict();
+
 export const RewardBlock = z
   .object({
     kind: z
-      .enum(["verifier", "partial"])
+      .enum(["verifier", "partial", "judge"])
       .default("partial")
       .describe(
-        "verifier: 1 pass / 0 fail; partial: partial credit by failure class (wrong argument > wrong tool).",
+        "verifier: 1 pass / 0 fail; partial: partial credit by failure class (wrong argument > wrong tool); judge: the rubric score a judge model gives each sample, in [0, 1].",
       ),
+    judge: JudgeRewardBlock.optional().describe("The judge model and rubric of `kind: judge`."),
     truncatedPenalty: z
       .number()
       .nonnegative()

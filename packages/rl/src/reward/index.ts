@@ -1,3 +1,5 @@
+export { type GroupReward, pointwise, type RewardGroup } from "./group-reward.ts";
+export { type JudgeRewardOptions, type JudgeUsage, judgeReward } from "./judge-reward.ts";
 export {
   partialCreditReward,
   type RewardFn,

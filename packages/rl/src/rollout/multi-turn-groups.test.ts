@@ -39,7 +39,7 @@ describe("multi-turn GRPO groups", () => {
       temperature: 1,
       maxTokens: 96,
       seedOf: (task) => rolloutSeed(1, task, 0) & ~1,
-      reward: await buildReward({ ...parseRecipe({}).reward, kind: "verifier" }),
+      reward: (await buildReward({ ...parseRecipe({}).reward, kind: "verifier" })).reward,
       workflow: "multi-turn",
     });
     assert.equal(groups.length, 2);

@@ -1,5 +1,5 @@
 import { deriveSeed, type InferenceEngine, type Task, type VerifyResult } from "@arc/core";
-import type { RewardFn } from "../reward/index.ts";
+import type { GroupReward } from "../reward/index.ts";
 import { MultiTurnWorkflow, RlvrWorkflow } from "../workflow/index.ts";
 import type { ScoredGroup } from "./scored-group.ts";
 
@@ -11,7 +11,8 @@ export interface SampleGroupsOptions {
   maxTokens: number;
   /** Seed of one prompt's samples; the same seed and weights give the same samples. */
   seedOf: (task: Task, index: number) => number;
-  reward: RewardFn;
+  /** The run's reward of each group; a group it cannot score now is left out. */
+  reward: GroupReward;
   /** `single-turn` (default): n answers to each prompt. `multi-turn`: n episodes in the family's environment. */
   workflow?: "single-turn" | "multi-turn";
   signal?: AbortSignal;
@@ -19,7 +20,8 @@ export interface SampleGroupsOptions {
 
 /**
  * Samples n responses per task with the RLVR workflow (all prompts submitted at once so the engine
- * batches them) and rewards each sample with the run's reward. Rejected episodes (aborted) are dropped.
+ * batches them) and rewards each group with the run's reward. Rejected episodes (aborted) and groups the reward
+ * could not score are dropped.
  */
 export async function sampleGroups(
   engine: InferenceEngine,
@@ -40,21 +42,22 @@ export async function sampleGroups(
       }).runEpisode(engine, task),
     ),
   );
-  const groups: ScoredGroup[] = [];
-  for (const episode of episodes) {
-    if (!episode) continue;
-    const verdicts = episode.info.verdicts as VerifyResult[];
-    groups.push({
-      task: episode.task,
-      samples: episode.turns,
-      rewards: episode.turns.map((sample, k) =>
-        options.reward({ task: episode.task, sample, verdict: verdicts[k] }),
-      ),
-      passed: verdicts.map((v) => v.status === "pass"),
-      versionRange: episode.versionRange,
-    });
-  }
-  return groups;
+  const scored = await Promise.all(
+    episodes.map(async (episode) => {
+      if (!episode) return null;
+      const verdicts = episode.info.verdicts as VerifyResult[];
+      const rewards = await options.reward({ task: episode.task, samples: episode.turns, verdicts });
+      if (!rewards) return null;
+      return {
+        task: episode.task,
+        samples: episode.turns,
+        rewards,
+        passed: verdicts.map((v) => v.status === "pass"),
+        versionRange: episode.versionRange,
+      };
+    }),
+  );
+  return scored.filter((g): g is ScoredGroup => g !== null);
 }
 
 /**
@@ -94,11 +97,13 @@ async function sampleEpisodeGroups(
       );
     });
     const samples = kept.map((e) => e.turns[e.turns.length - 1]);
+    const rewards = await options.reward({ task: tasks[i], samples, verdicts });
+    if (!rewards) continue;
     groups.push({
       task: tasks[i],
       samples,
       episodes: kept.map((e) => e.turns),
-      rewards: samples.map((sample, k) => options.reward({ task: tasks[i], sample, verdict: verdicts[k] })),
+      rewards,
       passed: verdicts.map((v) => v.status === "pass"),
       versionRange: [
         Math.min(...kept.map((e) => e.versionRange[0])),

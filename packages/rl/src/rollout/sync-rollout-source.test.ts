@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { toolcallFamily, type WeightSource } from "@arc/core";
-import { verifierReward } from "../reward/index.ts";
+import { pointwise, verifierReward } from "../reward/index.ts";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
 import { SyncRolloutSource } from "./sync-rollout-source.ts";
 
@@ -25,7 +25,7 @@ function source(syncInterval: number | "inf", onSync?: (step: number) => Promise
       maxTokens: 16,
       seed: 5,
       syncInterval,
-      reward: verifierReward,
+      reward: pointwise(verifierReward),
       generatorStep: 0,
       onSync,
     }),

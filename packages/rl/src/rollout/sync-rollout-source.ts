@@ -1,6 +1,6 @@
 import type { InferenceEngine, Task, WeightSource } from "@arc/core";
 import { type SyncInterval, syncDue } from "../algo/sync-schedule.ts";
-import type { RewardFn } from "../reward/index.ts";
+import type { GroupReward } from "../reward/index.ts";
 import type { RolloutBatch, RolloutSource } from "./rollout-source.ts";
 import { rolloutSeed, sampleGroups } from "./sample-groups.ts";
 
@@ -11,7 +11,7 @@ export interface SyncRolloutSourceOptions {
   maxTokens: number;
   seed: number;
   syncInterval: SyncInterval;
-  reward: RewardFn;
+  reward: GroupReward;
   /** Single-turn answers or multi-turn episodes (see `sampleGroups`). */
   workflow?: "single-turn" | "multi-turn";
   /** The policy step of the generator's current weights (a resumed run passes its checkpoint's). */

@@ -143,7 +143,7 @@ async function execute(
   const engine: EngineChoice = { ...recipe.engine, cluster: recipe.cluster };
   const renderExample = await factory.renderExample(modelDir);
   const data = await loadTrainingData(recipe, renderExample);
-  const reward = await buildReward(recipe.reward);
+  const { reward, judgeUsage } = await buildReward(recipe.reward);
   // a resumed run restores its own checkpoint's training state; a new run starts a fresh optimizer on the model,
   // even when the model is another run's checkpoint
   const train = await factory.trainEngine(
@@ -329,8 +329,21 @@ async function execute(
       const seconds = (performance.now() - began) / 1000;
       const due = step % t.evalEvery === 0 || step === t.steps;
       const ev = due ? await runEval(step) : undefined;
+      // a judge reward's spending so far, in every record (the judge's own calls, not the evaluations')
+      const judge = judgeUsage?.();
       const full: StepRecord = {
         ...record,
+        ...(judge
+          ? {
+              extra: {
+                ...record.extra,
+                judgeCalls: judge.calls,
+                judgeTokens: judge.tokens,
+                judgeCached: judge.cached,
+                judgeUnjudged: judge.unjudged,
+              },
+            }
+          : {}),
         ...ev,
         elapsedS: elapsed,
         tokensPerSecond: record.tokens / seconds,

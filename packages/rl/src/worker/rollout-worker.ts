@@ -9,7 +9,7 @@ import type { InferenceEngine } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import { loadTaskFamilies } from "../families/index.ts";
 import type { Recipe } from "../recipe/index.ts";
-import type { RewardFn } from "../reward/index.ts";
+import type { GroupReward } from "../reward/index.ts";
 import { sampleGroups } from "../rollout/sample-groups.ts";
 import { buildReward } from "../run/build-reward.ts";
 import type { FromWorker, ToWorker } from "./rollout-messages.ts";
@@ -19,7 +19,7 @@ if (!port) throw new Error("rollout-worker.ts must run as a worker thread");
 
 let engine: InferenceEngine | undefined;
 let trainer: Recipe["trainer"] | undefined;
-let reward: RewardFn | undefined;
+let reward: GroupReward | undefined;
 let ready: Promise<void> = Promise.resolve();
 const post = (message: FromWorker) => port.postMessage(message);
 
@@ -33,7 +33,7 @@ port.on("message", (message: ToWorker) => {
           version: message.version,
           maxBatchSize: message.trainer.maxConcurrentRollouts * message.trainer.samplesPerPrompt,
         });
-        reward = await buildReward(message.reward);
+        reward = (await buildReward(message.reward)).reward;
         post({ type: "ready" });
       })().catch((error) => post({ type: "error", message: (error as Error).message }));
       break;
@@ -54,7 +54,7 @@ port.on("message", (message: ToWorker) => {
             temperature: t.temperature,
             maxTokens: t.maxTokens,
             seedOf: () => message.seed,
-            reward: reward as RewardFn,
+            reward: reward as GroupReward,
             workflow: t.workflow,
           });
           post({

@@ -11,7 +11,7 @@ import type { RegistrySetup } from "../failures/failure-pipeline-config.ts";
 import type { Queryable } from "../store/database.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { getJudgeModel, latestRubric } from "./judge-store.ts";
-import { type JudgeUpstreams, judgeTrace, tenantJudgeDetector } from "./tenant-judge.ts";
+import { type JudgeUpstreams, tenantJudgeDetector } from "./tenant-judge.ts";
 
 /** Traces judged at once: the judge's own budget paces the calls. */
 const CONCURRENT_JUDGEMENTS = 4;
@@ -72,12 +72,12 @@ export async function calibrateJudge(
     while (next < labelled.length) {
       const k = next++;
       const { trace, label } = labelled[k];
-      const [verdict] = await judgeTrace(judge, trace);
+      const verdict = await judge.judge(trace);
       items[k] = {
         traceId: trace.id,
         label,
         judged:
-          !verdict || verdict.status === "unknown"
+          verdict.status === "unknown"
             ? null
             : { failed: verdict.failed, ...(verdict.failed && verdict.path ? { class: verdict.path } : {}) },
       };

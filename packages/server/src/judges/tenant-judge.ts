@@ -1,11 +1,4 @@
-import {
-  createJudgeDetector,
-  type DetectContext,
-  type Detector,
-  openAIJudgeClient,
-  type Trace,
-  type Verdict,
-} from "@arc/core";
+import { createJudgeDetector, type JudgeDetector, openAIJudgeClient } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 import { getJudgeModel, latestRubric } from "./judge-store.ts";
 
@@ -13,7 +6,7 @@ import { getJudgeModel, latestRubric } from "./judge-store.ts";
 export type JudgeUpstreams = Readonly<Record<string, { baseUrl: string; apiKeyEnv?: string }>>;
 
 /** Each tenant's judge detector, kept while its rubric version, model and budget stay the same (its cache and budget live in it). */
-const judges = new Map<string, { signature: string; detector: Detector }>();
+const judges = new Map<string, { signature: string; detector: JudgeDetector }>();
 
 /**
  * The tenant's judge detector: its latest rubric run by the model it set, on an allowlisted upstream; undefined
@@ -23,7 +16,7 @@ export async function tenantJudgeDetector(
   db: Queryable,
   tenantId: string,
   upstreams: JudgeUpstreams,
-): Promise<Detector | undefined> {
+): Promise<JudgeDetector | undefined> {
   const [rubric, judge] = await Promise.all([latestRubric(db, tenantId), getJudgeModel(db, tenantId)]);
   const upstream = judge && Object.hasOwn(upstreams, judge.upstream) ? upstreams[judge.upstream] : undefined;
   if (!rubric || !judge || !upstream) return undefined;
@@ -41,9 +34,4 @@ export async function tenantJudgeDetector(
   });
   judges.set(tenantId, { signature, detector });
   return detector;
-}
-
-/** The judge's verdicts on one trace, now (the judge reads the trace alone: no verifier, solution or feedback). */
-export async function judgeTrace(judge: Detector, trace: Trace): Promise<Verdict[]> {
-  return judge.detect(trace, {} as DetectContext);
 }

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { calibrateJudge } from "../../judges/calibrate-judge.ts";
 import { getJudgeModel, latestRubric, putJudgeModel, putRubric } from "../../judges/judge-store.ts";
-import { type JudgeUpstreams, judgeTrace, tenantJudgeDetector } from "../../judges/tenant-judge.ts";
+import { type JudgeUpstreams, tenantJudgeDetector } from "../../judges/tenant-judge.ts";
 import type { Database } from "../../store/database.ts";
 import { getTrace } from "../../store/trace-store.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
@@ -62,7 +62,7 @@ export function judgeRoutes(deps: {
         "judge: this tenant has no judge yet: set a rubric (PUT /v1/judges/rubric) and a model (PUT /v1/judges/model)",
       );
     const trace = await getTrace(deps.db, tenantId, body.traceId);
-    return c.json({ data: await judgeTrace(judge, trace) });
+    return c.json({ data: [await judge.judge(trace)] });
   });
 
   app.post("/judges/calibrate", async (c) => {

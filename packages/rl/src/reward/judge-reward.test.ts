@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type GenResult, type JudgeClient, parseRubric, toolcallFamily, type VerifyResult } from "@arc/core";
+import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
+import { parseRecipe } from "../recipe/index.ts";
+import { buildReward } from "../run/build-reward.ts";
+import { judgeReward } from "./judge-reward.ts";
+
+const RUBRIC = {
+  criteria: ["Call the tool the user asked for, with the values the user gave."],
+  classes: [
+    { name: "wrong_argument", description: "an argument differs from the request", severity: "high" },
+  ],
+};
+const [task] = toolcallFamily.generate({ split: "production", seed: 3, count: 1 });
+const sample = (text: string): GenResult =>
+  ({ text, outputTokens: [1, 2], finishReason: "stop" }) as GenResult;
+const verdict: VerifyResult = { status: "pass", reward: 1 };
+const group = {
+  task,
+  samples: [
+    sample(toolcallFamily.reference(task)[0]),
+    sample('{"tool":"get_weather","args":{"city":"Nowhere"}}'),
+  ],
+  verdicts: [verdict, verdict],
+};
+
+// A real judge endpoint: `arc engine serve` on the shipped toolcall base, which was never trained to judge (its
+// verdicts are constrained to the schema but mean nothing), so these tests check the reward's path, not its values.
+describe("the judge reward, on a real OpenAI-compatible endpoint", () => {
+  let engine: RunningEngineServer;
+  let rubricPath: string;
+  before(async () => {
+    engine = await startEngineServer(await EmbeddedInferenceEngine.load("models/toolcall-base"), {
+      modelId: "judge",
+    });
+    rubricPath = join(await mkdtemp(join(tmpdir(), "arc-judge-reward-")), "rubric.json");
+    await writeFile(rubricPath, JSON.stringify(RUBRIC));
+  });
+  after(() => engine?.close());
+
+  it("scores each sample in [0, 1] with one call, counts them, and answers again from its cache", async () => {
+    const { reward, judgeUsage } = await buildReward(
+      parseRecipe({
+        reward: { kind: "judge", judge: { baseUrl: engine.baseURL, model: "judge", rubric: rubricPath } },
+      }).reward,
+    );
+    const first = await reward(group);
+    const spent = judgeUsage?.();
+    assert.equal(spent?.calls, 2);
+    if (first === null) {
+      // the untrained judge's reply did not parse: the group is left out, never given a made-up reward
+      assert.equal(spent?.unjudged, 2 - (first ?? []).length);
+      return;
+    }
+    assert.ok(
+      first.every((r) => r >= 0 && r <= 1),
+      JSON.stringify(first),
+    );
+    assert.deepEqual(await reward(group), first);
+    assert.deepEqual(judgeUsage?.(), { ...spent, cached: 2 });
+  });
+
+  it("names what is missing from a judge reward's recipe", async () => {
+    const bare = parseRecipe({ reward: { kind: "judge" } }).reward;
+    await assert.rejects(
+      buildReward(bare),
+      /reward\.judge: expected a judge block \(baseUrl, model, rubric\)/,
+    );
+    const missing = parseRecipe({
+      reward: {
+        kind: "judge",
+        judge: { baseUrl: engine.baseURL, model: "judge", rubric: "no/such/rubric.json" },
+      },
+    }).reward;
+    await assert.rejects(buildReward(missing), /reward\.judge\.rubric: cannot read no\/such\/rubric\.json/);
+    const keyless = parseRecipe({
+      reward: {
+        kind: "judge",
+        judge: {
+          baseUrl: engine.baseURL,
+          model: "judge",
+          rubric: rubricPath,
+          apiKeyEnv: "ARC_TEST_NO_SUCH_KEY",
+        },
+      },
+    }).reward;
+    await assert.rejects(buildReward(keyless), /reward\.judge\.apiKeyEnv: ARC_TEST_NO_SUCH_KEY is not set/);
+  });
+});
+
+describe("the judge reward when the judge cannot answer", () => {
+  const rubric = parseRubric(RUBRIC);
+
+  it("leaves the group out when the endpoint is down (a test double stands in for the outage)", async () => {
+    const down: JudgeClient = {
+      complete: async () => {
+        throw new Error("the judge endpoint failed: connect ECONNREFUSED");
+      },
+    };
+    const { reward, usage } = judgeReward({ rubric, model: "judge", client: down });
+    assert.equal(await reward(group), null);
+    assert.deepEqual(usage(), { calls: 2, tokens: 0, cached: 0, unjudged: 2 });
+  });
+
+  it("spends no call past its budget, and leaves the group out (a test double answers a fixed verdict)", async () => {
+    const fixed: JudgeClient = {
+      complete: async () => ({
+        content: JSON.stringify({
+          failed: false,
+          class: "none",
+          severity: "none",
+          evidence: "ok",
+          confidence: 0.9,
+        }),
+        tokens: 40,
+      }),
+    };
+    const { reward, usage } = judgeReward({
+      rubric,
+      model: "judge",
+      client: fixed,
+      budget: { callsPerMinute: 1, tokensPerMinute: 1_000 },
+    });
+    assert.equal(await reward(group), null);
+    assert.deepEqual(usage(), { calls: 1, tokens: 40, cached: 0, unjudged: 1 });
+  });
+});

@@ -1,0 +1,90 @@
+import { createHash } from "node:crypto";
+import {
+  createJudgeDetector,
+  getTaskFamily,
+  type JudgeBudget,
+  type JudgeClient,
+  type Rubric,
+  Trace,
+  taskPrompt,
+} from "@arc/core";
+import type { GroupReward } from "./group-reward.ts";
+
+/** What a judge reward spent: calls made and tokens they took, and samples it could not score. */
+export interface JudgeUsage {
+  calls: number;
+  tokens: number;
+  /** Samples scored from the cache, without a call. */
+  cached: number;
+  /** Samples the judge could not score (budget, outage, malformed reply): their groups were left out. */
+  unjudged: number;
+}
+
+/** Options of a judge reward. */
+export interface JudgeRewardOptions {
+  rubric: Rubric;
+  /** The judge model's name, as its endpoint knows it. */
+  model: string;
+  client: JudgeClient;
+  budget?: JudgeBudget;
+}
+
+/** When a sample's transcript says it was written: fixed, so a sample's trace (and its cache key) is its content. */
+const SAMPLE_TIME = "2026-01-01T00:00:00.000Z";
+
+/**
+ * A pointwise judge reward (`reward.kind: judge`): each sample, as the answer to its task's prompt (the agent's
+ * recorded messages where the task has them), is judged against the rubric by the judge model, and its reward is
+ * the verdict's score in [0, 1] (1 − the judge's confidence for a failure, its confidence for a pass). Replies are
+ * cached by (prompt and sample, rubric version, model); the calls and tokens are counted.
+ */
+export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward; usage: () => JudgeUsage } {
+  const usage: JudgeUsage = { calls: 0, tokens: 0, cached: 0, unjudged: 0 };
+  const counting: JudgeClient = {
+    async complete(request) {
+      usage.calls++;
+      const answer = await options.client.complete(request);
+      usage.tokens += answer.tokens ?? 0;
+      return answer;
+    },
+  };
+  const judge = createJudgeDetector({
+    rubric: options.rubric,
+    model: options.model,
+    client: counting,
+    ...(options.budget ? { budget: options.budget } : {}),
+  });
+  const reward: GroupReward = async ({ task, samples }) => {
+    const { messages, tools } = taskPrompt(getTaskFamily(task.env), task);
+    const scores = await Promise.all(
+      samples.map(async (sample) => {
+        const id = createHash("sha256")
+          .update(JSON.stringify([messages, tools ?? null, sample.text]))
+          .digest("hex")
+          .slice(0, 32);
+        const trace = Trace.parse({
+          id: `sample-${id}`,
+          startedAt: SAMPLE_TIME,
+          steps: [
+            {
+              id: "answer",
+              kind: "llm",
+              startedAt: SAMPLE_TIME,
+              llm: { messages, ...(tools ? { tools } : {}), output: { content: sample.text } },
+            },
+          ],
+        });
+        const callsBefore = usage.calls;
+        const verdict = await judge.judge(trace);
+        if (usage.calls === callsBefore && verdict.status !== "unknown") usage.cached++;
+        if (verdict.status === "unknown") {
+          usage.unjudged++;
+          return null;
+        }
+        return verdict.score;
+      }),
+    );
+    return scores.some((s) => s === null) ? null : (scores as number[]);
+  };
+  return { reward, usage: () => ({ ...usage }) };
+}
