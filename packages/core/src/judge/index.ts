@@ -1,3 +1,4 @@
+export type { JudgeBudget } from "./budget-window.ts";
 export {
   type CalibrationItem,
   type CalibrationReport,
@@ -6,9 +7,15 @@ export {
   calibrationReport,
 } from "./calibration.ts";
 export {
+  createGroupJudge,
+  type GroupJudgeOptions,
+  groupJudgeMessages,
+  groupReplySchema,
+  parseGroupReply,
+} from "./group-judge.ts";
+export {
   createJudgeDetector,
   JUDGE_DETECTOR_ID,
-  type JudgeBudget,
   type JudgeCache,
   type JudgeClient,
   type JudgeDetector,

@@ -1,6 +1,7 @@
 import type { Detector } from "../detect/detector.ts";
 import { failedVerdict, passedVerdict, unknownVerdict, type Verdict } from "../detect/verdict.ts";
 import type { Trace } from "../trace/index.ts";
+import { type JudgeBudget, MinuteWindow } from "./budget-window.ts";
 import { judgeMessages } from "./judge-prompt.ts";
 import { type JudgeReply, judgeReplySchema, parseJudgeReply } from "./judge-reply.ts";
 import type { Rubric } from "./rubric.ts";
@@ -21,12 +22,6 @@ export interface JudgeCache {
   set(key: string, reply: JudgeReply): void;
 }
 
-/** What a tenant's judge may spend in any minute; past it, traces wait (verdict `unknown`) and are judged later. */
-export interface JudgeBudget {
-  callsPerMinute: number;
-  tokensPerMinute: number;
-}
-
 /** A cache of the most recent `limit` judgements, in memory. */
 export function memoryJudgeCache(limit = 10_000): JudgeCache {
   const replies = new Map<string, JudgeReply>();
@@ -37,35 +32,6 @@ export function memoryJudgeCache(limit = 10_000): JudgeCache {
       replies.set(key, reply);
     },
   };
-}
-
-/** The calls and tokens spent in the last minute, and whether one more call fits the budget. */
-class MinuteWindow {
-  private readonly spent: { at: number; tokens: number }[] = [];
-
-  constructor(
-    private readonly budget: JudgeBudget,
-    private readonly now: () => number,
-  ) {}
-
-  /** Why a call does not fit now, or undefined when it does. */
-  refusal(): string | undefined {
-    const since = this.now() - 60_000;
-    while (this.spent.length > 0 && this.spent[0].at <= since) this.spent.shift();
-    const tokens = this.spent.reduce((n, s) => n + s.tokens, 0);
-    if (this.spent.length >= this.budget.callsPerMinute)
-      return `${this.spent.length} judge calls in the last minute (budget ${this.budget.callsPerMinute})`;
-    if (tokens >= this.budget.tokensPerMinute)
-      return `${tokens} judge tokens in the last minute (budget ${this.budget.tokensPerMinute})`;
-    return undefined;
-  }
-
-  /** Takes a call's place in the window now, before it is sent, so calls made at once cannot overrun the budget. */
-  reserve(): { tokens: number } {
-    const entry = { at: this.now(), tokens: 0 };
-    this.spent.push(entry);
-    return entry;
-  }
 }
 
 /** Options of a judge detector. */

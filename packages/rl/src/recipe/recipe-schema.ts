@@ -277,6 +277,12 @@ export const JudgeRewardBlock = z
       .describe(
         "Path of the rubric's JSON file: {criteria, classes, instructions?}, as `arc judges set` takes.",
       ),
+    mode: z
+      .enum(["pointwise", "group"])
+      .default("pointwise")
+      .describe(
+        "pointwise: each sample judged alone; group: a prompt's samples scored together in one call (RULER).",
+      ),
     callsPerMinute: z.number().int().positive().optional().describe("Judge calls a minute at most."),
     tokensPerMinute: z.number().int().positive().optional().describe("Judge tokens a minute at most."),
   })

@@ -53,7 +53,8 @@ describe("the judge reward, on a real OpenAI-compatible endpoint", () => {
     assert.equal(spent?.calls, 2);
     if (first === null) {
       // the untrained judge's reply did not parse: the group is left out, never given a made-up reward
-      assert.equal(spent?.unjudged, 2 - (first ?? []).length);
+      assert.ok((spent?.unjudged ?? 0) > 0);
+      assert.equal((spent?.unjudged ?? 0) + (spent?.scored ?? 0), 2);
       return;
     }
     assert.ok(
@@ -61,7 +62,28 @@ describe("the judge reward, on a real OpenAI-compatible endpoint", () => {
       JSON.stringify(first),
     );
     assert.deepEqual(await reward(group), first);
-    assert.deepEqual(judgeUsage?.(), { ...spent, cached: 2 });
+    assert.deepEqual(judgeUsage?.(), { ...spent, scored: 4 }, "the second time from the cache: no call");
+  });
+
+  it("scores a whole group in one call when asked to (RULER)", async () => {
+    const { reward, judgeUsage } = await buildReward(
+      parseRecipe({
+        reward: {
+          kind: "judge",
+          judge: { baseUrl: engine.baseURL, model: "judge", rubric: rubricPath, mode: "group" },
+        },
+      }).reward,
+    );
+    const scores = await reward(group);
+    assert.equal(judgeUsage?.().calls, 1, "one call for the group's two samples");
+    if (scores === null) assert.equal(judgeUsage?.().unjudged, 2);
+    else {
+      assert.equal(scores.length, 2);
+      assert.ok(
+        scores.every((r) => r >= 0 && r <= 1),
+        JSON.stringify(scores),
+      );
+    }
   });
 
   it("names what is missing from a judge reward's recipe", async () => {
@@ -103,7 +125,14 @@ describe("the judge reward when the judge cannot answer", () => {
     };
     const { reward, usage } = judgeReward({ rubric, model: "judge", client: down });
     assert.equal(await reward(group), null);
-    assert.deepEqual(usage(), { calls: 2, tokens: 0, cached: 0, unjudged: 2 });
+    assert.deepEqual(usage(), { calls: 2, tokens: 0, scored: 0, unjudged: 2 });
+  });
+
+  it("leaves the group out when a group verdict has the wrong number of scores (a test double writes it)", async () => {
+    const miscounted: JudgeClient = { complete: async () => ({ content: '{"scores":[1,0,1]}', tokens: 9 }) };
+    const { reward, usage } = judgeReward({ rubric, model: "judge", client: miscounted, mode: "group" });
+    assert.equal(await reward(group), null);
+    assert.deepEqual(usage(), { calls: 1, tokens: 9, scored: 0, unjudged: 2 });
   });
 
   it("spends no call past its budget, and leaves the group out (a test double answers a fixed verdict)", async () => {
@@ -126,6 +155,6 @@ describe("the judge reward when the judge cannot answer", () => {
       budget: { callsPerMinute: 1, tokensPerMinute: 1_000 },
     });
     assert.equal(await reward(group), null);
-    assert.deepEqual(usage(), { calls: 1, tokens: 40, cached: 0, unjudged: 1 });
+    assert.deepEqual(usage(), { calls: 1, tokens: 40, scored: 1, unjudged: 1 });
   });
 });

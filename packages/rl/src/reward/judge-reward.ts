@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import {
+  createGroupJudge,
   createJudgeDetector,
   getTaskFamily,
   type JudgeBudget,
@@ -10,12 +11,12 @@ import {
 } from "@arc/core";
 import type { GroupReward } from "./group-reward.ts";
 
-/** What a judge reward spent: calls made and tokens they took, and samples it could not score. */
+/** What a judge reward spent: calls made and tokens they took, samples scored, and samples it could not score. */
 export interface JudgeUsage {
   calls: number;
   tokens: number;
-  /** Samples scored from the cache, without a call. */
-  cached: number;
+  /** Samples given a score (a cached score costs no call). */
+  scored: number;
   /** Samples the judge could not score (budget, outage, malformed reply): their groups were left out. */
   unjudged: number;
 }
@@ -27,19 +28,22 @@ export interface JudgeRewardOptions {
   model: string;
   client: JudgeClient;
   budget?: JudgeBudget;
+  /** `pointwise` (default): each sample judged alone; `group`: the group's samples scored together in one call. */
+  mode?: "pointwise" | "group";
 }
 
 /** When a sample's transcript says it was written: fixed, so a sample's trace (and its cache key) is its content. */
 const SAMPLE_TIME = "2026-01-01T00:00:00.000Z";
 
 /**
- * A pointwise judge reward (`reward.kind: judge`): each sample, as the answer to its task's prompt (the agent's
+ * A judge reward (`reward.kind: judge`). Pointwise, each sample, as the answer to its task's prompt (the agent's
  * recorded messages where the task has them), is judged against the rubric by the judge model, and its reward is
- * the verdict's score in [0, 1] (1 − the judge's confidence for a failure, its confidence for a pass). Replies are
- * cached by (prompt and sample, rubric version, model); the calls and tokens are counted.
+ * the verdict's score in [0, 1] (1 − the judge's confidence for a failure, its confidence for a pass). By group
+ * (RULER), the judge scores the group's samples against each other in one call. Replies are cached (by prompt,
+ * samples, rubric version and model); the calls and tokens are counted.
  */
 export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward; usage: () => JudgeUsage } {
-  const usage: JudgeUsage = { calls: 0, tokens: 0, cached: 0, unjudged: 0 };
+  const usage: JudgeUsage = { calls: 0, tokens: 0, scored: 0, unjudged: 0 };
   const counting: JudgeClient = {
     async complete(request) {
       usage.calls++;
@@ -54,7 +58,26 @@ export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward;
     client: counting,
     ...(options.budget ? { budget: options.budget } : {}),
   });
-  const reward: GroupReward = async ({ task, samples }) => {
+  const group = createGroupJudge({
+    rubric: options.rubric,
+    model: options.model,
+    client: counting,
+    ...(options.budget ? { budget: options.budget } : {}),
+  });
+  const byGroup: GroupReward = async ({ task, samples }) => {
+    const { messages } = taskPrompt(getTaskFamily(task.env), task);
+    const scores = await group.score(
+      messages,
+      samples.map((s) => s.text),
+    );
+    if (!Array.isArray(scores)) {
+      usage.unjudged += samples.length;
+      return null;
+    }
+    usage.scored += samples.length;
+    return scores;
+  };
+  const pointwise: GroupReward = async ({ task, samples }) => {
     const { messages, tools } = taskPrompt(getTaskFamily(task.env), task);
     const scores = await Promise.all(
       samples.map(async (sample) => {
@@ -74,17 +97,16 @@ export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward;
             },
           ],
         });
-        const callsBefore = usage.calls;
         const verdict = await judge.judge(trace);
-        if (usage.calls === callsBefore && verdict.status !== "unknown") usage.cached++;
         if (verdict.status === "unknown") {
           usage.unjudged++;
           return null;
         }
+        usage.scored++;
         return verdict.score;
       }),
     );
     return scores.some((s) => s === null) ? null : (scores as number[]);
   };
-  return { reward, usage: () => ({ ...usage }) };
+  return { reward: options.mode === "group" ? byGroup : pointwise, usage: () => ({ ...usage }) };
 }

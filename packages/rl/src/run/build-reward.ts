@@ -52,6 +52,7 @@ async function buildJudgeReward(judge: NonNullable<Recipe["reward"]["judge"]>): 
   const { reward, usage } = judgeReward({
     rubric: parseRubric(raw),
     model: judge.model,
+    mode: judge.mode,
     client: openAIJudgeClient({ baseUrl: judge.baseUrl, apiKey }),
     budget: {
       callsPerMinute: judge.callsPerMinute ?? Number.POSITIVE_INFINITY,

@@ -339,7 +339,7 @@ async function execute(
                 ...record.extra,
                 judgeCalls: judge.calls,
                 judgeTokens: judge.tokens,
-                judgeCached: judge.cached,
+                judgeScored: judge.scored,
                 judgeUnjudged: judge.unjudged,
               },
             }

@@ -1,0 +1,125 @@
+import { createHash } from "node:crypto";
+import { type JudgeBudget, MinuteWindow } from "./budget-window.ts";
+import type { JudgeClient } from "./judge-detector.ts";
+import { answerText, conversationLines, rubricLines } from "./judge-prompt.ts";
+import { JudgeReplyError } from "./judge-reply.ts";
+import type { Rubric } from "./rubric.ts";
+
+/** The JSON Schema of a group verdict (OpenAI `response_format` `json_schema`, strict): one score per answer. */
+export function groupReplySchema(answers: number): Record<string, unknown> {
+  return {
+    type: "object",
+    properties: {
+      scores: { type: "array", items: { type: "number" }, minItems: answers, maxItems: answers },
+    },
+    required: ["scores"],
+    additionalProperties: false,
+  };
+}
+
+/** Reads a group verdict strictly: `{"scores": [...]}`, one number in [0, 1] per answer, nothing else. */
+export function parseGroupReply(text: string, answers: number): number[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new JudgeReplyError(
+      `the judge's reply is not JSON (${(error as Error).message}): ${text.slice(0, 200)}`,
+    );
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new JudgeReplyError(`the judge's reply is not a JSON object: ${text.slice(0, 200)}`);
+  const extra = Object.keys(value).filter((k) => k !== "scores");
+  if (extra.length > 0)
+    throw new JudgeReplyError(`the judge's reply has fields it was not asked for: ${extra.join(", ")}`);
+  const scores = (value as { scores?: unknown }).scores;
+  if (!Array.isArray(scores) || scores.length !== answers)
+    throw new JudgeReplyError(
+      `scores: expected ${answers} numbers, one per answer, got ${JSON.stringify(scores)?.slice(0, 200)}`,
+    );
+  scores.forEach((s, i) => {
+    if (typeof s !== "number" || !(s >= 0 && s <= 1))
+      throw new JudgeReplyError(`scores[${i}]: expected a number from 0 to 1, got ${JSON.stringify(s)}`);
+  });
+  return scores as number[];
+}
+
+/** The chat that asks the judge to score every answer of a group to one conversation, against the rubric, at once. */
+export function groupJudgeMessages(
+  rubric: Rubric,
+  conversation: readonly unknown[],
+  answers: readonly string[],
+): { role: "system" | "user"; content: string }[] {
+  const system = [
+    `You compare ${answers.length} answers an AI agent gave to the same conversation, against a rubric. Score each answer from 0 (fails the rubric) to 1 (a good answer); score better answers higher, equal answers equally.`,
+    ...rubricLines(rubric),
+    `Reply with one JSON object: {"scores": [${answers.map((_, i) => `score of answer ${i + 1}`).join(", ")}]}.`,
+  ];
+  const user = [
+    ...conversationLines(conversation),
+    ...answers.map((a, i) => `[answer ${i + 1}] ${answerText(a)}`),
+  ];
+  return [
+    { role: "system", content: system.join("\n") },
+    { role: "user", content: user.join("\n") },
+  ];
+}
+
+/** Options of a group judge. */
+export interface GroupJudgeOptions {
+  rubric: Rubric;
+  client: JudgeClient;
+  model: string;
+  budget?: JudgeBudget;
+  /** Most tokens of one reply. */
+  maxTokens?: number;
+  now?: () => number;
+}
+
+/**
+ * A judge that scores a group of answers to one conversation in one call (RULER's group ranking for GRPO): the
+ * scores are relative within the group, which is all a group-normalized advantage needs. Scores are cached by
+ * (conversation, answers, rubric version, model). A group the judge could not score gets the reason instead.
+ */
+export function createGroupJudge(options: GroupJudgeOptions): {
+  score(
+    conversation: readonly unknown[],
+    answers: readonly string[],
+  ): Promise<number[] | { unscored: string }>;
+} {
+  const { rubric, client, model } = options;
+  const cache = new Map<string, number[]>();
+  const window = new MinuteWindow(
+    options.budget ?? { callsPerMinute: Number.POSITIVE_INFINITY, tokensPerMinute: Number.POSITIVE_INFINITY },
+    options.now ?? Date.now,
+  );
+  return {
+    async score(conversation, answers) {
+      const key = createHash("sha256")
+        .update(JSON.stringify([conversation, answers, rubric.version, model]))
+        .digest("hex");
+      const cached = cache.get(key);
+      if (cached) return cached;
+      const refusal = window.refusal();
+      if (refusal) return { unscored: `not judged yet: ${refusal}` };
+      const spent = window.reserve();
+      try {
+        const answer = await client.complete({
+          model,
+          messages: groupJudgeMessages(rubric, conversation, answers),
+          responseFormat: {
+            type: "json_schema",
+            json_schema: { name: "group_scores", strict: true, schema: groupReplySchema(answers.length) },
+          },
+          maxTokens: options.maxTokens ?? 32 + 16 * answers.length,
+        });
+        spent.tokens = answer.tokens ?? 0;
+        const scores = parseGroupReply(answer.content, answers.length);
+        cache.set(key, scores);
+        return scores;
+      } catch (error) {
+        return { unscored: `the judge could not score the group: ${(error as Error).message}` };
+      }
+    },
+  };
+}
