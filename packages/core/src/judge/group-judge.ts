@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type JudgeBudget, MinuteWindow } from "./budget-window.ts";
 import type { JudgeClient } from "./judge-detector.ts";
 import { answerText, conversationLines, rubricLines } from "./judge-prompt.ts";
-import { JudgeReplyError } from "./judge-reply.ts";
+import { JudgeReplyError, replyObject } from "./judge-reply.ts";
 import type { Rubric } from "./rubric.ts";
 
 /** The JSON Schema of a group verdict (OpenAI `response_format` `json_schema`, strict): one score per answer. */
@@ -19,16 +19,7 @@ export function groupReplySchema(answers: number): Record<string, unknown> {
 
 /** Reads a group verdict strictly: `{"scores": [...]}`, one number in [0, 1] per answer, nothing else. */
 export function parseGroupReply(text: string, answers: number): number[] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new JudgeReplyError(
-      `the judge's reply is not JSON (${(error as Error).message}): ${text.slice(0, 200)}`,
-    );
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new JudgeReplyError(`the judge's reply is not a JSON object: ${text.slice(0, 200)}`);
+  const value = replyObject(text);
   const extra = Object.keys(value).filter((k) => k !== "scores");
   if (extra.length > 0)
     throw new JudgeReplyError(`the judge's reply has fields it was not asked for: ${extra.join(", ")}`);

@@ -39,12 +39,8 @@ export function judgeReplySchema(rubric: Rubric): Record<string, unknown> {
   };
 }
 
-/**
- * Reads the judge's reply strictly: one JSON object with exactly the schema's fields, a class of the rubric (or
- * `none` exactly when it did not fail), a confidence in [0, 1]. Anything else is a `JudgeReplyError` that says
- * what is wrong, never a guess.
- */
-export function parseJudgeReply(text: string, rubric: Rubric): JudgeReply {
+/** A judge's reply as the JSON object it must be, or a `JudgeReplyError` saying what it is instead. */
+export function replyObject(text: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -55,7 +51,16 @@ export function parseJudgeReply(text: string, rubric: Rubric): JudgeReply {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new JudgeReplyError(`the judge's reply is not a JSON object: ${text.slice(0, 200)}`);
-  const reply = value as Record<string, unknown>;
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Reads the judge's reply strictly: one JSON object with exactly the schema's fields, a class of the rubric (or
+ * `none` exactly when it did not fail), a confidence in [0, 1]. Anything else is a `JudgeReplyError` that says
+ * what is wrong, never a guess.
+ */
+export function parseJudgeReply(text: string, rubric: Rubric): JudgeReply {
+  const reply = replyObject(text);
   const fields = ["failed", "class", "severity", "evidence", "confidence"];
   const missing = fields.filter((f) => !(f in reply));
   if (missing.length > 0) throw new JudgeReplyError(`the judge's reply lacks ${missing.join(", ")}`);
