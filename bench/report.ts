@@ -115,8 +115,11 @@ function demoRunLines(f: Figures | undefined): string[] {
       const warmup =
         r.warmup_steps === null
           ? "none"
-          : `${r.warmup_steps} of ${r.warmup_planned_steps} planned steps${r.warmup_seconds_per_step === null ? "" : `, ${fmt(r.warmup_seconds_per_step, 2)} s a step`}`;
-      return `| ${i + 1} | ${r.commit} | ${rate(r.base_failure_rate)} → ${rate(r.final_failure_rate)} | ${r.target_met ? "met" : "not met"}${r.patterns_worse > 0 ? ` (${r.patterns_worse} pattern(s) worse)` : ""} | ${warmup} | ${fmt(r.wall_s)} s | ${r.npm_test_alongside ? "`npm test` of another clone" : "—"} |`;
+          : `${r.warmup_steps} of ${r.warmup_planned_steps} planned steps${r.warmup_replans ? `, re-planned ${r.warmup_replans === 1 ? "once" : `${r.warmup_replans} times`}` : ""}${r.warmup_seconds_per_step === null ? "" : `, ${fmt(r.warmup_seconds_per_step, 2)} s a step`}`;
+      const beside = r.npm_test_alongside
+        ? `\`npm test\` of another clone${r.npm_test_exit_code === null || r.npm_test_exit_code === undefined ? "" : ` (exit ${r.npm_test_exit_code})`}`
+        : "—";
+      return `| ${i + 1} | ${r.commit} | ${rate(r.base_failure_rate)} → ${rate(r.final_failure_rate)} | ${r.target_met ? "met" : "not met"}${r.patterns_worse > 0 ? ` (${r.patterns_worse} pattern(s) worse)` : ""} | ${warmup} | ${fmt(r.wall_s)} s | ${beside} |`;
     }),
     "",
   ];

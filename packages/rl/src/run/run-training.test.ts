@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import { parseRecipe } from "../recipe/index.ts";
 import { type AsyncRolloutSource, asyncRolloutSource, engineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
@@ -147,6 +148,48 @@ describe("runs", () => {
       steps.map((r) => r.learningRate),
       [2e-4, 2e-4],
     );
+  });
+
+  it("rewards GRPO with a judge model and counts its calls in every step record", async () => {
+    // a real OpenAI-compatible judge endpoint: `arc engine serve` on the shipped toolcall base, never trained to
+    // judge, so only the path is checked: calls made, each sample scored or its group left out
+    const judge = await startEngineServer(await EmbeddedInferenceEngine.load("models/toolcall-base"), {
+      modelId: "judge",
+    });
+    try {
+      const { root, recipe } = await tinyRecipe({
+        algorithm: "grpo",
+        steps: 2,
+        promptsPerStep: 2,
+        samplesPerPrompt: 2,
+      });
+      const rubric = join(root, "rubric.json");
+      await writeFile(
+        rubric,
+        JSON.stringify({
+          criteria: ["Call the tool the user asked for, with the values the user gave."],
+          classes: [
+            { name: "wrong_argument", description: "an argument differs from the request", severity: "high" },
+          ],
+        }),
+      );
+      const judged = parseRecipe({
+        ...recipe,
+        reward: { kind: "judge", judge: { baseUrl: judge.baseURL, model: "judge", rubric } },
+      });
+      const result = await startRun(judged, { runsDir: join(root, "runs"), factory: engineFactory });
+      assert.equal(result.status, "completed");
+      const [first, second] = result.records.filter((r) => r.step > 0);
+      // one call per distinct sample: 2 prompts × 2 samples, fewer when a sample repeats (its score is cached)
+      assert.ok(
+        first.extra.judgeCalls >= 1 && first.extra.judgeCalls <= 4,
+        `${first.extra.judgeCalls} calls`,
+      );
+      assert.equal(first.extra.judgeScored + first.extra.judgeUnjudged, 4);
+      assert.ok(second.extra.judgeCalls >= first.extra.judgeCalls, "counted from the run's start");
+    } finally {
+      await judge.close();
+    }
   });
 
   it("refuses to resume a run whose process is still alive", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { stepsCutOff, stepsThatFit } from "./warm-up.ts";
+import { PartPace, stepsCutOff, stepsThatFit } from "./warm-up.ts";
 
 describe("the warm-up's plan", () => {
   const now = 1_000_000;
@@ -21,5 +21,15 @@ describe("the warm-up's plan", () => {
     const steps = stepsThatFit(now, deadline, 0.5, 200);
     assert.equal(steps, 108);
     assert.equal(stepsCutOff({ planned: steps, step: 0, now, secondsPerStep: 0.5 }, deadline), 0);
+  });
+
+  it("reads the pace from the first step on, leaving the run's start-up and first judgement out", () => {
+    const pace = new PartPace();
+    pace.saw(0, now + 15_000); // the judgement at step 0, after the process and the model loaded
+    assert.equal(pace.secondsPerStep(0, now + 15_000), null);
+    pace.saw(1, now + 20_000);
+    assert.equal(pace.secondsPerStep(1, now + 20_000), null, "one step is no pace yet");
+    pace.saw(201, now + 80_000);
+    assert.equal(pace.secondsPerStep(201, now + 80_000), 0.3);
   });
 });

@@ -118,6 +118,25 @@ async function timeWarmupStep(
   return (to - from) / (PROBE_STEPS - PROBE_TIMED_FROM);
 }
 
+/**
+ * A run's pace from its first step on: seconds a step, its judgements and checkpoints included, its start-up (the
+ * process, the model, the judgement at step 0) left out, so that it reads the rate the rest of the plan goes at.
+ */
+export class PartPace {
+  private first: { step: number; at: number } | null = null;
+
+  /** Notes a step record as it arrives. */
+  saw(step: number, at: number): void {
+    if (step > 0 && this.first === null) this.first = { step, at };
+  }
+
+  /** Seconds a step between the first step seen and `step` at `now`; null before two steps apart were seen. */
+  secondsPerStep(step: number, now: number): number | null {
+    if (this.first === null || step <= this.first.step) return null;
+    return (now - this.first.at) / 1000 / (step - this.first.step);
+  }
+}
+
 /** Steps a plan made at `now` gives the time to `deadline` at `secondsPerStep`: `maxSteps` at most, one at least. */
 export function stepsThatFit(
   now: number,
@@ -224,7 +243,7 @@ export async function warmUp(context: {
   let outcome: TrainOutcome;
   for (;;) {
     const partId = replans.length === 0 ? runId : `${runId}-part${replans.length + 1}`;
-    const partStarted = Date.now();
+    const pace = new PartPace();
     const partSteps = part.steps;
     let replanAt: StepRecord | null = null;
     outcome = await trainCandidate({
@@ -248,14 +267,18 @@ export async function warmUp(context: {
         if (r.evalFailureRate === undefined || r.step === 0 || r.step >= partSteps) return false;
         if (replans.length >= MAX_REPLANS) return false;
         const now = Date.now();
-        const secondsPerStep = (now - partStarted) / 1000 / r.step;
-        if (stepsCutOff({ planned: partSteps, step: r.step, now, secondsPerStep }, deadline) <= evalEvery)
+        const secondsPerStep = pace.secondsPerStep(r.step, now);
+        if (
+          secondsPerStep === null ||
+          stepsCutOff({ planned: partSteps, step: r.step, now, secondsPerStep }, deadline) <= evalEvery
+        )
           return false;
         replanAt ??= r;
         return true;
       },
       onStep: (r, state) => {
-        const perStep = r.step > 0 ? (Date.now() - partStarted) / 1000 / r.step : 0;
+        pace.saw(r.step, Date.now());
+        const perStep = pace.secondsPerStep(r.step, Date.now()) ?? 0;
         const eta = Math.max(
           0,
           Math.min((deadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
@@ -286,7 +309,7 @@ export async function warmUp(context: {
       handedOn = outcome.checkpoint;
       break;
     }
-    const secondsPerStep = (Date.now() - partStarted) / 1000 / at.step;
+    const secondsPerStep = pace.secondsPerStep(at.step, Date.now()) as number;
     const steps = stepsThatFit(Date.now(), deadline, secondsPerStep, part.steps - at.step);
     offset += at.step;
     replans.push({ atStep: offset, secondsPerStep, plannedSteps: offset + steps });
