@@ -56,6 +56,9 @@ export function groupJudgeMessages(
   ];
 }
 
+/** Group verdicts kept in memory; the oldest goes first. */
+const CACHED_GROUPS = 10_000;
+
 /** Options of a group judge. */
 export interface GroupJudgeOptions {
   rubric: Rubric;
@@ -106,6 +109,7 @@ export function createGroupJudge(options: GroupJudgeOptions): {
         });
         spent.tokens = answer.tokens ?? 0;
         const scores = parseGroupReply(answer.content, answers.length);
+        if (cache.size >= CACHED_GROUPS) cache.delete(cache.keys().next().value as string);
         cache.set(key, scores);
         return scores;
       } catch (error) {
