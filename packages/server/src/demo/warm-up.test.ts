@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PartPace, stepsCutOff, stepsThatFit } from "./warm-up.ts";
+import { PartPace, paceWithJudgements, stepsCutOff, stepsThatFit } from "./warm-up.ts";
 
 describe("the warm-up's plan", () => {
   const now = 1_000_000;
@@ -21,6 +21,11 @@ describe("the warm-up's plan", () => {
     const steps = stepsThatFit(now, deadline, 0.5, 200);
     assert.equal(steps, 108);
     assert.equal(stepsCutOff({ planned: steps, step: 0, now, secondsPerStep: 0.5 }, deadline), 0);
+  });
+
+  it("plans a probe's pace with the held-out judgements' share: 65 steps' time every 200 steps", () => {
+    assert.ok(Math.abs(paceWithJudgements(0.3) - 0.3975) < 1e-12);
+    assert.equal(stepsThatFit(now, now + 100_000, paceWithJudgements(0.3), 2000), 226);
   });
 
   it("reads the pace from the first step on, leaving the run's start-up and first judgement out", () => {

@@ -14,12 +14,13 @@ export const SFT_RECIPE = "recipes/toolcall-sft.yaml";
  */
 const PROBE_STEPS = 20;
 const PROBE_TIMED_FROM = 6;
-/**
- * Share of the warm-up's time its planned steps may fill; the rest covers starting the run, its held-out
- * evaluations (256 tasks every 200 steps take about a tenth of a step's time on average) and a machine that slows
- * down after the probe.
- */
+/** Share of the warm-up's time its planned steps may fill; the rest covers starting the run and the probe's error. */
 const WARMUP_PLAN_MARGIN = 0.9;
+/**
+ * What one held-out judgement (256 tasks, and its checkpoint) costs, in training steps: about 20 s where a step
+ * takes 0.3 s on the 2-core benchmark machine. The probe times steps alone, so its plan adds this per judgement.
+ */
+const JUDGEMENT_COST_IN_STEPS = 65;
 /** Steps between the warm-up's held-out evaluations; each writes a checkpoint, so the one judged is the one handed on. */
 const WARMUP_EVAL_EVERY = 200;
 /**
@@ -137,6 +138,11 @@ export class PartPace {
   }
 }
 
+/** Seconds a planned step takes with its share of the held-out judgements, from a step's time alone. */
+export function paceWithJudgements(secondsPerStep: number): number {
+  return secondsPerStep * (1 + JUDGEMENT_COST_IN_STEPS / WARMUP_EVAL_EVERY);
+}
+
 /** Steps a plan made at `now` gives the time to `deadline` at `secondsPerStep`: `maxSteps` at most, one at least. */
 export function stepsThatFit(
   now: number,
@@ -194,7 +200,9 @@ export async function warmUp(context: {
     deadline,
   );
   const plannedSteps =
-    stepS === null ? options.sftSteps : stepsThatFit(Date.now(), deadline, stepS, options.sftSteps);
+    stepS === null
+      ? options.sftSteps
+      : stepsThatFit(Date.now(), deadline, paceWithJudgements(stepS), options.sftSteps);
   const evalEvery = Math.min(WARMUP_EVAL_EVERY, plannedSteps);
   const target = context.heldOutTarget;
   const capped = stepS !== null && plannedSteps === options.sftSteps;
