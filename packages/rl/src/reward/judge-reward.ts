@@ -52,61 +52,61 @@ export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward;
       return answer;
     },
   };
-  const judge = createJudgeDetector({
+  const settings = {
     rubric: options.rubric,
     model: options.model,
     client: counting,
     ...(options.budget ? { budget: options.budget } : {}),
-  });
-  const group = createGroupJudge({
-    rubric: options.rubric,
-    model: options.model,
-    client: counting,
-    ...(options.budget ? { budget: options.budget } : {}),
-  });
-  const byGroup: GroupReward = async ({ task, samples }) => {
-    const { messages } = taskPrompt(getTaskFamily(task.env), task);
-    const scores = await group.score(
-      messages,
-      samples.map((s) => s.text),
-    );
-    if (!Array.isArray(scores)) {
-      usage.unjudged += samples.length;
-      return null;
-    }
-    usage.scored += samples.length;
-    return scores;
   };
-  const pointwise: GroupReward = async ({ task, samples }) => {
-    const { messages, tools } = taskPrompt(getTaskFamily(task.env), task);
-    const scores = await Promise.all(
-      samples.map(async (sample) => {
-        const id = createHash("sha256")
-          .update(JSON.stringify([messages, tools ?? null, sample.text]))
-          .digest("hex")
-          .slice(0, 32);
-        const trace = Trace.parse({
-          id: `sample-${id}`,
-          startedAt: SAMPLE_TIME,
-          steps: [
-            {
-              id: "answer",
-              kind: "llm",
-              startedAt: SAMPLE_TIME,
-              llm: { messages, ...(tools ? { tools } : {}), output: { content: sample.text } },
-            },
-          ],
-        });
-        const verdict = await judge.judge(trace);
-        if (verdict.status === "unknown") {
-          usage.unjudged++;
-          return null;
-        }
-        usage.scored++;
-        return verdict.score;
-      }),
-    );
-    return scores.some((s) => s === null) ? null : (scores as number[]);
-  };
-  return { reward: options.mode === "group" ? byGroup : pointwise, usage: () => ({ ...usage }) };
+  const byGroup =
+    (group: ReturnType<typeof createGroupJudge>): GroupReward =>
+    async ({ task, samples }) => {
+      const { messages } = taskPrompt(getTaskFamily(task.env), task);
+      const scores = await group.score(
+        messages,
+        samples.map((s) => s.text),
+      );
+      if (!Array.isArray(scores)) {
+        usage.unjudged += samples.length;
+        return null;
+      }
+      usage.scored += samples.length;
+      return scores;
+    };
+  const pointwise =
+    (judge: ReturnType<typeof createJudgeDetector>): GroupReward =>
+    async ({ task, samples }) => {
+      const { messages, tools } = taskPrompt(getTaskFamily(task.env), task);
+      const scores = await Promise.all(
+        samples.map(async (sample) => {
+          const id = createHash("sha256")
+            .update(JSON.stringify([messages, tools ?? null, sample.text]))
+            .digest("hex")
+            .slice(0, 32);
+          const trace = Trace.parse({
+            id: `sample-${id}`,
+            startedAt: SAMPLE_TIME,
+            steps: [
+              {
+                id: "answer",
+                kind: "llm",
+                startedAt: SAMPLE_TIME,
+                llm: { messages, ...(tools ? { tools } : {}), output: { content: sample.text } },
+              },
+            ],
+          });
+          const verdict = await judge.judge(trace);
+          if (verdict.status === "unknown") {
+            usage.unjudged++;
+            return null;
+          }
+          usage.scored++;
+          return verdict.score;
+        }),
+      );
+      return scores.some((s) => s === null) ? null : (scores as number[]);
+    };
+  const reward =
+    options.mode === "group" ? byGroup(createGroupJudge(settings)) : pointwise(createJudgeDetector(settings));
+  return { reward, usage: () => ({ ...usage }) };
 }
