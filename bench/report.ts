@@ -331,6 +331,16 @@ const ROWS: Row[] = [
     medianOf: medianOf("answer_64_tasks_repeats", "runs"),
   },
   {
+    bench: "engine",
+    figure:
+      "`toolcall` base model: 256 production tasks through a running batch of 32 rows (a training run's held-out judgement)",
+    value: (f) =>
+      numberAt(f, "answer_256_tasks_batch32_s") === undefined
+        ? undefined
+        : `${fmt(numberAt(f, "answer_256_tasks_batch32_s") as number, 2)} s (${fmt(numberAt(f, "gen_tokens_per_s_continuous_batch32") ?? 0)} tokens/s)`,
+    medianOf: medianOf("answer_64_tasks_repeats", "runs"),
+  },
+  {
     bench: "engine-sizes",
     figure: "Embedded engine, SFT training tokens/s by size: tiny / small / base",
     value: (f) => {

@@ -9,6 +9,14 @@ import { EmbeddedInferenceEngine } from "./embedded-inference-engine.ts";
 const tiny = configForSize("tiny");
 const messages = [{ role: "user", content: "hello" }];
 
+/** Tiny weights with the matrices scaled up, so greedy decoding picks clear winners that float rounding cannot swap. */
+function decisiveWeights(seed: number) {
+  const weights = initWeights(tiny, seed);
+  for (const t of weights.values())
+    for (let i = 0; i < t.data.length; i++) t.data[i] *= t.data.length > 64 ? 20 : 1;
+  return weights;
+}
+
 describe("EmbeddedInferenceEngine", () => {
   it("is deterministic under a seed and gives n different samples", async () => {
     const engine = await EmbeddedInferenceEngine.create(tiny, initWeights(tiny, 1));
@@ -77,10 +85,7 @@ describe("EmbeddedInferenceEngine", () => {
   });
 
   it("gives each request the same greedy tokens whether it runs alone or joins a running batch", async () => {
-    const weights = initWeights(tiny, 21);
-    for (const t of weights.values())
-      for (let i = 0; i < t.data.length; i++) t.data[i] *= t.data.length > 64 ? 20 : 1;
-    const engine = await EmbeddedInferenceEngine.create(tiny, weights, { maxBatchSize: 3 });
+    const engine = await EmbeddedInferenceEngine.create(tiny, decisiveWeights(21), { maxBatchSize: 3 });
     const prompts = [
       [256, 1],
       [256, 9, 8, 7, 6, 5, 4, 3],
@@ -98,6 +103,23 @@ describe("EmbeddedInferenceEngine", () => {
         return (await engine.generate([req(p)]))[0].outputTokens;
       }),
     );
+    assert.deepEqual(together, alone);
+  });
+
+  it("gives queued rows that take finished rows' places the tokens they get alone", async () => {
+    const engine = await EmbeddedInferenceEngine.create(tiny, decisiveWeights(22), { maxBatchSize: 2 });
+    // rows end at different steps while others queue; short prompts fit into the running cache, long ones do not
+    const requests = [
+      { prompt: [256, 3, 4, 5, 6, 7, 8, 9], maxTokens: 2 },
+      { prompt: [256, 1], maxTokens: 14 },
+      { prompt: [256, 40], maxTokens: 4 },
+      { prompt: [256, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64], maxTokens: 6 },
+      { prompt: [256, 70, 71], maxTokens: 3 },
+      { prompt: [256, 9], maxTokens: 9 },
+    ].map(({ prompt, maxTokens }) => ({ promptTokens: prompt, temperature: 0, maxTokens, ignoreEos: true }));
+    const alone: number[][] = [];
+    for (const r of requests) alone.push((await engine.generate([r]))[0].outputTokens);
+    const together = (await engine.generate(requests)).map((s) => s.outputTokens);
     assert.deepEqual(together, alone);
   });
 

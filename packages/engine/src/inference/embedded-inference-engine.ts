@@ -30,6 +30,8 @@ import { type SampledToken, sampleToken } from "./sampler.ts";
 
 /** Most positions a new cache holds past its prompts before it first grows (most answers fit). */
 const DECODE_ROOM = 512;
+/** Positions of left padding every running row has before they are dropped (dropping copies the whole cache). */
+const TRIM_AT_LEAST = 32;
 
 /** Options of the embedded inference engine. */
 export interface InferenceEngineOptions {
@@ -273,17 +275,20 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
         if (this.pending.length > 0 && room > 0) {
           const admitted = this.pending.splice(0, room);
           const fresh = this.prefill(admitted);
-          const merged = mergeBatches(slots, cache, fresh.slots, fresh.cache);
-          slots = merged.slots;
-          cache = merged.cache;
+          const joined = admitRows(slots, cache, fresh.slots, fresh.cache);
+          slots = joined.slots;
+          cache = joined.cache;
         } else if (slots.some((s) => !s.row.finish) && cache) {
           this.step(slots, cache);
         }
+        // finished rows wait for queued ones to take their place; with none queued they leave the batch
         const keep = slots.map((s, i) => (s.row.finish ? -1 : i)).filter((i) => i >= 0);
-        if (keep.length < slots.length && cache) {
+        if (this.pending.length === 0 && keep.length < slots.length && cache) {
           cache = keep.length > 0 ? cache.selectRows(keep) : undefined;
           slots = keep.map((i) => slots[i]);
-          if (cache) trimLeftPadding(slots, cache);
+          if (cache) trimLeftPadding(slots, cache, 1);
+        } else if (cache) {
+          trimLeftPadding(slots, cache, TRIM_AT_LEAST);
         }
         await new Promise((resolve) => setImmediate(resolve)); // lets requests, aborts and weight swaps in
       }
@@ -437,29 +442,48 @@ function finish(row: Row, reason: FinishReason, notify = true): void {
   if (row.call.remaining === 0) row.call.resolve();
 }
 
-/** Concatenates two batches along the batch axis, left-padding the shorter cache with masked positions. */
-function mergeBatches(
-  a: Slot[],
-  cacheA: KvCache | undefined,
-  b: Slot[],
-  cacheB: KvCache,
+/**
+ * Rows that join the running batch: they take the places of finished rows in the cache when there are enough and
+ * their prompts fit before its last position (a copy of the new rows only); otherwise the running rows are selected
+ * and joined with them in a new cache.
+ */
+function admitRows(
+  running: Slot[],
+  cache: KvCache | undefined,
+  joining: Slot[],
+  joiningCache: KvCache,
 ): { slots: Slot[]; cache: KvCache } {
-  if (!cacheA || a.length === 0) return { slots: b, cache: cacheB };
-  const S = Math.max(cacheA.length, cacheB.length);
-  for (const [slots, cache] of [
-    [a, cacheA],
-    [b, cacheB],
-  ] as const) {
-    for (const s of slots) s.pad.unshift(...new Array(S - cache.length).fill(1));
+  if (!cache || running.length === 0) return { slots: joining, cache: joiningCache };
+  const free = running.flatMap((s, i) => (s.row.finish ? [i] : []));
+  if (joining.length <= free.length && joiningCache.length <= cache.length) {
+    const into = free.slice(0, joining.length);
+    cache.placeRows(joiningCache, into);
+    const slots = [...running];
+    joining.forEach((slot, i) => {
+      slot.pad.unshift(...new Array(cache.length - joiningCache.length).fill(1));
+      slots[into[i]] = slot;
+    });
+    return { slots, cache };
   }
-  return { slots: [...a, ...b], cache: KvCache.concatRows(cacheA, cacheB) };
+  const keep = running.flatMap((s, i) => (s.row.finish ? [] : [i]));
+  if (keep.length === 0) return { slots: joining, cache: joiningCache };
+  const kept = keep.length < running.length ? cache.selectRows(keep) : cache;
+  const slots = keep.map((i) => running[i]);
+  const S = Math.max(kept.length, joiningCache.length);
+  for (const [group, groupCache] of [
+    [slots, kept],
+    [joining, joiningCache],
+  ] as const) {
+    for (const s of group) s.pad.unshift(...new Array(S - groupCache.length).fill(1));
+  }
+  return { slots: [...slots, ...joining], cache: KvCache.concatRows(kept, joiningCache) };
 }
 
 /**
  * Drops cached positions that are left padding for every remaining row. Without it a batch that never
  * drains (rows keep joining as others finish, as under async rollouts) carries an ever longer cache.
  */
-function trimLeftPadding(slots: Slot[], cache: KvCache): void {
+function trimLeftPadding(slots: Slot[], cache: KvCache, atLeast: number): void {
   const lead = Math.min(
     ...slots.map((s) => {
       let n = 0;
@@ -467,7 +491,7 @@ function trimLeftPadding(slots: Slot[], cache: KvCache): void {
       return n;
     }),
   );
-  if (lead === 0) return;
+  if (lead < atLeast) return;
   for (const s of slots) s.pad.splice(0, lead);
   cache.dropLeading(lead);
 }

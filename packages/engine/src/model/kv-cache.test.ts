@@ -55,6 +55,18 @@ describe("KvCache", () => {
     assert.deepEqual(keysOf(joined, 1, 2, 0), keysOf(b, 1, 1, 0));
   });
 
+  it("places rows of a shorter cache into chosen rows, ending with its positions, and refuses a longer one", () => {
+    const cache = filled(3, 5, 6);
+    const untouched = keysOf(cache, 0, 1, 1);
+    const joining = filled(2, 3, 3, 0.5);
+    cache.placeRows(joining, [2, 0]);
+    assert.equal(cache.length, 5);
+    assert.deepEqual(keysOf(cache, 1, 2, 1).slice(4), keysOf(joining, 1, 0, 1)); // 3 positions end at 5
+    assert.deepEqual(keysOf(cache, 0, 0, 0).slice(4), keysOf(joining, 0, 1, 0));
+    assert.deepEqual(keysOf(cache, 0, 1, 1), untouched);
+    assert.throws(() => cache.placeRows(filled(1, 6, 6), [1]), /6 positions do not fit before 5/);
+  });
+
   it("drops leading positions of every row", () => {
     const cache = filled(2, 4, 4);
     const kept = keysOf(cache, 1, 1, 0).slice(2); // positions 1..3, two values each

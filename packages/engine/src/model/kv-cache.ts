@@ -64,6 +64,19 @@ export class KvCache {
     return out;
   }
 
+  /**
+   * Overwrites rows `into` of this cache with the rows of `src`, in order, their positions shifted right to end with
+   * this cache's (the positions before them become left padding); `src` holds no more positions than this cache.
+   */
+  placeRows(src: KvCache, into: readonly number[]): void {
+    if (src.length > this.length) {
+      throw new RangeError(`placeRows: ${src.length} positions do not fit before ${this.length}`);
+    }
+    into.forEach((to, from) => {
+      copyRow(src, from, this, to, this.length - src.length);
+    });
+  }
+
   /** Drops the first `count` positions of every row (padding no row needs any more). */
   dropLeading(count: number): void {
     if (count <= 0) return;
