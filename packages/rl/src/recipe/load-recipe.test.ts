@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InvalidInputError } from "@arc/core";
-import type { z } from "zod";
+import { z } from "zod";
 import {
   applyOverrides,
   checkTunableOverrides,
@@ -19,6 +19,15 @@ async function recipeFile(text: string): Promise<string> {
   const path = join(await mkdtemp(join(tmpdir(), "arc-recipe-")), "r.yaml");
   await writeFile(path, text);
   return path;
+}
+
+/** The recipe blocks a tunable key may name. */
+type RecipeBlock = "model" | "data" | "trainer" | "reward" | "sftWarmUp";
+
+/** The fields of a recipe block, its default or optional wrapper taken off. */
+function blockShape(block: RecipeBlock): Record<string, z.ZodTypeAny> {
+  const schema = Recipe.shape[block];
+  return (schema instanceof z.ZodOptional ? schema.unwrap() : schema.removeDefault()).shape;
 }
 
 describe("recipes", () => {
@@ -152,9 +161,10 @@ describe("recipes", () => {
   });
 
   it("lets a tenant tune training knobs only: every tunable key is a recipe field, none a path or module", () => {
-    const fields = (block: "model" | "data" | "trainer" | "reward") =>
-      Object.keys(Recipe.shape[block].removeDefault().shape).map((field) => `${block}.${field}`);
-    const all = new Set([...fields("model"), ...fields("data"), ...fields("trainer"), ...fields("reward")]);
+    const fields = (block: RecipeBlock) => Object.keys(blockShape(block)).map((field) => `${block}.${field}`);
+    const all = new Set(
+      (["model", "data", "trainer", "reward", "sftWarmUp"] as const).flatMap((block) => fields(block)),
+    );
     for (const key of TUNABLE_RECIPE_KEYS.keys()) assert.ok(all.has(key), `${key} is not a recipe field`);
     for (const key of [
       "model.path",
@@ -170,8 +180,8 @@ describe("recipes", () => {
 
   it("caps every numeric tunable key: its cap passes, one more is refused naming the key, the value and the cap", () => {
     const field = (key: string) => {
-      const [block, name] = key.split(".") as ["data" | "trainer" | "reward", string];
-      return (Recipe.shape[block].removeDefault().shape as Record<string, z.ZodTypeAny>)[name];
+      const [block, name] = key.split(".") as [RecipeBlock, string];
+      return blockShape(block)[name];
     };
     for (const [key, max] of TUNABLE_RECIPE_KEYS) {
       assert.equal(

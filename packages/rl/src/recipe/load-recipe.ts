@@ -40,6 +40,12 @@ export function parseRecipe(raw: unknown, source = "recipe"): Recipe {
       { field: "trainer.decoupled" },
     );
   }
+  if (recipe.sftWarmUp && recipe.trainer.algorithm === "sft") {
+    throw new InvalidInputError(
+      `${source}: sftWarmUp: an SFT run has no SFT warm-up; give its steps to trainer.steps`,
+      { field: "sftWarmUp" },
+    );
+  }
   if (recipe.trainer.workflow === "multi-turn") {
     if (recipe.trainer.algorithm !== "grpo") {
       throw new InvalidInputError(

@@ -121,7 +121,9 @@ export const DataBlock = z
     preferences: z
       .string()
       .optional()
-      .describe("DPO only: JSONL of production preference pairs (prompt/chosen/rejected rows) to mix in."),
+      .describe(
+        "JSONL of production preference pairs (prompt/chosen/rejected rows): DPO mixes them into its steps; SFT also learns each chosen answer (a human correction, a verified answer).",
+      ),
     preferenceMix: z
       .number()
       .min(0)
@@ -311,6 +313,15 @@ export const RewardBlock = z
   .default({})
   .describe("Reward of a sample.");
 
+/** SFT steps a DPO or GRPO run takes first, on its own data. */
+export const SftWarmUpBlock = z
+  .object({
+    steps: z.number().int().positive().describe("SFT steps before the algorithm's."),
+    learningRate: z.number().positive().default(0.001).describe("Their learning rate (constant)."),
+    promptsPerStep: z.number().int().positive().default(16).describe("Examples a step."),
+  })
+  .strict();
+
 /** A whole run, as a recipe file describes it. */
 export const Recipe = z
   .object({
@@ -327,6 +338,9 @@ export const Recipe = z
     data: DataBlock,
     trainer: TrainerBlock,
     reward: RewardBlock,
+    sftWarmUp: SftWarmUpBlock.optional().describe(
+      "A DPO or GRPO run's SFT warm-up: steps on the pool's reference answers and the preference rows' chosen answers (human corrections), in `<run>/sft-warm-up/`; the algorithm then starts from its last checkpoint (DPO's reference model too) with its own optimizer.",
+    ),
   })
   .strict();
 
@@ -383,6 +397,9 @@ export const TUNABLE_RECIPE_KEYS: ReadonlyMap<string, number | null> = new Map<s
   ["trainer.ppoEpochs", 8],
   ["trainer.checkpointEvery", MAX_STEPS],
   ["trainer.evalEvery", MAX_STEPS],
+  ["sftWarmUp.steps", MAX_STEPS],
+  ["sftWarmUp.learningRate", 1],
+  ["sftWarmUp.promptsPerStep", 64],
   ["reward.kind", null],
   ["reward.truncatedPenalty", 10],
 ]);

@@ -26,7 +26,7 @@ describe("shipped recipes", () => {
       >;
       const overrides = [...TUNABLE_RECIPE_KEYS.keys()].flatMap((key) => {
         const [block, field] = key.split(".");
-        const value = recipe[block][field];
+        const value = recipe[block]?.[field];
         return value === undefined ? [] : [`${key}=${value}`];
       });
       assert.doesNotThrow(() => checkTunableOverrides(overrides), file);

@@ -192,6 +192,55 @@ describe("runs", () => {
     }
   });
 
+  it("takes its SFT warm-up first, resumes it after a cancel, and starts DPO from the warm-up's checkpoint", async () => {
+    const { root, recipe: dpo } = await tinyRecipe({ steps: 2, checkpointEvery: 2 });
+    const recipe = parseRecipe({ ...dpo, sftWarmUp: { steps: 4, learningRate: 5e-3 } });
+    const runsDir = join(root, "runs");
+    const started: string[] = [];
+    // the real engines, recording which model each training engine starts from
+    const factory = {
+      ...engineFactory,
+      trainEngine: (...args: Parameters<typeof engineFactory.trainEngine>) => {
+        started.push(args[0]);
+        return engineFactory.trainEngine(...args);
+      },
+    };
+    const controller = new AbortController();
+    const cancelled = await startRun(recipe, {
+      runsDir,
+      factory,
+      signal: controller.signal,
+      hooks: { onStep: (r) => (r.step === 2 ? controller.abort() : undefined) },
+    });
+    assert.deepEqual([cancelled.status, cancelled.lastCheckpoint], ["cancelled", null]);
+    const result = await resumeRun(cancelled.runId, { runsDir, factory });
+    assert.equal(result.status, "completed");
+    const warmUp = join(result.dir, "sft-warm-up");
+    const warmState = JSON.parse(await readFile(join(warmUp, "state.json"), "utf8"));
+    assert.deepEqual([warmState.status, warmState.step], ["completed", 4]);
+    const warmSteps = (await readFile(join(warmUp, "metrics.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      warmSteps.filter((r) => r.step > 0).map((r) => [r.step, r.algorithm, r.learningRate]),
+      [1, 2, 3, 4].map((step) => [step, "sft", 5e-3]),
+    );
+    assert.deepEqual(started, [
+      dpo.model.path,
+      join(warmUp, "checkpoints/step-2"),
+      join(warmUp, "checkpoints/step-4"),
+    ]);
+    assert.deepEqual(
+      result.records.filter((r) => r.step > 0).map((r) => r.algorithm),
+      ["dpo", "dpo"],
+    );
+    assert.throws(
+      () => parseRecipe({ ...dpo, trainer: { ...dpo.trainer, algorithm: "sft" }, sftWarmUp: { steps: 2 } }),
+      /sftWarmUp: an SFT run has no SFT warm-up/,
+    );
+  });
+
   it("refuses to resume a run whose process is still alive", async () => {
     const { root, recipe } = await tinyRecipe({ steps: 1 });
     const runsDir = join(root, "runs");

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type InferenceEngine, InvalidInputError, type StepMetrics, type TrainEngine } from "@arc/core";
@@ -126,6 +127,49 @@ export async function resumeRun(runId: string, options: RunOptions): Promise<Run
   return execute(recipe, dir, resumed, checkpoint, options);
 }
 
+/** The folder, inside a run's, of its SFT warm-up run. */
+export const SFT_WARM_UP_RUN = "sft-warm-up";
+
+/**
+ * The recipe's SFT warm-up as a run of its own in `<run>/sft-warm-up/`: started, resumed from its last checkpoint,
+ * or read when it completed. Resolves to its last checkpoint, or null when it was cancelled before ending.
+ */
+async function sftWarmUpModel(
+  recipe: Recipe,
+  dir: RunDir,
+  options: RunOptions,
+): Promise<{ modelDir: string | null; result: RunResult }> {
+  const warmUp = recipe.sftWarmUp as NonNullable<Recipe["sftWarmUp"]>;
+  const warm: Recipe = {
+    ...recipe,
+    name: `${recipe.name}-${SFT_WARM_UP_RUN}`,
+    sftWarmUp: undefined,
+    trainer: {
+      ...recipe.trainer,
+      algorithm: "sft",
+      steps: warmUp.steps,
+      learningRate: warmUp.learningRate,
+      promptsPerStep: warmUp.promptsPerStep,
+      warmupSteps: 0,
+      decaySteps: 0,
+      asyncRollouts: false,
+      checkpointEvery: warmUp.steps,
+      evalEvery: warmUp.steps,
+    },
+  };
+  // its checkpoints are not the run's: a hook that registers a run's final checkpoint must not take them
+  const hooks: RunHooks = {
+    onStep: options.hooks?.onStep,
+    onCheckpoint: (info) => options.hooks?.onCheckpoint?.({ ...info, final: false }),
+  };
+  const sub = { ...options, runsDir: dir.dir, hooks };
+  const result = existsSync(join(dir.dir, SFT_WARM_UP_RUN, "state.json"))
+    ? await resumeRun(SFT_WARM_UP_RUN, sub)
+    : await startRun(warm, { ...sub, runId: SFT_WARM_UP_RUN });
+  const done = result.status === "completed" && result.lastCheckpoint !== null;
+  return { modelDir: done ? join(result.dir, result.lastCheckpoint as string) : null, result };
+}
+
 async function execute(
   recipe: Recipe,
   dir: RunDir,
@@ -135,7 +179,29 @@ async function execute(
 ): Promise<RunResult> {
   const { factory, hooks, signal } = options;
   const t = recipe.trainer;
-  const modelDir = resolve(recipe.model.path);
+  let modelDir = resolve(recipe.model.path);
+  if (recipe.sftWarmUp) {
+    let warmed: Awaited<ReturnType<typeof sftWarmUpModel>>;
+    try {
+      warmed = await sftWarmUpModel(recipe, dir, options);
+    } catch (error) {
+      await dir.writeState({ ...state, status: "failed", error: `SFT warm-up: ${(error as Error).message}` });
+      throw error;
+    }
+    if (!warmed.modelDir) {
+      const status = warmed.result.status === "failed" ? "failed" : "cancelled";
+      await dir.writeState({ ...state, status, updatedAt: new Date().toISOString() });
+      return {
+        runId: state.runId,
+        dir: dir.dir,
+        status,
+        step: state.step,
+        lastCheckpoint: null,
+        records: [],
+      };
+    }
+    modelDir = warmed.modelDir;
+  }
   const checkpointDir = state.lastCheckpoint ? join(dir.dir, state.lastCheckpoint) : null;
   const records = await dir.truncateMetrics(checkpoint?.step ?? -1);
   if (recipe.cluster.address && recipe.engine.kind !== "torch")

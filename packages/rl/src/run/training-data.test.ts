@@ -69,6 +69,44 @@ describe("loadTrainingData", () => {
     assert.equal(data.evalTasks.length, 2);
   });
 
+  it("teaches SFT each preference row's chosen answer with its prompt and tools, after the pool's references", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-prefs-")), "prefs.jsonl");
+    const tools = [{ type: "function", function: { name: "book", parameters: { type: "object" } } }];
+    await writeFile(
+      path,
+      toPreferenceJsonl([
+        {
+          id: "p1",
+          env: "toolcall",
+          prompt: [
+            { role: "system", content: "You book tables." },
+            { role: "user", content: "Book Nobu" },
+          ],
+          tools,
+          chosen: '{"tool":"book","args":{"place":"Nobu"}}',
+          rejected: "Sure!",
+          meta: { sourceTraceIds: ["tr1"], chosenSource: "human", chosenVerified: false },
+        },
+      ]),
+    );
+    const recipe = parseRecipe({
+      data: { preferences: path, count: 3, evalCount: 0 },
+      trainer: { algorithm: "sft" },
+    });
+    const data = await loadTrainingData(recipe, render);
+    assert.equal(data.examples.length, 4);
+    assert.deepEqual(data.examples.at(-1), {
+      messages: [
+        { role: "system", content: "You book tables." },
+        { role: "user", content: "Book Nobu" },
+      ],
+      tools,
+      reply: '{"tool":"book","args":{"place":"Nobu"}}',
+      guided: false,
+    });
+    assert.equal(data.preferences.length, 0);
+  });
+
   it("names the line and field of a malformed preference row", async () => {
     const path = join(await mkdtemp(join(tmpdir(), "arc-prefs-")), "prefs.jsonl");
     await writeFile(path, `${JSON.stringify({ prompt: "q", chosen: 3, rejected: "r" })}\n`);

@@ -16,7 +16,7 @@ import type { ChatMessage, RenderExample } from "./engine-factory.ts";
 export interface TrainingData {
   /** Prompt pool of the RL algorithms. */
   prompts: Task[];
-  /** SFT examples (SFT only). */
+  /** SFT examples (SFT only): the prompts' reference answers, then the preference rows' chosen answers. */
   examples: ChatExample[];
   /** Production preference pairs to mix into DPO steps. */
   preferences: TokenPair[];
@@ -168,26 +168,42 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
   const prompts = recipe.data.prompts
     ? await readPromptPool(recipe.data.prompts, recipe.data.env)
     : generateTasks(family, { split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
-  const examples =
-    recipe.trainer.algorithm === "sft"
-      ? sftExamples(family, prompts, { guidedFraction: recipe.data.guidedFraction, seed: recipe.data.seed })
+  const preferenceRows = recipe.data.preferences
+    ? (await readFile(recipe.data.preferences, "utf8"))
+        .split("\n")
+        .map((line, i) => ({ line, where: `${recipe.data.preferences}:${i + 1}` }))
+        .filter(({ line }) => line.trim() !== "")
+        .map(({ line, where }) => parsePreferenceRow(line, where))
+    : [];
+  const algorithm = recipe.trainer.algorithm;
+  // SFT learns the pool's reference answers and the chosen answers of the preference rows (human corrections)
+  const examples: ChatExample[] =
+    algorithm === "sft"
+      ? [
+          ...sftExamples(family, prompts, {
+            guidedFraction: recipe.data.guidedFraction,
+            seed: recipe.data.seed,
+          }),
+          ...preferenceRows.map((row) => ({
+            messages: row.prompt,
+            ...(row.tools ? { tools: row.tools } : {}),
+            reply: row.chosen,
+            guided: false,
+          })),
+        ]
       : [];
-  const preferences: TokenPair[] = [];
-  if (recipe.data.preferences && recipe.trainer.algorithm === "dpo") {
-    const lines = (await readFile(recipe.data.preferences, "utf8"))
-      .split("\n")
-      .filter((l) => l.trim() !== "");
-    lines.forEach((line, i) => {
-      const row = parsePreferenceRow(line, `${recipe.data.preferences}:${i + 1}`);
-      const chosen = render(row.prompt, row.chosen, row.tools);
-      const rejected = render(row.prompt, row.rejected, row.tools);
-      preferences.push({
-        promptTokens: chosen.promptTokens,
-        chosenTokens: chosen.outputTokens,
-        rejectedTokens: rejected.outputTokens,
-      });
-    });
-  }
+  const preferences: TokenPair[] =
+    algorithm === "dpo"
+      ? preferenceRows.map((row) => {
+          const chosen = render(row.prompt, row.chosen, row.tools);
+          const rejected = render(row.prompt, row.rejected, row.tools);
+          return {
+            promptTokens: chosen.promptTokens,
+            chosenTokens: chosen.outputTokens,
+            rejectedTokens: rejected.outputTokens,
+          };
+        })
+      : [];
   const evalTasks =
     recipe.data.evalCount > 0
       ? generateTasks(family, {

@@ -47,7 +47,8 @@ for (const target of databasesUnderTest()) {
         assert.deepEqual((await one.tick()).queued, []);
 
         await ingestJudged(db, tenantId, traffic.slice(40), setupRegistry);
-        assert.equal((await tenantOrchestratorStatus(db, tenantId, config)).due, true);
+        const due = await tenantOrchestratorStatus(db, tenantId, config);
+        assert.deepEqual([due.due, due.env], [true, "toolcall"]);
         const [a, b] = await Promise.all([one.tick(), two.tick()]);
         assert.equal(a.queued.length + b.queued.length, 1, "one run queued between the two servers");
         assert.equal(a.started.length + b.started.length, 1, "and started by one of them");
@@ -57,6 +58,7 @@ for (const target of databasesUnderTest()) {
         const [run] = await listRuns(db, tenantId);
         assert.equal(run.status, "succeeded", run.error ?? "");
         assert.equal(run.trigger, "orchestrator");
+        assert.deepEqual(run.overrides, [...QUICK_RUN, "data.env=toolcall"]);
         assert.equal(run.step, 2);
         assert.equal(run.baseModelId, base.id);
         assert.match(run.recipeHash ?? "", /^sha256:[0-9a-f]{64}$/);
@@ -95,6 +97,23 @@ for (const target of databasesUnderTest()) {
       } finally {
         await Promise.all([one.close(), two.close()]);
       }
+    });
+
+    it("trains the task family with the most new failures", async () => {
+      const { tenantId } = await tenantWithProduction(db, "mixed");
+      const mixed = toolcallTraffic(22, 160, { toolcall: 0.2, arith: 0.8 });
+      await ingestJudged(db, tenantId, mixed.traffic, mixed.setupRegistry);
+      const byEnv = await db.query<{ env: string; n: number }>(
+        "select env, count(*)::int as n from failures where tenant_id = $1 group by env order by n desc",
+        [tenantId],
+      );
+      assert.ok(byEnv.length === 2 && byEnv[0].n > byEnv[1].n, JSON.stringify(byEnv));
+      const status = await tenantOrchestratorStatus(
+        db,
+        tenantId,
+        OrchestratorConfig.parse({ enabled: true }),
+      );
+      assert.equal(status.env, byEnv[0].env);
     });
 
     it("trains at most maxParallelJobs runs at once and starts the next when one ends", async () => {

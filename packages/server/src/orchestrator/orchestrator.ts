@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { RegistrySetup } from "../failures/index.ts";
+import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { listModelVersions } from "../store/model-registry.ts";
 import { listTenants } from "../store/tenants.ts";
@@ -25,6 +26,11 @@ export interface TenantOrchestratorStatus {
   recipe: string;
   /** Failures assigned to patterns since the tenant's last run was created. */
   newFailures: number;
+  /**
+   * The task family its next run trains (`data.env`): of the new failures' families with a verifier, the one with
+   * the most; null when none has one (the recipe's own env is kept).
+   */
+  env: string | null;
   lastRunAt: string | null;
   /** When the cooldown since the last run ends; null when there is no last run. */
   cooldownEndsAt: string | null;
@@ -68,6 +74,14 @@ export async function tenantOrchestratorStatus(
     "select count(*)::int as n from failures where tenant_id = $1 and ($2::timestamptz is null or assigned_at > $2)",
     [tenantId, lastRunAt],
   );
+  const byEnv = await db.query<{ env: string; n: number }>(
+    `select env, count(*)::int as n from failures
+     where tenant_id = $1 and env is not null and ($2::timestamptz is null or assigned_at > $2)
+     group by env order by n desc, env`,
+    [tenantId, lastRunAt],
+  );
+  const families = await tenantTaskFamilies(db, tenantId);
+  const env = byEnv.find((r) => families.find(r.env)?.verify)?.env ?? null;
   const [production] = await listModelVersions(db, tenantId, ["promoted"]);
   const cooldownEnds = lastRunAt ? new Date(Date.parse(lastRunAt) + config.cooldownMs) : null;
   const newFailures = Number(failures.n);
@@ -94,6 +108,7 @@ export async function tenantOrchestratorStatus(
     maxParallelJobs: config.maxParallelJobs,
     recipe: shownRecipePath(config.recipe),
     newFailures,
+    env,
     lastRunAt,
     cooldownEndsAt: cooldownEnds?.toISOString() ?? null,
     productionModelId: production?.id ?? null,
@@ -182,10 +197,11 @@ export class Orchestrator {
       if (locked.length === 0) return null;
       const status = await tenantOrchestratorStatus(tx, tenantId, config);
       if (!status.due) return null;
+      const families = await tenantTaskFamilies(tx, tenantId);
       return createRun(tx, tenantId, {
         trigger: "orchestrator",
         recipePath: config.recipe,
-        overrides: config.overrides,
+        overrides: runOverrides(config.overrides, status.env, (env) => families.find(env)),
         runsDir: tenantRunsDir(this.options.artifactsDir, tenantId),
         baseModelId: status.productionModelId,
       });
@@ -233,4 +249,19 @@ export class Orchestrator {
     await this.looking.catch(() => undefined);
     await this.idle();
   }
+}
+
+/**
+ * The overrides of a run the orchestrator starts: the operator's, then `data.env` set to the family the new failures
+ * belong to (unless the operator pinned one), with no generated held-out tasks when that family has no generator
+ * (the run is judged on the tenant's EvalSet by the validator).
+ */
+function runOverrides(
+  operator: readonly string[],
+  env: string | null,
+  familyOf: (env: string) => { generate?: unknown } | undefined,
+): string[] {
+  if (!env || operator.some((o) => o.startsWith("data.env="))) return [...operator];
+  const heldOut = familyOf(env)?.generate ? [] : ["data.evalCount=0"];
+  return [...operator, `data.env=${env}`, ...heldOut];
 }

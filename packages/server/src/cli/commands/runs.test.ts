@@ -74,9 +74,16 @@ describe("arc runs and arc orchestrator against arc serve", () => {
       enabled: boolean;
       newFailures: number;
       productionModelId: string;
+      env: string | null;
     };
     assert.equal(parsed.enabled, false);
     assert.match(parsed.productionModelId, /^mv_/);
+    // no failure came since the last run: the next run would keep its recipe's family
+    assert.equal(parsed.env, null);
+    assert.match(
+      (await arc(["orchestrator", "status"])).out,
+      /new failures 0 \(the next run trains the recipe's family\)/,
+    );
     await server.runs.orchestrator.close();
     const { id } = JSON.parse((await arc(["runs", "start", "trainer.steps=3", "--json"])).out) as {
       id: string;
