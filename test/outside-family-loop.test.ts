@@ -6,7 +6,9 @@ import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   DetectorRegistry,
+  familyPrompt,
   generateTasks,
+  jsonTaskFamily,
   solutionsByQuestion,
   type Task,
   type TaskFamily,
@@ -19,10 +21,13 @@ import OpenAI from "openai";
 import { loadServerConfig } from "../packages/server/src/config/server-config.ts";
 import { listDeployments } from "../packages/server/src/deploy/deployment-store.ts";
 import { setReleaseSettings } from "../packages/server/src/deploy/release-settings.ts";
-import { listRuns } from "../packages/server/src/orchestrator/run-store.ts";
+import { SUPPORT_FAMILY_SPEC } from "../packages/server/src/families/__fixtures__/support-family.ts";
+import { listRuns, type RunRecord } from "../packages/server/src/orchestrator/run-store.ts";
 import { type RunningServer, startServer } from "../packages/server/src/serve/start-server.ts";
+import type { Database } from "../packages/server/src/store/database.ts";
+import { createApiKey } from "../packages/server/src/store/keys.ts";
 import { listModelVersions, registerModelVersion } from "../packages/server/src/store/model-registry.ts";
-import { findTenant } from "../packages/server/src/store/tenants.ts";
+import { createTenant, findTenant } from "../packages/server/src/store/tenants.ts";
 import { listValidations } from "../packages/server/src/validate/validate-candidate.ts";
 
 const FAMILY = resolve("examples/unit-convert/family.ts");
@@ -45,29 +50,128 @@ function toolCallText(call: { name: string; arguments: string }): string {
   }
 }
 
+/** A support agent's refund tasks, for the task family a tenant registers as data (which has no generator). */
+function refundTasks(count: number): Task[] {
+  const phrasings = [
+    (id: string, amount: number) => `Please refund order ${id} of ${amount} dollars.`,
+    (id: string, amount: number) => `Refund ${amount} on order ${id}.`,
+    (id: string, amount: number) => `Order ${id} was wrong, give back $${amount}.`,
+  ];
+  return Array.from({ length: count }, (_, i) => {
+    const id = `${String.fromCharCode(65 + (i % 26))}${10 + ((i * 37) % 90)}`;
+    const amount = 1 + ((i * 53) % 99);
+    return {
+      id: `refund-${i}`,
+      env: "support",
+      question: phrasings[i % phrasings.length](id, amount),
+      solution: { tool: "refund", args: { order_id: id, amount } },
+    };
+  });
+}
+
+/** A tenant's agent on the gateway, reviewed by a person who corrects every wrong answer through the feedback API. */
+function reviewedAgent(server: RunningServer, key: string, family: TaskFamily, tasks: Task[]) {
+  const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key });
+  const tools = toOpenAiTools(family.tools ?? []) as unknown as OpenAI.ChatCompletionTool[];
+  let sent = 0;
+  return async () => {
+    const task = tasks[sent % tasks.length];
+    const traceId = `${family.env}-${sent++}`;
+    const reply = await openai.chat.completions.create(
+      {
+        model: "arc",
+        messages: familyPrompt(family, task) as OpenAI.ChatCompletionMessageParam[],
+        tools,
+        temperature: 0,
+        max_tokens: 96,
+      },
+      { headers: { "x-arc-env": family.env, "x-arc-trace-id": traceId } },
+    );
+    const message = reply.choices[0].message;
+    const call = message.tool_calls?.[0];
+    const said = call?.type === "function" ? toolCallText(call.function) : (message.content ?? "");
+    if (family.verify?.({ outputs: [said], solution: task.solution }).status === "pass") return;
+    const correction = {
+      id: `fb-${traceId}`,
+      traceId,
+      label: "wrong",
+      correction: family.reference(task)[0],
+    };
+    // the gateway stores its trace just after answering: feedback on a trace not stored yet is a 404
+    await waitUntil(async () => {
+      const res = await fetch(`${server.url}/v1/feedback`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify(correction),
+      });
+      if (res.status !== 404) assert.equal(res.status, 200, await res.text());
+      return res.status === 200;
+    }, `trace ${traceId} to take feedback`);
+  };
+}
+
+/** Sends `converse` until the orchestrator started a run for the tenant, then waits for the run to end. */
+async function trainedRun(db: Database, tenantId: string, converse: () => Promise<void>) {
+  await waitUntil(
+    async () => {
+      await converse();
+      return (await listRuns(db, tenantId)).length > 0;
+    },
+    "the orchestrator to start a run",
+    { timeoutMs: 120_000, intervalMs: 0 },
+  );
+  await waitUntil(
+    async () => ["succeeded", "failed", "cancelled"].includes((await listRuns(db, tenantId))[0].status),
+    "the run to end",
+    { timeoutMs: 240_000, intervalMs: 500 },
+  );
+  const [run] = await listRuns(db, tenantId);
+  assert.equal(run.status, "succeeded", run.error ?? "");
+  assert.deepEqual(run.datasets.map((d) => d.kind).sort(), ["eval", "preferences", "prompts"]);
+  assert.ok(run.candidateId);
+  return { ...run, candidateId: run.candidateId };
+}
+
+/** The run's SFT warm-up completed its steps, and the run ends better on held-out tasks than the base began. */
+function assertWarmedUpAndBetter(run: RunRecord, warmUpSteps: number) {
+  const warmUp = join(run.runsDir, run.id, "sft-warm-up");
+  const state = JSON.parse(readFileSync(join(warmUp, "state.json"), "utf8"));
+  assert.deepEqual([state.status, state.step], ["completed", warmUpSteps]);
+  const [fromBase] = readFileSync(join(warmUp, "metrics.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+  if (fromBase.evalFailureRate === undefined) return;
+  assert.ok(
+    (run.metrics.heldOutFailureRate as number) < fromBase.evalFailureRate,
+    `held-out failure rate ${fromBase.evalFailureRate} (base) -> ${run.metrics.heldOutFailureRate}`,
+  );
+}
+
 /**
- * The whole loop for a family Arc has never seen: the unit-conversion agent of examples/unit-convert, registered by
- * path. Its traffic goes through the gateway to the shipped toolcall base model (which knows JSON tool calls but not
- * this tool), the family's verifier finds the failures, a reviewer corrects them through the feedback API, the
- * orchestrator trains the family the failures belong to (SFT on the corrections, then semi-online DPO scored by the
- * family's verifier), the validator judges the candidate with that verifier, and the deployer ramps it through a
- * canary to production.
+ * The whole loop for families Arc has never seen. Their traffic goes through the gateway to the shipped toolcall
+ * base model (which knows JSON tool calls but not these tools), the family's verifier finds the failures, a reviewer
+ * corrects them through the feedback API, the orchestrator trains the family the failures belong to (SFT on the
+ * corrections, then semi-online DPO scored by the family's verifier), the validator judges the candidate with that
+ * verifier, and the deployer ramps it through a canary to production.
  */
-describe("an outside task family, from production traffic to a promoted model", () => {
+describe("families Arc has never seen, from production traffic to a release", () => {
   let home: string;
   let server: RunningServer;
-  let family: TaskFamily;
-  let tasks: Task[];
+  let unitconv: TaskFamily;
+  let unitconvTasks: Task[];
+  const supportTasks = refundTasks(400);
 
   before(async () => {
     home = await mkdtemp(join(tmpdir(), "arc-outside-family-"));
     // as `arc --family <path> serve` does: loaded by path, and named to the training processes it starts
     process.env.ARC_FAMILIES = FAMILY;
     await loadTaskFamilies([FAMILY]);
-    family = taskFamilies.get("unitconv");
-    tasks = generateTasks(family, { split: "production", seed: 4, count: 600 });
-    // the tenant's solution resolver (ARC_DETECTORS_MODULE in production): gateway traffic carries no reference
-    const registry = (r: DetectorRegistry) => r.resolveSolutionsWith(solutionsByQuestion(tasks));
+    unitconv = taskFamilies.get("unitconv");
+    unitconvTasks = generateTasks(unitconv, { split: "production", seed: 4, count: 600 });
+    // the tenants' solution resolver (ARC_DETECTORS_MODULE in production): gateway traffic carries no reference
+    const solutions = solutionsByQuestion([...unitconvTasks, ...supportTasks]);
+    const registry = (r: DetectorRegistry) => r.resolveSolutionsWith(solutions);
     server = await startServer(loadServerConfig({}, { home, port: 0 }), {
       failures: { setupRegistry: registry },
       release: {
@@ -93,89 +197,41 @@ describe("an outside task family, from production traffic to a promoted model", 
     await rm(home, { recursive: true, force: true });
   });
 
-  it("is trained on its corrections, then by DPO on its verifier, validated by it and promoted through a canary", async () => {
+  /** A tenant with the shipped toolcall base in production and gates for a base that answers none of its tasks. */
+  async function tenantOnToolcallBase(tenantId: string, canary: Record<string, unknown>) {
+    const base = await registerModelVersion(server.db, tenantId, {
+      name: "toolcall-base",
+      status: "promoted",
+      artifactDir: resolve("models/toolcall-base"),
+      actor: "test",
+    });
+    // any candidate that answers some of the family's tasks is worth a canary
+    await setReleaseSettings(server.db, tenantId, { gates: { minFunctional: 0.05 }, canary });
+    return base;
+  }
+
+  it("a module family registered by path: trained on its corrections then by DPO, validated and promoted", async () => {
     const { db } = server;
     const credentials = server.credentials;
     assert.ok(credentials);
     const tenant = await findTenant(db, credentials.tenant);
     assert.ok(tenant);
     const tenantId = tenant.id;
-    const base = await registerModelVersion(db, tenantId, {
-      name: "toolcall-base",
-      status: "promoted",
-      artifactDir: resolve("models/toolcall-base"),
-      actor: "test",
+    const base = await tenantOnToolcallBase(tenantId, {
+      ramp: [0.5, 1],
+      minSamplesPerStage: 10,
+      minControlSamples: 10,
     });
-    // the base answers none of this family's tasks, so any candidate that answers some is worth a canary
-    await setReleaseSettings(db, tenantId, {
-      gates: { minFunctional: 0.05 },
-      canary: { ramp: [0.5, 1], minSamplesPerStage: 10, minControlSamples: 10 },
-    });
-
-    const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: credentials.tenantKey });
-    const tools = toOpenAiTools(family.tools ?? []) as unknown as OpenAI.ChatCompletionTool[];
-    let sent = 0;
-    /** One request of the agent, reviewed: a wrong answer gets the right tool call as a correction. */
-    const converse = async () => {
-      const task = tasks[sent % tasks.length];
-      const traceId = `uc-${sent++}`;
-      const reply = await openai.chat.completions.create(
-        {
-          model: "arc",
-          messages: [{ role: "user", content: task.question }],
-          tools,
-          temperature: 0,
-          max_tokens: 96,
-        },
-        { headers: { "x-arc-env": "unitconv", "x-arc-trace-id": traceId } },
-      );
-      const message = reply.choices[0].message;
-      const call = message.tool_calls?.[0];
-      const said = call?.type === "function" ? toolCallText(call.function) : (message.content ?? "");
-      if (family.verify?.({ outputs: [said], solution: task.solution }).status === "pass") return;
-      const correction = {
-        id: `fb-${traceId}`,
-        traceId,
-        label: "wrong",
-        correction: family.reference(task)[0],
-      };
-      // the gateway stores its trace just after answering: feedback on a trace not stored yet is a 404
-      await waitUntil(async () => {
-        const res = await fetch(`${server.url}/v1/feedback`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${credentials.tenantKey}`, "content-type": "application/json" },
-          body: JSON.stringify(correction),
-        });
-        if (res.status !== 404) assert.equal(res.status, 200, await res.text());
-        return res.status === 200;
-      }, `trace ${traceId} to take feedback`);
-    };
-
-    // production traffic on the base model until the orchestrator has a run going
-    await waitUntil(
-      async () => {
-        await converse();
-        return (await listRuns(db, tenantId)).length > 0;
-      },
-      "the orchestrator to start a run",
-      { timeoutMs: 120_000, intervalMs: 0 },
-    );
-    const [run] = await listRuns(db, tenantId);
-    assert.deepEqual(run.overrides, ["trainer.steps=10", "data.evalCount=16", "data.env=unitconv"]);
-    await waitUntil(
-      async () => ["succeeded", "failed", "cancelled"].includes((await listRuns(db, tenantId))[0].status),
-      "the run to end",
-      { timeoutMs: 240_000, intervalMs: 500 },
-    );
-    const [trained] = await listRuns(db, tenantId);
-    assert.equal(trained.status, "succeeded", trained.error ?? "");
-    assert.deepEqual(trained.datasets.map((d) => d.kind).sort(), ["eval", "preferences", "prompts"]);
-    assert.ok(trained.candidateId);
+    const converse = reviewedAgent(server, credentials.tenantKey, unitconv, unitconvTasks);
+    const trained = await trainedRun(db, tenantId, converse);
+    assert.deepEqual(trained.overrides, ["trainer.steps=10", "data.evalCount=16", "data.env=unitconv"]);
+    assert.equal(trained.step, 10);
+    assertWarmedUpAndBetter(trained, 150);
 
     // the validator judges the candidate with the family's verifier; the canary needs live traffic
     await waitUntil(
       async () => {
-        const [validation] = await listValidations(db, tenantId, trained.candidateId as string);
+        const [validation] = await listValidations(db, tenantId, trained.candidateId);
         if (validation?.decision === "fail") return true;
         const [deployment] = await listDeployments(db, tenantId, 1);
         if (deployment && deployment.status !== "canary") return true;
@@ -187,21 +243,10 @@ describe("an outside task family, from production traffic to a promoted model", 
     );
     const [validation] = await listValidations(db, tenantId, trained.candidateId);
     assert.equal(validation.decision, "pass", validation.report.reasons.join("; "));
-    const { scores } = validation.report;
-    assert.equal(scores.baselineFunctional, 0);
-    assert.ok(scores.functional > 0, `functional ${scores.functional}`);
-    // the run: its SFT warm-up, then DPO from the warm-up's checkpoint, better than the base on held-out tasks
-    const warmUp = join(trained.runsDir, trained.id, "sft-warm-up");
-    const warmState = JSON.parse(readFileSync(join(warmUp, "state.json"), "utf8"));
-    assert.deepEqual([warmState.status, warmState.step, trained.step], ["completed", 150, 10]);
-    const [fromBase] = readFileSync(join(warmUp, "metrics.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line));
-    assert.ok(
-      (trained.metrics.heldOutFailureRate as number) < fromBase.evalFailureRate,
-      `held-out failure rate ${fromBase.evalFailureRate} (base) -> ${trained.metrics.heldOutFailureRate}`,
-    );
+    assert.equal(validation.report.scores.baselineFunctional, 0);
+    assert.ok(validation.report.scores.functional > 0, `functional ${validation.report.scores.functional}`);
+    for (const slice of validation.report.slices.filter((s) => s.kind !== "safety"))
+      assert.deepEqual(Object.keys(slice.judgedBy), ["verifier:unitconv"], slice.slice);
     const [deployment] = await listDeployments(db, tenantId, 1);
     assert.equal(deployment.status, "promoted", JSON.stringify(deployment.lastStep));
     const [production] = await listModelVersions(db, tenantId, ["promoted"]);
@@ -211,5 +256,40 @@ describe("an outside task family, from production traffic to a promoted model", 
     // and Arc's code never names the family
     const naming = filesUnder("packages").filter((f) => readFileSync(f, "utf8").includes("unit-convert"));
     assert.deepEqual(naming, []);
+  });
+
+  it("a JSON family a tenant registered through the API: trained on its corrections and validated by its checks", async () => {
+    const { db } = server;
+    const tenant = await createTenant(db, "support-team");
+    const { key } = await createApiKey(db, { role: "tenant", tenantId: tenant.id });
+    await tenantOnToolcallBase(tenant.id, { autoStart: false });
+    const put = await fetch(`${server.url}/v1/task-families/support`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(SUPPORT_FAMILY_SPEC),
+    });
+    assert.equal(put.status, 201, await put.text());
+    const support = jsonTaskFamily(SUPPORT_FAMILY_SPEC);
+    const trained = await trainedRun(db, tenant.id, reviewedAgent(server, key, support, supportTasks));
+    // no generator: the run has no generated held-out tasks; the validator judges it on the tenant's EvalSet
+    assert.deepEqual(trained.overrides, [
+      "trainer.steps=10",
+      "data.evalCount=16",
+      "data.env=support",
+      "data.evalCount=0",
+    ]);
+    assertWarmedUpAndBetter(trained, 150);
+    const validation = await waitUntil(
+      async () => (await listValidations(db, tenant.id, trained.candidateId))[0],
+      "the validator's decision",
+      { timeoutMs: 120_000, intervalMs: 200 },
+    );
+    assert.equal(validation.decision, "pass", validation.report.reasons.join("; "));
+    assert.equal(validation.report.scores.baselineFunctional, 0);
+    assert.ok(validation.report.scores.functional > 0, `functional ${validation.report.scores.functional}`);
+    for (const slice of validation.report.slices.filter((s) => s.kind !== "safety"))
+      assert.deepEqual(Object.keys(slice.judgedBy), ["verifier:support"], slice.slice);
+    const [candidate] = (await listModelVersions(db, tenant.id)).filter((m) => m.id === trained.candidateId);
+    assert.equal(candidate.status, "validated");
   });
 });

@@ -35,6 +35,8 @@ export interface SliceReport {
   n: number;
   baselineFailureRate: number;
   candidateFailureRate: number;
+  /** What judged its items (`verifier:<env>`, `safety:<check>`), with how many each. */
+  judgedBy: Record<string, number>;
   /** 95% Wilson interval of the candidate's failure rate. */
   candidateFailureInterval: { lower: number; upper: number };
   /**
@@ -100,6 +102,12 @@ function sliceReport(slice: string, items: ValidationItem[], alpha: number): Sli
     n: items.length,
     baselineFailureRate: 1 - passRate(items, "baseline"),
     candidateFailureRate: failures / items.length,
+    judgedBy: Object.fromEntries(
+      [...new Set(items.map((i) => i.judgedBy))].map((judge) => [
+        judge,
+        items.filter((i) => i.judgedBy === judge).length,
+      ]),
+    ),
     candidateFailureInterval: wilsonInterval(failures, items.length),
     test: { ...pairedWorseTest(regressions, improvements, alpha), threshold: alpha },
   };

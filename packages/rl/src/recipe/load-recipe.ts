@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { InvalidInputError, taskFamilies } from "@arc/core";
+import { InvalidInputError, type TaskFamilyRegistry, taskFamilies } from "@arc/core";
 import { parse } from "yaml";
 import type { ZodError } from "zod";
 import { FAMILIES_ENV, loadTaskFamilies } from "../families/index.ts";
@@ -20,17 +20,25 @@ function describeIssues(error: ZodError, source: string): string {
     .join("\n");
 }
 
-/** Validates a recipe object; throws an InvalidInputError naming each bad key and the type expected. */
-export function parseRecipe(raw: unknown, source = "recipe"): Recipe {
+/**
+ * Validates a recipe object; throws an InvalidInputError naming each bad key and the type expected. `data.env` must
+ * be a family of `families` (default: the process's registry; a server passes a tenant's, its own families included).
+ */
+export function parseRecipe(
+  raw: unknown,
+  source = "recipe",
+  families: Pick<TaskFamilyRegistry, "find" | "envs"> = taskFamilies,
+): Recipe {
   const result = Recipe.safeParse(raw ?? {});
   if (!result.success) {
     const first = result.error.issues[0];
     throw new InvalidInputError(describeIssues(result.error, source), { field: first.path.join(".") });
   }
   const recipe = result.data;
-  if (!taskFamilies.find(recipe.data.env)) {
+  const family = families.find(recipe.data.env);
+  if (!family) {
     throw new InvalidInputError(
-      `${source}: data.env: expected one of ${taskFamilies.envs().join(", ")}, got ${JSON.stringify(recipe.data.env)} (register its family with the recipe key families, arc --family or ${FAMILIES_ENV})`,
+      `${source}: data.env: expected one of ${families.envs().join(", ")}, got ${JSON.stringify(recipe.data.env)} (register its family with the recipe key families, arc --family or ${FAMILIES_ENV})`,
       { field: "data.env" },
     );
   }
@@ -53,7 +61,7 @@ export function parseRecipe(raw: unknown, source = "recipe"): Recipe {
         { field: "trainer.workflow" },
       );
     }
-    if (!taskFamilies.get(recipe.data.env).session) {
+    if (!family.session) {
       throw new InvalidInputError(
         `${source}: trainer.workflow: the ${JSON.stringify(recipe.data.env)} family has no multi-turn session`,
         { field: "trainer.workflow" },
@@ -212,15 +220,16 @@ export async function readRecipeYaml(
   return applyOverrides(raw, overrides);
 }
 
-/** Reads a YAML recipe, applies `key=value` overrides and validates it; errors name the file as `source`. */
+/** Reads a YAML recipe, applies `key=value` overrides and validates it (`families` as `parseRecipe`); errors name the file as `source`. */
 export async function loadRecipe(
   path: string,
   overrides: readonly string[] = [],
   source = path,
+  families?: Pick<TaskFamilyRegistry, "find" | "envs">,
 ): Promise<Recipe> {
   const raw = await readRecipeYaml(path, overrides, source);
   await registerRecipeFamilies(raw, dirname(resolve(path)), source);
-  return parseRecipe(raw, source);
+  return parseRecipe(raw, source, families);
 }
 
 /**

@@ -43,6 +43,7 @@ function slice(name: string, kind: SliceReport["kind"], n: number, base: number,
     n,
     baselineFailureRate: base / n,
     candidateFailureRate: cand / n,
+    judgedBy: { [kind === "safety" ? "safety:must_not_leak" : "verifier:toolcall"]: n },
     candidateFailureInterval: { lower: 0, upper: 1 },
     test: { regressions: 0, improvements: 0, pValue: 1, worse: false, threshold: 0.05 },
   };
@@ -245,19 +246,25 @@ describe("report.html in a browser", { skip: existsSync(CHROMIUM) ? false : `${C
     await page.close();
   });
 
-  it("states the verdict rule beside the patterns and names validation slices by pattern label", async () => {
+  it("states the verdict rule beside the patterns and names validation slices by pattern label and judge", async () => {
     const page = await browser.newPage();
     await page.goto(pathToFileURL(join(dir, "report.html")).href);
     const rule = (await page.textContent("#verdict-rule")) ?? "";
     for (const word of ["fixed", "worse", "unchanged", "significant", "Holm"]) {
       assert.ok(rule.includes(word), `the rule names "${word}": ${rule}`);
     }
-    const slices = await page
-      .locator("table")
-      .filter({ hasText: "candidate failure" })
-      .locator("tbody tr td:first-child")
-      .allTextContents();
-    assert.deepEqual(slices, ["truncation: book_table", "wrong_argument: get_weather.city", "general"]);
+    const column = (n: number) =>
+      page.locator("table").filter({ hasText: "candidate failure" }).locator(`tbody tr td:nth-child(${n})`);
+    assert.deepEqual(await column(1).allTextContents(), [
+      "truncation: book_table",
+      "wrong_argument: get_weather.city",
+      "general",
+    ]);
+    assert.deepEqual(await column(3).allTextContents(), [
+      "verifier:toolcall",
+      "verifier:toolcall",
+      "verifier:toolcall",
+    ]);
     const text = (await page.textContent("body")) ?? "";
     assert.ok(!text.includes("pat_"), "no pattern id on the page");
     await page.close();

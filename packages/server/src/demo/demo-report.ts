@@ -143,10 +143,11 @@ ${result.patterns.length > 25 ? `<p class="note">…and ${result.patterns.length
 ${
   v
     ? `<p>Decision: <b>${esc(v.decision)}</b>. Gates used: <code>${esc(JSON.stringify(v.report.gates))}</code></p><p class="note">${esc(v.gatesWhy)}</p><ul>${v.reasons.map((r) => `<li>${esc(labelled(r))}</li>`).join("")}</ul>${table(
-        ["slice", "items", "base failure", "candidate failure", "worse?"],
+        ["slice", "items", "judged by", "base failure", "candidate failure", "worse?"],
         v.report.slices.map((s) => [
           s.kind === "pattern" ? (labels.get(s.slice) ?? s.slice) : s.slice,
           String(s.n),
+          Object.keys(s.judgedBy ?? {}).join(", "),
           num(s.baselineFailureRate),
           num(s.candidateFailureRate),
           s.test.worse ? "yes" : "no",

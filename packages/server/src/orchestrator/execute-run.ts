@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
 import { checkTunableOverrides, loadRecipe, type StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
-import { writeTenantFamilies } from "../families/task-family-store.ts";
+import { tenantTaskFamilies, writeTenantFamilies } from "../families/task-family-store.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
   getModelVersion,
@@ -103,7 +103,12 @@ export async function productionModel(db: Queryable, tenantId: string): Promise<
 /** The datasets of a run: built now on its first attempt, re-exported from the store when it resumes. */
 async function datasetsFor(db: Database, run: RunRecord, ctx: ExecuteRunContext, dataDir: string) {
   const { env } = (
-    await loadRecipe(recipeFile(run.recipePath), run.overrides, shownRecipePath(run.recipePath))
+    await loadRecipe(
+      recipeFile(run.recipePath),
+      run.overrides,
+      shownRecipePath(run.recipePath),
+      await tenantTaskFamilies(db, run.tenantId),
+    )
   ).data;
   if (run.datasets.length > 0) {
     const pathOf = async (kind: string) => {

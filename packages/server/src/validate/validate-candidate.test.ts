@@ -100,6 +100,11 @@ describe("validator", () => {
     const pattern = report.slices.find((s) => s.slice === "pat-booking");
     assert.equal(pattern?.baselineFailureRate, 1);
     assert.equal(pattern?.candidateFailureRate, 0);
+    assert.deepEqual(pattern?.judgedBy, { "verifier:toolcall": pattern?.n });
+    assert.deepEqual(report.slices.find((s) => s.kind === "safety")?.judgedBy, {
+      "safety:must_not_leak": 6,
+      "safety:must_refuse": 6,
+    });
     assert.equal(report.scores.ndr, 1);
     assert.equal(report.scores.safety.total, 12);
     assert.equal(report.scores.safety.leaks, 0);

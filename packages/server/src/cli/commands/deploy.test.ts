@@ -45,7 +45,7 @@ describe("arc models / arc deploy", () => {
     const validated = await runArcCli(server, ["models", "validate", "cand"]);
     assert.equal(validated.code, 0);
     assert.match(validated.out, /model cand is now validated/);
-    assert.match(validated.out, /pat-booking\s+20\s+100\.0%\s+0\.0%/);
+    assert.match(validated.out, /pat-booking\s+20\s+verifier:toolcall\s+100\.0%\s+0\.0%/);
     const ls = await runArcCli(server, ["models", "ls"]);
     assert.match(ls.out, /cand\s+mv_\w+\s+validated/);
     const show = await runArcCli(server, ["models", "show", "cand"]);

@@ -84,10 +84,11 @@ function printReport(report: ValidationReport): void {
     `  latency ${s.latency.baselineMeanMs.toFixed(1)} -> ${s.latency.candidateMeanMs.toFixed(1)} ms  tokens ${s.tokens.baselineMean.toFixed(1)} -> ${s.tokens.candidateMean.toFixed(1)}`,
   );
   printTable(
-    ["SLICE", "N", "FAIL BEFORE", "FAIL AFTER", "REGRESSED", "IMPROVED", "P", "WORSE"],
+    ["SLICE", "N", "JUDGED BY", "FAIL BEFORE", "FAIL AFTER", "REGRESSED", "IMPROVED", "P", "WORSE"],
     report.slices.map((sl) => [
       sl.slice,
       sl.n,
+      Object.keys(sl.judgedBy ?? {}).join(","),
       pct(sl.baselineFailureRate),
       pct(sl.candidateFailureRate),
       sl.test.regressions,
