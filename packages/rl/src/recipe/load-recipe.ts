@@ -48,6 +48,21 @@ export function parseRecipe(
       { field: "trainer.decoupled" },
     );
   }
+  if (!family.verify) {
+    const name = JSON.stringify(recipe.data.env);
+    if (recipe.trainer.algorithm !== "sft" && recipe.reward.kind !== "judge") {
+      throw new InvalidInputError(
+        `${source}: reward.kind: the ${name} family has no verifier, so only a judge can reward its samples; set reward.kind judge and reward.judge`,
+        { field: "reward.kind" },
+      );
+    }
+    if (recipe.data.evalCount > 0) {
+      throw new InvalidInputError(
+        `${source}: data.evalCount: held-out tasks are judged by a verifier, which the ${name} family has not; set data.evalCount=0 (the validator judges candidates on the tenant's EvalSet)`,
+        { field: "data.evalCount" },
+      );
+    }
+  }
   if (recipe.sftWarmUp && recipe.trainer.algorithm === "sft") {
     throw new InvalidInputError(
       `${source}: sftWarmUp: an SFT run has no SFT warm-up; give its steps to trainer.steps`,

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
+import { loadTaskFamilies } from "../families/index.ts";
 import { parseRecipe } from "../recipe/index.ts";
 import { type AsyncRolloutSource, asyncRolloutSource, engineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
@@ -34,6 +35,53 @@ async function tinyRecipe(overrides: Record<string, unknown>) {
     reward: { module: rewardModule },
   });
   return { root, recipe };
+}
+
+/** Two GRPO steps of two prompts with two samples each. */
+const TWO_GRPO_STEPS = { algorithm: "grpo", steps: 2, promptsPerStep: 2, samplesPerPrompt: 2 };
+
+/** A family given as data, like a support agent's: one `refund` tool. */
+const SUPPORT_LIKE_SPEC = {
+  env: "judged",
+  tools: [
+    {
+      name: "refund",
+      parameters: {
+        type: "object",
+        properties: { order_id: { type: "string" }, amount: { type: "number" } },
+        required: ["order_id"],
+      },
+    },
+  ],
+};
+
+/**
+ * Runs `use` with a real OpenAI-compatible judge endpoint: `arc engine serve` on the shipped toolcall base, never
+ * trained to judge, so only the path is checked: calls made, each sample scored or its group left out. `use` gets
+ * the recipe's reward block for a run in a folder (its rubric file written there).
+ */
+async function withJudge(use: (reward: (root: string) => Promise<Record<string, unknown>>) => Promise<void>) {
+  const judge = await startEngineServer(await EmbeddedInferenceEngine.load("models/toolcall-base"), {
+    modelId: "judge",
+  });
+  const reward = async (root: string) => {
+    const rubric = join(root, "rubric.json");
+    await writeFile(
+      rubric,
+      JSON.stringify({
+        criteria: ["Call the tool the user asked for, with the values the user gave."],
+        classes: [
+          { name: "wrong_argument", description: "an argument differs from the request", severity: "high" },
+        ],
+      }),
+    );
+    return { kind: "judge", judge: { baseUrl: judge.baseURL, model: "judge", rubric } };
+  };
+  try {
+    await use(reward);
+  } finally {
+    await judge.close();
+  }
 }
 
 const mean = (records: StepRecord[]) => records.reduce((a, r) => a + (r.reward ?? 0), 0) / records.length;
@@ -151,32 +199,9 @@ describe("runs", () => {
   });
 
   it("rewards GRPO with a judge model and counts its calls in every step record", async () => {
-    // a real OpenAI-compatible judge endpoint: `arc engine serve` on the shipped toolcall base, never trained to
-    // judge, so only the path is checked: calls made, each sample scored or its group left out
-    const judge = await startEngineServer(await EmbeddedInferenceEngine.load("models/toolcall-base"), {
-      modelId: "judge",
-    });
-    try {
-      const { root, recipe } = await tinyRecipe({
-        algorithm: "grpo",
-        steps: 2,
-        promptsPerStep: 2,
-        samplesPerPrompt: 2,
-      });
-      const rubric = join(root, "rubric.json");
-      await writeFile(
-        rubric,
-        JSON.stringify({
-          criteria: ["Call the tool the user asked for, with the values the user gave."],
-          classes: [
-            { name: "wrong_argument", description: "an argument differs from the request", severity: "high" },
-          ],
-        }),
-      );
-      const judged = parseRecipe({
-        ...recipe,
-        reward: { kind: "judge", judge: { baseUrl: judge.baseURL, model: "judge", rubric } },
-      });
+    await withJudge(async (reward) => {
+      const { root, recipe } = await tinyRecipe(TWO_GRPO_STEPS);
+      const judged = parseRecipe({ ...recipe, reward: await reward(root) });
       const result = await startRun(judged, { runsDir: join(root, "runs"), factory: engineFactory });
       assert.equal(result.status, "completed");
       const [first, second] = result.records.filter((r) => r.step > 0);
@@ -187,9 +212,46 @@ describe("runs", () => {
       );
       assert.equal(first.extra.judgeScored + first.extra.judgeUnjudged, 4);
       assert.ok(second.extra.judgeCalls >= first.extra.judgeCalls, "counted from the run's start");
-    } finally {
-      await judge.close();
-    }
+    });
+  });
+
+  it("trains a family with no verifier on reference-free prompts, its judge rewarding every sample", async () => {
+    await withJudge(async (reward) => {
+      const { root, recipe } = await tinyRecipe(TWO_GRPO_STEPS);
+      const spec = join(root, "judged.json");
+      await writeFile(spec, JSON.stringify({ ...SUPPORT_LIKE_SPEC, verifier: "judge" }));
+      const pool = join(root, "pool.jsonl");
+      await writeFile(
+        pool,
+        ["Please refund order A17.", "Refund 12 dollars on B20."]
+          .map((question) => JSON.stringify({ question, env: "judged", meta: { source: "failure" } }))
+          .join("\n"),
+      );
+      const judgedFamily = {
+        ...recipe,
+        families: [spec],
+        data: { ...recipe.data, env: "judged", prompts: pool, evalCount: 0 },
+      };
+      const refused = (overrides: Record<string, unknown>, message: RegExp) =>
+        assert.throws(() => parseRecipe({ ...judgedFamily, ...overrides }), message);
+      await loadTaskFamilies([spec]);
+      refused(
+        {},
+        /reward\.kind: the "judged" family has no verifier, so only a judge can reward its samples/,
+      );
+      refused(
+        { reward: await reward(root), data: { ...judgedFamily.data, evalCount: 4 } },
+        /data\.evalCount: held-out tasks are judged by a verifier, which the "judged" family has not/,
+      );
+      const result = await startRun(parseRecipe({ ...judgedFamily, reward: await reward(root) }), {
+        runsDir: join(root, "runs"),
+        factory: engineFactory,
+      });
+      assert.equal(result.status, "completed");
+      // every sample of both reference-free prompts went to the judge, each step
+      for (const record of result.records.filter((r) => r.step > 0))
+        assert.equal(record.extra.judgeScored + record.extra.judgeUnjudged, 4 * record.step);
+    });
   });
 
   it("takes its SFT warm-up first, resumes it after a cancel, and starts DPO from the warm-up's checkpoint", async () => {

@@ -114,9 +114,9 @@ function promptContext(value: unknown, where: string): TaskContext {
 /**
  * Reads a PromptPool JSONL (`question`, `solution`, `env`, `context`, `meta` rows) as tasks of the recipe's env; a
  * row's recorded `context` (the agent's messages and tools) is the prompt its task is trained and sampled with.
- * Reference-free rows (no solution) are left out: a verifier cannot reward them.
+ * Reference-free rows (no solution) are kept only with `referenceFree` (a judge rewards them); a verifier cannot.
  */
-async function readPromptPool(path: string, env: string): Promise<Task[]> {
+async function readPromptPool(path: string, env: string, referenceFree: boolean): Promise<Task[]> {
   const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l.trim() !== "");
   const tasks: Task[] = [];
   for (const [i, line] of lines.entries()) {
@@ -133,7 +133,7 @@ async function readPromptPool(path: string, env: string): Promise<Task[]> {
         { field: "data.prompts" },
       );
     }
-    if (row.solution === undefined) continue;
+    if (row.solution === undefined && !referenceFree) continue;
     if (row.env !== undefined && row.env !== env) {
       throw new InvalidInputError(
         `${path}:${i + 1}.env: expected "${env}" (data.env), got ${JSON.stringify(row.env)}`,
@@ -165,8 +165,10 @@ async function readPromptPool(path: string, env: string): Promise<Task[]> {
 /** Builds the run's data from its recipe. */
 export async function loadTrainingData(recipe: Recipe, render: RenderExample): Promise<TrainingData> {
   const family = getTaskFamily(recipe.data.env);
+  // a judge's reward needs no reference answer; SFT learns only rows that have one
+  const referenceFree = recipe.reward.kind === "judge" && recipe.trainer.algorithm !== "sft";
   const prompts = recipe.data.prompts
-    ? await readPromptPool(recipe.data.prompts, recipe.data.env)
+    ? await readPromptPool(recipe.data.prompts, recipe.data.env, referenceFree)
     : generateTasks(family, { split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
   const preferenceRows = recipe.data.preferences
     ? (await readFile(recipe.data.preferences, "utf8"))
