@@ -1,3 +1,4 @@
+export { answerTrace } from "./answer-trace.ts";
 export type { JudgeBudget } from "./budget-window.ts";
 export {
   type CalibrationItem,

@@ -70,6 +70,40 @@ describe("decideValidation", () => {
     assert.equal(decideValidation(all, { safety: "strict" }).decision, "fail");
   });
 
+  it("gates items a judge decided on the win rate's lower bound, and leaves the gate out without them", () => {
+    const judged = (outcomes: [boolean, boolean][]) =>
+      items("pat-j", "pattern", outcomes, { judgedBy: "judge:judge-1" });
+    // 12 wins, 2 losses, 6 ties: (12 + 3) / 20 = 0.75, Wilson lower bound 0.531
+    const better = decideValidation(
+      judged([
+        ...repeat<[boolean, boolean]>([false, true], 12),
+        ...repeat<[boolean, boolean]>([true, false], 2),
+        ...repeat<[boolean, boolean]>([true, true], 6),
+      ]),
+      { minFunctional: 0, minNdr: 0 },
+    );
+    assert.deepEqual(
+      { ...better.scores.winRate, interval: undefined },
+      { n: 20, wins: 12, losses: 2, ties: 6, rate: 0.75, interval: undefined },
+    );
+    assert.ok(Math.abs((better.scores.winRate?.interval.lower ?? 0) - 0.5313) < 1e-3);
+    assert.equal(better.checks.find((c) => c.gate === "win_rate")?.passed, true);
+    assert.equal(better.decision, "pass");
+    // a candidate the judge finds no better (all ties) is not shown to be better: rejected at the default 0.5
+    const same = decideValidation(judged(repeat<[boolean, boolean]>([true, true], 20)), { minFunctional: 0 });
+    assert.equal(same.decision, "fail");
+    assert.match(
+      same.reasons.join("; "),
+      /win rate 50\.0% over the current model on 20 judged items \(0 won, 0 lost, 20 tied/,
+    );
+    const verified = decideValidation(items("pat-a", "pattern", repeat([false, true], 20)));
+    assert.equal(verified.scores.winRate, null);
+    assert.equal(
+      verified.checks.some((c) => c.gate === "win_rate"),
+      false,
+    );
+  });
+
   it("rejects gates that are not numbers in range, naming the field", () => {
     assert.throws(
       () => decideValidation(items("general", "general", [[true, true]]), { minNdr: 2 }),

@@ -22,7 +22,10 @@ export interface ValidationItem {
   slice: string;
   kind: "pattern" | "general" | "safety";
   safetyCheck?: SafetyCheck;
-  /** What judged both answers: `verifier:<env>` (the task family's verifier) or `safety:<check>`. */
+  /**
+   * What judged both answers: `verifier:<env>` (the task family's verifier), `judge:<model>` (the tenant's judge, on
+   * a row no verifier can judge) or `safety:<check>`.
+   */
   judgedBy: string;
   baseline: ModelOutcome;
   candidate: ModelOutcome;
@@ -48,7 +51,7 @@ export interface SliceReport {
 
 /** One gate, whether it held, and the figures that decided it. */
 export interface GateCheck {
-  gate: "functional" | "ndr" | "slices" | "safety";
+  gate: "functional" | "ndr" | "slices" | "safety" | "win_rate";
   passed: boolean;
   detail: string;
 }
@@ -71,6 +74,18 @@ export interface ValidationReport {
     /** Pass-rate change on the general (regression) slice, candidate minus baseline; null without one. */
     regression: number | null;
     safety: { total: number; passed: number; leaks: number; newFailures: number };
+    /**
+     * On the items a judge decided (`judge:<model>`): the candidate's wins, losses and ties against the current
+     * model, the win rate (wins + ties / 2) / n and its 95% Wilson interval; null when a judge decided none.
+     */
+    winRate: {
+      n: number;
+      wins: number;
+      losses: number;
+      ties: number;
+      rate: number;
+      interval: { lower: number; upper: number };
+    } | null;
     latency: { baselineMeanMs: number; candidateMeanMs: number; candidateP50Ms: number };
     tokens: { baselineMean: number; candidateMean: number };
   };
@@ -127,6 +142,24 @@ function correctForSlices(slices: SliceReport[], alpha: number): void {
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/** The candidate's win rate over the baseline on the items a judge decided; null when there are none. */
+function judgedWinRate(items: readonly ValidationItem[]): ValidationReport["scores"]["winRate"] {
+  const judged = items.filter((i) => i.judgedBy.startsWith("judge:"));
+  if (judged.length === 0) return null;
+  const wins = judged.filter((i) => i.candidate.pass && !i.baseline.pass).length;
+  const losses = judged.filter((i) => !i.candidate.pass && i.baseline.pass).length;
+  const ties = judged.length - wins - losses;
+  const score = wins + ties / 2;
+  return {
+    n: judged.length,
+    wins,
+    losses,
+    ties,
+    rate: score / judged.length,
+    interval: wilsonInterval(score, judged.length),
+  };
+}
 
 /**
  * Judges a candidate against the current model on paired outcomes with a tenant's gates: functional pass rate,
@@ -203,6 +236,14 @@ export function decideValidation(
       detail: `safety ${safetyPassed}/${safetyItems.length} passed, ${leaks} leaks, ${newSafetyFailures} items the current model passes now fail (${gates.safety})`,
     });
   }
+  const winRate = judgedWinRate(functionalItems);
+  if (winRate) {
+    checks.push({
+      gate: "win_rate",
+      passed: winRate.interval.lower >= gates.minWinRate,
+      detail: `win rate ${pct(winRate.rate)} over the current model on ${winRate.n} judged items (${winRate.wins} won, ${winRate.losses} lost, ${winRate.ties} tied; 95% interval ${pct(winRate.interval.lower)}-${pct(winRate.interval.upper)}), lower bound ${winRate.interval.lower >= gates.minWinRate ? ">=" : "<"} ${pct(gates.minWinRate)}`,
+    });
+  }
   const failed = checks.filter((c) => !c.passed);
   const latencies = (who: "baseline" | "candidate") => items.map((i) => i[who].latencyMs);
   return {
@@ -217,6 +258,7 @@ export function decideValidation(
       regression:
         general.length === 0 ? null : passRate(general, "candidate") - passRate(general, "baseline"),
       safety: { total: safetyItems.length, passed: safetyPassed, leaks, newFailures: newSafetyFailures },
+      winRate,
       latency: {
         baselineMeanMs: mean(latencies("baseline")),
         candidateMeanMs: mean(latencies("candidate")),

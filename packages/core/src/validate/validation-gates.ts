@@ -15,6 +15,14 @@ export const ValidationGates = z
       .max(1)
       .default(0.99)
       .describe("lowest share of items where the candidate is not worse than the current model"),
+    minWinRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.5)
+      .describe(
+        "lowest 95% lower bound of the candidate's win rate over the current model on items a judge decides (wins + half the ties over those items)",
+      ),
     alpha: z
       .number()
       .gt(0)

@@ -1,12 +1,11 @@
-import { createHash } from "node:crypto";
 import {
+  answerTrace,
   createGroupJudge,
   createJudgeDetector,
   getTaskFamily,
   type JudgeBudget,
   type JudgeClient,
   type Rubric,
-  Trace,
   taskPrompt,
 } from "@arc/core";
 import type { GroupReward } from "./group-reward.ts";
@@ -31,9 +30,6 @@ export interface JudgeRewardOptions {
   /** `pointwise` (default): each sample judged alone; `group`: the group's samples scored together in one call. */
   mode?: "pointwise" | "group";
 }
-
-/** When a sample's transcript says it was written: fixed, so a sample's trace (and its cache key) is its content. */
-const SAMPLE_TIME = "2026-01-01T00:00:00.000Z";
 
 /**
  * A judge reward (`reward.kind: judge`). Pointwise, each sample, as the answer to its task's prompt (the agent's
@@ -79,22 +75,7 @@ export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward;
       const { messages, tools } = taskPrompt(getTaskFamily(task.env), task);
       const scores = await Promise.all(
         samples.map(async (sample) => {
-          const id = createHash("sha256")
-            .update(JSON.stringify([messages, tools ?? null, sample.text]))
-            .digest("hex")
-            .slice(0, 32);
-          const trace = Trace.parse({
-            id: `sample-${id}`,
-            startedAt: SAMPLE_TIME,
-            steps: [
-              {
-                id: "answer",
-                kind: "llm",
-                startedAt: SAMPLE_TIME,
-                llm: { messages, ...(tools ? { tools } : {}), output: { content: sample.text } },
-              },
-            ],
-          });
+          const trace = answerTrace(messages, tools, sample.text);
           const verdict = await judge.judge(trace);
           if (verdict.status === "unknown") {
             usage.unjudged++;

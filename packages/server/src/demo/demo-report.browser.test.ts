@@ -103,6 +103,7 @@ const result: DemoResult = {
         ndr: 0.97,
         regression: 0,
         safety: { total: 0, passed: 0, leaks: 0, newFailures: 0 },
+        winRate: null,
         latency: { baselineMeanMs: 1, candidateMeanMs: 1, candidateP50Ms: 1 },
         tokens: { baselineMean: 10, candidateMean: 10 },
       },

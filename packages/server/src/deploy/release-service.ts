@@ -2,6 +2,7 @@ import type { DetectorRegistry } from "@arc/core";
 import { ChatGateway } from "../gateway/chat-gateway.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
 import type { TraceRecorderOptions } from "../gateway/trace-recorder.ts";
+import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
 import type { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
 import { TeachingRuntime } from "../teaching/teaching-runtime.ts";
@@ -23,6 +24,8 @@ export interface ReleaseServiceOptions {
   /** The tenant's detectors for that inline fallback (default: the built-in ones; give the failure pipeline's, with its solution resolver). */
   registryFor?: (tenantId: string) => DetectorRegistry;
   judge?: JudgeOptions;
+  /** The upstreams a tenant's judge may run on (the server's `upstreams`): it validates rows no verifier can judge. */
+  judgeUpstreams?: JudgeUpstreams;
   /** Where gateway trace outcomes are counted (`arc_gateway_traces_total` on `/metrics`). */
   metrics?: ServerMetrics;
   /** The gateway's trace queue and retries (defaults in TraceRecorderOptions). */
@@ -81,6 +84,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     pool,
     evalSets: new PipelineEvalSets(db, evalSets),
     judge: options.judge,
+    judgeUpstreams: options.judgeUpstreams,
   };
   const validator = new Validator(validatorDeps, (e) =>
     say(`validate ${e.model}: ${e.decision} — ${e.reasons.join("; ")}`),

@@ -63,6 +63,7 @@ export async function startServer(
   const release = createReleaseService({
     db,
     metrics,
+    judgeUpstreams: config.upstreams,
     traceRecorder: { maxQueued: config.gatewayTraceQueue },
     ...options.release,
   });

@@ -1,7 +1,9 @@
 import type { EvalRow } from "@arc/core";
 import {
+  answerTrace,
   type ChatMessage,
   familyPrompt,
+  type JudgeDetector,
   judgeSafety,
   type ModelOutcome,
   type SafetyItem,
@@ -20,6 +22,8 @@ export interface JudgeOptions {
   concurrency?: number;
   /** The families that prompt and verify the rows (default: the process's; a tenant's adds its own). */
   families?: TaskFamilyRegistry;
+  /** The tenant's judge, for the rows no verifier can judge (`isJudgeable`); without it they are not judged. */
+  rubricJudge?: { detector: JudgeDetector; model: string };
 }
 
 async function ask(
@@ -54,14 +58,14 @@ async function ask(
 async function mapLimited<T, R>(
   items: readonly T[],
   limit: number,
-  fn: (item: T) => Promise<R>,
+  fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {
       const i = next++;
-      out[i] = await fn(items[i]);
+      out[i] = await fn(items[i], i);
     }
   });
   await Promise.all(workers);
@@ -74,6 +78,30 @@ export function isVerifiable(
   families: TaskFamilyRegistry = taskFamilies,
 ): row is EvalRow & { env: string } {
   return row.env !== undefined && row.solution !== undefined && families.verifier(row.env) !== undefined;
+}
+
+/** A row no verifier can judge that a judge can: it has the agent's recorded prompt, or a family to prompt it. */
+export function isJudgeable(row: EvalRow, families: TaskFamilyRegistry = taskFamilies): boolean {
+  return (
+    !isVerifiable(row, families) &&
+    (row.context !== undefined || (row.env !== undefined && families.find(row.env) !== undefined))
+  );
+}
+
+/** The judge's verdict on an answer as an outcome; null when it could not decide (budget, outage, bad reply). */
+async function judgedOutcome(
+  judge: JudgeDetector,
+  prompt: { messages: ChatMessage[]; tools?: Record<string, unknown>[] },
+  answer: { text: string; latencyMs: number; outputTokens: number },
+): Promise<ModelOutcome | null> {
+  const verdict = await judge.judge(answerTrace(prompt.messages, prompt.tools, answer.text));
+  if (verdict.status === "unknown") return null;
+  return {
+    pass: verdict.status === "passed",
+    latencyMs: answer.latencyMs,
+    outputTokens: answer.outputTokens,
+    reason: verdict.failed ? verdict.evidence.message : undefined,
+  };
 }
 
 function evalOutcome(
@@ -92,13 +120,14 @@ function evalOutcome(
 
 /**
  * Asks both models every eval row (its recorded prompt and tools where it has them, else its family's first turn;
- * greedy) and every safety item, and judges each answer: eval rows with their family's verifier, safety items with
- * `judgeSafety`. Returns paired outcomes for `decideValidation`. Every row must be verifiable (`isVerifiable`).
+ * greedy) and every safety item, and judges each answer: a verifiable row (`isVerifiable`) with its family's
+ * verifier, any other row with the tenant's judge (`options.rubricJudge`, the row left out when the judge cannot
+ * decide one of its answers), safety items with `judgeSafety`. Returns paired outcomes for `decideValidation`.
  */
 export async function judgeModels(
   baseline: ModelBackend,
   candidate: ModelBackend,
-  rows: readonly (EvalRow & { env: string })[],
+  rows: readonly EvalRow[],
   safety: readonly SafetyItem[],
   options: JudgeOptions = {},
 ): Promise<ValidationItem[]> {
@@ -110,9 +139,9 @@ export async function judgeModels(
       row.context
         ? row.context
         : {
-            messages: familyPrompt(families.get(row.env), {
+            messages: familyPrompt(families.get(row.env as string, "row.env"), {
               id: row.id,
-              env: row.env,
+              env: row.env as string,
               question: row.question,
               solution: row.solution,
             }),
@@ -125,14 +154,35 @@ export async function judgeModels(
       mapLimited(prompts, concurrency, (prompt) => ask(backend, prompt, maxTokens)),
     ),
   );
-  const items: ValidationItem[] = rows.map((row, i) => ({
-    id: row.id,
-    slice: row.meta.slice,
-    kind: row.meta.slice === "general" ? "general" : "pattern",
-    judgedBy: `verifier:${row.env}`,
-    baseline: evalOutcome(row, b[i], families),
-    candidate: evalOutcome(row, c[i], families),
-  }));
+  const judge = options.rubricJudge;
+  const rowItems = await mapLimited(rows, concurrency, async (row, i): Promise<ValidationItem | null> => {
+    const slice = {
+      id: row.id,
+      slice: row.meta.slice,
+      kind: row.meta.slice === "general" ? "general" : "pattern",
+    };
+    if (isVerifiable(row, families)) {
+      return {
+        ...(slice as Pick<ValidationItem, "id" | "slice" | "kind">),
+        judgedBy: `verifier:${row.env}`,
+        baseline: evalOutcome(row, b[i], families),
+        candidate: evalOutcome(row, c[i], families),
+      };
+    }
+    if (!judge) return null;
+    const [before, after] = await Promise.all([
+      judgedOutcome(judge.detector, prompts[i], b[i]),
+      judgedOutcome(judge.detector, prompts[i], c[i]),
+    ]);
+    if (!before || !after) return null;
+    return {
+      ...(slice as Pick<ValidationItem, "id" | "slice" | "kind">),
+      judgedBy: `judge:${judge.model}`,
+      baseline: before,
+      candidate: after,
+    };
+  });
+  const items = rowItems.filter((item): item is ValidationItem => item !== null);
   safety.forEach((item, k) => {
     const i = rows.length + k;
     const judge = (answer: { text: string; latencyMs: number; outputTokens: number }): ModelOutcome => {

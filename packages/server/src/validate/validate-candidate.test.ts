@@ -3,7 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { configForSize, EmbeddedInferenceEngine, initWeights, writeHfCheckpoint } from "@arc/engine";
+import { fileURLToPath } from "node:url";
+import * as engine from "@arc/engine";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
 import {
   type ReleaseTestServer,
@@ -14,11 +15,15 @@ import {
   toolcallEvalFixture,
 } from "../deploy/__fixtures__/toolcall-eval-fixture.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
+import { CITY_RUBRIC } from "../judges/__fixtures__/misread-city.ts";
+import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { getModelVersion, type ModelVersion, registerModelVersion } from "../store/model-registry.ts";
 import { openPgliteDatabase } from "../store/pglite-database.ts";
-import type { Validation } from "./validate-candidate.ts";
+import { type Validation, validateCandidate } from "./validate-candidate.ts";
+
+const MODEL_DIR = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
 
 /** What the endpoints used here answer: a validation, a model version, or an error. */
 type Answer = { validation: Validation; model: ModelVersion; status: string; error: { message: string } };
@@ -38,6 +43,8 @@ describe("validator", () => {
   let dir: string;
   let server: ReleaseTestServer;
   let fx: ToolcallEvalFixture;
+  /** The answer-book models of the tenant's production and its candidate (test doubles for trained models). */
+  let answerBooks: ModelPool;
 
   before(async () => {
     db = await openPgliteDatabase("memory://");
@@ -57,19 +64,18 @@ describe("validator", () => {
       // a good candidate: learned the pattern, kept the rest
       fixed: book((q) => fx.right(q)),
     };
-    const config = configForSize("tiny");
-    const weights = initWeights(config, 3);
-    await writeHfCheckpoint(join(dir, "tiny"), config, weights);
+    const config = engine.configForSize("tiny");
+    const weights = engine.initWeights(config, 3);
+    await engine.writeHfCheckpoint(join(dir, "tiny"), config, weights);
     for (const t of weights.values()) for (let i = 0; i < t.data.length; i++) t.data[i] += (i % 7) * 0.05;
-    await writeHfCheckpoint(join(dir, "tiny-perturbed"), config, weights);
-    server = await startReleaseTestServer(db, {
-      pool: new ModelPool({
-        loadEngine: async (artifactDir) => {
-          const name = artifactDir.split("/").at(-1) as string;
-          return engines[name] ?? EmbeddedInferenceEngine.load(artifactDir);
-        },
-      }),
+    await engine.writeHfCheckpoint(join(dir, "tiny-perturbed"), config, weights);
+    answerBooks = new ModelPool({
+      loadEngine: async (artifactDir) => {
+        const name = artifactDir.split("/").at(-1) as string;
+        return engines[name] ?? engine.EmbeddedInferenceEngine.load(artifactDir);
+      },
     });
+    server = await startReleaseTestServer(db, { pool: answerBooks });
     fx = toolcallEvalFixture(server.tenantId);
     const stored = await post(server, "/eval-sets", fx.evalSet);
     assert.equal(stored.status, 201);
@@ -157,6 +163,75 @@ describe("validator", () => {
       assert.ok(body.validation.report.scores.tokens.candidateMean > 0);
     } finally {
       await local.close();
+    }
+  });
+
+  it("judges the rows no verifier can judge with the tenant's judge, and gates them on the win rate", async () => {
+    // a real judge over real HTTP: `arc engine serve` on the shipped toolcall base, never trained to judge, so its
+    // verdicts mean nothing: this checks the path (every row judged by what can judge it, counted, gated)
+    const judgeServer = await engine.startEngineServer(await engine.EmbeddedInferenceEngine.load(MODEL_DIR), {
+      modelId: "byte-judge",
+    });
+    const local = await startReleaseTestServer(db, { pool: answerBooks, judge: { maxTokens: 48 } });
+    try {
+      const free = [
+        "Cancel my dinner for tonight.",
+        "Move the meeting to Friday.",
+        "What did I book last week?",
+      ];
+      const evalSet = {
+        ...fx.evalSet,
+        version: "sha256:with-reference-free",
+        rows: [
+          ...fx.evalSet.rows.slice(0, 6),
+          ...free.map((question, i) => ({
+            id: `free-${i}`,
+            env: "assistant",
+            question,
+            context: { messages: [{ role: "user", content: question }] },
+            meta: { slice: "pat-free", sourceTraceIds: [] },
+          })),
+        ],
+      };
+      const stored = await post(local, "/eval-sets", evalSet);
+      assert.equal(stored.status, 201, JSON.stringify(stored.body));
+      for (const [name, status] of [
+        ["production", "promoted"],
+        ["fixed", "candidate"],
+      ] as const)
+        await registerModelVersion(db, local.tenantId, {
+          name,
+          status,
+          artifactDir: join(dir, name),
+          actor: "test",
+        });
+      const upstreams = { judges: { baseUrl: judgeServer.baseURL } };
+      await putRubric(db, local.tenantId, CITY_RUBRIC);
+      await putJudgeModel(db, local.tenantId, { upstream: "judges", model: "byte-judge" }, upstreams);
+      const { validation } = await validateCandidate(
+        { ...local.release.validatorDeps, judgeUpstreams: upstreams },
+        local.tenantId,
+        "fixed",
+        "test",
+      );
+      const { report } = validation;
+      const judged = report.slices.find((sl) => sl.slice === "pat-free");
+      // the judge decided some of the three rows; the rest are counted, not guessed
+      assert.equal((judged?.n ?? 0) + (report.unjudged ?? 0), free.length);
+      for (const sl of report.slices.filter((x) => x.kind === "pattern" && x.slice !== "pat-free"))
+        assert.deepEqual(Object.keys(sl.judgedBy), ["verifier:toolcall"]);
+      if (judged) {
+        assert.deepEqual(judged.judgedBy, { "judge:byte-judge": judged.n });
+        // both models answer these rows alike, so the judge sees ties only: no win shown, the candidate rejected
+        assert.deepEqual([report.scores.winRate?.n, report.scores.winRate?.ties], [judged.n, judged.n]);
+        assert.equal(report.checks.find((c) => c.gate === "win_rate")?.passed, false);
+        assert.equal(validation.decision, "fail");
+      } else {
+        assert.equal(report.scores.winRate, null);
+      }
+    } finally {
+      await local.close();
+      await judgeServer.close();
     }
   });
 

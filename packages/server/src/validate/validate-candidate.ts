@@ -9,6 +9,8 @@ import {
 import { getReleaseSettings } from "../deploy/release-settings.ts";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
+import { getJudgeModel } from "../judges/judge-store.ts";
+import { type JudgeUpstreams, tenantJudgeDetector } from "../judges/tenant-judge.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
   getModelVersion,
@@ -17,7 +19,7 @@ import {
   transitionModelVersion,
 } from "../store/model-registry.ts";
 import type { EvalSetSource } from "./eval-set-source.ts";
-import { isVerifiable, type JudgeOptions, judgeModels } from "./judge-models.ts";
+import { isJudgeable, isVerifiable, type JudgeOptions, judgeModels } from "./judge-models.ts";
 
 /** What validation needs: the store, the models, the EvalSets and the safety slice. */
 export interface ValidatorDeps {
@@ -27,6 +29,8 @@ export interface ValidatorDeps {
   /** The safety slice (default: the built-in one). */
   safety?: SafetyItem[];
   judge?: JudgeOptions;
+  /** The upstreams a tenant's judge may run on, for eval rows no verifier can judge (none: those are not judged). */
+  judgeUpstreams?: JudgeUpstreams;
 }
 
 /** A stored validation: which candidate against which production model, on which EvalSets, and the report. */
@@ -84,18 +88,31 @@ export async function validateCandidate(
   }
   const families = await tenantTaskFamilies(deps.db, tenantId);
   const verifiable = rows.filter((row) => isVerifiable(row, families));
-  if (verifiable.length === 0) {
+  const judgeable = rows.filter((row) => isJudgeable(row, families));
+  const [detector, judgeModel] =
+    judgeable.length > 0
+      ? await Promise.all([
+          tenantJudgeDetector(deps.db, tenantId, deps.judgeUpstreams ?? {}),
+          getJudgeModel(deps.db, tenantId),
+        ])
+      : [undefined, undefined];
+  const rubricJudge = detector && judgeModel ? { detector, model: judgeModel.model } : undefined;
+  if (verifiable.length === 0 && !rubricJudge) {
     throw new InvalidInputError(
-      `no eval row can be judged: all ${rows.length} are reference-free or belong to no family with a verifier`,
+      `no eval row can be judged: all ${rows.length} are reference-free or belong to no family with a verifier, and the tenant has no judge (PUT /v1/judges/rubric and /v1/judges/model)`,
     );
   }
   const settings = await getReleaseSettings(deps.db, tenantId);
   const [b, c] = await Promise.all([deps.pool.backend(baseline), deps.pool.backend(candidate)]);
-  const items = await judgeModels(b, c, verifiable, deps.safety ?? builtinSafetySlice(), {
-    ...deps.judge,
-    families,
-  });
-  const report = { ...decideValidation(items, settings.gates), unjudged: rows.length - verifiable.length };
+  const items = await judgeModels(
+    b,
+    c,
+    rubricJudge ? [...verifiable, ...judgeable] : verifiable,
+    deps.safety ?? builtinSafetySlice(),
+    { ...deps.judge, families, rubricJudge },
+  );
+  const decided = items.filter((item) => item.kind !== "safety").length;
+  const report = { ...decideValidation(items, settings.gates), unjudged: rows.length - decided };
   const id = `val_${randomBytes(6).toString("hex")}`;
   const inserted = await deps.db.query(
     `insert into validations (tenant_id, id, candidate_id, baseline_id, decision, eval_set_versions, report)
