@@ -31,6 +31,8 @@ import { createTenant, findTenant } from "../packages/server/src/store/tenants.t
 import { listValidations } from "../packages/server/src/validate/validate-candidate.ts";
 
 const FAMILY = resolve("examples/unit-convert/family.ts");
+/** The orchestrator's overrides of recipes/corrections-dpo.yaml: a shorter run than a production one. */
+const TRAINING = ["sftWarmUp.steps=100", "trainer.steps=4", "trainer.checkpointEvery=4", "data.evalCount=16"];
 
 /** Every file under `dir` (node_modules left out). */
 function filesUnder(dir: string): string[] {
@@ -187,7 +189,7 @@ describe("families Arc has never seen, from production traffic to a release", ()
         pollMs: 300,
         datasetSize: 128,
         recipe: "recipes/corrections-dpo.yaml",
-        overrides: ["trainer.steps=10", "data.evalCount=16"],
+        overrides: TRAINING,
       },
     });
   });
@@ -224,9 +226,9 @@ describe("families Arc has never seen, from production traffic to a release", ()
     });
     const converse = reviewedAgent(server, credentials.tenantKey, unitconv, unitconvTasks);
     const trained = await trainedRun(db, tenantId, converse);
-    assert.deepEqual(trained.overrides, ["trainer.steps=10", "data.evalCount=16", "data.env=unitconv"]);
-    assert.equal(trained.step, 10);
-    assertWarmedUpAndBetter(trained, 150);
+    assert.deepEqual(trained.overrides, [...TRAINING, "data.env=unitconv"]);
+    assert.equal(trained.step, 4);
+    assertWarmedUpAndBetter(trained, 100);
 
     // the validator judges the candidate with the family's verifier; the canary needs live traffic
     await waitUntil(
@@ -272,13 +274,8 @@ describe("families Arc has never seen, from production traffic to a release", ()
     const support = jsonTaskFamily(SUPPORT_FAMILY_SPEC);
     const trained = await trainedRun(db, tenant.id, reviewedAgent(server, key, support, supportTasks));
     // no generator: the run has no generated held-out tasks; the validator judges it on the tenant's EvalSet
-    assert.deepEqual(trained.overrides, [
-      "trainer.steps=10",
-      "data.evalCount=16",
-      "data.env=support",
-      "data.evalCount=0",
-    ]);
-    assertWarmedUpAndBetter(trained, 150);
+    assert.deepEqual(trained.overrides, [...TRAINING, "data.env=support", "data.evalCount=0"]);
+    assertWarmedUpAndBetter(trained, 100);
     const validation = await waitUntil(
       async () => (await listValidations(db, tenant.id, trained.candidateId))[0],
       "the validator's decision",
