@@ -107,6 +107,30 @@ describe("loadTrainingData", () => {
     assert.equal(data.preferences.length, 0);
   });
 
+  it("lets SFT learn corrections alone when the pool's rows have no reference, and refuses such a pool otherwise", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "arc-pool-"));
+    const pool = join(dir, "pool.jsonl");
+    await writeFile(pool, `${JSON.stringify({ question: "Book Nobu", env: "toolcall" })}\n`);
+    const prefs = join(dir, "prefs.jsonl");
+    await writeFile(
+      prefs,
+      `${JSON.stringify({ prompt: "Book Nobu", chosen: "fixed", rejected: "wrong" })}\n`,
+    );
+    const sft = parseRecipe({
+      data: { prompts: pool, preferences: prefs, evalCount: 0 },
+      trainer: { algorithm: "sft" },
+    });
+    const data = await loadTrainingData(sft, render);
+    assert.deepEqual(
+      data.examples.map((e) => e.reply),
+      ["fixed"],
+    );
+    await assert.rejects(
+      loadTrainingData(parseRecipe({ data: { prompts: pool, evalCount: 0 } }), render),
+      /pool\.jsonl: expected at least one prompt row with a solution, got 1 reference-free rows/,
+    );
+  });
+
   it("names the line and field of a malformed preference row", async () => {
     const path = join(await mkdtemp(join(tmpdir(), "arc-prefs-")), "prefs.jsonl");
     await writeFile(path, `${JSON.stringify({ prompt: "q", chosen: 3, rejected: "r" })}\n`);

@@ -116,7 +116,11 @@ function promptContext(value: unknown, where: string): TaskContext {
  * row's recorded `context` (the agent's messages and tools) is the prompt its task is trained and sampled with.
  * Reference-free rows (no solution) are kept only with `referenceFree` (a judge rewards them); a verifier cannot.
  */
-async function readPromptPool(path: string, env: string, referenceFree: boolean): Promise<Task[]> {
+async function readPromptPool(
+  path: string,
+  env: string,
+  referenceFree: boolean,
+): Promise<{ tasks: Task[]; rows: number }> {
   const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l.trim() !== "");
   const tasks: Task[] = [];
   for (const [i, line] of lines.entries()) {
@@ -153,13 +157,7 @@ async function readPromptPool(path: string, env: string, referenceFree: boolean)
       ...(context ? { context } : {}),
     });
   }
-  if (tasks.length === 0) {
-    throw new InvalidInputError(
-      `${path}: expected at least one prompt row with a solution, got ${lines.length === 0 ? "none" : `${lines.length} reference-free rows`}`,
-      { field: "data.prompts" },
-    );
-  }
-  return tasks;
+  return { tasks, rows: lines.length };
 }
 
 /** Builds the run's data from its recipe. */
@@ -167,9 +165,12 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
   const family = getTaskFamily(recipe.data.env);
   // a judge's reward needs no reference answer; SFT learns only rows that have one
   const referenceFree = recipe.reward.kind === "judge" && recipe.trainer.algorithm !== "sft";
-  const prompts = recipe.data.prompts
+  const pool = recipe.data.prompts
     ? await readPromptPool(recipe.data.prompts, recipe.data.env, referenceFree)
-    : generateTasks(family, { split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
+    : null;
+  const prompts =
+    pool?.tasks ??
+    generateTasks(family, { split: recipe.data.split, seed: recipe.data.seed, count: recipe.data.count });
   const preferenceRows = recipe.data.preferences
     ? (await readFile(recipe.data.preferences, "utf8"))
         .split("\n")
@@ -178,6 +179,13 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
         .map(({ line, where }) => parsePreferenceRow(line, where))
     : [];
   const algorithm = recipe.trainer.algorithm;
+  // SFT may learn from corrections alone; everything else needs prompts
+  if (pool && pool.tasks.length === 0 && !(algorithm === "sft" && preferenceRows.length > 0)) {
+    throw new InvalidInputError(
+      `${recipe.data.prompts}: expected at least one prompt row with a solution, got ${pool.rows === 0 ? "none" : `${pool.rows} reference-free rows`}`,
+      { field: "data.prompts" },
+    );
+  }
   // SFT learns the pool's reference answers and the chosen answers of the preference rows (human corrections)
   const examples: ChatExample[] =
     algorithm === "sft"

@@ -154,33 +154,28 @@ export async function judgeModels(
       mapLimited(prompts, concurrency, (prompt) => ask(backend, prompt, maxTokens)),
     ),
   );
-  const judge = options.rubricJudge;
+  const { rubricJudge } = options;
   const rowItems = await mapLimited(rows, concurrency, async (row, i): Promise<ValidationItem | null> => {
-    const slice = {
+    const slice: Pick<ValidationItem, "id" | "slice" | "kind"> = {
       id: row.id,
       slice: row.meta.slice,
       kind: row.meta.slice === "general" ? "general" : "pattern",
     };
     if (isVerifiable(row, families)) {
       return {
-        ...(slice as Pick<ValidationItem, "id" | "slice" | "kind">),
+        ...slice,
         judgedBy: `verifier:${row.env}`,
         baseline: evalOutcome(row, b[i], families),
         candidate: evalOutcome(row, c[i], families),
       };
     }
-    if (!judge) return null;
+    if (!rubricJudge) return null;
     const [before, after] = await Promise.all([
-      judgedOutcome(judge.detector, prompts[i], b[i]),
-      judgedOutcome(judge.detector, prompts[i], c[i]),
+      judgedOutcome(rubricJudge.detector, prompts[i], b[i]),
+      judgedOutcome(rubricJudge.detector, prompts[i], c[i]),
     ]);
     if (!before || !after) return null;
-    return {
-      ...(slice as Pick<ValidationItem, "id" | "slice" | "kind">),
-      judgedBy: `judge:${judge.model}`,
-      baseline: before,
-      candidate: after,
-    };
+    return { ...slice, judgedBy: `judge:${rubricJudge.model}`, baseline: before, candidate: after };
   });
   const items = rowItems.filter((item): item is ValidationItem => item !== null);
   safety.forEach((item, k) => {
