@@ -14,6 +14,7 @@ import {
   type TaskFamily,
   taskFamilies,
   toOpenAiTools,
+  toolCallText,
 } from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
 import { loadTaskFamilies } from "@arc/rl";
@@ -41,15 +42,6 @@ function filesUnder(dir: string): string[] {
     const path = join(dir, name);
     return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
-}
-
-/** A returned tool call as the family's verifier reads one; arguments that are not JSON stay as they came. */
-function toolCallText(call: { name: string; arguments: string }): string {
-  try {
-    return JSON.stringify({ tool: call.name, args: JSON.parse(call.arguments) });
-  } catch {
-    return call.arguments;
-  }
 }
 
 /** A support agent's refund tasks, for the task family a tenant registers as data (which has no generator). */

@@ -23,6 +23,7 @@ export {
   type ModelTurn,
   modelTurns,
   toolCallArguments,
+  toolCallText,
   toolNameIn,
   traceLatencyMs,
   traceModelVersion,

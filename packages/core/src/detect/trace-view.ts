@@ -13,6 +13,14 @@ export function llmSteps(trace: Trace): Step[] {
 }
 
 /**
+ * A tool call as the verifiers read it: `{"tool":name,"args":...}`, its raw `arguments` kept as they are (empty is
+ * `{}`), so malformed ones fail to parse.
+ */
+export function toolCallText(call: { name: string; arguments: string }): string {
+  return `{"tool":${JSON.stringify(call.name)},"args":${call.arguments.trim() || "{}"}}`;
+}
+
+/**
  * The model's output of each LLM step as the verifiers read it: the text content, or the first tool call
  * as `{"tool":name,"args":...}` (raw `arguments` kept as they are, so malformed ones fail to parse).
  */
@@ -20,10 +28,7 @@ export function modelTurns(trace: Trace): ModelTurn[] {
   return llmSteps(trace).map((step) => {
     const output = step.llm?.output;
     const call = output?.toolCalls?.[0];
-    if (call) {
-      const args = call.function.arguments.trim() || "{}";
-      return { step, text: `{"tool":${JSON.stringify(call.function.name)},"args":${args}}`, hasOutput: true };
-    }
+    if (call) return { step, text: toolCallText(call.function), hasOutput: true };
     const text = output?.content ?? "";
     return {
       step,

@@ -70,21 +70,18 @@ export async function tenantOrchestratorStatus(
     [tenantId],
   );
   const lastRunAt = row.last ? new Date(row.last).toISOString() : null;
-  const [failures] = await db.query<{ n: number }>(
-    "select count(*)::int as n from failures where tenant_id = $1 and ($2::timestamptz is null or assigned_at > $2)",
-    [tenantId, lastRunAt],
-  );
-  const byEnv = await db.query<{ env: string; n: number }>(
+  const byEnv = await db.query<{ env: string | null; n: number }>(
     `select env, count(*)::int as n from failures
-     where tenant_id = $1 and env is not null and ($2::timestamptz is null or assigned_at > $2)
+     where tenant_id = $1 and ($2::timestamptz is null or assigned_at > $2)
      group by env order by n desc, env`,
     [tenantId, lastRunAt],
   );
-  const families = await tenantTaskFamilies(db, tenantId);
-  const env = byEnv.find((r) => families.find(r.env)?.verify)?.env ?? null;
+  const newFailures = byEnv.reduce((sum, r) => sum + Number(r.n), 0);
+  const withEnv = byEnv.filter((r): r is { env: string; n: number } => r.env !== null);
+  const families = withEnv.length > 0 ? await tenantTaskFamilies(db, tenantId) : undefined;
+  const env = withEnv.find((r) => families?.find(r.env)?.verify)?.env ?? null;
   const [production] = await listModelVersions(db, tenantId, ["promoted"]);
   const cooldownEnds = lastRunAt ? new Date(Date.parse(lastRunAt) + config.cooldownMs) : null;
-  const newFailures = Number(failures.n);
   const activeRuns = Number(row.active);
   let reason: string;
   if (!config.enabled) reason = "the orchestrator is off (ARC_ORCHESTRATOR=1 turns it on)";

@@ -9,6 +9,7 @@ import {
   type SafetyItem,
   type TaskFamilyRegistry,
   taskFamilies,
+  toolCallText,
   type ValidationItem,
   verifyTask,
 } from "@arc/core";
@@ -49,9 +50,7 @@ async function ask(
   if (!res.ok) throw new Error(`model answered ${res.status}: ${body?.error?.message ?? "no error message"}`);
   const message = body?.choices?.[0]?.message;
   const call = message?.tool_calls?.[0]?.function;
-  const text = call
-    ? `{"tool":${JSON.stringify(call.name)},"args":${call.arguments.trim() || "{}"}}`
-    : (message?.content ?? "");
+  const text = call ? toolCallText(call) : (message?.content ?? "");
   return { text, latencyMs: performance.now() - started, outputTokens: body?.usage?.completion_tokens ?? 0 };
 }
 
