@@ -1,5 +1,6 @@
 import { parentPort } from "node:worker_threads";
-import { PGlite, types } from "@electric-sql/pglite";
+import { type PGlite, types } from "@electric-sql/pglite";
+import { openPgliteCluster } from "./pglite-cluster.ts";
 import type { PgliteRequest, PgliteResponse, TransferredError } from "./pglite-worker-protocol.ts";
 
 /** The PGlite thread: runs the embedded PostgreSQL (WASM, synchronous when it runs) off the server's main thread. */
@@ -16,7 +17,7 @@ function transferable(error: unknown): TransferredError {
 async function handle(request: PgliteRequest): Promise<PgliteResponse> {
   try {
     if (request.op === "open") {
-      pglite = await PGlite.create(request.dataDir);
+      pglite = await openPgliteCluster(request.dataDir);
       return { ok: true };
     }
     if (!pglite) throw new Error("the database is not open");

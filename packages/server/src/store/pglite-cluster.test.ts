@@ -1,0 +1,81 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { PGlite } from "@electric-sql/pglite";
+import { clusterTemplatePath, openPgliteCluster } from "./pglite-cluster.ts";
+
+/** Whether `pglite` has the table a marked template carries. */
+async function hasMarker(pglite: PGlite): Promise<boolean> {
+  const { rows } = await pglite.query<{ n: number }>(
+    "select count(*)::int as n from pg_tables where tablename = 'template_marker'",
+  );
+  return rows[0].n === 1;
+}
+
+describe("new PGlite clusters start from a saved fresh cluster", () => {
+  const outerTmp = process.env.TMPDIR;
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "arc-pglite-cluster-"));
+    // the template lives under the temp folder: this test's own, so other test files never see its marked copies
+    process.env.TMPDIR = join(dir, "tmp");
+    mkdirSync(process.env.TMPDIR);
+  });
+  after(() => {
+    if (outerTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = outerTmp;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Saves, as the template, a cluster holding a table no initdb makes. */
+  async function saveMarkedTemplate(): Promise<void> {
+    const marked = await PGlite.create("memory://");
+    await marked.exec("create table template_marker (x int)");
+    const tar = Buffer.from(await (await marked.dumpDataDir("none")).arrayBuffer());
+    await marked.close();
+    mkdirSync(join(clusterTemplatePath(), ".."), { recursive: true });
+    writeFileSync(clusterTemplatePath(), tar);
+  }
+
+  it("saves the first fresh cluster, and a new database in memory is a copy of the saved one", async () => {
+    assert.equal(existsSync(clusterTemplatePath()), false);
+    const first = await openPgliteCluster("memory://");
+    assert.equal(await hasMarker(first), false);
+    await first.close();
+    assert.ok(readFileSync(clusterTemplatePath()).length > 1_000_000, "the fresh cluster is saved");
+
+    await saveMarkedTemplate();
+    const copy = await openPgliteCluster("memory://");
+    assert.equal(await hasMarker(copy), true, "the database was loaded from the saved cluster");
+    await copy.close();
+  });
+
+  it("fills an empty folder from the saved cluster, keeps what is written there, and opens a used folder as it is", async () => {
+    await saveMarkedTemplate();
+    const folder = join(dir, "data");
+    mkdirSync(folder);
+    const created = await openPgliteCluster(folder);
+    assert.equal(await hasMarker(created), true);
+    await created.exec("create table kept (x int); insert into kept values (7)");
+    await created.close();
+
+    rmSync(clusterTemplatePath());
+    const reopened = await openPgliteCluster(folder);
+    assert.deepEqual((await reopened.query("select x from kept")).rows, [{ x: 7 }]);
+    await reopened.close();
+    assert.equal(existsSync(clusterTemplatePath()), false, "opening a used folder saves nothing");
+  });
+
+  it("drops a saved cluster that does not load, runs initdb, and saves a good one in its place", async () => {
+    writeFileSync(clusterTemplatePath(), "not a tar file");
+    const folder = join(dir, "after-a-bad-template");
+    mkdirSync(folder);
+    const pglite = await openPgliteCluster(folder);
+    assert.deepEqual((await pglite.query("select 1 as one")).rows, [{ one: 1 }]);
+    assert.equal(await hasMarker(pglite), false);
+    await pglite.close();
+    assert.ok(readFileSync(clusterTemplatePath()).length > 1_000_000, "a good copy replaced the bad one");
+  });
+});
