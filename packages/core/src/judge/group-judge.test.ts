@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { groupJudgeMessages, parseGroupReply } from "./group-judge.ts";
+import { answerTrace } from "./answer-trace.ts";
+import { MinuteWindow } from "./budget-window.ts";
+import { createGroupJudge, groupJudgeMessages, parseGroupReply } from "./group-judge.ts";
+import { createJudgeDetector, type JudgeClient } from "./judge-detector.ts";
 import { JudgeReplyError } from "./judge-reply.ts";
 import { parseRubric } from "./rubric.ts";
 
@@ -41,5 +44,26 @@ describe("group judging", () => {
         () => parseGroupReply(text, 2),
         (e: Error) => e instanceof JudgeReplyError && message.test(e.message),
       );
+  });
+
+  it("spends the window it shares with the tenant's detector: one call a minute is one call for both", async () => {
+    // a test double writes the replies: what is checked is the budget, not a judge's verdict
+    let calls = 0;
+    const client: JudgeClient = {
+      complete: async (request) => {
+        calls++;
+        const grouped = JSON.stringify(request.responseFormat).includes("group_scores");
+        const verdict = { failed: false, class: "none", severity: "none", evidence: "ok", confidence: 0.9 };
+        return { content: JSON.stringify(grouped ? { scores: [1, 0] } : verdict), tokens: 10 };
+      },
+    };
+    const window = new MinuteWindow({ callsPerMinute: 1, tokensPerMinute: 1_000 }, () => 0);
+    const detector = createJudgeDetector({ rubric, client, model: "judge", window });
+    const group = createGroupJudge({ rubric, client, model: "judge", window });
+    const trace = answerTrace([{ role: "user", content: "Table for 2." }], undefined, "booked");
+    assert.equal((await detector.judge(trace)).status, "passed");
+    const scored = await group.score([{ role: "user", content: "Table for 2." }], ["a", "b"]);
+    assert.deepEqual(scored, { unscored: "not judged yet: 1 judge calls in the last minute (budget 1)" });
+    assert.equal(calls, 1);
   });
 });

@@ -65,9 +65,19 @@ export interface GroupJudgeOptions {
   client: JudgeClient;
   model: string;
   budget?: JudgeBudget;
+  /** A spending window shared with the tenant's other judges (then `budget` and `now` are not read). */
+  window?: MinuteWindow;
   /** Most tokens of one reply. */
   maxTokens?: number;
   now?: () => number;
+}
+
+/** Scores the answers of a group to one conversation; a group it could not score gets the reason instead. */
+export interface GroupJudge {
+  score(
+    conversation: readonly unknown[],
+    answers: readonly string[],
+  ): Promise<number[] | { unscored: string }>;
 }
 
 /**
@@ -75,18 +85,18 @@ export interface GroupJudgeOptions {
  * scores are relative within the group, which is all a group-normalized advantage needs. Scores are cached by
  * (conversation, answers, rubric version, model). A group the judge could not score gets the reason instead.
  */
-export function createGroupJudge(options: GroupJudgeOptions): {
-  score(
-    conversation: readonly unknown[],
-    answers: readonly string[],
-  ): Promise<number[] | { unscored: string }>;
-} {
+export function createGroupJudge(options: GroupJudgeOptions): GroupJudge {
   const { rubric, client, model } = options;
   const cache = new Map<string, number[]>();
-  const window = new MinuteWindow(
-    options.budget ?? { callsPerMinute: Number.POSITIVE_INFINITY, tokensPerMinute: Number.POSITIVE_INFINITY },
-    options.now ?? Date.now,
-  );
+  const window =
+    options.window ??
+    new MinuteWindow(
+      options.budget ?? {
+        callsPerMinute: Number.POSITIVE_INFINITY,
+        tokensPerMinute: Number.POSITIVE_INFINITY,
+      },
+      options.now ?? Date.now,
+    );
   return {
     async score(conversation, answers) {
       const key = createHash("sha256")

@@ -1,5 +1,5 @@
 export { answerTrace } from "./answer-trace.ts";
-export type { JudgeBudget } from "./budget-window.ts";
+export { type JudgeBudget, MinuteWindow } from "./budget-window.ts";
 export {
   type CalibrationItem,
   type CalibrationReport,
@@ -9,6 +9,7 @@ export {
 } from "./calibration.ts";
 export {
   createGroupJudge,
+  type GroupJudge,
   type GroupJudgeOptions,
   groupJudgeMessages,
   groupReplySchema,

@@ -41,6 +41,8 @@ export interface JudgeDetectorOptions {
   /** The judge model's name, as its endpoint knows it. */
   model: string;
   budget?: JudgeBudget;
+  /** A spending window shared with the tenant's other judges (then `budget` and `now` are not read). */
+  window?: MinuteWindow;
   cache?: JudgeCache;
   /** Most tokens of one reply. */
   maxTokens?: number;
@@ -66,10 +68,15 @@ export interface JudgeDetector extends Detector {
 export function createJudgeDetector(options: JudgeDetectorOptions): JudgeDetector {
   const { rubric, client, model } = options;
   const cache = options.cache ?? memoryJudgeCache();
-  const window = new MinuteWindow(
-    options.budget ?? { callsPerMinute: Number.POSITIVE_INFINITY, tokensPerMinute: Number.POSITIVE_INFINITY },
-    options.now ?? Date.now,
-  );
+  const window =
+    options.window ??
+    new MinuteWindow(
+      options.budget ?? {
+        callsPerMinute: Number.POSITIVE_INFINITY,
+        tokensPerMinute: Number.POSITIVE_INFINITY,
+      },
+      options.now ?? Date.now,
+    );
   const responseFormat = {
     type: "json_schema",
     json_schema: { name: "judge_verdict", strict: true, schema: judgeReplySchema(rubric) },

@@ -29,6 +29,8 @@ export interface ValidationItem {
   judgedBy: string;
   baseline: ModelOutcome;
   candidate: ModelOutcome;
+  /** Which answer a judge preferred when it compared the two side by side (pairwise); the win rate counts this. */
+  preference?: "candidate" | "baseline" | "tie";
 }
 
 /** One slice's figures and its paired "candidate is worse" test. */
@@ -147,8 +149,11 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 function judgedWinRate(items: readonly ValidationItem[]): ValidationReport["scores"]["winRate"] {
   const judged = items.filter((i) => i.judgedBy.startsWith("judge:"));
   if (judged.length === 0) return null;
-  const wins = judged.filter((i) => i.candidate.pass && !i.baseline.pass).length;
-  const losses = judged.filter((i) => !i.candidate.pass && i.baseline.pass).length;
+  const preferred = (i: ValidationItem) =>
+    i.preference ??
+    (i.candidate.pass === i.baseline.pass ? "tie" : i.candidate.pass ? "candidate" : "baseline");
+  const wins = judged.filter((i) => preferred(i) === "candidate").length;
+  const losses = judged.filter((i) => preferred(i) === "baseline").length;
   const ties = judged.length - wins - losses;
   const score = wins + ties / 2;
   return {

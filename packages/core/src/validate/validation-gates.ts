@@ -23,6 +23,12 @@ export const ValidationGates = z
       .describe(
         "lowest 95% lower bound of the candidate's win rate over the current model on items a judge decides (wins + half the ties over those items)",
       ),
+    judging: z
+      .enum(["pointwise", "pairwise"])
+      .default("pointwise")
+      .describe(
+        "how the tenant's judge decides items no verifier can: pointwise (each answer against the rubric on its own) or pairwise (both answers in one call, in an order drawn per item, ties allowed)",
+      ),
     alpha: z
       .number()
       .gt(0)

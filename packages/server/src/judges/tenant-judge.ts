@@ -1,37 +1,64 @@
-import { createJudgeDetector, type JudgeDetector, openAIJudgeClient } from "@arc/core";
+import {
+  createGroupJudge,
+  createJudgeDetector,
+  type GroupJudge,
+  type JudgeDetector,
+  MinuteWindow,
+  openAIJudgeClient,
+} from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 import { getJudgeModel, latestRubric } from "./judge-store.ts";
 
 /** The upstreams a judge may run on, by name (the server's `upstreams` config, `ARC_UPSTREAMS`). */
 export type JudgeUpstreams = Readonly<Record<string, { baseUrl: string; apiKeyEnv?: string }>>;
 
-/** Each tenant's judge detector, kept while its rubric version, model and budget stay the same (its cache and budget live in it). */
-const judges = new Map<string, { signature: string; detector: JudgeDetector }>();
+/** A tenant's judge in both forms: one answer at a time (detection, pointwise validation), and a group in one call. */
+export interface TenantJudges {
+  detector: JudgeDetector;
+  group: GroupJudge;
+}
+
+/** Each tenant's judges, kept while its rubric version, model and budget stay the same (caches and budgets live in them). */
+const judges = new Map<string, { signature: string } & TenantJudges>();
 
 /**
- * The tenant's judge detector: its latest rubric run by the model it set, on an allowlisted upstream; undefined
- * when the tenant has no rubric or no judge model, or its upstream is no longer configured.
+ * The tenant's judges: its latest rubric run by the model it set, on an allowlisted upstream; undefined when the
+ * tenant has no rubric or no judge model, or its upstream is no longer configured.
  */
-export async function tenantJudgeDetector(
+export async function tenantJudges(
   db: Queryable,
   tenantId: string,
   upstreams: JudgeUpstreams,
-): Promise<JudgeDetector | undefined> {
+): Promise<TenantJudges | undefined> {
   const [rubric, judge] = await Promise.all([latestRubric(db, tenantId), getJudgeModel(db, tenantId)]);
   const upstream = judge && Object.hasOwn(upstreams, judge.upstream) ? upstreams[judge.upstream] : undefined;
   if (!rubric || !judge || !upstream) return undefined;
   const signature = JSON.stringify([rubric.version, judge, upstream]);
   const kept = judges.get(tenantId);
-  if (kept?.signature === signature) return kept.detector;
-  const detector = createJudgeDetector({
+  if (kept?.signature === signature) return kept;
+  const settings = {
     rubric,
     model: judge.model,
-    budget: { callsPerMinute: judge.callsPerMinute, tokensPerMinute: judge.tokensPerMinute },
+    // one budget for both forms: a validation's group calls and detection's calls spend the same minute
+    window: new MinuteWindow(
+      { callsPerMinute: judge.callsPerMinute, tokensPerMinute: judge.tokensPerMinute },
+      Date.now,
+    ),
     client: openAIJudgeClient({
       baseUrl: upstream.baseUrl,
       apiKey: upstream.apiKeyEnv ? process.env[upstream.apiKeyEnv] : undefined,
     }),
-  });
-  judges.set(tenantId, { signature, detector });
-  return detector;
+  };
+  const made = { signature, detector: createJudgeDetector(settings), group: createGroupJudge(settings) };
+  judges.set(tenantId, made);
+  return made;
+}
+
+/** The tenant's judge detector (see `tenantJudges`). */
+export async function tenantJudgeDetector(
+  db: Queryable,
+  tenantId: string,
+  upstreams: JudgeUpstreams,
+): Promise<JudgeDetector | undefined> {
+  return (await tenantJudges(db, tenantId, upstreams))?.detector;
 }

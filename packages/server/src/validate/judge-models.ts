@@ -1,4 +1,5 @@
-import type { EvalRow } from "@arc/core";
+import { createHash } from "node:crypto";
+import type { EvalRow, GroupJudge } from "@arc/core";
 import {
   answerTrace,
   type ChatMessage,
@@ -23,15 +24,25 @@ export interface JudgeOptions {
   concurrency?: number;
   /** The families that prompt and verify the rows (default: the process's; a tenant's adds its own). */
   families?: TaskFamilyRegistry;
-  /** The tenant's judge, for the rows no verifier can judge (`isJudgeable`); without it they are not judged. */
-  rubricJudge?: { detector: JudgeDetector; model: string };
+  /**
+   * The tenant's judge, for the rows no verifier can judge (`isJudgeable`); without it they are not judged. With
+   * `pairwise` it compares the two answers in one call instead of judging each on its own.
+   */
+  rubricJudge?: { detector: JudgeDetector; model: string; pairwise?: GroupJudge };
+}
+
+/** One model's answer to one prompt. */
+interface Answer {
+  text: string;
+  latencyMs: number;
+  outputTokens: number;
 }
 
 async function ask(
   backend: ModelBackend,
   prompt: { messages: ChatMessage[]; tools?: Record<string, unknown>[] },
   maxTokens: number,
-): Promise<{ text: string; latencyMs: number; outputTokens: number }> {
+): Promise<Answer> {
   const started = performance.now();
   const res = await backend.chat({
     messages: prompt.messages,
@@ -91,7 +102,7 @@ export function isJudgeable(row: EvalRow, families: TaskFamilyRegistry = taskFam
 async function judgedOutcome(
   judge: JudgeDetector,
   prompt: { messages: ChatMessage[]; tools?: Record<string, unknown>[] },
-  answer: { text: string; latencyMs: number; outputTokens: number },
+  answer: Answer,
 ): Promise<ModelOutcome | null> {
   const verdict = await judge.judge(answerTrace(prompt.messages, prompt.tools, answer.text));
   if (verdict.status === "unknown") return null;
@@ -103,9 +114,47 @@ async function judgedOutcome(
   };
 }
 
+/** Whether the candidate's answer is shown first when a judge compares the two: drawn per row from its id. */
+function candidateFirst(rowId: string): boolean {
+  return createHash("sha256").update(rowId).digest()[0] % 2 === 0;
+}
+
+/**
+ * Both answers scored side by side in one call, in the row's drawn order (so neither model always has the first
+ * place a judge may favour); an answer passes at a score of 0.5 or more, and the higher score is preferred, equal
+ * scores a tie. Null when the judge could not score them.
+ */
+async function pairwiseOutcomes(
+  judge: GroupJudge,
+  rowId: string,
+  prompt: { messages: ChatMessage[] },
+  baseline: Answer,
+  candidate: Answer,
+): Promise<Pick<ValidationItem, "baseline" | "candidate" | "preference"> | null> {
+  const first = candidateFirst(rowId);
+  const scores = await judge.score(
+    prompt.messages,
+    first ? [candidate.text, baseline.text] : [baseline.text, candidate.text],
+  );
+  if (!Array.isArray(scores)) return null;
+  const [candidateScore, baselineScore] = first ? scores : [scores[1], scores[0]];
+  const outcome = (answer: Answer, score: number, other: number): ModelOutcome => ({
+    pass: score >= 0.5,
+    latencyMs: answer.latencyMs,
+    outputTokens: answer.outputTokens,
+    reason: `the judge scored it ${score} beside the other answer's ${other}`,
+  });
+  return {
+    baseline: outcome(baseline, baselineScore, candidateScore),
+    candidate: outcome(candidate, candidateScore, baselineScore),
+    preference:
+      candidateScore > baselineScore ? "candidate" : candidateScore < baselineScore ? "baseline" : "tie",
+  };
+}
+
 function evalOutcome(
   row: EvalRow & { env: string },
-  answer: { text: string; latencyMs: number; outputTokens: number },
+  answer: Answer,
   families: TaskFamilyRegistry,
 ): ModelOutcome {
   const result = verifyTask({ env: row.env, solution: row.solution }, [answer.text], families);
@@ -169,6 +218,10 @@ export async function judgeModels(
       };
     }
     if (!rubricJudge) return null;
+    if (rubricJudge.pairwise) {
+      const compared = await pairwiseOutcomes(rubricJudge.pairwise, row.id, prompts[i], b[i], c[i]);
+      return compared && { ...slice, judgedBy: `judge:${rubricJudge.model}`, ...compared };
+    }
     const [before, after] = await Promise.all([
       judgedOutcome(rubricJudge.detector, prompts[i], b[i]),
       judgedOutcome(rubricJudge.detector, prompts[i], c[i]),
@@ -179,7 +232,7 @@ export async function judgeModels(
   const items = rowItems.filter((item): item is ValidationItem => item !== null);
   safety.forEach((item, k) => {
     const i = rows.length + k;
-    const judge = (answer: { text: string; latencyMs: number; outputTokens: number }): ModelOutcome => {
+    const judge = (answer: Answer): ModelOutcome => {
       const j = judgeSafety(item, answer.text);
       return {
         pass: j.pass,
