@@ -3,6 +3,7 @@ import {
   type CalibrationReport,
   type CalibrationVerdict,
   calibrationReport,
+  type Judgement,
   NotFoundError,
   type Trace,
 } from "@arc/core";
@@ -20,16 +21,27 @@ const CONCURRENT_JUDGEMENTS = 4;
 export interface JudgeCalibration {
   rubricVersion: number;
   model: string;
-  /** Recent traces read; those the tenant's verifier could label were judged. */
+  /** Recent traces read; those the tenant's verifiers or people's feedback could label were judged. */
   tracesRead: number;
+  /** Labelled traces by what labelled them: a detector id (`feedback` for a person's feedback, a family's verifier...). */
+  labelledBy: Record<string, number>;
   report: CalibrationReport;
-  /** Each labelled trace: the label, and the judge's verdict (null: it could not judge). */
-  items: CalibrationItem[];
+  /** Each labelled trace: the label, what gave it, and the judge's verdict (null: it could not judge). */
+  items: (CalibrationItem & { labelledBy: string })[];
+}
+
+/** What gave a trace its label: the deciding failure's detector, or the detectors that passed it. */
+function labelSource(judgement: Judgement): string {
+  if (judgement.primary) return judgement.primary.detectorId;
+  return [...new Set(judgement.verdicts.filter((v) => v.status === "passed").map((v) => v.detectorId))].join(
+    "+",
+  );
 }
 
 /**
  * Runs the tenant's judge on its `limit` most recent traces that the tenant's other detectors (its families'
- * verifiers, the heuristics) label passed or failed, and compares: agreement, Cohen's kappa, precision and recall per
+ * verifiers, the heuristics) or people's feedback on them (a low score, a negative label, a correction fails a trace;
+ * other feedback passes it) label passed or failed, and compares: agreement, Cohen's kappa, precision and recall per
  * class. The labels are computed now, without the judge, so a trace the judge already flagged is labelled like any
  * other.
  */
@@ -56,26 +68,28 @@ export async function calibrateJudge(
     )
   ).map((r) => r.id);
   const traces = await getTraces(db, tenantId, ids);
-  const labelled: { trace: Trace; label: CalibrationVerdict }[] = [];
+  const labelled: { trace: Trace; label: CalibrationVerdict; labelledBy: string }[] = [];
   for (const trace of traces.values()) {
-    const judgement = await labeller.judge(trace);
+    const judgement = await labeller.judge(trace, trace.feedback);
     if (judgement.status === "unknown") continue;
     const failed = judgement.status === "failed";
     labelled.push({
       trace,
       label: { failed, ...(failed && judgement.primary?.class ? { class: judgement.primary.class } : {}) },
+      labelledBy: labelSource(judgement),
     });
   }
-  const items: CalibrationItem[] = new Array(labelled.length);
+  const items: JudgeCalibration["items"] = new Array(labelled.length);
   let next = 0;
   const judgeNext = async () => {
     while (next < labelled.length) {
       const k = next++;
-      const { trace, label } = labelled[k];
+      const { trace, label, labelledBy } = labelled[k];
       const verdict = await judge.judge(trace);
       items[k] = {
         traceId: trace.id,
         label,
+        labelledBy,
         judged:
           verdict.status === "unknown"
             ? null
@@ -88,6 +102,10 @@ export async function calibrateJudge(
     rubricVersion: rubric.version,
     model: model.model,
     tracesRead: traces.size,
+    labelledBy: labelled.reduce<Record<string, number>>((counts, { labelledBy }) => {
+      counts[labelledBy] = (counts[labelledBy] ?? 0) + 1;
+      return counts;
+    }, {}),
     report: calibrationReport(items),
     items,
   };

@@ -109,7 +109,7 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     assert.equal((await api("POST", "/judges/test", { traceId: "no-such-trace" })).status, 404);
   });
 
-  it("is calibrated against the verifier's labels of recent traces", async () => {
+  it("is calibrated against the verifier's labels and people's feedback on recent traces", async () => {
     const tasks = toolcallFamily.generate({ split: "production", seed: 7, count: 2 });
     const labelled = tasks.map((task, i) => {
       const right = toolcallFamily.reference(task)[0];
@@ -130,20 +130,36 @@ describe("a tenant's judge, through the API and the detection worker", () => {
         ],
       };
     });
-    assert.equal((await api("POST", "/traces", { traces: labelled })).status, 200);
+    // no family verifies this one: a person's feedback labels it
+    const reviewed = { ...MISREAD_CITY_TRACE, id: "reviewed-by-a-person" };
+    assert.equal((await api("POST", "/traces", { traces: [...labelled, reviewed] })).status, 200);
+    const feedback = {
+      id: "fb-1",
+      traceId: reviewed.id,
+      label: "thumbs_down",
+      comment: "it booked Bergen, I said Oslo",
+    };
+    assert.equal((await api("POST", "/feedback", feedback)).status, 200);
     const answer = await api("POST", "/judges/calibrate", { limit: 10 });
     assert.equal(answer.status, 200);
     const calibration = await answer.json();
     assert.equal(calibration.rubricVersion, 2);
     assert.equal(calibration.model, "toolcall-judge");
-    // the trace with no env has no label; the two toolcall traces are labelled by the verifier, now
+    // the trace with no env and no feedback has no label; the toolcall traces are labelled by the verifier, now,
+    // and the reviewed one by the person's feedback
     const byId = new Map(calibration.items.map((i: { traceId: string }) => [i.traceId, i]));
     assert.deepEqual((byId.get("labelled-0") as { label: unknown }).label, { failed: false });
     assert.equal((byId.get("labelled-1") as { label: { failed: boolean } }).label.failed, true);
+    assert.deepEqual(byId.get(reviewed.id), {
+      ...(byId.get(reviewed.id) as object),
+      label: { failed: true, class: "user_feedback" },
+      labelledBy: "feedback",
+    });
     assert.equal(byId.has(trace.id), false);
+    assert.equal(calibration.labelledBy.feedback, 1);
     const { report } = calibration;
-    assert.equal(report.items, 2);
-    assert.equal(report.judged + report.unjudged, 2);
+    assert.equal(report.items, 3);
+    assert.equal(report.judged + report.unjudged, 3);
     const bad = await api("POST", "/judges/calibrate", { limit: 0 });
     assert.equal(bad.status, 400);
     assert.match(
@@ -170,7 +186,7 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     assert.match(tested.out, /^(failed|passed|unknown)/);
     const calibrated = await arc(["judges", "calibrate", "--limit", "10"]);
     assert.equal(calibrated.code, 0, calibrated.out);
-    assert.match(calibrated.out, /2 of \d+ recent traces labelled by your verifiers/);
+    assert.match(calibrated.out, /3 of \d+ recent traces labelled \(.*people's feedback 1.*\)/);
     assert.match(calibrated.out, /agreement .* Cohen's kappa/);
     const unknown = await arc(["judges", "grade"]);
     assert.notEqual(unknown.code, 0);

@@ -20,8 +20,9 @@ Usage:
   arc judges model <upstream> <model> [--calls-per-minute 60] [--tokens-per-minute 60000]
   arc judges test <trace-id> [--json]     the judge's verdict on a stored trace, now
   arc judges calibrate [--limit 100] [--json]
-                                          the judge on the most recent traces your verifiers label (passed or
-                                          failed, computed now without the judge): agreement, Cohen's kappa, and
+                                          the judge on the most recent traces your verifiers or people's feedback
+                                          label (passed or failed, computed now without the judge): agreement,
+                                          Cohen's kappa, and
                                           precision and recall of "failed" and of each class (a rubric class named
                                           as the verifier's failure class, e.g. wrong_argument, compares with it)
 
@@ -45,10 +46,18 @@ function printModel(model: JudgeModel): void {
 
 const figure = (x: number | null) => (x === null ? "–" : x.toFixed(3));
 
+/** What labelled the traces, e.g. `verifier:toolcall 2, people's feedback 1`. */
+function labelSources(c: JudgeCalibration): string {
+  const named = Object.entries(c.labelledBy).map(
+    ([by, n]) => `${by === "feedback" ? "people's feedback" : by} ${n}`,
+  );
+  return named.length > 0 ? named.join(", ") : "none";
+}
+
 function printCalibration(c: JudgeCalibration): void {
   const r = c.report;
   console.log(
-    `judge ${c.model}, rubric version ${c.rubricVersion}: ${r.items} of ${c.tracesRead} recent traces labelled by your verifiers; judged ${r.judged}, could not judge ${r.unjudged}`,
+    `judge ${c.model}, rubric version ${c.rubricVersion}: ${r.items} of ${c.tracesRead} recent traces labelled (${labelSources(c)}); judged ${r.judged}, could not judge ${r.unjudged}`,
   );
   console.log(`agreement ${figure(r.agreement)}   Cohen's kappa ${figure(r.kappa)}`);
   console.log(`failed: precision ${figure(r.failed.precision)}, recall ${figure(r.failed.recall)}`);
