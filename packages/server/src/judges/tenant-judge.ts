@@ -5,9 +5,10 @@ import {
   type JudgeDetector,
   MinuteWindow,
   openAIJudgeClient,
+  type Rubric,
 } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
-import { getJudgeModel, latestRubric } from "./judge-store.ts";
+import { getJudgeModel, type JudgeModel, latestRubric } from "./judge-store.ts";
 
 /** The upstreams a judge may run on, by name (the server's `upstreams` config, `ARC_UPSTREAMS`). */
 export type JudgeUpstreams = Readonly<Record<string, { baseUrl: string; apiKeyEnv?: string }>>;
@@ -21,6 +22,24 @@ export interface TenantJudges {
 /** Each tenant's judges, kept while its rubric version, model and budget stay the same (caches and budgets live in them). */
 const judges = new Map<string, { signature: string } & TenantJudges>();
 
+/** A tenant's judge as it is set: its latest rubric, its model and budget, and the allowlisted upstream it runs on. */
+export interface UsableJudge {
+  rubric: Rubric;
+  judge: JudgeModel;
+  upstream: JudgeUpstreams[string];
+}
+
+/** The tenant's judge settings; undefined when it has no rubric or no judge model, or its upstream is not allowed. */
+export async function usableJudge(
+  db: Queryable,
+  tenantId: string,
+  upstreams: JudgeUpstreams,
+): Promise<UsableJudge | undefined> {
+  const [rubric, judge] = await Promise.all([latestRubric(db, tenantId), getJudgeModel(db, tenantId)]);
+  const upstream = judge && Object.hasOwn(upstreams, judge.upstream) ? upstreams[judge.upstream] : undefined;
+  return rubric && judge && upstream ? { rubric, judge, upstream } : undefined;
+}
+
 /**
  * The tenant's judges: its latest rubric run by the model it set, on an allowlisted upstream; undefined when the
  * tenant has no rubric or no judge model, or its upstream is no longer configured.
@@ -30,9 +49,9 @@ export async function tenantJudges(
   tenantId: string,
   upstreams: JudgeUpstreams,
 ): Promise<TenantJudges | undefined> {
-  const [rubric, judge] = await Promise.all([latestRubric(db, tenantId), getJudgeModel(db, tenantId)]);
-  const upstream = judge && Object.hasOwn(upstreams, judge.upstream) ? upstreams[judge.upstream] : undefined;
-  if (!rubric || !judge || !upstream) return undefined;
+  const usable = await usableJudge(db, tenantId, upstreams);
+  if (!usable) return undefined;
+  const { rubric, judge, upstream } = usable;
   const signature = JSON.stringify([rubric.version, judge, upstream]);
   const kept = judges.get(tenantId);
   if (kept?.signature === signature) return kept;

@@ -2,10 +2,12 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { RegistrySetup } from "../failures/index.ts";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
+import { type JudgeUpstreams, usableJudge } from "../judges/tenant-judge.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { listModelVersions } from "../store/model-registry.ts";
 import { listTenants } from "../store/tenants.ts";
 import { executeRun } from "./execute-run.ts";
+import { judgeRewardOverrides } from "./judge-reward-overrides.ts";
 import type { OrchestratorConfig } from "./orchestrator-config.ts";
 import {
   claimRun,
@@ -28,9 +30,12 @@ export interface TenantOrchestratorStatus {
   newFailures: number;
   /**
    * The task family its next run trains (`data.env`): of the new failures' families with a verifier, the one with
-   * the most; null when none has one (the recipe's own env is kept).
+   * the most; when none has one and the tenant has a judge, the family with the most; else null (the recipe's own
+   * env is kept).
    */
   env: string | null;
+  /** What rewards that run's samples: the family's verifier, or the tenant's judge; null with no env. */
+  reward: "verifier" | "judge" | null;
   lastRunAt: string | null;
   /** When the cooldown since the last run ends; null when there is no last run. */
   cooldownEndsAt: string | null;
@@ -52,10 +57,31 @@ export interface OrchestratorOptions {
   artifactsDir: string;
   /** The tenant's verifiers and solution resolver for dataset synthesis (as the failure service gets them). */
   setupRegistry?: RegistrySetup;
+  /** The upstreams a tenant's judge may run on (`ARC_UPSTREAMS`): its runs for families with no verifier use it. */
+  judgeUpstreams?: JudgeUpstreams;
   /** One line per thing it does (run triggered, started, ended). */
   onEvent?: (line: string) => void;
   /** A look that failed (the database went away...); the next look tries again. */
   onError?: (error: Error) => void;
+}
+
+/**
+ * The family the next run trains and what rewards it: of the new failures' families (most failures first), the
+ * first with a verifier; else, when the tenant has a judge, the first family it has at all, rewarded by the judge.
+ */
+async function nextRunFamily(
+  db: Queryable,
+  tenantId: string,
+  envsByFailures: string[],
+  judgeUpstreams: JudgeUpstreams,
+): Promise<{ env: string | null; reward: TenantOrchestratorStatus["reward"] }> {
+  if (envsByFailures.length === 0) return { env: null, reward: null };
+  const families = await tenantTaskFamilies(db, tenantId);
+  const verified = envsByFailures.find((env) => families.find(env)?.verify);
+  if (verified) return { env: verified, reward: "verifier" };
+  const known = envsByFailures.find((env) => families.find(env));
+  if (known && (await usableJudge(db, tenantId, judgeUpstreams))) return { env: known, reward: "judge" };
+  return { env: null, reward: null };
 }
 
 /** Reads a tenant's trigger state; `db` may be a transaction holding the tenant's row. */
@@ -63,6 +89,7 @@ export async function tenantOrchestratorStatus(
   db: Queryable,
   tenantId: string,
   config: OrchestratorConfig,
+  judgeUpstreams: JudgeUpstreams = {},
 ): Promise<TenantOrchestratorStatus> {
   const [row] = await db.query<{ last: string | null; active: number }>(
     `select max(created_at) as last, count(*) filter (where status in ('queued', 'running'))::int as active
@@ -77,9 +104,12 @@ export async function tenantOrchestratorStatus(
     [tenantId, lastRunAt],
   );
   const newFailures = byEnv.reduce((sum, r) => sum + Number(r.n), 0);
-  const withEnv = byEnv.filter((r): r is { env: string; n: number } => r.env !== null);
-  const families = withEnv.length > 0 ? await tenantTaskFamilies(db, tenantId) : undefined;
-  const env = withEnv.find((r) => families?.find(r.env)?.verify)?.env ?? null;
+  const { env, reward } = await nextRunFamily(
+    db,
+    tenantId,
+    byEnv.flatMap((r) => (r.env === null ? [] : [r.env])),
+    judgeUpstreams,
+  );
   const [production] = await listModelVersions(db, tenantId, ["promoted"]);
   const cooldownEnds = lastRunAt ? new Date(Date.parse(lastRunAt) + config.cooldownMs) : null;
   const activeRuns = Number(row.active);
@@ -106,6 +136,7 @@ export async function tenantOrchestratorStatus(
     recipe: shownRecipePath(config.recipe),
     newFailures,
     env,
+    reward,
     lastRunAt,
     cooldownEndsAt: cooldownEnds?.toISOString() ?? null,
     productionModelId: production?.id ?? null,
@@ -139,6 +170,11 @@ export class Orchestrator {
   }
 
   /** The artifacts folder its tenants' run folders go under. */
+  /** The upstreams a tenant's judge may run on. */
+  get judgeUpstreams(): JudgeUpstreams {
+    return this.options.judgeUpstreams ?? {};
+  }
+
   get artifactsDir(): string {
     return this.options.artifactsDir;
   }
@@ -192,14 +228,22 @@ export class Orchestrator {
         tenantId,
       ]);
       if (locked.length === 0) return null;
-      const status = await tenantOrchestratorStatus(tx, tenantId, config);
+      const upstreams = this.judgeUpstreams;
+      const status = await tenantOrchestratorStatus(tx, tenantId, config, upstreams);
       if (!status.due) return null;
       const families = await tenantTaskFamilies(tx, tenantId);
+      const runsDir = tenantRunsDir(this.options.artifactsDir, tenantId);
+      const judge = status.reward === "judge" ? await usableJudge(tx, tenantId, upstreams) : undefined;
       return createRun(tx, tenantId, {
         trigger: "orchestrator",
         recipePath: config.recipe,
-        overrides: runOverrides(config.overrides, status.env, (env) => families.find(env)),
-        runsDir: tenantRunsDir(this.options.artifactsDir, tenantId),
+        overrides: [
+          ...runOverrides(config.overrides, status.env, (env) => families.find(env)),
+          ...(judge && !config.overrides.some((o) => o.startsWith("reward."))
+            ? judgeRewardOverrides(judge, runsDir)
+            : []),
+        ],
+        runsDir,
         baseModelId: status.productionModelId,
       });
     });
@@ -250,15 +294,16 @@ export class Orchestrator {
 
 /**
  * The overrides of a run the orchestrator starts: the operator's, then `data.env` set to the family the new failures
- * belong to (unless the operator pinned one), with no generated held-out tasks when that family has no generator
- * (the run is judged on the tenant's EvalSet by the validator).
+ * belong to (unless the operator pinned one), with no generated held-out tasks when that family has no generator or
+ * no verifier to judge them (the run is judged on the tenant's EvalSet by the validator).
  */
 function runOverrides(
   operator: readonly string[],
   env: string | null,
-  familyOf: (env: string) => { generate?: unknown } | undefined,
+  familyOf: (env: string) => { generate?: unknown; verify?: unknown } | undefined,
 ): string[] {
   if (!env || operator.some((o) => o.startsWith("data.env="))) return [...operator];
-  const heldOut = familyOf(env)?.generate ? [] : ["data.evalCount=0"];
+  const family = familyOf(env);
+  const heldOut = family?.generate && family.verify ? [] : ["data.evalCount=0"];
   return [...operator, `data.env=${env}`, ...heldOut];
 }

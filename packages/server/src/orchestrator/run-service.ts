@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { loadRecipe } from "@arc/rl";
 import type { RegistrySetup } from "../failures/failure-pipeline-config.ts";
 import { registrySetupFromEnv } from "../failures/failure-pipeline-config.ts";
+import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
 import type { Database } from "../store/database.ts";
 import { recipeFile } from "./execute-run.ts";
 import { Orchestrator } from "./orchestrator.ts";
@@ -26,6 +27,8 @@ export async function createRunService(options: {
   config?: OrchestratorConfigInput;
   /** The tenants' verifiers and solution resolver (default: the module ARC_DETECTORS_MODULE names). */
   setupRegistry?: RegistrySetup;
+  /** The upstreams a tenant's judge may run on: it rewards the runs of families with no verifier. */
+  judgeUpstreams?: JudgeUpstreams;
   env?: NodeJS.ProcessEnv;
 }): Promise<RunService> {
   const env = options.env ?? process.env;
@@ -44,6 +47,7 @@ export async function createRunService(options: {
     config,
     artifactsDir: join(options.home, "artifacts"),
     setupRegistry: options.setupRegistry ?? (await registrySetupFromEnv(env)),
+    judgeUpstreams: options.judgeUpstreams,
     onEvent: (line) => console.error(`orchestrator: ${line}`),
     onError: (error) => console.error(`orchestrator: ${error.message}`),
   });

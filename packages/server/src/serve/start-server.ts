@@ -73,6 +73,7 @@ export async function startServer(
     home: config.home,
     config: options.orchestrator,
     setupRegistry: options.failures?.setupRegistry,
+    judgeUpstreams: config.upstreams,
   });
   const app = createApp({
     db,

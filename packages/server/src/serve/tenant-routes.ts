@@ -77,6 +77,7 @@ export function tenantRoutes(services: TenantRouteServices): TenantRoutes {
       app: runRoutes({
         db,
         config: orchestrator.config,
+        judgeUpstreams: orchestrator.judgeUpstreams,
         artifactsDir: orchestrator.artifactsDir,
         maxBodyBytes,
       }),

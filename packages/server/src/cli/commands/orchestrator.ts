@@ -37,7 +37,7 @@ export const orchestratorCommand: Command = {
     else {
       console.log(orchestratorLine(status));
       console.log(
-        `  new failures ${status.newFailures} (the next run trains ${status.env ?? "the recipe's family"}), last run ${status.lastRunAt ?? "never"}, production model ${status.productionModelId ?? "-"}, active runs ${status.activeRuns}`,
+        `  new failures ${status.newFailures} (the next run trains ${status.env ?? "the recipe's family"}${status.reward === "judge" ? ", rewarded by your judge" : ""}), last run ${status.lastRunAt ?? "never"}, production model ${status.productionModelId ?? "-"}, active runs ${status.activeRuns}`,
       );
     }
     return 0;

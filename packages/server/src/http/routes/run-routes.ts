@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { InvalidInputError, toInvalidInputError } from "@arc/core";
 import { RunDir } from "@arc/rl";
 import { Hono } from "hono";
+import type { JudgeUpstreams } from "../../judges/tenant-judge.ts";
 import { tenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
 import type { OrchestratorConfig } from "../../orchestrator/orchestrator-config.ts";
 import { queueRun, RunRequest } from "../../orchestrator/queue-run.ts";
@@ -27,6 +28,8 @@ const STATUSES: RunRowStatus[] = ["queued", "running", "succeeded", "failed", "c
 export function runRoutes(deps: {
   db: Database;
   config: OrchestratorConfig;
+  /** The upstreams a tenant's judge may run on (the status says when the judge rewards the next run). */
+  judgeUpstreams?: JudgeUpstreams;
   /** `<ARC_HOME>/artifacts`: runs go to `<artifactsDir>/<tenantId>/runs/`. */
   artifactsDir: string;
   maxBodyBytes: number;
@@ -48,7 +51,7 @@ export function runRoutes(deps: {
       data: (await listRuns(deps.db, tenantId, { statuses: statuses as RunRowStatus[] | undefined })).map(
         tenantRun,
       ),
-      orchestrator: await tenantOrchestratorStatus(deps.db, tenantId, deps.config),
+      orchestrator: await tenantOrchestratorStatus(deps.db, tenantId, deps.config, deps.judgeUpstreams),
     });
   });
 
@@ -73,7 +76,7 @@ export function runRoutes(deps: {
   );
 
   app.get("/orchestrator", async (c) =>
-    c.json(await tenantOrchestratorStatus(deps.db, c.get("tenantId"), deps.config)),
+    c.json(await tenantOrchestratorStatus(deps.db, c.get("tenantId"), deps.config, deps.judgeUpstreams)),
   );
 
   return app;

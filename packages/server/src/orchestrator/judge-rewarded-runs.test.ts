@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import { parseRubric } from "@arc/core";
+import { loadRecipe } from "@arc/rl";
+import { SUPPORT_FAMILY_SPEC } from "../families/__fixtures__/support-family.ts";
+import { putTaskFamily, tenantTaskFamilies } from "../families/task-family-store.ts";
+import { CITY_RUBRIC } from "../judges/__fixtures__/misread-city.ts";
+import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
+import type { Database } from "../store/database.ts";
+import { databasesUnderTest } from "../store/test-databases.ts";
+import { insertTraces } from "../store/trace-store.ts";
+import { tenantWithProduction } from "./__fixtures__/orchestrator-tenant.ts";
+import { recipeFile } from "./execute-run.ts";
+import { Orchestrator, tenantOrchestratorStatus } from "./orchestrator.ts";
+import { OrchestratorConfig } from "./orchestrator-config.ts";
+
+/** The allowlisted upstream the tenant's judge runs on (nothing listens there: no run is started here). */
+const UPSTREAMS = { judges: { baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "JUDGE_KEY" } };
+
+/** Stores `count` failures of family `env`, as the detection worker would once the judge flagged their traces. */
+async function judgedFailures(db: Database, tenantId: string, env: string, count: number): Promise<void> {
+  const startedAt = "2026-11-27T10:00:00.000Z";
+  await insertTraces(
+    db,
+    tenantId,
+    Array.from({ length: count }, (_, i) => ({
+      id: `${env}-${i}`,
+      env,
+      status: "ok" as const,
+      startedAt,
+      steps: [
+        { id: "s1", kind: "llm" as const, startedAt, llm: { messages: [{ role: "user", content: "hi" }] } },
+      ],
+    })),
+  );
+  for (let i = 0; i < count; i++)
+    await db.query(
+      `insert into failures (tenant_id, trace_id, pattern_id, failure_class, env) values ($1, $2, 'pat_judged', 'rubric_violation', $3)`,
+      [tenantId, `${env}-${i}`, env],
+    );
+}
+
+for (const target of databasesUnderTest()) {
+  describe(`runs for a family with no verifier, rewarded by the tenant's judge, on ${target.name}`, {
+    skip: target.skip,
+  }, () => {
+    let db: Database;
+    before(async () => {
+      db = await target.open();
+    });
+    after(() => db?.close());
+
+    it("trains the family its judge flags, with the judge as the reward and its rubric beside the runs", async () => {
+      const { tenantId, artifactsDir } = await tenantWithProduction(db, "judged-only");
+      await putTaskFamily(db, tenantId, { ...SUPPORT_FAMILY_SPEC, env: "judged", verifier: "judge" });
+      await judgedFailures(db, tenantId, "judged", 6);
+      const config = OrchestratorConfig.parse({
+        enabled: true,
+        minNewFailures: 5,
+        cooldownMs: 0,
+        recipe: "recipes/corrections-dpo.yaml",
+      });
+
+      // no judge yet: no family of these failures can reward a run
+      const without = await tenantOrchestratorStatus(db, tenantId, config, UPSTREAMS);
+      assert.deepEqual([without.env, without.reward], [null, null]);
+
+      await putRubric(db, tenantId, CITY_RUBRIC);
+      await putJudgeModel(
+        db,
+        tenantId,
+        { upstream: "judges", model: "judge-1", callsPerMinute: 30 },
+        UPSTREAMS,
+      );
+      const status = await tenantOrchestratorStatus(db, tenantId, config, UPSTREAMS);
+      assert.deepEqual([status.env, status.reward, status.due], ["judged", "judge", true]);
+      // an upstream the server no longer allows leaves the judge out
+      const disallowed = await tenantOrchestratorStatus(db, tenantId, config, {});
+      assert.deepEqual([disallowed.env, disallowed.reward], [null, null]);
+
+      const orchestrator = new Orchestrator({ db, config, artifactsDir, judgeUpstreams: UPSTREAMS });
+      const run = await orchestrator.queueIfDue(tenantId);
+      assert.ok(run);
+      const rubricPath = run.overrides
+        .find((o) => o.startsWith("reward.judge.rubric="))
+        ?.split("=")[1] as string;
+      assert.deepEqual(run.overrides, [
+        "data.env=judged",
+        "data.evalCount=0",
+        "reward.kind=judge",
+        "reward.judge.baseUrl=http://127.0.0.1:9/v1",
+        "reward.judge.model=judge-1",
+        `reward.judge.rubric=${rubricPath}`,
+        "reward.judge.apiKeyEnv=JUDGE_KEY",
+        "reward.judge.callsPerMinute=30",
+        "reward.judge.tokensPerMinute=60000",
+      ]);
+      assert.ok(rubricPath.startsWith(run.runsDir));
+      assert.deepEqual(
+        parseRubric(JSON.parse(readFileSync(rubricPath, "utf8"))),
+        parseRubric(CITY_RUBRIC, 1),
+      );
+
+      // the training process reads exactly this recipe: it accepts the family with the judge's reward
+      const recipe = await loadRecipe(
+        recipeFile(config.recipe),
+        run.overrides,
+        config.recipe,
+        await tenantTaskFamilies(db, tenantId),
+      );
+      assert.deepEqual(
+        [recipe.data.env, recipe.reward.kind, recipe.reward.judge?.model, recipe.reward.judge?.rubric],
+        ["judged", "judge", "judge-1", rubricPath],
+      );
+      await orchestrator.close();
+    });
+  });
+}
