@@ -169,12 +169,12 @@ export class Orchestrator {
     return this.options.config;
   }
 
-  /** The artifacts folder its tenants' run folders go under. */
   /** The upstreams a tenant's judge may run on. */
   get judgeUpstreams(): JudgeUpstreams {
     return this.options.judgeUpstreams ?? {};
   }
 
+  /** The artifacts folder its tenants' run folders go under. */
   get artifactsDir(): string {
     return this.options.artifactsDir;
   }
