@@ -21,7 +21,7 @@ const CONCURRENT_JUDGEMENTS = 4;
 export interface JudgeCalibration {
   rubricVersion: number;
   model: string;
-  /** Recent traces read; those the tenant's verifiers or people's feedback could label were judged. */
+  /** Traces read (recent ones and recently reviewed ones); those its verifiers or people's feedback label were judged. */
   tracesRead: number;
   /** Labelled traces by what labelled them: a detector id (`feedback` for a person's feedback, a family's verifier...). */
   labelledBy: Record<string, number>;
@@ -39,7 +39,8 @@ function labelSource(judgement: Judgement): string {
 }
 
 /**
- * Runs the tenant's judge on its `limit` most recent traces that the tenant's other detectors (its families'
+ * Runs the tenant's judge on its `limit` most recent traces, and the `limit` its people most recently gave feedback
+ * on, that the tenant's other detectors (its families'
  * verifiers, the heuristics) or people's feedback on them (a low score, a negative label, a correction fails a trace;
  * other feedback passes it) label passed or failed, and compares: agreement, Cohen's kappa, precision and recall per
  * class. The labels are computed now, without the judge, so a trace the judge already flagged is labelled like any
@@ -61,12 +62,18 @@ export async function calibrateJudge(
       "judge: this tenant has no judge yet: set a rubric (PUT /v1/judges/rubric) and a model (PUT /v1/judges/model)",
     );
   const labeller = await tenantRegistry(db, tenantId, deps.setupRegistry);
-  const ids = (
-    await db.query<{ id: string }>(
+  const [recent, reviewed] = await Promise.all([
+    db.query<{ id: string }>(
       "select id from traces where tenant_id = $1 order by started_at desc, id limit $2",
       [tenantId, limit],
-    )
-  ).map((r) => r.id);
+    ),
+    db.query<{ id: string }>(
+      `select trace_id as id from feedback where tenant_id = $1
+       group by trace_id order by max(created_at) desc, trace_id limit $2`,
+      [tenantId, limit],
+    ),
+  ]);
+  const ids = [...new Set([...recent, ...reviewed].map((r) => r.id))];
   const traces = await getTraces(db, tenantId, ids);
   const labelled: { trace: Trace; label: CalibrationVerdict; labelledBy: string }[] = [];
   for (const trace of traces.values()) {
@@ -75,7 +82,13 @@ export async function calibrateJudge(
     const failed = judgement.status === "failed";
     labelled.push({
       trace,
-      label: { failed, ...(failed && judgement.primary?.class ? { class: judgement.primary.class } : {}) },
+      // a person's feedback says failed or not, never which rubric class: its `user_feedback` would match none
+      label: {
+        failed,
+        ...(failed && judgement.primary?.class && judgement.primary.detectorId !== "feedback"
+          ? { class: judgement.primary.class }
+          : {}),
+      },
       labelledBy: labelSource(judgement),
     });
   }

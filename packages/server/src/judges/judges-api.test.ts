@@ -152,7 +152,7 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     assert.equal((byId.get("labelled-1") as { label: { failed: boolean } }).label.failed, true);
     assert.deepEqual(byId.get(reviewed.id), {
       ...(byId.get(reviewed.id) as object),
-      label: { failed: true, class: "user_feedback" },
+      label: { failed: true },
       labelledBy: "feedback",
     });
     assert.equal(byId.has(trace.id), false);

@@ -14,6 +14,7 @@ import { tenantWithProduction } from "./__fixtures__/orchestrator-tenant.ts";
 import { recipeFile } from "./execute-run.ts";
 import { Orchestrator, tenantOrchestratorStatus } from "./orchestrator.ts";
 import { OrchestratorConfig } from "./orchestrator-config.ts";
+import { tenantRun } from "./run-store.ts";
 
 /** The allowlisted upstream the tenant's judge runs on (nothing listens there: no run is started here). */
 const UPSTREAMS = { judges: { baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "JUDGE_KEY" } };
@@ -80,40 +81,47 @@ for (const target of databasesUnderTest()) {
       assert.deepEqual([disallowed.env, disallowed.reward], [null, null]);
 
       const orchestrator = new Orchestrator({ db, config, artifactsDir, judgeUpstreams: UPSTREAMS });
-      const run = await orchestrator.queueIfDue(tenantId);
-      assert.ok(run);
-      const rubricPath = run.overrides
-        .find((o) => o.startsWith("reward.judge.rubric="))
-        ?.split("=")[1] as string;
-      assert.deepEqual(run.overrides, [
-        "data.env=judged",
-        "data.evalCount=0",
-        "reward.kind=judge",
-        "reward.judge.baseUrl=http://127.0.0.1:9/v1",
-        "reward.judge.model=judge-1",
-        `reward.judge.rubric=${rubricPath}`,
-        "reward.judge.apiKeyEnv=JUDGE_KEY",
-        "reward.judge.callsPerMinute=30",
-        "reward.judge.tokensPerMinute=60000",
-      ]);
-      assert.ok(rubricPath.startsWith(run.runsDir));
-      assert.deepEqual(
-        parseRubric(JSON.parse(readFileSync(rubricPath, "utf8"))),
-        parseRubric(CITY_RUBRIC, 1),
-      );
+      try {
+        const run = await orchestrator.queueIfDue(tenantId);
+        assert.ok(run);
+        const rubricPath = run.overrides
+          .find((o) => o.startsWith("reward.judge.rubric="))
+          ?.split("=")[1] as string;
+        assert.deepEqual(run.overrides, [
+          "data.env=judged",
+          "data.evalCount=0",
+          "reward.kind=judge",
+          "reward.judge.baseUrl=http://127.0.0.1:9/v1",
+          "reward.judge.model=judge-1",
+          `reward.judge.rubric=${rubricPath}`,
+          "reward.judge.apiKeyEnv=JUDGE_KEY",
+          "reward.judge.callsPerMinute=30",
+          "reward.judge.tokensPerMinute=60000",
+        ]);
+        assert.ok(rubricPath.startsWith(run.runsDir));
+        // a tenant sees its run without the server's judge endpoint
+        const shown = tenantRun(run).overrides;
+        assert.ok(shown.includes("reward.judge.baseUrl=(the server's judge upstream)"), shown.join(" "));
+        assert.ok(!shown.some((o) => o.includes("127.0.0.1:9") || o.includes("JUDGE_KEY")));
+        assert.deepEqual(
+          parseRubric(JSON.parse(readFileSync(rubricPath, "utf8"))),
+          parseRubric(CITY_RUBRIC, 1),
+        );
 
-      // the training process reads exactly this recipe: it accepts the family with the judge's reward
-      const recipe = await loadRecipe(
-        recipeFile(config.recipe),
-        run.overrides,
-        config.recipe,
-        await tenantTaskFamilies(db, tenantId),
-      );
-      assert.deepEqual(
-        [recipe.data.env, recipe.reward.kind, recipe.reward.judge?.model, recipe.reward.judge?.rubric],
-        ["judged", "judge", "judge-1", rubricPath],
-      );
-      await orchestrator.close();
+        // the training process reads exactly this recipe: it accepts the family with the judge's reward
+        const recipe = await loadRecipe(
+          recipeFile(config.recipe),
+          run.overrides,
+          config.recipe,
+          await tenantTaskFamilies(db, tenantId),
+        );
+        assert.deepEqual(
+          [recipe.data.env, recipe.reward.kind, recipe.reward.judge?.model, recipe.reward.judge?.rubric],
+          ["judged", "judge", "judge-1", rubricPath],
+        );
+      } finally {
+        await orchestrator.close();
+      }
     });
   });
 }

@@ -239,7 +239,7 @@ export class Orchestrator {
         recipePath: config.recipe,
         overrides: [
           ...runOverrides(config.overrides, status.env, (env) => families.find(env)),
-          ...(judge && !config.overrides.some((o) => o.startsWith("reward."))
+          ...(judge && !config.overrides.some((o) => o.startsWith("reward.") || o.startsWith("data.env="))
             ? judgeRewardOverrides(judge, runsDir)
             : []),
         ],

@@ -103,10 +103,13 @@ export function shownRecipePath(path: string): string {
   return shownPath(path, [REPOSITORY_ROOT]);
 }
 
+/** Overrides whose values are the server's (the judge endpoint the orchestrator gives a run): a tenant sees them hidden. */
+const SERVER_ONLY_OVERRIDES = new Set(["reward.judge.baseUrl", "reward.judge.apiKeyEnv"]);
+
 /**
  * What a tenant is shown of a run: no `runsDir`; its recipe path, and the path values of its overrides (the
- * operator's, on an orchestrator run), relative to a server folder or by file name; its error without the
- * repository root and `<ARC_HOME>`.
+ * operator's, on an orchestrator run), relative to a server folder or by file name, the judge endpoint's hidden;
+ * its error without the repository root and `<ARC_HOME>`.
  */
 export function tenantRun(run: RunRecord): TenantRun {
   const { runsDir, ...shown } = run;
@@ -116,7 +119,10 @@ export function tenantRun(run: RunRecord): TenantRun {
     recipePath: shownPath(run.recipePath, folders),
     overrides: run.overrides.map((override) => {
       const eq = override.indexOf("=");
-      return eq < 0 ? override : `${override.slice(0, eq + 1)}${shownPath(override.slice(eq + 1), folders)}`;
+      if (eq < 0) return override;
+      const key = override.slice(0, eq);
+      if (SERVER_ONLY_OVERRIDES.has(key)) return `${key}=(the server's judge upstream)`;
+      return `${key}=${shownPath(override.slice(eq + 1), folders)}`;
     }),
     error: run.error === null ? null : withoutServerPaths(run.error, runsDir),
   };

@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PGlite } from "@electric-sql/pglite";
 import { clusterTemplatePath, openPgliteCluster } from "./pglite-cluster.ts";
@@ -15,17 +24,18 @@ async function hasMarker(pglite: PGlite): Promise<boolean> {
 }
 
 describe("new PGlite clusters start from a saved fresh cluster", () => {
-  const outerTmp = process.env.TMPDIR;
+  const outerCache = process.env.XDG_CACHE_HOME;
   let dir: string;
+  let template: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "arc-pglite-cluster-"));
-    // the template lives under the temp folder: this test's own, so other test files never see its marked copies
-    process.env.TMPDIR = join(dir, "tmp");
-    mkdirSync(process.env.TMPDIR);
+    // the template lives in the user's cache folder: this test's own, so no other test sees its marked copies
+    process.env.XDG_CACHE_HOME = join(dir, "cache");
+    template = clusterTemplatePath() as string;
   });
   after(() => {
-    if (outerTmp === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = outerTmp;
+    if (outerCache === undefined) delete process.env.XDG_CACHE_HOME;
+    else process.env.XDG_CACHE_HOME = outerCache;
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -35,16 +45,16 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
     await marked.exec("create table template_marker (x int)");
     const tar = Buffer.from(await (await marked.dumpDataDir("none")).arrayBuffer());
     await marked.close();
-    mkdirSync(join(clusterTemplatePath(), ".."), { recursive: true });
-    writeFileSync(clusterTemplatePath(), tar);
+    mkdirSync(dirname(template), { recursive: true, mode: 0o700 });
+    writeFileSync(template, tar, { mode: 0o600 });
   }
 
   it("saves the first fresh cluster, and a new database in memory is a copy of the saved one", async () => {
-    assert.equal(existsSync(clusterTemplatePath()), false);
+    assert.equal(existsSync(template), false);
     const first = await openPgliteCluster("memory://");
     assert.equal(await hasMarker(first), false);
     await first.close();
-    assert.ok(readFileSync(clusterTemplatePath()).length > 1_000_000, "the fresh cluster is saved");
+    assert.ok(readFileSync(template).length > 1_000_000, "the fresh cluster is saved");
 
     await saveMarkedTemplate();
     const copy = await openPgliteCluster("memory://");
@@ -61,21 +71,35 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
     await created.exec("create table kept (x int); insert into kept values (7)");
     await created.close();
 
-    rmSync(clusterTemplatePath());
+    rmSync(template);
     const reopened = await openPgliteCluster(folder);
     assert.deepEqual((await reopened.query("select x from kept")).rows, [{ x: 7 }]);
     await reopened.close();
-    assert.equal(existsSync(clusterTemplatePath()), false, "opening a used folder saves nothing");
+    assert.equal(existsSync(template), false, "opening a used folder saves nothing");
   });
 
   it("drops a saved cluster that does not load, runs initdb, and saves a good one in its place", async () => {
-    writeFileSync(clusterTemplatePath(), "not a tar file");
+    writeFileSync(template, "not a tar file");
     const folder = join(dir, "after-a-bad-template");
     mkdirSync(folder);
     const pglite = await openPgliteCluster(folder);
     assert.deepEqual((await pglite.query("select 1 as one")).rows, [{ one: 1 }]);
     assert.equal(await hasMarker(pglite), false);
     await pglite.close();
-    assert.ok(readFileSync(clusterTemplatePath()).length > 1_000_000, "a good copy replaced the bad one");
+    assert.ok(readFileSync(template).length > 1_000_000, "a good copy replaced the bad one");
+  });
+
+  it("never loads a saved cluster that another user could have written, and leaves it in place", async () => {
+    await saveMarkedTemplate();
+    const planted = readFileSync(template);
+    chmodSync(dirname(template), 0o777);
+    try {
+      const pglite = await openPgliteCluster("memory://");
+      assert.equal(await hasMarker(pglite), false, "initdb made this one");
+      await pglite.close();
+      assert.ok(readFileSync(template).equals(planted), "nothing is saved into a folder others can write");
+    } finally {
+      chmodSync(dirname(template), 0o700);
+    }
   });
 });
