@@ -32,3 +32,21 @@ export class MinuteWindow {
     return entry;
   }
 }
+
+/** A judge's spending window: the one it shares with the tenant's other judges, else its own for `budget` (none: unbounded). */
+export function judgeWindow(options: {
+  window?: MinuteWindow;
+  budget?: JudgeBudget;
+  now?: () => number;
+}): MinuteWindow {
+  return (
+    options.window ??
+    new MinuteWindow(
+      options.budget ?? {
+        callsPerMinute: Number.POSITIVE_INFINITY,
+        tokensPerMinute: Number.POSITIVE_INFINITY,
+      },
+      options.now ?? Date.now,
+    )
+  );
+}

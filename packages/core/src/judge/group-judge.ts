@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type JudgeBudget, MinuteWindow } from "./budget-window.ts";
+import { type JudgeBudget, judgeWindow, type MinuteWindow } from "./budget-window.ts";
 import type { JudgeClient } from "./judge-detector.ts";
 import { answerText, conversationLines, rubricLines } from "./judge-prompt.ts";
 import { JudgeReplyError, replyObject } from "./judge-reply.ts";
@@ -88,15 +88,7 @@ export interface GroupJudge {
 export function createGroupJudge(options: GroupJudgeOptions): GroupJudge {
   const { rubric, client, model } = options;
   const cache = new Map<string, number[]>();
-  const window =
-    options.window ??
-    new MinuteWindow(
-      options.budget ?? {
-        callsPerMinute: Number.POSITIVE_INFINITY,
-        tokensPerMinute: Number.POSITIVE_INFINITY,
-      },
-      options.now ?? Date.now,
-    );
+  const window = judgeWindow(options);
   return {
     async score(conversation, answers) {
       const key = createHash("sha256")

@@ -1,7 +1,7 @@
 import type { Detector } from "../detect/detector.ts";
 import { failedVerdict, passedVerdict, unknownVerdict, type Verdict } from "../detect/verdict.ts";
 import type { Trace } from "../trace/index.ts";
-import { type JudgeBudget, MinuteWindow } from "./budget-window.ts";
+import { type JudgeBudget, judgeWindow, type MinuteWindow } from "./budget-window.ts";
 import { judgeMessages } from "./judge-prompt.ts";
 import { type JudgeReply, judgeReplySchema, parseJudgeReply } from "./judge-reply.ts";
 import type { Rubric } from "./rubric.ts";
@@ -68,15 +68,7 @@ export interface JudgeDetector extends Detector {
 export function createJudgeDetector(options: JudgeDetectorOptions): JudgeDetector {
   const { rubric, client, model } = options;
   const cache = options.cache ?? memoryJudgeCache();
-  const window =
-    options.window ??
-    new MinuteWindow(
-      options.budget ?? {
-        callsPerMinute: Number.POSITIVE_INFINITY,
-        tokensPerMinute: Number.POSITIVE_INFINITY,
-      },
-      options.now ?? Date.now,
-    );
+  const window = judgeWindow(options);
   const responseFormat = {
     type: "json_schema",
     json_schema: { name: "judge_verdict", strict: true, schema: judgeReplySchema(rubric) },

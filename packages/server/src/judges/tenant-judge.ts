@@ -15,6 +15,8 @@ export type JudgeUpstreams = Readonly<Record<string, { baseUrl: string; apiKeyEn
 
 /** A tenant's judge in both forms: one answer at a time (detection, pointwise validation), and a group in one call. */
 export interface TenantJudges {
+  /** The judge model's name, as its endpoint knows it. */
+  model: string;
   detector: JudgeDetector;
   group: GroupJudge;
 }
@@ -68,7 +70,12 @@ export async function tenantJudges(
       apiKey: upstream.apiKeyEnv ? process.env[upstream.apiKeyEnv] : undefined,
     }),
   };
-  const made = { signature, detector: createJudgeDetector(settings), group: createGroupJudge(settings) };
+  const made = {
+    signature,
+    model: judge.model,
+    detector: createJudgeDetector(settings),
+    group: createGroupJudge(settings),
+  };
   judges.set(tenantId, made);
   return made;
 }

@@ -9,7 +9,6 @@ import {
 import { getReleaseSettings } from "../deploy/release-settings.ts";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
-import { getJudgeModel } from "../judges/judge-store.ts";
 import { type JudgeUpstreams, tenantJudges } from "../judges/tenant-judge.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
@@ -90,21 +89,15 @@ export async function validateCandidate(
   const verifiable = rows.filter((row) => isVerifiable(row, families));
   const judgeable = rows.filter((row) => isJudgeable(row, families));
   const settings = await getReleaseSettings(deps.db, tenantId);
-  const [judges, judgeModel] =
-    judgeable.length > 0
-      ? await Promise.all([
-          tenantJudges(deps.db, tenantId, deps.judgeUpstreams ?? {}),
-          getJudgeModel(deps.db, tenantId),
-        ])
-      : [undefined, undefined];
-  const rubricJudge =
-    judges && judgeModel
-      ? {
-          detector: judges.detector,
-          model: judgeModel.model,
-          ...(settings.gates.judging === "pairwise" ? { pairwise: judges.group } : {}),
-        }
-      : undefined;
+  const judges =
+    judgeable.length > 0 ? await tenantJudges(deps.db, tenantId, deps.judgeUpstreams ?? {}) : undefined;
+  const rubricJudge = judges
+    ? {
+        detector: judges.detector,
+        model: judges.model,
+        ...(settings.gates.judging === "pairwise" ? { pairwise: judges.group } : {}),
+      }
+    : undefined;
   if (verifiable.length === 0 && !rubricJudge) {
     throw new InvalidInputError(
       `no eval row can be judged: all ${rows.length} are reference-free or belong to no family with a verifier, and the tenant has no judge (PUT /v1/judges/rubric and /v1/judges/model)`,
