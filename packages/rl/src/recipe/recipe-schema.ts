@@ -261,6 +261,14 @@ export const TrainerBlock = z
       .positive()
       .default(25)
       .describe("Judge the policy on the held-out tasks every N steps."),
+    evalFrom: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "First step after the start that is judged (default: evalEvery); the start and the last step are always judged.",
+      ),
   })
   .strict()
   .default({})
@@ -397,6 +405,7 @@ export const TUNABLE_RECIPE_KEYS: ReadonlyMap<string, number | null> = new Map<s
   ["trainer.ppoEpochs", 8],
   ["trainer.checkpointEvery", MAX_STEPS],
   ["trainer.evalEvery", MAX_STEPS],
+  ["trainer.evalFrom", MAX_STEPS],
   ["sftWarmUp.steps", MAX_STEPS],
   ["sftWarmUp.learningRate", 1],
   ["sftWarmUp.promptsPerStep", 64],

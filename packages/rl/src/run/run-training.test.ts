@@ -165,6 +165,19 @@ describe("runs", () => {
     assert.ok(rates[3] < 0.05 * 1e-2, `learning rates ${rates}`);
   });
 
+  it("judges the held-out tasks at the start, from evalFrom on every evalEvery steps, and at the last step", async () => {
+    const { root, recipe } = await tinyRecipe({ algorithm: "sft", steps: 7, evalEvery: 2, evalFrom: 4 });
+    recipe.data.evalCount = 2;
+    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: engineFactory });
+    const judged = result.records.filter((r) => r.evalFailureRate !== undefined);
+    assert.deepEqual(
+      judged.map((r) => r.step),
+      [0, 4, 6, 7],
+    );
+    for (const r of judged)
+      assert.ok(r.evalS !== undefined && r.evalS > 0, `step ${r.step} times its judgement`);
+  });
+
   it("stops a cancelled run after the current step with a checkpoint and status cancelled", async () => {
     const { root, recipe } = await tinyRecipe({ steps: 50, checkpointEvery: 100 });
     const controller = new AbortController();

@@ -274,12 +274,17 @@ async function execute(
     .find((r) => r.evalFailureRate !== undefined)?.evalFailureRate;
   const runEval = async (
     step: number,
-  ): Promise<{ evalAccuracy: number; evalFailureRate: number } | undefined> => {
+  ): Promise<{ evalAccuracy: number; evalFailureRate: number; evalS: number } | undefined> => {
     if (!evalEngine) return undefined;
+    const began = performance.now();
     if (step > 0) await evalEngine.setWeights(step, await train.weights());
     const result = await evaluate(evalEngine, data.evalTasks, { maxTokens: t.maxTokens });
     lastEval = result.failureRate;
-    return { evalAccuracy: result.accuracy, evalFailureRate: result.failureRate };
+    return {
+      evalAccuracy: result.accuracy,
+      evalFailureRate: result.failureRate,
+      evalS: (performance.now() - began) / 1000,
+    };
   };
 
   const saveCheckpoint = async (step: number, final: boolean) => {
@@ -393,7 +398,7 @@ async function execute(
       await source?.afterStep(step, () => train.weights());
       elapsed += (performance.now() - began) / 1000;
       const seconds = (performance.now() - began) / 1000;
-      const due = step % t.evalEvery === 0 || step === t.steps;
+      const due = (step % t.evalEvery === 0 && step >= (t.evalFrom ?? t.evalEvery)) || step === t.steps;
       const ev = due ? await runEval(step) : undefined;
       // a judge reward's spending so far, in every record (the judge's own calls, not the evaluations')
       const judge = judgeUsage?.();

@@ -31,6 +31,8 @@ export interface StepRecord {
   /** Held-out evaluation after this step, when one ran. */
   evalAccuracy?: number;
   evalFailureRate?: number;
+  /** Seconds that held-out evaluation took. */
+  evalS?: number;
   /** Run seconds so far, training and generation only (evaluations excluded), summed over resumes. */
   elapsedS: number;
   /** Objective-specific figures from the engine (`margin`, `rewardAccuracy`, `clipFraction`, `kl`, `entropy`...). */

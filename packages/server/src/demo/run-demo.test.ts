@@ -76,7 +76,7 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     assert.match(stderr, /gates: \{"minFunctional":0/, "the gates used are printed");
     assert.match(
       stderr,
-      /SFT warm-up: [12] steps?: a step took [\d.]+ s in a \d+ s probe( \(--sft-steps 2 caps it\))?; it stops sooner once the held-out failure rate's 95% upper bound is at most [\d.]+ \(judged every [12] steps on 4 tasks\)/,
+      /SFT warm-up: [12] steps?: a step took [\d.]+ s and a judgement of 4 tasks [\d.]+ s in a \d+ s probe( \(--sft-steps 2 caps it\))?; it stops sooner once the held-out failure rate's 95% upper bound is at most [\d.]+ \(judged on 4 tasks at step [12], every [12] steps after it and at its end\)/,
       "the warm-up is planned from a timed probe and stops at its held-out target",
     );
     assert.match(stderr, /✓ SFT warm-up \(\d+ s\): run demo-sft-\S+: \d of [12] planned steps/);

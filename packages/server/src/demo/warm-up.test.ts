@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PartPace, paceWithJudgements, stepsCutOff, stepsThatFit } from "./warm-up.ts";
+import { judgementsInPlan, PartPace, plannedStepsThatFit, stepsCutOff, stepsThatFit } from "./warm-up.ts";
 
 describe("the warm-up's plan", () => {
   const now = 1_000_000;
@@ -23,9 +23,28 @@ describe("the warm-up's plan", () => {
     assert.equal(stepsCutOff({ planned: steps, step: 0, now, secondsPerStep: 0.5 }, deadline), 0);
   });
 
-  it("plans a probe's pace with the held-out judgements' share: 65 steps' time every 200 steps", () => {
-    assert.ok(Math.abs(paceWithJudgements(0.3) - 0.3975) < 1e-12);
-    assert.equal(stepsThatFit(now, now + 100_000, paceWithJudgements(0.3), 2000), 226);
+  it("counts a plan's judgements: its start, step 600, every 200 steps after it, and its end", () => {
+    assert.equal(judgementsInPlan(400), 2, "the start and the end");
+    assert.equal(judgementsInPlan(600), 2, "the start and step 600, its end");
+    assert.equal(judgementsInPlan(832), 4, "0, 600, 800 and 832");
+    assert.equal(judgementsInPlan(2000), 9, "0, 600, 800, ..., 2000");
+  });
+
+  it("plans the probe's steps with the plan's judgements in nine tenths of the time left", () => {
+    // 90 s: 233 steps of 0.3 s and two 10 s judgements (its start and end) take 89.9 s; one more would not fit
+    assert.equal(plannedStepsThatFit(now, now + 100_000, { stepS: 0.3, judgementS: 10 }, 2000), 233);
+    assert.equal(
+      plannedStepsThatFit(now, now + 100_000, { stepS: 0.01, judgementS: 1 }, 2000),
+      2000,
+      "--sft-steps caps it",
+    );
+    assert.equal(
+      plannedStepsThatFit(now, now + 1000, { stepS: 5, judgementS: 10 }, 2000),
+      1,
+      "a step at least",
+    );
+    // at 0.5 s a step and 30 s a judgement, 540 s fit 840 steps: 420 s of steps and 4 judgements (0, 600, 800, 840)
+    assert.equal(plannedStepsThatFit(now, now + 600_000, { stepS: 0.5, judgementS: 30 }, 2000), 840);
   });
 
   it("reads the pace from the first step on, leaving the run's start-up and first judgement out", () => {

@@ -16,18 +16,21 @@ const PROBE_STEPS = 20;
 const PROBE_TIMED_FROM = 6;
 /** Share of the warm-up's time its planned steps may fill; the rest covers starting the run and the probe's error. */
 const WARMUP_PLAN_MARGIN = 0.9;
-/**
- * What one held-out judgement (256 tasks, and its checkpoint) costs, in training steps: about 20 s where a step
- * takes 0.3 s on the 2-core benchmark machine. The probe times steps alone, so its plan adds this per judgement.
- */
-const JUDGEMENT_COST_IN_STEPS = 65;
 /** Steps between the warm-up's held-out evaluations; each writes a checkpoint, so the one judged is the one handed on. */
 const WARMUP_EVAL_EVERY = 200;
+/**
+ * The first step after the start that the warm-up judges: on the demo's pool the held-out target is reached after
+ * 1,000-1,200 steps, and no run has reached it before step 600, so judging sooner spends on judgements the time
+ * a busy machine needs for steps.
+ */
+const WARMUP_FIRST_JUDGEMENT = 600;
 /**
  * Held-out production tasks judged at each evaluation: at 256, a rate of 0.05 has a 95% Wilson upper bound of
  * about 0.08, so the warm-up stops early only once it has surely halved a base rate near 0.2.
  */
 const WARMUP_EVAL_COUNT = 256;
+/** Held-out tasks the probe judges to time a judgement; a judgement's time grows with its tasks. */
+const PROBE_EVAL_COUNT = 64;
 
 /** Peak learning rate of the warm-up. */
 const WARMUP_LEARNING_RATE = 0.001;
@@ -90,15 +93,22 @@ function heldOutUpperBound(failureRate: number, tasks: number): number {
   return wilsonInterval(Math.round(failureRate * tasks), tasks).upper;
 }
 
+/** A warm-up's pace on this machine now (traffic included): seconds a step and seconds a held-out judgement. */
+export interface ProbedPace {
+  stepS: number;
+  judgementS: number;
+}
+
 /**
- * Seconds one warm-up step takes on this machine now (traffic included): a short run of the warm-up's recipe,
- * timed from step `PROBE_TIMED_FROM` on, then removed. Null when the deadline stopped it before its last step.
+ * Times a warm-up step and a held-out judgement's task on this machine now: a short run of the warm-up's recipe that judges
+ * `PROBE_EVAL_COUNT` tasks at its start and times its steps from `PROBE_TIMED_FROM` on, then is removed. Null when
+ * the deadline stopped it before its last step.
  */
-async function timeWarmupStep(
+async function probeWarmup(
   runsDir: string,
   overrides: string[],
   deadline: number,
-): Promise<number | null> {
+): Promise<{ stepS: number; secondsPerJudgedTask: number } | null> {
   const probe = await trainCandidate({
     recipe: SFT_RECIPE,
     runsDir,
@@ -107,16 +117,19 @@ async function timeWarmupStep(
       ...overrides,
       `trainer.steps=${PROBE_STEPS}`,
       `trainer.checkpointEvery=${PROBE_STEPS}`,
-      "data.evalCount=0",
+      `trainer.evalEvery=${PROBE_STEPS}`,
+      `data.evalCount=${PROBE_EVAL_COUNT}`,
     ],
     deadline,
     onStep: () => undefined,
   });
   rmSync(probe.dir, { recursive: true, force: true });
-  const at = (step: number) => probe.records.find((r) => r.step === step)?.elapsedS;
-  const [from, to] = [at(PROBE_TIMED_FROM), at(PROBE_STEPS)];
-  if (from === undefined || to === undefined || !(to > from)) return null;
-  return (to - from) / (PROBE_STEPS - PROBE_TIMED_FROM);
+  const at = (step: number) => probe.records.find((r) => r.step === step);
+  const [from, to, start] = [at(PROBE_TIMED_FROM), at(PROBE_STEPS), at(0)];
+  if (from === undefined || to === undefined || !(to.elapsedS > from.elapsedS)) return null;
+  const stepS = (to.elapsedS - from.elapsedS) / (PROBE_STEPS - PROBE_TIMED_FROM);
+  const judged = [start?.evalS, to.evalS].filter((s): s is number => s !== undefined);
+  return { stepS, secondsPerJudgedTask: judged.length === 0 ? 0 : Math.max(...judged) / PROBE_EVAL_COUNT };
 }
 
 /**
@@ -138,12 +151,34 @@ export class PartPace {
   }
 }
 
-/** Seconds a planned step takes with its share of the held-out judgements, from a step's time alone. */
-export function paceWithJudgements(secondsPerStep: number): number {
-  return secondsPerStep * (1 + JUDGEMENT_COST_IN_STEPS / WARMUP_EVAL_EVERY);
+/** Held-out judgements a plan of `steps` makes: at its start, every `WARMUP_EVAL_EVERY` steps from the first, and its last. */
+export function judgementsInPlan(steps: number): number {
+  const periodic =
+    steps < WARMUP_FIRST_JUDGEMENT
+      ? 0
+      : Math.floor(steps / WARMUP_EVAL_EVERY) - Math.ceil(WARMUP_FIRST_JUDGEMENT / WARMUP_EVAL_EVERY) + 1;
+  const lastIsPeriodic = steps >= WARMUP_FIRST_JUDGEMENT && steps % WARMUP_EVAL_EVERY === 0;
+  return 1 + periodic + (lastIsPeriodic ? 0 : 1);
 }
 
-/** Steps a plan made at `now` gives the time to `deadline` at `secondsPerStep`: `maxSteps` at most, one at least. */
+/**
+ * The longest plan, `maxSteps` at most and one step at least, whose steps and judgements at the probed pace fit in the
+ * plan's share of the time to `deadline`.
+ */
+export function plannedStepsThatFit(
+  now: number,
+  deadline: number,
+  pace: ProbedPace,
+  maxSteps: number,
+): number {
+  const seconds = (WARMUP_PLAN_MARGIN * (deadline - now)) / 1000;
+  const takes = (steps: number) => steps * pace.stepS + judgementsInPlan(steps) * pace.judgementS;
+  let steps = Math.max(1, Math.min(maxSteps, Math.floor(seconds / pace.stepS)));
+  while (steps > 1 && takes(steps) > seconds) steps--;
+  return steps;
+}
+
+/** Steps a re-plan made at `now` gives the time to `deadline` at `secondsPerStep`: `maxSteps` at most, one at least. */
 export function stepsThatFit(
   now: number,
   deadline: number,
@@ -164,8 +199,8 @@ export function stepsCutOff(
 
 /**
  * The SFT warm-up, from the base model on the warm-up pool's reference answers. A probe's pace plans its
- * learning-rate schedule to end by the deadline (`options.sftSteps` at most). The run judges a held-out set every
- * `WARMUP_EVAL_EVERY` steps and stops at the first judgement whose 95% Wilson upper bound is at most `heldOutTarget`,
+ * learning-rate schedule to end by the deadline (`options.sftSteps` at most). The run judges a held-out set at its
+ * start, at `WARMUP_FIRST_JUDGEMENT`, every `WARMUP_EVAL_EVERY` steps after it and at its end, and stops at the first judgement whose 95% Wilson upper bound is at most `heldOutTarget`,
  * handing on that step's checkpoint, or at the end of its plan or its deadline, whichever comes first. When a
  * judgement finds the run so slow that the deadline would cut its plan by more than one judgement's steps (a
  * machine that got busier after the probe), the warm-up goes on from that checkpoint with a plan that fits: the
@@ -189,7 +224,7 @@ export async function warmUp(context: {
   const common = [`data.prompts=${context.poolPath}`, `data.seed=${options.seed}`];
   context.live.update(context.progress("SFT warm-up: timing a few steps to plan the run"));
   const probeStarted = Date.now();
-  const stepS = await timeWarmupStep(
+  const probed = await probeWarmup(
     runsDir,
     [
       `model.path=${context.baseModel}`,
@@ -199,38 +234,48 @@ export async function warmUp(context: {
     ],
     deadline,
   );
-  const plannedSteps =
-    stepS === null
-      ? options.sftSteps
-      : stepsThatFit(Date.now(), deadline, paceWithJudgements(stepS), options.sftSteps);
-  const evalEvery = Math.min(WARMUP_EVAL_EVERY, plannedSteps);
-  const target = context.heldOutTarget;
-  const capped = stepS !== null && plannedSteps === options.sftSteps;
-  const plan =
-    stepS === null
-      ? `${plannedSteps} steps (the probe could not time a step)`
-      : `${plannedSteps} step${plannedSteps === 1 ? "" : "s"}: a step took ${stepS.toFixed(2)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${capped ? ` (--sft-steps ${options.sftSteps} caps it)` : ""}`;
-  /** The overrides of one part of the warm-up; the last `data.evalCount` wins, as in `arc train`. */
-  const partOverrides = (from: string, steps: number, learningRate: number, ramp: number) => [
+  /**
+   * The overrides of one part of the warm-up; the last `data.evalCount` wins, as in `arc train`. The first part
+   * judges from `WARMUP_FIRST_JUDGEMENT` on, a re-planned one (which starts past it) every `evalEvery` steps.
+   */
+  const partOverrides = (
+    from: string,
+    steps: number,
+    learningRate: number,
+    ramp: number,
+    evalFrom: number,
+  ) => [
     `model.path=${from}`,
     ...common,
     `data.evalCount=${WARMUP_EVAL_COUNT}`,
     `trainer.steps=${steps}`,
-    `trainer.evalEvery=${Math.min(evalEvery, steps)}`,
-    `trainer.checkpointEvery=${Math.min(evalEvery, steps)}`,
+    `trainer.evalEvery=${Math.min(WARMUP_EVAL_EVERY, steps)}`,
+    `trainer.evalFrom=${Math.min(evalFrom, steps)}`,
+    `trainer.checkpointEvery=${Math.min(WARMUP_EVAL_EVERY, steps)}`,
     ...warmupTrainer(steps, learningRate, ramp),
     ...(options.extraOverrides ?? []),
   ];
   const evalCount = Number(
-    partOverrides(context.baseModel, plannedSteps, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS)
+    partOverrides(context.baseModel, 1, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS, WARMUP_FIRST_JUDGEMENT)
       .reverse()
       .find((o) => o.startsWith("data.evalCount="))
       ?.slice("data.evalCount=".length) ?? WARMUP_EVAL_COUNT,
   );
+  const pace: ProbedPace | null =
+    probed === null ? null : { stepS: probed.stepS, judgementS: probed.secondsPerJudgedTask * evalCount };
+  const plannedSteps =
+    pace === null ? options.sftSteps : plannedStepsThatFit(Date.now(), deadline, pace, options.sftSteps);
+  const evalEvery = Math.min(WARMUP_EVAL_EVERY, plannedSteps);
+  const target = context.heldOutTarget;
+  const capped = pace !== null && plannedSteps === options.sftSteps;
+  const plan =
+    pace === null
+      ? `${plannedSteps} steps (the probe could not time a step)`
+      : `${plannedSteps} step${plannedSteps === 1 ? "" : "s"}: a step took ${pace.stepS.toFixed(2)} s and a judgement of ${evalCount} tasks ${pace.judgementS.toFixed(1)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${capped ? ` (--sft-steps ${options.sftSteps} caps it)` : ""}`;
   const stopRule =
     target === null
       ? ""
-      : `; it stops sooner once the held-out failure rate's 95% upper bound is at most ${target.toFixed(3)} (judged every ${evalEvery} steps on ${evalCount} tasks)`;
+      : `; it stops sooner once the held-out failure rate's 95% upper bound is at most ${target.toFixed(3)} (judged on ${evalCount} tasks at step ${Math.min(WARMUP_FIRST_JUDGEMENT, plannedSteps)}, every ${evalEvery} steps after it and at its end)`;
   options.out.write(`  SFT warm-up: ${plan}${stopRule}\n`);
   const reachesTarget = (r: StepRecord) =>
     target !== null &&
@@ -263,6 +308,7 @@ export async function warmUp(context: {
         part.steps,
         part.learningRate,
         replans.length === 0 ? WARMUP_RAMP_STEPS : REPLAN_RAMP_STEPS,
+        replans.length === 0 ? WARMUP_FIRST_JUDGEMENT : WARMUP_EVAL_EVERY,
       ),
       deadline,
       // judged in the run between chunks of `evalEvery` steps, each chunk ending in a checkpoint: the weights judged
@@ -336,7 +382,7 @@ export async function warmUp(context: {
       steps: stepsDone,
       plannedSteps,
       maxSteps: options.sftSteps,
-      secondsPerStep: stepsDone > 0 && trainSeconds > 0 ? trainSeconds / stepsDone : (stepS ?? null),
+      secondsPerStep: stepsDone > 0 && trainSeconds > 0 ? trainSeconds / stepsDone : (pace?.stepS ?? null),
       tokensPerSecond: trainSeconds > 0 ? tokens / trainSeconds : null,
       heldOutTarget: target,
       budgetS: (deadline - warmupStarted) / 1000,
