@@ -25,6 +25,6 @@ export {
   memoryJudgeCache,
   openAIJudgeClient,
 } from "./judge-detector.ts";
-export { judgedTranscript, judgeMessages } from "./judge-prompt.ts";
+export { answerText, judgedTranscript, judgeMessages } from "./judge-prompt.ts";
 export { type JudgeReply, JudgeReplyError, judgeReplySchema, parseJudgeReply } from "./judge-reply.ts";
 export { parseRubric, type Rubric, type RubricClass } from "./rubric.ts";

@@ -170,6 +170,7 @@ describe("recipes", () => {
       "model.path",
       "data.prompts",
       "data.preferences",
+      "data.examples",
       "reward.module",
       "reward.judge",
       "data.env",

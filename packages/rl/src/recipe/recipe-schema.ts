@@ -111,6 +111,12 @@ export const DataBlock = z
       .describe(
         "JSONL PromptPool (question/solution/env rows, e.g. `arc datasets export --format jsonl`) to train on instead of the generated split; SFT trains on each row's reference answer.",
       ),
+    examples: z
+      .string()
+      .optional()
+      .describe(
+        "SFT only: JSONL of chat examples in OpenAI's fine-tuning format (`messages` ending in the assistant reply to learn, optional `tools`), learned instead of the prompts' reference answers.",
+      ),
     seed: z.number().int().default(1).describe("Seed of the prompt pool and of the data order."),
     guidedFraction: z
       .number()

@@ -161,6 +161,88 @@ describe("loadTrainingData", () => {
     );
   });
 
+  it("teaches SFT the chat examples of an OpenAI fine-tuning JSONL instead of the prompts' reference answers", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-chat-")), "chat.jsonl");
+    const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }];
+    await writeFile(
+      path,
+      [
+        {
+          messages: [
+            { role: "system", content: "Judge it." },
+            { role: "user", content: "2+2=5" },
+            { role: "assistant", content: '{"failed":true}' },
+          ],
+        },
+        {
+          messages: [
+            { role: "user", content: "find x" },
+            { role: "assistant", content: "ok" },
+          ],
+          tools,
+        },
+      ]
+        .map((row) => JSON.stringify(row))
+        .join("\n"),
+    );
+    const data = await loadTrainingData(
+      parseRecipe({ data: { examples: path, evalCount: 0 }, trainer: { algorithm: "sft" } }),
+      render,
+    );
+    assert.deepEqual(
+      data.examples.map((e) => [e.messages.map((m) => m.content), e.reply, e.tools]),
+      [
+        [["Judge it.", "2+2=5"], '{"failed":true}', undefined],
+        [["find x"], "ok", tools],
+      ],
+    );
+    await assert.rejects(
+      loadTrainingData(
+        parseRecipe({ data: { examples: path, evalCount: 0 }, trainer: { algorithm: "dpo" } }),
+        render,
+      ),
+      /data.examples: chat examples are learned by SFT only, and this recipe's algorithm is dpo/,
+    );
+  });
+
+  it("names the line and field of a chat example that does not end in the assistant's reply", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "arc-chat-")), "chat.jsonl");
+    const good = {
+      messages: [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "b" },
+      ],
+    };
+    const recipe = parseRecipe({ data: { examples: path, evalCount: 0 }, trainer: { algorithm: "sft" } });
+    for (const [bad, message] of [
+      [
+        {
+          messages: [
+            { role: "user", content: "a" },
+            { role: "user", content: "b" },
+          ],
+        },
+        ':2.messages[1].role: expected assistant, got "user"',
+      ],
+      [
+        { messages: [{ role: "user", content: "a" }] },
+        ":2.messages: expected a prompt and the assistant reply to learn",
+      ],
+      [
+        { messages: [{ role: "user" }, { role: "assistant", content: "b" }] },
+        ":2.messages[0]: expected a message with a string role and string content",
+      ],
+    ] as const) {
+      await writeFile(path, `${JSON.stringify(good)}\n${JSON.stringify(bad)}\n`);
+      await assert.rejects(loadTrainingData(recipe, render), (error: Error) => {
+        assert.ok(error.message.startsWith(`${path}${message}`), error.message);
+        return true;
+      });
+    }
+    await writeFile(path, "\n");
+    await assert.rejects(loadTrainingData(recipe, render), /expected at least one chat example, got none/);
+  });
+
   it("builds SFT examples with the requested share of guided prompts", async () => {
     const recipe = parseRecipe({
       trainer: { algorithm: "sft" },

@@ -73,6 +73,55 @@ function parsePreferenceRow(
   };
 }
 
+/**
+ * Reads a JSONL of chat examples in OpenAI's fine-tuning format: each row's `messages` end in the assistant reply
+ * to learn (string content), after at least one prompt message; `tools` is optional. Errors name the line and field.
+ */
+export async function readChatExamples(path: string): Promise<ChatExample[]> {
+  const lines = (await readFile(path, "utf8")).split("\n");
+  const examples: ChatExample[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    const where = `${path}:${i + 1}`;
+    const fail = (field: string, expected: string, got: unknown) =>
+      new InvalidInputError(
+        `${where}.${field}: expected ${expected}, got ${JSON.stringify(got)?.slice(0, 120)}`,
+        { field: "data.examples" },
+      );
+    let row: { messages?: unknown; tools?: unknown };
+    try {
+      row = JSON.parse(line);
+    } catch (error) {
+      throw new InvalidInputError(`${where}: not JSON (${(error as Error).message})`, {
+        field: "data.examples",
+      });
+    }
+    const messages = row?.messages;
+    if (!Array.isArray(messages) || messages.length < 2)
+      throw fail("messages", "a prompt and the assistant reply to learn", messages);
+    messages.forEach((m, k) => {
+      if (typeof m?.role !== "string" || typeof m?.content !== "string")
+        throw fail(`messages[${k}]`, "a message with a string role and string content", m);
+    });
+    const reply = messages.at(-1) as ChatMessage;
+    if (reply.role !== "assistant")
+      throw fail(`messages[${messages.length - 1}].role`, "assistant", reply.role);
+    if (row.tools !== undefined && !Array.isArray(row.tools))
+      throw fail("tools", "a list of OpenAI tools", row.tools);
+    examples.push({
+      messages: messages.slice(0, -1) as ChatMessage[],
+      ...(row.tools ? { tools: row.tools as object[] } : {}),
+      reply: reply.content as string,
+      guided: false,
+    });
+  });
+  if (examples.length === 0)
+    throw new InvalidInputError(`${path}: expected at least one chat example, got none`, {
+      field: "data.examples",
+    });
+  return examples;
+}
+
 /** A row's recorded `context` (`messages` with a role each, and optional `tools`), or an error naming the field. */
 function promptContext(value: unknown, where: string): TaskContext {
   const context = value as { messages?: unknown; tools?: unknown } | null;
@@ -186,14 +235,22 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
       { field: "data.prompts" },
     );
   }
-  // SFT learns the pool's reference answers and the chosen answers of the preference rows (human corrections)
+  if (recipe.data.examples && algorithm !== "sft")
+    throw new InvalidInputError(
+      `data.examples: chat examples are learned by SFT only, and this recipe's algorithm is ${algorithm}`,
+      { field: "data.examples" },
+    );
+  // SFT learns the chat examples given, or else the pool's reference answers, and the chosen answers of the
+  // preference rows (human corrections)
   const examples: ChatExample[] =
     algorithm === "sft"
       ? [
-          ...sftExamples(family, prompts, {
-            guidedFraction: recipe.data.guidedFraction,
-            seed: recipe.data.seed,
-          }),
+          ...(recipe.data.examples
+            ? await readChatExamples(recipe.data.examples)
+            : sftExamples(family, prompts, {
+                guidedFraction: recipe.data.guidedFraction,
+                seed: recipe.data.seed,
+              })),
           ...preferenceRows.map((row) => ({
             messages: row.prompt,
             ...(row.tools ? { tools: row.tools } : {}),

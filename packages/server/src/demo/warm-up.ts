@@ -80,8 +80,8 @@ export interface WarmupReport {
   heldOutUpperBound: number | null;
   stoppedAtDeadline: boolean;
   /**
-   * Where the machine slowed down so much that the plan would have been cut: at that judged step the warm-up went on
-   * from its checkpoint with a new plan (its learning rate decayed from where it was, over the steps that now fit).
+   * Where the machine slowed down so much that the plan would have been cut: at that checkpoint the warm-up went on
+   * from it with a new plan (its learning rate decayed from where it was, over the steps that now fit).
    */
   replans: { atStep: number; secondsPerStep: number; plannedSteps: number }[];
   /** Every part's step records, numbered as one run. */
@@ -151,60 +151,62 @@ export class PartPace {
   }
 }
 
-/** Held-out judgements a plan of `steps` makes: at its start, every `WARMUP_EVAL_EVERY` steps from the first, and its last. */
-export function judgementsInPlan(steps: number): number {
-  const periodic =
-    steps < WARMUP_FIRST_JUDGEMENT
-      ? 0
-      : Math.floor(steps / WARMUP_EVAL_EVERY) - Math.ceil(WARMUP_FIRST_JUDGEMENT / WARMUP_EVAL_EVERY) + 1;
-  const lastIsPeriodic = steps >= WARMUP_FIRST_JUDGEMENT && steps % WARMUP_EVAL_EVERY === 0;
-  return 1 + periodic + (lastIsPeriodic ? 0 : 1);
+/**
+ * Judged steps in (`from`, `to`] of a part whose last step is `last`: every `WARMUP_EVAL_EVERY` steps from `first`
+ * on, and the last.
+ */
+export function judgementsBetween(from: number, to: number, last: number, first: number): number {
+  const periodic = (upTo: number) =>
+    upTo < first ? 0 : Math.floor(upTo / WARMUP_EVAL_EVERY) - Math.ceil(first / WARMUP_EVAL_EVERY) + 1;
+  const lastExtra = to >= last && last > from && !(last >= first && last % WARMUP_EVAL_EVERY === 0) ? 1 : 0;
+  return periodic(to) - periodic(from) + lastExtra;
+}
+
+/** Held-out judgements a part of `steps` makes: at its start, every `WARMUP_EVAL_EVERY` steps from `first` on, and its last. */
+export function judgementsInPlan(steps: number, first = WARMUP_FIRST_JUDGEMENT): number {
+  return 1 + judgementsBetween(0, steps, steps, first);
 }
 
 /**
- * The longest plan, `maxSteps` at most and one step at least, whose steps and judgements at the probed pace fit in the
- * plan's share of the time to `deadline`.
+ * The longest part, `maxSteps` at most and one step at least, whose steps and judgements (the first at `first`) at
+ * `pace` fit in the plan's share of the time to `deadline`.
  */
 export function plannedStepsThatFit(
   now: number,
   deadline: number,
   pace: ProbedPace,
   maxSteps: number,
+  first = WARMUP_FIRST_JUDGEMENT,
 ): number {
   const seconds = (WARMUP_PLAN_MARGIN * (deadline - now)) / 1000;
-  const takes = (steps: number) => steps * pace.stepS + judgementsInPlan(steps) * pace.judgementS;
+  const takes = (steps: number) => steps * pace.stepS + judgementsInPlan(steps, first) * pace.judgementS;
   let steps = Math.max(1, Math.min(maxSteps, Math.floor(seconds / pace.stepS)));
   while (steps > 1 && takes(steps) > seconds) steps--;
   return steps;
 }
 
-/** Steps a re-plan made at `now` gives the time to `deadline` at `secondsPerStep`: `maxSteps` at most, one at least. */
-export function stepsThatFit(
-  now: number,
-  deadline: number,
-  secondsPerStep: number,
-  maxSteps: number,
-): number {
-  const fits = Math.floor((WARMUP_PLAN_MARGIN * (deadline - now)) / 1000 / secondsPerStep);
-  return Math.max(1, Math.min(maxSteps, fits));
-}
-
-/** Steps of a plan of `planned` the deadline would cut off, at `step` at `now` and `secondsPerStep` from here on. */
-export function stepsCutOff(
-  at: { planned: number; step: number; now: number; secondsPerStep: number },
+/**
+ * Seconds by which the rest of a part of `planned` steps (judged from `first` on) would overrun `deadline`, at `step`
+ * at `now` and at `pace` from here on; 0 when it ends in time.
+ */
+export function secondsOver(
+  at: { planned: number; step: number; now: number; pace: ProbedPace; first: number },
   deadline: number,
 ): number {
-  return Math.max(0, at.planned - at.step - (deadline - at.now) / 1000 / at.secondsPerStep);
+  const judgements = judgementsBetween(at.step, at.planned, at.planned, at.first);
+  const needs = (at.planned - at.step) * at.pace.stepS + judgements * at.pace.judgementS;
+  return Math.max(0, needs - (deadline - at.now) / 1000);
 }
 
 /**
  * The SFT warm-up, from the base model on the warm-up pool's reference answers. A probe's pace plans its
  * learning-rate schedule to end by the deadline (`options.sftSteps` at most). The run judges a held-out set at its
- * start, at `WARMUP_FIRST_JUDGEMENT`, every `WARMUP_EVAL_EVERY` steps after it and at its end, and stops at the first judgement whose 95% Wilson upper bound is at most `heldOutTarget`,
- * handing on that step's checkpoint, or at the end of its plan or its deadline, whichever comes first. When a
- * judgement finds the run so slow that the deadline would cut its plan by more than one judgement's steps (a
- * machine that got busier after the probe), the warm-up goes on from that checkpoint with a plan that fits: the
- * learning rate decays from where it was over the steps left, so the schedule still ends at its floor.
+ * start, at `WARMUP_FIRST_JUDGEMENT`, every `WARMUP_EVAL_EVERY` steps after it and at its end, and stops at the first
+ * judgement whose 95% Wilson upper bound is at most `heldOutTarget`, handing on that step's checkpoint, or at the end
+ * of its plan or its deadline, whichever comes first. When a checkpoint (every `WARMUP_EVAL_EVERY` steps) finds the
+ * run so slow that the rest of its plan would overrun the deadline by more than that many steps' time (a machine that
+ * got busier after the probe), the warm-up goes on from that checkpoint with a plan that fits: the learning rate
+ * decays from where it was over the steps left, so the schedule still ends at its floor.
  */
 export async function warmUp(context: {
   poolPath: string;
@@ -261,17 +263,19 @@ export async function warmUp(context: {
       .find((o) => o.startsWith("data.evalCount="))
       ?.slice("data.evalCount=".length) ?? WARMUP_EVAL_COUNT,
   );
-  const pace: ProbedPace | null =
+  const probedPace: ProbedPace | null =
     probed === null ? null : { stepS: probed.stepS, judgementS: probed.secondsPerJudgedTask * evalCount };
   const plannedSteps =
-    pace === null ? options.sftSteps : plannedStepsThatFit(Date.now(), deadline, pace, options.sftSteps);
+    probedPace === null
+      ? options.sftSteps
+      : plannedStepsThatFit(Date.now(), deadline, probedPace, options.sftSteps);
   const evalEvery = Math.min(WARMUP_EVAL_EVERY, plannedSteps);
   const target = context.heldOutTarget;
-  const capped = pace !== null && plannedSteps === options.sftSteps;
+  const capped = probedPace !== null && plannedSteps === options.sftSteps;
   const plan =
-    pace === null
+    probedPace === null
       ? `${plannedSteps} steps (the probe could not time a step)`
-      : `${plannedSteps} step${plannedSteps === 1 ? "" : "s"}: a step took ${pace.stepS.toFixed(2)} s and a judgement of ${evalCount} tasks ${pace.judgementS.toFixed(1)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${capped ? ` (--sft-steps ${options.sftSteps} caps it)` : ""}`;
+      : `${plannedSteps} step${plannedSteps === 1 ? "" : "s"}: a step took ${probedPace.stepS.toFixed(2)} s and a judgement of ${evalCount} tasks ${probedPace.judgementS.toFixed(1)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${capped ? ` (--sft-steps ${options.sftSteps} caps it)` : ""}`;
   const stopRule =
     target === null
       ? ""
@@ -296,8 +300,18 @@ export async function warmUp(context: {
   let outcome: TrainOutcome;
   for (;;) {
     const partId = replans.length === 0 ? runId : `${runId}-part${replans.length + 1}`;
-    const pace = new PartPace();
+    const stepPace = new PartPace();
     const partSteps = part.steps;
+    const first = replans.length === 0 ? WARMUP_FIRST_JUDGEMENT : WARMUP_EVAL_EVERY;
+    /** This part's pace so far; its judgements slow down as its steps did since the probe. */
+    const partPace = {
+      at(step: number, now: number): ProbedPace | null {
+        const stepS = stepPace.secondsPerStep(step, now);
+        if (stepS === null) return null;
+        const judgementS = probedPace === null ? 0 : (probedPace.judgementS * stepS) / probedPace.stepS;
+        return { stepS, judgementS };
+      },
+    };
     let replanAt: StepRecord | null = null;
     outcome = await trainCandidate({
       recipe: SFT_RECIPE,
@@ -308,7 +322,7 @@ export async function warmUp(context: {
         part.steps,
         part.learningRate,
         replans.length === 0 ? WARMUP_RAMP_STEPS : REPLAN_RAMP_STEPS,
-        replans.length === 0 ? WARMUP_FIRST_JUDGEMENT : WARMUP_EVAL_EVERY,
+        first,
       ),
       deadline,
       // judged in the run between chunks of `evalEvery` steps, each chunk ending in a checkpoint: the weights judged
@@ -318,21 +332,24 @@ export async function warmUp(context: {
           targetReachedAtStep ??= offset + r.step;
           return true;
         }
-        if (r.evalFailureRate === undefined || r.step === 0 || r.step >= partSteps) return false;
+        // a re-plan goes on from a checkpoint, and every `checkpointEvery` steps has one
+        if (r.step === 0 || r.step >= partSteps || r.step % Math.min(WARMUP_EVAL_EVERY, partSteps) !== 0)
+          return false;
         if (replans.length >= MAX_REPLANS) return false;
         const now = Date.now();
-        const secondsPerStep = pace.secondsPerStep(r.step, now);
+        const pace = partPace.at(r.step, now);
         if (
-          secondsPerStep === null ||
-          stepsCutOff({ planned: partSteps, step: r.step, now, secondsPerStep }, deadline) <= evalEvery
+          pace === null ||
+          secondsOver({ planned: partSteps, step: r.step, now, pace, first }, deadline) <=
+            WARMUP_EVAL_EVERY * pace.stepS
         )
           return false;
         replanAt ??= r;
         return true;
       },
       onStep: (r, state) => {
-        pace.saw(r.step, Date.now());
-        const perStep = pace.secondsPerStep(r.step, Date.now()) ?? 0;
+        stepPace.saw(r.step, Date.now());
+        const perStep = stepPace.secondsPerStep(r.step, Date.now()) ?? 0;
         const eta = Math.max(
           0,
           Math.min((deadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
@@ -363,8 +380,9 @@ export async function warmUp(context: {
       handedOn = outcome.checkpoint;
       break;
     }
-    const secondsPerStep = pace.secondsPerStep(at.step, Date.now()) as number;
-    const steps = stepsThatFit(Date.now(), deadline, secondsPerStep, part.steps - at.step);
+    const pace = partPace.at(at.step, Date.now()) as ProbedPace;
+    const secondsPerStep = pace.stepS;
+    const steps = plannedStepsThatFit(Date.now(), deadline, pace, part.steps - at.step, WARMUP_EVAL_EVERY);
     offset += at.step;
     replans.push({ atStep: offset, secondsPerStep, plannedSteps: offset + steps });
     options.out.write(
@@ -382,7 +400,8 @@ export async function warmUp(context: {
       steps: stepsDone,
       plannedSteps,
       maxSteps: options.sftSteps,
-      secondsPerStep: stepsDone > 0 && trainSeconds > 0 ? trainSeconds / stepsDone : (pace?.stepS ?? null),
+      secondsPerStep:
+        stepsDone > 0 && trainSeconds > 0 ? trainSeconds / stepsDone : (probedPace?.stepS ?? null),
       tokensPerSecond: trainSeconds > 0 ? tokens / trainSeconds : null,
       heldOutTarget: target,
       budgetS: (deadline - warmupStarted) / 1000,
