@@ -18,7 +18,7 @@ const rewardModule = fileURLToPath(new URL("./__fixtures__/digit-reward.ts", imp
 
 /** Everything a step recorded except wall-clock figures. */
 const deterministic = (r: StepRecord) => {
-  const { elapsedS: _e, tokensPerSecond: _t, ...rest } = r;
+  const { elapsedS: _e, tokensPerSecond: _t, evalS: _s, ...rest } = r;
   return rest;
 };
 
