@@ -36,6 +36,7 @@ const COMMANDS: Record<string, string> = {
   rl: "npm run bench:rl",
   teaching: "npm run bench:teaching",
   torch: "npm run bench:torch",
+  judges: "npm run bench:judges",
   "thread-contention": "npm run bench:contention",
   "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
 };
@@ -399,6 +400,38 @@ const ROWS: Row[] = [
     },
     target: "within one standard error",
     whenMissing: "measured with `--outcome`",
+  },
+  // npm run bench:judges: the shipped judge
+  {
+    bench: "judges",
+    figure:
+      "The shipped `toolcall-judge` against the toolcall verifier on the base model's answers to held-out production requests: agreement (Cohen's kappa)",
+    value: (f) => {
+      const agreement = numberAt(f, "judge_agreement");
+      const kappa = numberAt(f, "judge_kappa");
+      return agreement === undefined
+        ? undefined
+        : `${fmt(agreement, 3)} (kappa ${kappa === undefined ? "–" : fmt(kappa, 3)}) on ${String(f.held_out_traces)} answers, ${String(f.held_out_failed)} failed`;
+    },
+    target: "≥ 0.9",
+  },
+  {
+    bench: "judges",
+    figure: "The shipped `toolcall-judge` on `arc engine serve`: judge calls a second, 4 in flight",
+    value: figure("judge_calls_per_s", 2, " calls/s"),
+  },
+  {
+    bench: "judges",
+    figure:
+      "GRPO from `toolcall-base`, the same steps, rewarded by the verifier / by the shipped judge: failure rate on 512 held-out production tasks",
+    value: (f) => {
+      const v = numberAt(f, "grpo_verifier_reward_failure_rate");
+      const j = numberAt(f, "grpo_judge_reward_failure_rate");
+      const b = numberAt(f, "base_failure_rate");
+      return v === undefined || j === undefined || b === undefined
+        ? undefined
+        : `${fmt(v, 3)} / ${fmt(j, 3)} (base ${fmt(b, 3)}, ${String(f.grpo_steps)} steps)`;
+    },
   },
   {
     bench: "torch",

@@ -20,8 +20,8 @@ const WARMUP_PLAN_MARGIN = 0.9;
 const WARMUP_EVAL_EVERY = 200;
 /**
  * The first step after the start that the warm-up judges: on the demo's pool the held-out target is reached after
- * 1,000-1,200 steps, and no run has reached it before step 600, so judging sooner spends on judgements the time
- * a busy machine needs for steps.
+ * 800-1,200 steps, and no judgement at step 200 or 400 has reached it, so judging sooner spends on judgements the
+ * time a busy machine needs for steps.
  */
 const WARMUP_FIRST_JUDGEMENT = 600;
 /**
@@ -100,9 +100,9 @@ export interface ProbedPace {
 }
 
 /**
- * Times a warm-up step and a held-out judgement's task on this machine now: a short run of the warm-up's recipe that judges
- * `PROBE_EVAL_COUNT` tasks at its start and times its steps from `PROBE_TIMED_FROM` on, then is removed. Null when
- * the deadline stopped it before its last step.
+ * Times a warm-up step and a held-out judgement's task on this machine now: a short run of the warm-up's recipe
+ * that judges `PROBE_EVAL_COUNT` tasks at its start and times its steps from `PROBE_TIMED_FROM` on, then is
+ * removed. Null when the deadline stopped it before its last step.
  */
 async function probeWarmup(
   runsDir: string,
@@ -162,7 +162,10 @@ export function judgementsBetween(from: number, to: number, last: number, first:
   return periodic(to) - periodic(from) + lastExtra;
 }
 
-/** Held-out judgements a part of `steps` makes: at its start, every `WARMUP_EVAL_EVERY` steps from `first` on, and its last. */
+/**
+ * Held-out judgements a part of `steps` makes: at its start, every `WARMUP_EVAL_EVERY` steps from `first` on, and
+ * at its last step.
+ */
 export function judgementsInPlan(steps: number, first = WARMUP_FIRST_JUDGEMENT): number {
   return 1 + judgementsBetween(0, steps, steps, first);
 }
