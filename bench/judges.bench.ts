@@ -6,7 +6,7 @@
 //     recall per class, and judge calls a second at 4 in flight.
 //  2. GRPO. recipes/toolcall-grpo.yaml from the toolcall base, the same steps, rewarded by the verifier and by the
 //     judge (pointwise); each final checkpoint judged by the verifier on 512 held-out production tasks (seed 1000).
-// Usage: npm run bench:judges [-- --traces 512] [-- --grpo-steps 30]
+// Usage: npm run bench:judges [-- --traces 512] [-- --grpo-steps 60]
 // Writes bench/results/judges.json.
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -31,7 +31,7 @@ import {
 import { writeBenchResults } from "./results-file.ts";
 
 const { values } = parseArgs({
-  options: { traces: { type: "string", default: "512" }, "grpo-steps": { type: "string", default: "30" } },
+  options: { traces: { type: "string", default: "512" }, "grpo-steps": { type: "string", default: "60" } },
 });
 const traceCount = Number(values.traces);
 const grpoSteps = Number(values["grpo-steps"]);
@@ -101,11 +101,11 @@ await Promise.all(
 const judgingS = (performance.now() - judgingStarted) / 1000;
 const report = calibrationReport(items);
 console.log(
-  `judge vs verifier on ${report.items} held-out answers (${labelled.filter((t) => t.label.failed).length} failed): agreement ${report.agreement?.toFixed(3)}, kappa ${report.kappa?.toFixed(3)}, unjudged ${report.unjudged}, ${(labelled.length / judgingS).toFixed(2)} calls/s`,
+  `judge vs verifier on ${report.items} distinct held-out answers (${labelled.filter((t) => t.label.failed).length} failed): agreement ${report.agreement?.toFixed(3)}, kappa ${report.kappa?.toFixed(3)}, unjudged ${report.unjudged}, ${(labelled.length / judgingS).toFixed(2)} calls/s`,
 );
 for (const c of report.classes)
   console.log(
-    `  ${c.name}: labelled ${c.labelled}, flagged ${c.flagged}, precision ${c.precision?.toFixed(2)}, recall ${c.recall?.toFixed(2)}`,
+    `  ${c.name}: labelled ${c.labelled}, flagged ${c.flagged}, precision ${c.precision?.toFixed(2) ?? "–"}, recall ${c.recall?.toFixed(2) ?? "–"}`,
   );
 
 // 2. GRPO rewarded by the verifier and by the judge, the same budget

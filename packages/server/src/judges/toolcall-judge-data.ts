@@ -15,7 +15,7 @@ import OpenAI from "openai";
 export interface LabelledTrace {
   trace: Trace;
   label: CalibrationVerdict;
-  /** What the verdict quotes: the value the verifier found wrong, or the tool called. */
+  /** What the verdict quotes: the value the verifier found wrong, else the tool called, else the answer's text. */
   evidence: string;
 }
 
