@@ -8,7 +8,7 @@
 //     judge (pointwise); each final checkpoint judged by the verifier on 512 held-out production tasks (seed 1000).
 // Usage: npm run bench:judges [-- --traces 512] [-- --grpo-steps 60]
 // Writes bench/results/judges.json.
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -140,6 +140,7 @@ const byJudge = await grpoFailureRate([
   "reward.judge.apiKeyEnv=ARC_BENCH_JUDGE_KEY",
 ]);
 await judgeServer.close();
+await rm(work, { recursive: true, force: true });
 console.log(
   `GRPO ${grpoSteps} steps from the toolcall base (held-out failure rate ${baseRate.toFixed(3)} on 512): verifier's reward ${byVerifier.rate.toFixed(3)} (${byVerifier.minutes.toFixed(1)} min), judge's reward ${byJudge.rate.toFixed(3)} (${byJudge.minutes.toFixed(1)} min)`,
 );
