@@ -13,7 +13,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
-  type CalibrationItem,
   calibrationReport,
   createJudgeDetector,
   generateToolcallTasks,
@@ -23,7 +22,10 @@ import {
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import { evaluate, loadRecipe, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";
-import { sampleLabelledTraces } from "../packages/server/src/judges/toolcall-judge-data.ts";
+import {
+  judgeLabelledTraces,
+  sampleLabelledTraces,
+} from "../packages/server/src/judges/toolcall-judge-data.ts";
 import {
   TOOLCALL_JUDGE_BENCH_SEED,
   TOOLCALL_JUDGE_RUBRIC,
@@ -82,22 +84,8 @@ const judge = createJudgeDetector({
   client: openAIJudgeClient({ baseUrl: judgeServer.baseURL, apiKey: KEY, timeoutMs: 120_000 }),
   maxTokens: VERDICT_TOKENS,
 });
-const items: CalibrationItem[] = new Array(labelled.length);
-let next = 0;
 const judgingStarted = performance.now();
-await Promise.all(
-  Array.from({ length: 4 }, async () => {
-    for (let i = next++; i < labelled.length; i = next++) {
-      const { trace, label } = labelled[i];
-      const verdict = await judge.judge(trace);
-      items[i] = {
-        traceId: trace.id,
-        label,
-        judged: verdict.status === "unknown" ? null : { failed: verdict.failed, class: verdict.path },
-      };
-    }
-  }),
-);
+const items = await judgeLabelledTraces(judge, labelled, 4);
 const judgingS = (performance.now() - judgingStarted) / 1000;
 const report = calibrationReport(items);
 console.log(

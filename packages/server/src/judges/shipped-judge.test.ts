@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
-  type CalibrationItem,
   calibrationReport,
   createJudgeDetector,
   generateToolcallTasks,
@@ -10,7 +9,7 @@ import {
   parseRubric,
 } from "@arc/core";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
-import { type LabelledTrace, sampleLabelledTraces } from "./toolcall-judge-data.ts";
+import { judgeLabelledTraces, type LabelledTrace, sampleLabelledTraces } from "./toolcall-judge-data.ts";
 import { TOOLCALL_JUDGE_RUBRIC } from "./toolcall-judge-rubric.ts";
 
 /**
@@ -59,12 +58,9 @@ describe("the shipped toolcall judge", () => {
       client: openAIJudgeClient({ baseUrl: judgeServer.baseURL, apiKey: "k", timeoutMs: 120_000 }),
       maxTokens: 128,
     });
-    const items: CalibrationItem[] = [];
-    for (const { trace, label } of traces) {
-      const verdict = await judge.judge(trace);
-      assert.notEqual(verdict.status, "unknown", `${trace.id}: ${JSON.stringify(verdict.evidence)}`);
-      items.push({ traceId: trace.id, label, judged: { failed: verdict.failed, class: verdict.path } });
-    }
+    const items = await judgeLabelledTraces(judge, traces);
+    const unjudged = items.filter((item) => item.judged === null).map((item) => item.traceId);
+    assert.deepEqual(unjudged, [], "every answer gets a readable verdict");
     const report = calibrationReport(items);
     assert.ok(
       traces.some((t) => t.label.failed) && traces.some((t) => !t.label.failed),

@@ -1,6 +1,8 @@
 import {
+  type CalibrationItem,
   type CalibrationVerdict,
   DetectorRegistry,
+  type JudgeDetector,
   judgeMessages,
   type Rubric,
   solutionsByQuestion,
@@ -142,4 +144,27 @@ export function judgeExample(rubric: Rubric, labelled: LabelledTrace): { message
       { role: "assistant", content: judgeReplyFor(rubric, labelled) },
     ],
   };
+}
+
+/** Each labelled trace beside the judge's verdict on it (null: it could not judge), `concurrency` judged at once. */
+export async function judgeLabelledTraces(
+  judge: JudgeDetector,
+  traces: readonly LabelledTrace[],
+  concurrency = 1,
+): Promise<CalibrationItem[]> {
+  const items: CalibrationItem[] = new Array(traces.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < traces.length; i = next++) {
+      const { trace, label } = traces[i];
+      const verdict = await judge.judge(trace);
+      items[i] = {
+        traceId: trace.id,
+        label,
+        judged: verdict.status === "unknown" ? null : { failed: verdict.failed, class: verdict.path },
+      };
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return items;
 }
