@@ -111,9 +111,19 @@ def _token_bytes(engine):
     return engine.token_bytes
 
 
-def generate(engine, requests, aborted):
+def _text(engine, row):
+    """The row's decoded output, cut where a stop string begins."""
+    if engine.tokenizer is None:
+        return ""
+    text = engine.tokenizer.decode(row.tokens, skip_special_tokens=True)
+    return text if row.cut is None else text[: row.cut]
+
+
+def generate(engine, requests, aborted, on_tokens=None):
     """One result per sample, in request order then sample order; `aborted(request_id)` says whether a
-    request (or the whole call, for None) was cancelled."""
+    request (or the whole call, for None) was cancelled. `on_tokens(events)`, when given, hears after each decoding
+    step what every row sampled: `{i, s, token, logprob, version, top?}` (request and sample index), with `finish`
+    and the final `text` on a row's last event; a row cancelled between steps sends `{i, s, finish, text}` alone."""
     model, device = engine.model, engine.device
     rows = _rows(requests, engine.hf_config.vocab_size, engine.tokenizer)
     for r in rows:
@@ -136,9 +146,11 @@ def generate(engine, requests, aborted):
             live = [r for r in rows if r.finish is None]
             if not live or aborted(None):
                 break
+            events = []
             for r in live:
                 if aborted(r.request.get("id")):
                     r.finish = "abort"
+                    events.append({"i": r.request_index, "s": r.sample_index, "finish": "abort", "text": _text(engine, r)})
             out = model(input_ids=ids, attention_mask=attention, position_ids=positions, past_key_values=cache,
                         use_cache=True)
             cache = out.past_key_values
@@ -164,19 +176,24 @@ def generate(engine, requests, aborted):
                     values, indices = top.values[b, :k].tolist(), top.indices[b, :k].tolist()
                     r.top.append([{"token": t, "logprob": v} for t, v in zip(indices, values)])
                 r.finish = _finish(r, tokens[b], engine.eos_ids, engine.tokenizer, longest_stop)
+                if on_tokens is not None:
+                    event = {"i": r.request_index, "s": r.sample_index, "token": tokens[b], "logprob": chosen[b],
+                             "version": engine.version}
+                    if k:
+                        event["top"] = r.top[-1]
+                    if r.finish is not None:
+                        event["finish"], event["text"] = r.finish, _text(engine, r)
+                    events.append(event)
+            if on_tokens is not None and events:
+                on_tokens(events)
             ids = picked.unsqueeze(1)
             attention = torch.cat([attention, torch.ones_like(ids)], dim=1)
             positions = positions[:, -1:] + 1
     results = []
     for r in rows:
-        text = ""
-        if engine.tokenizer is not None:
-            text = engine.tokenizer.decode(r.tokens, skip_special_tokens=True)
-            if r.cut is not None:
-                text = text[: r.cut]
         result = {
             "sampleIndex": r.sample_index,
-            "text": text,
+            "text": _text(engine, r),
             "promptTokens": r.request["promptTokens"],
             "outputTokens": r.tokens,
             "outputLogprobs": r.logprobs,

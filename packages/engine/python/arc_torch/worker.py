@@ -57,14 +57,19 @@ class Channel:
         with self.lock:
             self.out.write(json.dumps(message, allow_nan=False) + "\n")
 
+    def emit(self, call_id, events):
+        """A progress line of a streamed `generate`: the tokens its rows sampled in one decoding step."""
+        self.reply({"id": call_id, "tokens": events})
+
     def is_cancelled(self, call_id, request_id):
         with self.lock:
             return call_id in self.cancelled or (request_id is not None and f"{call_id}/{request_id}" in self.cancelled)
 
 
-def dispatch(state, method, params, is_cancelled, call_id):
+def dispatch(state, method, params, is_cancelled, call_id, emit=None):
     """Carries out one request on this process's engine; `is_cancelled(call_id, request_id)` tells a running
-    generation which of its requests were cancelled."""
+    generation which of its requests were cancelled, and `emit(call_id, events)` streams a `generate` that asked for
+    it (`stream: true`)."""
     from .engine import TorchEngine
     from .sampling import generate
 
@@ -93,7 +98,8 @@ def dispatch(state, method, params, is_cancelled, call_id):
     if method == "generate":
         if not state["parallel"].leader:
             return None
-        return generate(engine, params["requests"], lambda rid: is_cancelled(call_id, rid))
+        stream = (lambda events: emit(call_id, events)) if params.get("stream") and emit else None
+        return generate(engine, params["requests"], lambda rid: is_cancelled(call_id, rid), stream)
     raise WorkerError(f"method: unknown method {method!r}")
 
 
@@ -128,7 +134,8 @@ def main():
             if remote:
                 result = remote.call(method, params, call_id)
             else:
-                result = dispatch(state, method, params, channel.is_cancelled if channel else None, call_id)
+                result = dispatch(state, method, params, channel.is_cancelled if channel else None, call_id,
+                                  channel.emit if channel else None)
             reply = {"id": call_id, "result": result}
         except (WorkerError, ValueError, TypeError, KeyError) as error:
             kind = type(error).__name__

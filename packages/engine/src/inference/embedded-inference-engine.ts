@@ -27,6 +27,7 @@ import { byteChatTokenizer, type ChatTokenizer, loadChatTokenizer } from "../tok
 import { ContextLengthError } from "./context-length-error.ts";
 import { disposeWeights, toWeights, weightsFromSource } from "./model-weights.ts";
 import { type SampledToken, sampleToken } from "./sampler.ts";
+import { stableLength } from "./stable-text.ts";
 
 /** Most positions a new cache holds past its prompts before it first grows (most answers fit). */
 const DECODE_ROOM = 512;
@@ -524,19 +525,4 @@ function finishReasonAfter(row: Row, token: number, tokenizer: TokenizerInfo): F
   if (cut >= 0) return "stop";
   if (row.tokens.length >= row.maxTokens) return "length";
   return undefined;
-}
-
-/** Length of the prefix of `text` that no later token can change: not the start of a stop string, not a cut character. */
-function stableLength(text: string, stops: string[]): number {
-  let end = text.length;
-  while (end > 0 && text[end - 1] === "\uFFFD") end--;
-  for (const s of stops) {
-    for (let k = Math.min(s.length - 1, end); k > 0; k--) {
-      if (text.slice(0, end).endsWith(s.slice(0, k))) {
-        end -= k;
-        break;
-      }
-    }
-  }
-  return end;
 }

@@ -9,14 +9,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { generateToolcallTasks, type TrainBatch, toolcallFamily } from "@arc/core";
+import {
+  type GenRequest,
+  type GenResult,
+  generateToolcallTasks,
+  type InferenceEngine,
+  type TokenEvent,
+  type TrainBatch,
+  toolcallFamily,
+} from "@arc/core";
 import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { renderChat, renderChatExample } from "../tokenizer/chat-template.ts";
+import { byteChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { EmbeddedTrainEngine } from "../train/embedded-train-engine.ts";
 import { torchUnavailable } from "./__fixtures__/torch-available.ts";
+import { GenerationQueue } from "./generation-queue.ts";
 import { TorchInferenceEngine } from "./torch-inference-engine.ts";
 import { TorchTrainEngine } from "./torch-train-engine.ts";
 import { TorchWorker, TorchWorkerError } from "./torch-worker.ts";
@@ -207,6 +217,90 @@ describe("torch engine generation", { skip }, () => {
     assert.equal(stopped.finishReason, "stop");
     assert.ok(!stopped.text.includes('"args"') && stopped.text.length > 0, stopped.text);
     assert.ok(stopped.outputVersions.every((v) => v === 0));
+  });
+
+  it("streams each token as it is sampled, with the text the embedded engine streams", async () => {
+    const embedded = await EmbeddedInferenceEngine.load(MODEL);
+    const requests = prompts(8, 2).map((p) => ({
+      promptTokens: p,
+      temperature: 0,
+      maxTokens: 48,
+      stop: ['"args"'],
+    }));
+    const listen = async (engine: InferenceEngine) => {
+      const events: TokenEvent[] = [];
+      // turns of the event loop in which tokens were heard: more than one means they came while it generated
+      const turns = new Set<number>();
+      let turn = 0;
+      let turning = true;
+      const spin = () => {
+        turn++;
+        if (turning) setImmediate(spin);
+      };
+      spin();
+      const results = await engine.generate(requests, {
+        onToken: (e) => {
+          events.push(e);
+          turns.add(turn);
+        },
+      });
+      turning = false;
+      return { events, results, turns: turns.size };
+    };
+    const [want, got] = [await listen(embedded), await listen(sampler)];
+    assert.ok(got.turns > 1, `tokens heard in ${got.turns} turn of the event loop`);
+    for (const r of [0, 1]) {
+      const mine = got.events.filter((e) => e.requestIndex === r);
+      const result = got.results[r];
+      assert.equal(mine.map((e) => e.textDelta).join(""), result.text);
+      assert.deepEqual(
+        mine.map((e) => e.token),
+        result.outputTokens,
+      );
+      assert.deepEqual(
+        mine.map((e) => e.finishReason),
+        [...result.outputTokens.slice(1).map(() => undefined), result.finishReason],
+      );
+      const theirs = want.events.filter((e) => e.requestIndex === r);
+      assert.deepEqual(
+        mine.map((e) => [e.token, e.textDelta, e.finishReason]),
+        theirs.map((e) => [e.token, e.textDelta, e.finishReason]),
+      );
+    }
+    assert.ok(got.results.some((r) => r.finishReason === "stop" && r.text.length > 0));
+  });
+
+  it("runs calls made together as one worker call, each answered as if alone", async () => {
+    const worker = TorchWorker.start();
+    try {
+      await worker.call("init", { role: "inference", modelDir: MODEL, device: "cpu" });
+      const queue = new GenerationQueue(worker, byteChatTokenizer);
+      const calls = prompts(9, 3).map((p, i) => [
+        { id: "a", promptTokens: p, n: 2, temperature: 1, seed: 11 + i, maxTokens: 16 + 8 * i },
+      ]);
+      const wire = (requests: GenRequest[]) => requests.map((r) => ({ ...r, id: r.id ?? "r0" }));
+      const alone: GenResult[][] = [];
+      for (const requests of calls) alone.push(await queue.submit(requests, wire(requests), {}));
+      const before = worker.peekNextId();
+      const together = await Promise.all(calls.map((requests) => queue.submit(requests, wire(requests), {})));
+      assert.equal(worker.peekNextId() - before, 1, "one worker call for the three");
+      together.forEach((results, k) => {
+        assert.deepEqual(
+          results.map((r) => [r.requestId, r.sampleIndex, r.outputTokens]),
+          alone[k].map((r) => [r.requestId, r.sampleIndex, r.outputTokens]),
+        );
+      });
+      // a request the worker refuses fails its own call only
+      const bad = [{ promptTokens: [1, 99999], maxTokens: 4 }];
+      const [good, refused] = await Promise.allSettled([
+        queue.submit(calls[0], wire(calls[0]), {}),
+        queue.submit(bad, wire(bad), {}),
+      ]);
+      assert.equal(good.status, "fulfilled");
+      assert.ok(refused.status === "rejected" && /99999/.test(String(refused.reason)), String(refused));
+    } finally {
+      await worker.close();
+    }
   });
 
   it("takes a trainer's weights as a new version, and aborts on a signal", async () => {

@@ -11,20 +11,21 @@ import type {
 } from "@arc/core";
 import { parseConfigJson, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
+import { GenerationQueue, type WireRequest } from "./generation-queue.ts";
 import type { TorchEngineInfo, TorchEngineOptions } from "./torch-train-engine.ts";
 import { TorchWorker } from "./torch-worker.ts";
-
-/** A request as the worker takes it: token ids and sampling settings, no chat messages or signals. */
-type WireRequest = Omit<GenRequest, "messages" | "tools" | "signal">;
 
 /**
  * The PyTorch InferenceEngine: a Python worker sampling with a KV cache, per-sample seeds and per-token
  * log-probs under the raw model distribution. Prompts go in as token ids; chat messages are rendered here with the
- * checkpoint's tokenizer and chat template. New weights arrive as checkpoint directories.
+ * checkpoint's tokenizer and chat template. Calls made while the worker is busy are batched together, and tokens
+ * stream to `onToken` after each decoding step (an engine on a Ray actor hands each sample over whole, at its end).
+ * New weights arrive as checkpoint directories.
  */
 export class TorchInferenceEngine implements InferenceEngine {
   private version: number;
   private modelDir: string;
+  private readonly queue: GenerationQueue;
 
   private constructor(
     private readonly worker: TorchWorker,
@@ -35,6 +36,7 @@ export class TorchInferenceEngine implements InferenceEngine {
   ) {
     this.version = info.version;
     this.modelDir = modelDir;
+    this.queue = new GenerationQueue(worker, tokenizer);
   }
 
   /** Starts a worker that samples from the checkpoint in `modelDir`, as weight version `version`. */
@@ -61,32 +63,13 @@ export class TorchInferenceEngine implements InferenceEngine {
   }
 
   async generate(requests: GenRequest[], options: GenerateOptions = {}): Promise<GenResult[]> {
-    if (options.onToken)
-      throw new TypeError("onToken: the torch engine returns whole samples; it does not stream");
     const wire: WireRequest[] = requests.map((r, i) => {
       const { signal: _signal, messages, tools, ...rest } = r;
       const promptTokens = messages ? this.tokenizer.render(messages, { tools }) : r.promptTokens;
       if (!promptTokens) throw new TypeError(`requests[${i}]: expected promptTokens or messages`);
       return { ...rest, promptTokens, id: r.id ?? `r${i}` };
     });
-    const callId = this.worker.peekNextId();
-    const onAbort = requests.map((r, i) => {
-      const cancel = () => this.worker.cancelRequest(callId, wire[i].id!);
-      if (r.signal?.aborted) cancel();
-      else r.signal?.addEventListener("abort", cancel, { once: true });
-      return cancel;
-    });
-    try {
-      const results = await this.worker.call<GenResult[]>("generate", { requests: wire }, options.signal);
-      return results.map((result) => {
-        const given = requests.find((_, i) => wire[i].id === result.requestId);
-        return given?.id === undefined ? { ...result, requestId: undefined } : result;
-      });
-    } finally {
-      requests.forEach((r, i) => {
-        r.signal?.removeEventListener("abort", onAbort[i]);
-      });
-    }
+    return this.queue.submit(requests, wire, options);
   }
 
   get toolCallSyntax(): ToolCallSyntax | undefined {

@@ -48,6 +48,8 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
   method: string;
+  /** Hears the request's progress lines (a streamed `generate`'s tokens) before its reply. */
+  onProgress?: (tokens: unknown) => void;
 }
 
 /** Lines of the worker's stderr kept for the message of an error that ends it. */
@@ -140,7 +142,12 @@ export class TorchWorker {
   }
 
   private onLine(line: string): void {
-    let message: { id?: number; result?: unknown; error?: { type: string; message: string } };
+    let message: {
+      id?: number;
+      result?: unknown;
+      error?: { type: string; message: string };
+      tokens?: unknown;
+    };
     try {
       message = JSON.parse(line);
     } catch {
@@ -149,18 +156,30 @@ export class TorchWorker {
     }
     const pending = message.id === undefined ? undefined : this.pending.get(message.id);
     if (!pending) return;
+    if (message.tokens !== undefined && message.result === undefined && message.error === undefined) {
+      pending.onProgress?.(message.tokens);
+      return;
+    }
     this.pending.delete(message.id!);
     if (message.error)
       pending.reject(new TorchWorkerError(message.error.type, `${pending.method}: ${message.error.message}`));
     else pending.resolve(message.result);
   }
 
-  /** Sends one request and resolves with its result; aborting `signal` asks the worker to cancel it. */
-  call<T>(method: string, params: object = {}, signal?: AbortSignal): Promise<T> {
+  /**
+   * Sends one request and resolves with its result; aborting `signal` asks the worker to cancel it, and
+   * `onProgress` hears the progress lines the worker sends before the reply.
+   */
+  call<T>(
+    method: string,
+    params: object = {},
+    signal?: AbortSignal,
+    onProgress?: (tokens: unknown) => void,
+  ): Promise<T> {
     if (this.exited) return Promise.reject(this.exited);
     const id = this.nextId++;
     const reply = new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, method });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, method, onProgress });
     });
     this.send({ id, method, params });
     if (signal) {

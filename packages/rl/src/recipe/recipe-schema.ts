@@ -253,7 +253,9 @@ export const TrainerBlock = z
     asyncRollouts: z
       .boolean()
       .default(false)
-      .describe("GRPO: generate in a worker thread while the trainer trains (AReaLite)."),
+      .describe(
+        "GRPO: generate while the trainer trains (AReaLite): in a worker thread on the embedded engine, in the generator's own process on torch.",
+      ),
     maxConcurrentRollouts: z
       .number()
       .int()

@@ -1,3 +1,4 @@
+export { EngineRolloutSource, type EngineRolloutSourceOptions } from "./engine-rollout-source.ts";
 export type { RolloutBatch, RolloutSource } from "./rollout-source.ts";
 export { rolloutSeed, type SampleGroupsOptions, sampleGroups } from "./sample-groups.ts";
 export type { ScoredGroup } from "./scored-group.ts";

@@ -10,6 +10,16 @@ export interface RolloutBatch {
   generatedTokens: number;
 }
 
+/** A step's batch of groups: its generator step is the oldest version among them (`version` when there are none). */
+export function rolloutBatch(groups: ScoredGroup[], version: number): RolloutBatch {
+  const generatorStep = groups.length > 0 ? Math.min(...groups.map((g) => g.versionRange[0])) : version;
+  const generatedTokens = groups.reduce(
+    (a, g) => a + (g.episodes?.flat() ?? g.samples).reduce((b, s) => b + s.outputTokens.length, 0),
+    0,
+  );
+  return { groups, generatorStep, generatedTokens };
+}
+
 /**
  * Where the trainer's rollouts come from: in-process and synchronous (`SyncRolloutSource`), or a worker
  * thread that keeps generating while the trainer trains (`AsyncRolloutSource`).

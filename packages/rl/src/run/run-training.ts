@@ -10,6 +10,7 @@ import { sftBatch } from "../algo/sft-batch.ts";
 import { batchAt } from "../data/index.ts";
 import { evaluate } from "../eval/index.ts";
 import { loadRecipe, type Recipe } from "../recipe/index.ts";
+import { EngineRolloutSource } from "../rollout/engine-rollout-source.ts";
 import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
 import { SyncRolloutSource } from "../rollout/sync-rollout-source.ts";
 import { buildReward } from "./build-reward.ts";
@@ -242,11 +243,17 @@ async function execute(
         ? (checkpointDir as string)
         : join(checkpointDir as string, "generator");
   if (t.algorithm !== "sft") {
-    if (t.asyncRollouts) {
-      if (recipe.engine.kind !== "embedded")
-        throw new Error(
-          "trainer.asyncRollouts: asynchronous rollouts run on the embedded engine only; with engine.kind torch, leave it false",
-        );
+    if (t.asyncRollouts && recipe.engine.kind === "torch") {
+      // the torch engine samples in its own process, so rollouts overlap training without a worker thread
+      source = new EngineRolloutSource({
+        engine: await factory.inferenceEngine(generatorDir, generatorStep, engine),
+        trainer: t,
+        prompts: data.prompts,
+        dataSeed: recipe.data.seed,
+        reward,
+        generatorStep,
+      });
+    } else if (t.asyncRollouts) {
       if (!options.asyncSource)
         throw new Error("trainer.asyncRollouts: this caller passed no asyncSource factory");
       source = await options.asyncSource({ recipe, generatorDir, generatorStep, data });

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { torchPython } from "@arc/engine";
 import { parseRecipe } from "../recipe/index.ts";
 import { engineFactory } from "../worker/index.ts";
+import { assertStalenessUpToOne } from "./__fixtures__/bounded-staleness.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
@@ -88,5 +89,34 @@ describe("runs on the torch engine", { skip }, () => {
     );
     assert.equal(adapter.r, 4);
     assert.deepEqual([...adapter.target_modules].sort(), ["q_proj", "up_proj", "v_proj"]);
+  });
+
+  it("trains decoupled GRPO on asynchronous rollouts from the torch generator, none staler than maxStaleness", async () => {
+    const root = await mkdtemp(join(tmpdir(), "arc-torch-run-"));
+    const recipe = parseRecipe({
+      name: "tiny-torch-async",
+      model: { path: await writeTinyModel(join(root, "model")) },
+      engine: { kind: "torch", device: "cpu" },
+      data: { env: "toolcall", split: "train", count: 32, evalCount: 0 },
+      trainer: {
+        algorithm: "grpo",
+        steps: 10,
+        promptsPerStep: 4,
+        samplesPerPrompt: 4,
+        learningRate: 2e-2,
+        maxTokens: 8,
+        asyncRollouts: true,
+        maxStaleness: 1,
+        decoupled: true,
+      },
+      reward: { module: rewardModule },
+    });
+    // no asyncSource factory: the torch generator is a process of its own, and needs no worker thread
+    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: engineFactory });
+    assert.equal(result.status, "completed");
+    const steps = result.records.filter((r) => r.step > 0);
+    assert.equal(steps.length, 10);
+    assertStalenessUpToOne(steps);
+    assert.ok(mean(steps.slice(-3)) > mean(steps.slice(0, 3)), "reward did not improve");
   });
 });

@@ -5,7 +5,7 @@ import type { WireTensor } from "@arc/engine";
 import { batchAt } from "../data/index.ts";
 import { loadedFamilyModules } from "../families/index.ts";
 import { RolloutController } from "../rollout/rollout-controller.ts";
-import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
+import { type RolloutBatch, type RolloutSource, rolloutBatch } from "../rollout/rollout-source.ts";
 import { rolloutSeed } from "../rollout/sample-groups.ts";
 import type { AsyncSourceFactory } from "../run/run-training.ts";
 import type { FromWorker, ToWorker } from "./rollout-messages.ts";
@@ -102,13 +102,7 @@ export class AsyncRolloutSource implements RolloutSource {
     const groups = await this.controller.batch(step, signal);
     this.waitMs += performance.now() - began;
     if (this.failure) throw this.failure;
-    const generatorStep =
-      groups.length > 0 ? Math.min(...groups.map((g) => g.versionRange[0])) : this.version;
-    const generatedTokens = groups.reduce(
-      (a, g) => a + (g.episodes?.flat() ?? g.samples).reduce((b, s) => b + s.outputTokens.length, 0),
-      0,
-    );
-    return { groups, generatorStep, generatedTokens };
+    return rolloutBatch(groups, this.version);
   }
 
   async afterStep(step: number, policy: () => WeightSource | Promise<WeightSource>): Promise<void> {

@@ -1,5 +1,5 @@
 import { basename, resolve } from "node:path";
-import { InvalidInputError } from "@arc/core";
+import { type InferenceEngine, InvalidInputError } from "@arc/core";
 import {
   configForSize,
   EmbeddedInferenceEngine,
@@ -9,12 +9,13 @@ import {
   parameterCount,
   type SafetensorsDtype,
   startEngineServer,
+  TorchInferenceEngine,
   writeHfCheckpoint,
 } from "@arc/engine";
 import type { Command } from "../command.ts";
 import { intFlag, type ParsedArgs, stringFlag } from "../parse-args.ts";
 
-const HELP = `arc engine — the embedded model engine
+const HELP = `arc engine — create and serve models
 
 Usage:
   arc engine init --size tiny|small|base --out <dir> [--seed 0] [--dtype f32|bf16|f16]
@@ -22,8 +23,11 @@ Usage:
       model.safetensors, tokenizer files with the chat template, generation_config.json).
   arc engine serve --model <dir> [--port 8000] [--host 127.0.0.1] [--model-id <id>] [--max-batch 16]
                    [--api-key <key>] [--max-body-bytes 10485760] [--request-timeout-ms 30000]
-                   [--tool-call-parser arc-json|hermes]
+                   [--tool-call-parser arc-json|hermes] [--engine embedded|torch] [--device auto|cpu|cuda]
+                   [--dtype f32|bf16|f16]
       Serves the checkpoint with an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models[/{id}].
+      --engine torch samples with the PyTorch worker (any Hugging Face causal LM; --device and --dtype pick where
+      and in what type its weights sit), batching the requests that arrive while it generates.
       Tool calls are read from the model's text with --tool-call-parser: by default arc-json for Arc's byte models,
       hermes (<tool_call> tags) when the chat template writes those; tool_choice required or named, and
       response_format json_object / json_schema, are enforced by constrained decoding.
@@ -73,12 +77,11 @@ async function serveModel(args: ParsedArgs): Promise<number> {
   const apiKey = stringFlag(args, "api-key") ?? (process.env.ARC_ENGINE_API_KEY || undefined);
   const maxBodyBytes = positiveIntFlag(args, "max-body-bytes", 10 * 1024 * 1024);
   const requestTimeoutMs = positiveIntFlag(args, "request-timeout-ms", 30_000);
-  let engine: EmbeddedInferenceEngine;
+  let engine: InferenceEngine;
   try {
-    engine = await EmbeddedInferenceEngine.load(resolve(dir), {
-      maxBatchSize: intFlag(args, "max-batch", 16),
-    });
+    engine = await loadServedEngine(args, dir);
   } catch (error) {
+    if (error instanceof InvalidInputError) throw error;
     throw new InvalidInputError(`--model: cannot load ${dir}: ${(error as Error).message}`, {
       field: "model",
       cause: error,
@@ -112,13 +115,32 @@ async function serveModel(args: ParsedArgs): Promise<number> {
     process.on("SIGTERM", stop);
   });
   await server.close();
+  await engine.close?.();
   return 0;
+}
+
+/** The checkpoint in `dir` on the engine `--engine` names. */
+async function loadServedEngine(args: ParsedArgs, dir: string): Promise<InferenceEngine> {
+  const kind = stringFlag(args, "engine", "embedded");
+  if (kind === "embedded")
+    return EmbeddedInferenceEngine.load(resolve(dir), { maxBatchSize: intFlag(args, "max-batch", 16) });
+  if (kind !== "torch")
+    throw new InvalidInputError(`--engine: expected embedded or torch, got "${kind}"`, { field: "engine" });
+  const dtypeName = stringFlag(args, "dtype", "f32")!;
+  const dtype = { f32: "float32", bf16: "bfloat16", f16: "float16" }[dtypeName] as
+    | "float32"
+    | "bfloat16"
+    | "float16"
+    | undefined;
+  if (!dtype)
+    throw new InvalidInputError(`--dtype: expected f32, bf16 or f16, got "${dtypeName}"`, { field: "dtype" });
+  return TorchInferenceEngine.load(resolve(dir), { device: stringFlag(args, "device", "auto"), dtype });
 }
 
 /** `arc engine init|serve`: create a model of a zoo size, or serve a checkpoint over the OpenAI API. */
 export const engineCommand: Command = {
   name: "engine",
-  summary: "create (init) or serve (serve) an embedded model",
+  summary: "create (init) or serve (serve) a model",
   help: HELP,
   flags: {
     size: "string",
@@ -134,6 +156,8 @@ export const engineCommand: Command = {
     "max-body-bytes": "string",
     "request-timeout-ms": "string",
     "tool-call-parser": "string",
+    engine: "string",
+    device: "string",
   },
   async run(args) {
     const [sub] = args.positionals;
