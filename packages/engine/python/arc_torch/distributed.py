@@ -1,11 +1,18 @@
 """Data parallelism under `torchrun`: rank 0 speaks the protocol and hands each command to every rank; each rank
-takes its shard of a batch's rows, and their gradients are summed before the one update (every shard's loss
-already divides by the whole batch's counts, so the sum is the whole batch's gradient)."""
+takes its shard of a batch's rows through torch's DistributedDataParallel, whose gradient all-reduce sums the ranks'
+gradients before the one update (every shard's loss already divides by the whole batch's counts, so the sum is the
+whole batch's gradient)."""
 
+import contextlib
 import os
 
 import torch
 import torch.distributed as dist
+
+
+def _sum_hook(_state, bucket):
+    """DDP's all-reduce of one gradient bucket, summing where DDP's own hook averages."""
+    return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(lambda done: done.value()[0])
 
 
 class DataParallel:
@@ -38,23 +45,21 @@ class DataParallel:
         end = start + (per + (1 if self.rank < extra else 0)) * multiple
         return start, end
 
-    def sum_gradients(self, params: list) -> None:
-        """Sums every rank's gradients in place, in one flat buffer per dtype (what DDP's buckets do after backward)."""
+    def wrap(self, model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+        """The module a training forward goes through: `model` itself alone, else DDP over it, summing gradients."""
         if self.world == 1:
-            return
-        for p in params:
-            if p.grad is None:
-                p.grad = torch.zeros_like(p)
-        by_dtype = {}
-        for p in params:
-            by_dtype.setdefault(p.grad.dtype, []).append(p.grad)
-        for grads in by_dtype.values():
-            flat = torch.cat([g.reshape(-1) for g in grads])
-            dist.all_reduce(flat)
-            offset = 0
-            for g in grads:
-                g.copy_(flat[offset : offset + g.numel()].view_as(g))
-                offset += g.numel()
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        ddp = DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None, broadcast_buffers=False
+        )
+        ddp.register_comm_hook(None, _sum_hook)
+        return ddp
+
+    def no_sync(self, module: torch.nn.Module):
+        """A context in which backward keeps gradients local (every micro-batch but a step's last)."""
+        return module.no_sync() if self.world > 1 else contextlib.nullcontext()
 
     def sum_figures(self, figures: dict) -> dict:
         """Sums a dict of floats over the ranks (keys may differ: a rank with no rows reports none)."""

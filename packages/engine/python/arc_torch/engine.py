@@ -109,6 +109,8 @@ class TorchEngine:
         if self.role == "inference":
             self.model.requires_grad_(False)
         self.step_count = 0
+        # what a training forward goes through: the model, or DDP over it under torchrun
+        self.train_module = parallel.wrap(self.model, self.device) if self.role == "train" else None
         self.optimizer = make_adamw(self._trainable(), self.options) if self.role == "train" else None
         self.reference = None
         if self.role == "train":
@@ -261,7 +263,7 @@ class TorchEngine:
         elif grpo is not None and batch.get("oldLogprobs") is not None:
             old = on_grid(grid, batch["oldLogprobs"], "batch.oldLogprobs").to(dev)
         with_entropy = grpo is not None or (kind == "dpo" and objective.get("entropyCoef", 0) != 0)
-        logp, entropy = self.grid_logprobs(self.model, grid, with_entropy)
+        logp, entropy = self.grid_logprobs(self.train_module, grid, with_entropy)
         mask = grid.mask.to(dev)
         if kind == "sft":
             return sft_loss(logp, mask, totals)
@@ -318,17 +320,28 @@ class TorchEngine:
         per_pass = max(multiple, per_pass - per_pass % multiple)
         figures = {}
         self.model.train()
-        for s in range(0, end - start, per_pass):
-            loss, extra = self._micro_loss(slice_rows(shard, s, s + per_pass), objective, grpo, totals)
-            loss.backward()
-            figures["loss"] = figures.get("loss", 0.0) + float(loss.detach())
+        # a rank whose shard is empty still runs one pass: every rank joins each gradient all-reduce
+        passes = list(range(0, end - start, per_pass)) or [None]
+        for i, s in enumerate(passes):
+            with self.parallel.no_sync(self.train_module) if i < len(passes) - 1 else contextlib.nullcontext():
+                if s is None:
+                    loss, extra = self._idle_loss(), {}
+                else:
+                    loss, extra = self._micro_loss(slice_rows(shard, s, s + per_pass), objective, grpo, totals)
+                    figures["loss"] = figures.get("loss", 0.0) + float(loss.detach())
+                loss.backward()
             for k, v in extra.items():
                 figures[k] = figures.get(k, 0.0) + float(v.detach())
         self.model.eval()
-        self.parallel.sum_gradients(self._trainable())
         figures = self.parallel.sum_figures(figures)
         figures.setdefault("loss", 0.0)
         return figures, grid
+
+    def _idle_loss(self):
+        """A zero loss through the training module, for a rank with no rows: it adds nothing to any gradient."""
+        token = torch.zeros((1, 1), dtype=torch.long, device=self.device)
+        with self._autocast():
+            return self.train_module(input_ids=token, use_cache=False).logits.float().sum() * 0.0
 
     def step(self, batch: dict, objective: dict) -> dict:
         figures, grid = self._accumulate(batch, objective)
@@ -475,5 +488,6 @@ class TorchEngine:
             "step": self.step_count,
             "version": self.version,
             "worldSize": self.parallel.world,
+            "trainModule": type(self.train_module).__name__ if self.train_module is not None else None,
             "torch": torch.__version__,
         }

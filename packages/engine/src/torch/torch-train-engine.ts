@@ -42,6 +42,8 @@ export interface TorchEngineInfo {
   step: number;
   version: number;
   worldSize: number;
+  /** The module a training forward goes through: the model's class, or `DistributedDataParallel` under torchrun. */
+  trainModule: string | null;
   torch: string;
 }
 
