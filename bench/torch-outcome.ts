@@ -1,6 +1,6 @@
-// The same recipes on both engines, judged alike: SFT then semi-online DPO, and GRPO, from models/toolcall-base on
-// the embedded engine and on the torch engine, each final checkpoint judged greedily by the embedded engine on 512
-// held-out production tasks (seed 1000). Part of `npm run bench:torch -- --outcome`.
+// The same recipes on both engines, judged alike: SFT then semi-online DPO, and GRPO with three sampling seeds, from
+// models/toolcall-base on the embedded engine and on the torch engine, each final checkpoint judged greedily by the
+// embedded engine on 512 held-out production tasks (seed 1000). Part of `npm run bench:torch -- --outcome`.
 import { join } from "node:path";
 import { generateToolcallTasks } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
@@ -51,18 +51,26 @@ async function failureRate(dir: string): Promise<number> {
   return (await evaluate(engine, HELD_OUT, { maxTokens: 96 })).failureRate;
 }
 
-/** Held-out failure rates of SFT → DPO and of GRPO on `engine`. */
+/** GRPO's sampling seeds: one run's outcome is mostly which tokens its sampler happened to draw. */
+const GRPO_SEEDS = [1, 2, 3];
+
+/** Held-out failure rates of SFT → DPO and of GRPO (the mean over its seeds, and each seed's) on `engine`. */
 export async function outcomeOn(engine: "embedded" | "torch", runsDir: string) {
   const kind = [`engine.kind=${engine}`, ...(engine === "torch" ? ["engine.device=cpu"] : [])];
   const t0 = performance.now();
   const sft = await run("recipes/toolcall-sft.yaml", [...SFT, ...kind], runsDir);
   const dpo = await run("recipes/toolcall-dpo.yaml", [`model.path=${sft}`, ...DPO, ...kind], runsDir);
-  const grpo = await run("recipes/toolcall-grpo.yaml", [...GRPO, ...kind], runsDir);
+  const grpo: string[] = [];
+  for (const seed of GRPO_SEEDS)
+    grpo.push(await run("recipes/toolcall-grpo.yaml", [...GRPO, `trainer.seed=${seed}`, ...kind], runsDir));
   const minutes = (performance.now() - t0) / 60_000;
+  const grpoRates: number[] = [];
+  for (const dir of grpo) grpoRates.push(await failureRate(dir));
   return {
     sft_failure_rate: await failureRate(sft),
     sft_dpo_failure_rate: await failureRate(dpo),
-    grpo_failure_rate: await failureRate(grpo),
+    grpo_failure_rate: grpoRates.reduce((a, r) => a + r, 0) / grpoRates.length,
+    grpo_failure_rates_by_seed: grpoRates,
     training_minutes: Math.round(minutes * 10) / 10,
   };
 }
