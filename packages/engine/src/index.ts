@@ -37,6 +37,7 @@ export {
   type ModelSize,
   parameterCount,
 } from "./model/llama-config.ts";
+export { type RemoteEngineOptions, RemoteInferenceEngine } from "./remote/remote-inference-engine.ts";
 export { parseChatRequest } from "./server/chat-request.ts";
 export { createEngineServer, type EngineServerOptions } from "./server/engine-server.ts";
 export { OpenAIError } from "./server/openai-error.ts";

@@ -35,9 +35,11 @@ export interface ChatCompletionRequest {
   generation: GenRequest;
 }
 
-const invalid = (param: string, message: string) => new OpenAIError(400, `${param}: ${message}`, { param });
+/** A 400 naming the param at fault. */
+export const invalid = (param: string, message: string) =>
+  new OpenAIError(400, `${param}: ${message}`, { param });
 
-function optionalNumber(
+export function optionalNumber(
   body: Record<string, unknown>,
   key: string,
   min: number,
@@ -51,14 +53,14 @@ function optionalNumber(
   return v;
 }
 
-function optionalBoolean(body: Record<string, unknown>, key: string): boolean | undefined {
+export function optionalBoolean(body: Record<string, unknown>, key: string): boolean | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "boolean") throw invalid(key, `expected true or false, got ${JSON.stringify(v)}`);
   return v;
 }
 
-function optionalInteger(
+export function optionalInteger(
   body: Record<string, unknown>,
   key: string,
   min: number,

@@ -3,8 +3,11 @@ import type { GenResult, InferenceEngine, TokenEvent, ToolCallSyntax } from "@ar
 import { Hono } from "hono";
 import { ContextLengthError } from "../inference/context-length-error.ts";
 import { tokenBytes, tokenString } from "../tokenizer/byte-tokenizer.ts";
+import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { type ChatCompletionRequest, parseChatRequest } from "./chat-request.ts";
-import { OpenAIError } from "./openai-error.ts";
+import { addCompletionRoutes } from "./completion-routes.ts";
+import { readJsonBody } from "./json-body.ts";
+import { modelNotFound, OpenAIError } from "./openai-error.ts";
 import { finishReason, type OutputPlan, openAiToolCalls, planOutput, toolCallId } from "./output-plan.ts";
 import type { ParsedCall } from "./tool-calls/tool-call-format.ts";
 
@@ -24,6 +27,12 @@ export interface EngineServerOptions {
   acceptAnyModel?: boolean;
   /** How the model writes tool calls (vLLM's `--tool-call-parser`); default: what the engine's chat template says. */
   toolCallSyntax?: ToolCallSyntax;
+  /** The checkpoint's tokenizer: `/v1/completions` and `/tokenize` read text prompts and write token text with it. */
+  tokenizer?: ChatTokenizer;
+  /** The model's context length, which `/tokenize` reports as `max_model_len`. */
+  contextLength?: number;
+  /** Serve `POST /update_weights_from_disk` (SGLang's), which makes the server read a checkpoint path it is sent. */
+  allowWeightUpdates?: boolean;
 }
 
 /** `maxBodyBytes` when none is given. */
@@ -35,32 +44,6 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest();
 function hasKey(authorization: string | undefined, key: string): boolean {
   const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "");
   return match !== null && timingSafeEqual(sha256(match[1].trim()), sha256(key));
-}
-
-/** Reads the body as JSON, counting bytes on the stream: 413 past `maxBytes` whatever Content-Length says. */
-async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
-  const tooLarge = () =>
-    new OpenAIError(413, `request body exceeds the limit of ${maxBytes} bytes`, {
-      code: "request_too_large",
-    });
-  if (Number(req.headers.get("content-length") ?? 0) > maxBytes) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (req.body) {
-    for await (const chunk of req.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.byteLength;
-      if (size > maxBytes) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks, size).toString("utf8"));
-  } catch {
-    throw new OpenAIError(
-      400,
-      "We could not parse the JSON body of your request: it is not valid JSON. Send a JSON object as the body.",
-    );
-  }
 }
 
 type LogprobEntry = { token: string; logprob: number; bytes: number[] };
@@ -83,7 +66,8 @@ function contentLogprobs(
 /**
  * An OpenAI-compatible HTTP app over any InferenceEngine: `POST /v1/chat/completions` (stream and not,
  * n, logprobs/top_logprobs, seed, stop, max_tokens/max_completion_tokens, temperature, top_p, tools with
- * tool_choice, response_format) and `GET /v1/models[/{id}]`. Concurrent requests share the engine's batch; a client
+ * tool_choice, response_format), `GET /v1/models[/{id}]`, and vLLM's and SGLang's routes for RL rollouts
+ * (`completion-routes.ts`). Concurrent requests share the engine's batch; a client
  * that disconnects aborts its generation. The gateway mounts this in-process; `arc engine serve` puts it on a port.
  */
 export function createEngineServer(engine: InferenceEngine, options: EngineServerOptions): Hono {
@@ -94,6 +78,18 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
   const started = Math.floor(Date.now() / 1000);
   const syntax = options.toolCallSyntax ?? engine.toolCallSyntax;
   let pending = 0;
+  /** Counts a request in; 429 past `maxPendingRequests`. Returns the function that counts it out. */
+  const admit = () => {
+    if (pending >= maxPending)
+      throw new OpenAIError(429, `too many requests: ${pending} in flight or queued (limit ${maxPending})`, {
+        type: "requests",
+        code: "rate_limit_exceeded",
+      });
+    pending++;
+    return () => {
+      pending--;
+    };
+  };
 
   app.onError((error, c) => {
     const e =
@@ -140,17 +136,11 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     const req = parseChatRequest(await readJsonBody(c.req.raw, maxBodyBytes), defaultMaxTokens);
     if (!options.acceptAnyModel && req.model !== options.modelId) throw modelNotFound(req.model);
     const plan = planOutput(req, syntax);
-    if (pending >= maxPending) {
-      throw new OpenAIError(429, `too many requests: ${pending} in flight or queued (limit ${maxPending})`, {
-        type: "requests",
-        code: "rate_limit_exceeded",
-      });
-    }
+    const release = admit();
     const id = `chatcmpl-${randomUUID()}`;
     const abort = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
     const generation = { ...req.generation, grammar: plan.grammar, signal: abort.signal };
-    pending++;
     if (!req.stream) {
       try {
         const results = await engine.generate([generation]);
@@ -158,22 +148,14 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
           "x-arc-weight-version": String(results[0]?.outputVersions[0] ?? engine.getVersion()),
         });
       } finally {
-        pending--;
+        release();
       }
     }
-    return streamCompletion(engine, { id, created, req, plan }, generation, abort, () => {
-      pending--;
-    });
+    return streamCompletion(engine, { id, created, req, plan }, generation, abort, release);
   });
 
+  addCompletionRoutes(app, engine, { ...options, maxBodyBytes, admit });
   return app;
-}
-
-/** OpenAI's answer to a model name it does not serve. */
-function modelNotFound(name: string): OpenAIError {
-  return new OpenAIError(404, `The model \`${name}\` does not exist or you do not have access to it.`, {
-    code: "model_not_found",
-  });
 }
 
 /** The assistant message of a finished sample: its content, and its tool calls when the request offered tools. */

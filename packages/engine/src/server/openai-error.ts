@@ -23,3 +23,10 @@ export class OpenAIError extends Error {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
 }
+
+/** OpenAI's 404 for a model the server does not serve. */
+export function modelNotFound(name: string): OpenAIError {
+  return new OpenAIError(404, `The model \`${name}\` does not exist or you do not have access to it.`, {
+    code: "model_not_found",
+  });
+}

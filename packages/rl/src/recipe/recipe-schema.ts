@@ -90,6 +90,33 @@ export const ClusterBlock = z
   .default({})
   .describe("The cluster the torch engine runs on.");
 
+/** An inference server that samples a run's rollouts instead of an engine of the run's own. */
+export const GeneratorBlock = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .optional()
+      .describe(
+        "The server's OpenAI base URL (vLLM, SGLang or `arc engine serve --allow-weight-updates`, e.g. http://127.0.0.1:8000/v1): rollouts are sampled there over /v1/completions, and each new policy is pushed to it as a checkpoint directory it reads (/update_weights_from_disk).",
+      ),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The served model's name (default: the model directory's name)."),
+    apiKeyEnv: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The environment variable that holds the server's API key, if it needs one."),
+  })
+  .strict()
+  .default({})
+  .describe(
+    "Where rollouts are sampled: an inference server over HTTP (the run's own engine without a url).",
+  );
+
 /** What a run trains on and is judged on. */
 export const DataBlock = z
   .object({
@@ -351,6 +378,7 @@ export const Recipe = z
     model: ModelBlock,
     engine: EngineBlock,
     cluster: ClusterBlock,
+    generator: GeneratorBlock,
     data: DataBlock,
     trainer: TrainerBlock,
     reward: RewardBlock,

@@ -22,12 +22,13 @@ export interface EngineRolloutSourceOptions {
 /**
  * Asynchronous rollouts (AReaLite) on an engine that generates in another process: the rollout controller keeps
  * rollouts in flight while the trainer trains, gated by `maxStaleness`, and every optimizer step's policy is handed
- * to the engine as a new weight version. The engine takes requests in the order they are sent, so a rollout started
- * after a weight update samples from the new version; each token records the version that produced it.
+ * to the engine as a new weight version; the gate counts from the version the engine has loaded. Each token records
+ * the version that produced it.
  */
 export class EngineRolloutSource implements RolloutSource {
   private readonly controller: RolloutController;
   private failure: Error | undefined;
+  /** The newest version sent to the engine (the rollout gate moves on once the engine has loaded it). */
   private version: number;
   /** The weight update in flight: one at a time, as the trainer keeps only its two newest weight snapshots. */
   private updating: Promise<void> = Promise.resolve();
@@ -77,12 +78,13 @@ export class EngineRolloutSource implements RolloutSource {
     await this.updating;
     if (this.failure) throw this.failure;
     const weights = await policy();
-    // sent before any later rollout's requests, so those sample from this version
-    this.updating = this.options.engine.setWeights(step, weights).catch((error: Error) => {
-      this.fail(new Error(`weights of step ${step}: ${error.message}`));
-    });
+    // the gate counts staleness from the version the engine holds: it moves on once the engine has the weights,
+    // while the trainer goes on with its next step
+    this.updating = this.options.engine.setWeights(step, weights).then(
+      () => this.controller.setVersion(step),
+      (error: Error) => this.fail(new Error(`weights of step ${step}: ${error.message}`)),
+    );
     this.version = step;
-    this.controller.setVersion(step);
   }
 
   generatorStep(): number {

@@ -1,8 +1,11 @@
 import type { GenMessage, InferenceEngine, TrainEngine, WeightSource } from "@arc/core";
 import type { Recipe } from "../recipe/recipe-schema.ts";
 
-/** A recipe's engine block, and the cluster the torch engine runs on: which engine, and where and how it runs. */
-export type EngineChoice = Recipe["engine"] & { cluster?: Recipe["cluster"] };
+/**
+ * A recipe's engine block, the cluster the torch engine runs on, and for a rollout generator the inference server it
+ * samples on: which engine, and where and how it runs.
+ */
+export type EngineChoice = Recipe["engine"] & { cluster?: Recipe["cluster"]; server?: Recipe["generator"] };
 
 /** A chat message as the chat template renders it. */
 export type ChatMessage = GenMessage;

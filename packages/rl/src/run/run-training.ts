@@ -243,10 +243,12 @@ async function execute(
         ? (checkpointDir as string)
         : join(checkpointDir as string, "generator");
   if (t.algorithm !== "sft") {
-    if (t.asyncRollouts && recipe.engine.kind === "torch") {
-      // the torch engine samples in its own process, so rollouts overlap training without a worker thread
+    const server = recipe.generator.url ? recipe.generator : undefined;
+    if (t.asyncRollouts && (recipe.engine.kind === "torch" || server)) {
+      // the torch engine and an inference server sample in their own processes, so rollouts overlap training
+      // without a worker thread
       source = new EngineRolloutSource({
-        engine: await factory.inferenceEngine(generatorDir, generatorStep, engine),
+        engine: await factory.inferenceEngine(generatorDir, generatorStep, { ...engine, server }),
         trainer: t,
         prompts: data.prompts,
         dataSeed: recipe.data.seed,
@@ -258,7 +260,7 @@ async function execute(
         throw new Error("trainer.asyncRollouts: this caller passed no asyncSource factory");
       source = await options.asyncSource({ recipe, generatorDir, generatorStep, data });
     } else {
-      generator = await factory.inferenceEngine(generatorDir, generatorStep, engine);
+      generator = await factory.inferenceEngine(generatorDir, generatorStep, { ...engine, server });
       source = new SyncRolloutSource(generator, {
         n: t.samplesPerPrompt,
         temperature: t.temperature,

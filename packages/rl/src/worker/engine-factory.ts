@@ -2,6 +2,7 @@ import {
   EmbeddedInferenceEngine,
   EmbeddedTrainEngine,
   loadChatTokenizer,
+  RemoteInferenceEngine,
   readHfCheckpoint,
   TorchInferenceEngine,
   TorchTrainEngine,
@@ -20,6 +21,20 @@ function torchOptions(engine: EngineChoice) {
       ? { address: cluster.address, gpus: cluster.gpusPerWorker, cpus: cluster.cpusPerWorker }
       : undefined,
   };
+}
+
+/** The inference server a recipe's generator block names, with the run's starting weights pushed to it. */
+function remoteEngine(modelDir: string, version: number, server: NonNullable<EngineChoice["server"]>) {
+  const apiKey = server.apiKeyEnv ? process.env[server.apiKeyEnv] : undefined;
+  if (server.apiKeyEnv && !apiKey)
+    throw new Error(`generator.apiKeyEnv: the environment variable ${server.apiKeyEnv} is not set`);
+  return RemoteInferenceEngine.connect({
+    url: server.url as string,
+    model: server.model,
+    apiKey,
+    modelDir,
+    version,
+  });
 }
 
 /**
@@ -41,10 +56,12 @@ export const engineFactory: EngineFactory = {
       ? EmbeddedTrainEngine.resume(modelDir, embedded)
       : EmbeddedTrainEngine.fromCheckpoint(modelDir, embedded);
   },
-  inferenceEngine: (modelDir, version, engine) =>
-    engine?.kind === "torch"
+  inferenceEngine(modelDir, version, engine) {
+    if (engine?.server?.url) return remoteEngine(modelDir, version, engine.server);
+    return engine?.kind === "torch"
       ? TorchInferenceEngine.load(modelDir, { ...torchOptions(engine), version })
-      : EmbeddedInferenceEngine.load(modelDir, { version, maxBatchSize: 32 }),
+      : EmbeddedInferenceEngine.load(modelDir, { version, maxBatchSize: 32 });
+  },
   async saveWeights(dir, weights, configDir) {
     if (weights.kind !== "tensors")
       throw new TypeError(`weights: expected in-memory tensors, got a ${weights.kind}`);

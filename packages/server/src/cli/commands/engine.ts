@@ -1,9 +1,11 @@
-import { basename, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
 import { type InferenceEngine, InvalidInputError } from "@arc/core";
 import {
   configForSize,
   EmbeddedInferenceEngine,
   initWeights,
+  loadChatTokenizer,
   MODEL_SIZES,
   type ModelSize,
   parameterCount,
@@ -24,10 +26,13 @@ Usage:
   arc engine serve --model <dir> [--port 8000] [--host 127.0.0.1] [--model-id <id>] [--max-batch 16]
                    [--api-key <key>] [--max-body-bytes 10485760] [--request-timeout-ms 30000]
                    [--tool-call-parser arc-json|hermes] [--engine embedded|torch] [--device auto|cpu|cuda]
-                   [--dtype f32|bf16|f16]
+                   [--dtype f32|bf16|f16] [--allow-weight-updates]
       Serves the checkpoint with an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models[/{id}].
       --engine torch samples with the PyTorch worker (any Hugging Face causal LM; --device and --dtype pick where
       and in what type its weights sit), batching the requests that arrive while it generates.
+      For RL trainers it also speaks vLLM's POST /v1/completions (token-id prompts, logprobs,
+      return_tokens_as_token_ids, return_token_ids), POST /tokenize and GET /health; with
+      --allow-weight-updates, SGLang's POST /update_weights_from_disk loads a checkpoint path it is sent.
       Tool calls are read from the model's text with --tool-call-parser: by default arc-json for Arc's byte models,
       hermes (<tool_call> tags) when the chat template writes those; tool_choice required or named, and
       response_format json_object / json_schema, are enforced by constrained decoding.
@@ -93,8 +98,13 @@ async function serveModel(args: ParsedArgs): Promise<number> {
     throw new InvalidInputError(`--tool-call-parser: expected arc-json or hermes, got "${parser}"`, {
       field: "tool-call-parser",
     });
+  const config = JSON.parse(await readFile(join(resolve(dir), "config.json"), "utf8"));
   const server = await startEngineServer(engine, {
     modelId,
+    tokenizer: await loadChatTokenizer(resolve(dir)),
+    contextLength:
+      typeof config.max_position_embeddings === "number" ? config.max_position_embeddings : undefined,
+    allowWeightUpdates: args.flags["allow-weight-updates"] === true,
     port: intFlag(args, "port", 8000),
     host: stringFlag(args, "host", "127.0.0.1"),
     apiKey,
@@ -103,7 +113,7 @@ async function serveModel(args: ParsedArgs): Promise<number> {
     toolCallSyntax: parser,
   });
   console.log(
-    `serving ${modelId} at ${server.baseURL} (POST /chat/completions, GET /models${apiKey ? "; API key required" : ""}); Ctrl-C stops`,
+    `serving ${modelId} at ${server.baseURL} (POST /chat/completions, /completions, GET /models${apiKey ? "; API key required" : ""}); Ctrl-C stops`,
   );
   await new Promise<void>((done) => {
     const stop = () => {
@@ -158,6 +168,7 @@ export const engineCommand: Command = {
     "tool-call-parser": "string",
     engine: "string",
     device: "string",
+    "allow-weight-updates": "boolean",
   },
   async run(args) {
     const [sub] = args.positionals;

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
+import { type RunningEngineServer, startEngineServer } from "../server/start-engine-server.ts";
+import { byteChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
+import { RemoteInferenceEngine } from "./remote-inference-engine.ts";
+
+const MODEL = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
+
+/** Chat requests of toolcall tasks. */
+const requests = (count: number) =>
+  generateToolcallTasks({ split: "eval", seed: 33, count }).map((t, i) => ({
+    id: `q${i}`,
+    messages: toolcallFamily.prompt(t),
+    n: 2,
+    temperature: 1,
+    seed: 100 + i,
+    maxTokens: 32,
+  }));
+
+describe("the remote inference engine, on an inference server over HTTP", () => {
+  let served: EmbeddedInferenceEngine;
+  let server: RunningEngineServer;
+  let remote: RemoteInferenceEngine;
+
+  before(async () => {
+    served = await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: 16 });
+    server = await startEngineServer(served, {
+      modelId: "toolcall-base",
+      tokenizer: byteChatTokenizer,
+      allowWeightUpdates: true,
+    });
+    remote = await RemoteInferenceEngine.connect({
+      url: server.baseURL,
+      model: "toolcall-base",
+      modelDir: MODEL,
+    });
+  });
+  after(() => server.close());
+
+  it("samples what the engine samples in process: tokens, log-probs, text, versions", async () => {
+    const local = await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: 16 });
+    const [got, want] = [await remote.generate(requests(3)), await local.generate(requests(3))];
+    assert.equal(got.length, 6);
+    got.forEach((r, i) => {
+      assert.deepEqual(
+        [r.requestId, r.sampleIndex, r.outputTokens, r.text, r.finishReason],
+        [want[i].requestId, want[i].sampleIndex, want[i].outputTokens, want[i].text, want[i].finishReason],
+      );
+      r.outputLogprobs.forEach((x, j) => {
+        assert.ok(Math.abs(x - want[i].outputLogprobs[j]) < 1e-6);
+      });
+      assert.deepEqual(r.promptTokens, want[i].promptTokens);
+      assert.ok(r.outputVersions.every((v) => v === 0));
+    });
+  });
+
+  it("pushes weights as tensors or a checkpoint, and the samples carry the server's version", async () => {
+    await remote.setWeights(4, { kind: "tensors", tensors: (await readHfCheckpoint(MODEL)).tensors });
+    assert.deepEqual([remote.getVersion(), served.getVersion()], [4, 4]);
+    await remote.setWeights(5, { kind: "checkpoint", dir: MODEL });
+    const [r] = await remote.generate([{ ...requests(1)[0], n: 1 }]);
+    assert.ok(r.outputVersions.length > 0 && r.outputVersions.every((v) => v === 5));
+  });
+
+  it("ends aborted requests with finishReason abort", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const results = await remote.generate(requests(1), { signal: controller.signal });
+    assert.deepEqual(
+      results.map((r) => r.finishReason),
+      ["abort", "abort"],
+    );
+  });
+
+  it("names an unreachable server, a wrong model and a server that takes no weights", async () => {
+    await assert.rejects(
+      RemoteInferenceEngine.connect({ url: "http://127.0.0.1:9/v1", model: "m", modelDir: MODEL }),
+      /http:\/\/127.0.0.1:9\/v1: no inference server answers there/,
+    );
+    const wrong = await RemoteInferenceEngine.connect({
+      url: server.baseURL,
+      model: "other",
+      modelDir: MODEL,
+    });
+    await assert.rejects(
+      wrong.generate(requests(1)),
+      /\/v1\/completions: 404 The model `other` does not exist/,
+    );
+    const fixed = await startEngineServer(served, { modelId: "toolcall-base" });
+    try {
+      await assert.rejects(
+        RemoteInferenceEngine.connect({ url: fixed.baseURL, model: "toolcall-base", modelDir: MODEL }),
+        /update_weights_from_disk .*404.*--allow-weight-updates/,
+      );
+    } finally {
+      await fixed.close();
+    }
+  });
+});

@@ -1,0 +1,243 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type {
+  GenerateOptions,
+  GenRequest,
+  GenResult,
+  InferenceEngine,
+  ToolCallSyntax,
+  WeightSource,
+} from "@arc/core";
+import { parseConfigJson, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
+
+/** Where the server is and what it serves. */
+export interface RemoteEngineOptions {
+  /** The server's OpenAI base URL, e.g. `http://127.0.0.1:8000/v1` (vLLM, SGLang or `arc engine serve`). */
+  url: string;
+  /** The served model's name (`model` of each request); default: the first the server lists at `/v1/models`. */
+  model?: string;
+  apiKey?: string;
+  /**
+   * The checkpoint the run starts from: its tokenizer and chat template render chat messages here, and its weights
+   * are pushed to the server at connect, as weight version `version`.
+   */
+  modelDir: string;
+  version?: number;
+}
+
+/** One choice of vLLM's `/v1/completions` answer, the fields read here. */
+interface CompletionChoice {
+  index: number;
+  text: string;
+  finish_reason: string | null;
+  token_ids?: number[];
+  weight_versions?: number[];
+  logprobs: {
+    tokens: string[];
+    token_logprobs: (number | null)[];
+    top_logprobs?: (Record<string, number> | null)[];
+  } | null;
+}
+
+/** A token id from vLLM's `token_id:<id>` placeholder. */
+function tokenId(label: string): number {
+  const match = /^token_id:(\d+)$/.exec(label);
+  if (!match)
+    throw new Error(`logprobs.tokens: expected token_id:<id> (return_tokens_as_token_ids), got "${label}"`);
+  return Number(match[1]);
+}
+
+/**
+ * An InferenceEngine on an inference server over HTTP, for RL rollouts: prompts go in as token ids on vLLM's
+ * `/v1/completions` and come back as token ids with per-token log-probs (`return_tokens_as_token_ids`); new weights
+ * reach the server as a checkpoint directory through SGLang's `/update_weights_from_disk`, so the server must read
+ * the paths this process writes (the same machine or shared storage). Each sample's tokens carry the weight version
+ * the server reports (`arc engine serve`), else the version held when the request was sent.
+ */
+export class RemoteInferenceEngine implements InferenceEngine {
+  private version: number;
+  private readonly root: string;
+  private model = "";
+
+  private constructor(
+    private readonly options: RemoteEngineOptions,
+    private readonly tokenizer: ChatTokenizer,
+  ) {
+    this.version = options.version ?? 0;
+    this.root = options.url.replace(/\/+$/, "").replace(/\/v1$/, "");
+  }
+
+  /** Checks the server is up, and loads the starting checkpoint's weights on it. */
+  static async connect(options: RemoteEngineOptions): Promise<RemoteInferenceEngine> {
+    const engine = new RemoteInferenceEngine(options, await loadChatTokenizer(options.modelDir));
+    const health = await engine.request("GET", "/health").catch((error: Error) => {
+      throw new Error(`${options.url}: no inference server answers there (${error.message})`);
+    });
+    if (!health.ok) throw new Error(`${engine.root}/health: the server answered ${health.status}`);
+    engine.model = options.model ?? (await engine.servedModel());
+    await engine.setWeights(engine.version, { kind: "checkpoint", dir: options.modelDir });
+    return engine;
+  }
+
+  /** The first model the server lists. */
+  private async servedModel(): Promise<string> {
+    const res = await this.request("GET", "/v1/models");
+    const listed = (await res.json().catch(() => ({}))) as { data?: { id?: string }[] };
+    const id = listed.data?.[0]?.id;
+    if (!res.ok || typeof id !== "string")
+      throw new Error(
+        `${this.root}/v1/models: expected the served models, got ${res.status}; name one with model`,
+      );
+    return id;
+  }
+
+  private request(method: string, path: string, body?: object, signal?: AbortSignal): Promise<Response> {
+    return fetch(`${this.root}${path}`, {
+      method,
+      headers: {
+        "content-type": "application/json",
+        ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  }
+
+  async generate(requests: GenRequest[], options: GenerateOptions = {}): Promise<GenResult[]> {
+    if (options.onToken)
+      throw new TypeError(
+        "onToken: the remote engine takes whole samples from /v1/completions; it does not stream",
+      );
+    const perRequest = await Promise.all(requests.map((r, i) => this.one(r, i, options.signal)));
+    return perRequest.flat();
+  }
+
+  private async one(r: GenRequest, i: number, callSignal: AbortSignal | undefined): Promise<GenResult[]> {
+    const promptTokens = r.messages ? this.tokenizer.render(r.messages, { tools: r.tools }) : r.promptTokens;
+    if (!promptTokens) throw new TypeError(`requests[${i}]: expected promptTokens or messages`);
+    if (r.grammar) throw new TypeError(`requests[${i}].grammar: the remote engine takes no grammar`);
+    const n = r.n ?? 1;
+    const sentAt = this.version;
+    const signals = [callSignal, r.signal].filter((s): s is AbortSignal => s !== undefined);
+    const aborted = (): GenResult[] =>
+      Array.from({ length: n }, (_, sampleIndex) => ({
+        requestId: r.id,
+        sampleIndex,
+        text: "",
+        promptTokens,
+        outputTokens: [],
+        outputLogprobs: [],
+        outputVersions: [],
+        finishReason: "abort" as const,
+      }));
+    let res: Response;
+    try {
+      res = await this.request(
+        "POST",
+        "/v1/completions",
+        {
+          model: this.model,
+          prompt: promptTokens,
+          n,
+          max_tokens: r.maxTokens ?? 64,
+          temperature: r.temperature ?? 1,
+          top_p: r.topP ?? 1,
+          top_k: r.topK ?? 0,
+          ...(r.seed === undefined ? {} : { seed: r.seed }),
+          ...(r.stop?.length ? { stop: r.stop } : {}),
+          ignore_eos: r.ignoreEos ?? false,
+          logprobs: r.topLogprobs ?? 0,
+          return_tokens_as_token_ids: true,
+          return_token_ids: true,
+          return_weight_versions: true,
+        },
+        signals.length > 0 ? AbortSignal.any(signals) : undefined,
+      );
+    } catch (error) {
+      if (signals.some((s) => s.aborted)) return aborted();
+      throw new Error(`${this.root}/v1/completions: ${(error as Error).message}`);
+    }
+    const answer = (await res.json().catch(() => ({}))) as {
+      choices?: CompletionChoice[];
+      error?: { message?: string };
+      message?: string;
+    };
+    if (!res.ok)
+      throw new Error(
+        `${this.root}/v1/completions: ${res.status} ${answer.error?.message ?? answer.message ?? res.statusText}`,
+      );
+    const choices = [...(answer.choices ?? [])].sort((a, b) => a.index - b.index);
+    if (choices.length !== n)
+      throw new Error(`${this.root}/v1/completions: expected ${n} choices, got ${choices.length}`);
+    return choices.map((choice, sampleIndex) => {
+      const logprobs = choice.logprobs;
+      if (!logprobs) throw new Error(`${this.root}/v1/completions: choice ${choice.index} has no logprobs`);
+      const outputTokens = choice.token_ids ?? logprobs.tokens.map(tokenId);
+      const k = r.topLogprobs ?? 0;
+      return {
+        requestId: r.id,
+        sampleIndex,
+        text: choice.text,
+        promptTokens,
+        outputTokens,
+        outputLogprobs: logprobs.token_logprobs.map((x) => x ?? Number.NEGATIVE_INFINITY),
+        outputVersions: choice.weight_versions ?? outputTokens.map(() => sentAt),
+        finishReason:
+          choice.finish_reason === "length" ? "length" : choice.finish_reason === "abort" ? "abort" : "stop",
+        ...(k > 0
+          ? {
+              topLogprobs: (logprobs.top_logprobs ?? []).map((top) =>
+                Object.entries(top ?? {})
+                  .map(([label, logprob]) => ({ token: tokenId(label), logprob }))
+                  .sort((a, b) => b.logprob - a.logprob)
+                  .slice(0, k),
+              ),
+            }
+          : {}),
+      };
+    });
+  }
+
+  get toolCallSyntax(): ToolCallSyntax | undefined {
+    return this.tokenizer.toolCallSyntax;
+  }
+
+  getVersion(): number {
+    return this.version;
+  }
+
+  /** Pushes new weights: a checkpoint directory the server reads, or tensors written to a temporary one first. */
+  async setWeights(version: number, weights: WeightSource): Promise<void> {
+    if (weights.kind === "checkpoint") {
+      await this.loadFromDisk(version, resolve(weights.dir));
+    } else {
+      const dir = await mkdtemp(join(tmpdir(), "arc-remote-weights-"));
+      try {
+        const file = join(this.options.modelDir, "config.json");
+        const config = parseConfigJson(JSON.parse(await readFile(file, "utf8")), file);
+        await writeHfCheckpoint(dir, config, weights.tensors);
+        await this.loadFromDisk(version, dir);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+    this.version = version;
+  }
+
+  private async loadFromDisk(version: number, dir: string): Promise<void> {
+    const res = await this.request("POST", "/update_weights_from_disk", {
+      model_path: dir,
+      weight_version: String(version),
+    });
+    const answer = (await res.json().catch(() => ({}))) as { success?: boolean; message?: string };
+    if (!res.ok || answer.success !== true)
+      throw new Error(
+        `${this.root}/update_weights_from_disk (${dir}): ${res.status} ${answer.message ?? res.statusText}${res.status === 404 ? " (start arc engine serve with --allow-weight-updates)" : ""}`,
+      );
+  }
+
+  /** Nothing to close: the server outlives the run. */
+  async close(): Promise<void> {}
+}
