@@ -1,4 +1,5 @@
 import { type Task, toOpenAiTools, toolCallArguments, toolcallFamily } from "@arc/core";
+import type { ChatTokenizer } from "@arc/engine";
 import { createArc } from "@arc/sdk";
 import OpenAI from "openai";
 
@@ -33,6 +34,12 @@ export interface AgentStats {
 
 /** The toolcall family's tools, as the agent offers them. */
 const TOOLS = toOpenAiTools(toolcallFamily.tools) as unknown as OpenAI.ChatCompletionTool[];
+
+/** The agent's longest prompt among `tasks`, in tokens of a checkpoint's chat template, the tools it offers included. */
+export function longestAgentPrompt(tokenizer: ChatTokenizer, tasks: readonly Task[]): number {
+  const tools = TOOLS as unknown as object[];
+  return Math.max(...tasks.map((task) => tokenizer.render(toolcallFamily.prompt(task), { tools }).length));
+}
 
 /** Whether a tool call names a function and carries a JSON object of arguments, so the agent could run it. */
 function usableCall(call: OpenAI.ChatCompletionMessageToolCall | undefined): boolean {

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, mock } from "node:test";
+import { fileURLToPath } from "node:url";
 import { configForSize, initWeights, writeHfCheckpoint } from "@arc/engine";
 import { main } from "../cli/main.ts";
 import { demoPaths } from "./run-demo.ts";
@@ -144,5 +145,26 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     assert.match(html, /id="verdict-rule"/);
     assert.ok(!html.includes(dir), "no temporary path on the page");
     assert.doesNotMatch(html, /arc train/);
+  });
+});
+
+describe("arc demo with a base model it cannot run", () => {
+  it("names the prompt that does not fit the model's context, and leaves the demo's last files alone", async () => {
+    const home = mkdtempSync(join(tmpdir(), "arc-demo-refused-"));
+    writeFileSync(join(home, "summary.json"), "{}\n");
+    const bpe = fileURLToPath(new URL("../../../../models/toolcall-bpe", import.meta.url));
+    const err = mock.method(console, "error", () => {});
+    try {
+      assert.equal(await main(["demo", "--home", home, "--base-model", bpe]), 2);
+      const printed = err.mock.calls.map((c) => c.arguments.join(" ")).join("\n");
+      assert.match(
+        printed,
+        /chat template renders the agent's prompt with its tools in up to \d{4} tokens, which with 96 to answer exceeds its context of 1024/,
+      );
+      assert.equal(readFileSync(join(home, "summary.json"), "utf8"), "{}\n");
+    } finally {
+      err.mock.restore();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

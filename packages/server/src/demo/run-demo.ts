@@ -8,6 +8,7 @@ import {
   type Task,
   toolcallFamily,
 } from "@arc/core";
+import { loadChatTokenizer } from "@arc/engine";
 import { loadServerConfig } from "../config/server-config.ts";
 import { setReleaseSettings } from "../deploy/release-settings.ts";
 import { failureRatesBetween } from "../failures/index.ts";
@@ -30,13 +31,24 @@ import {
 } from "./demo-plan.ts";
 import { DemoProgress, LiveLine, sleep } from "./demo-progress.ts";
 import type { DemoResult } from "./demo-result.ts";
-import { ProductionAgent } from "./production-agent.ts";
+import { longestAgentPrompt, ProductionAgent } from "./production-agent.ts";
 import { awaitRelease } from "./release-phases.ts";
 import { REPO_ROOT } from "./train-candidate.ts";
 import { trainDpoCandidate } from "./train-dpo.ts";
 import { warmUp } from "./warm-up.ts";
 
 export { type DemoOptions, demoPaths, REPO_ROOT };
+
+/** Refuses a base model whose context cannot hold the agent's prompts (its tools included) and their answers. */
+async function checkAgentFits(baseModel: string, tasks: readonly Task[], maxTokens: number): Promise<void> {
+  const context = JSON.parse(readFileSync(join(baseModel, "config.json"), "utf8")).max_position_embeddings;
+  const longest = longestAgentPrompt(await loadChatTokenizer(baseModel), tasks.slice(0, 256));
+  if (typeof context === "number" && longest + maxTokens > context)
+    throw new InvalidInputError(
+      `base model: ${baseModel}'s chat template renders the agent's prompt with its tools in up to ${longest} tokens, which with ${maxTokens} to answer exceeds its context of ${context}`,
+      { field: "baseModel" },
+    );
+}
 
 /** Runs the whole loop once on the embedded defaults and returns what it measured (the caller writes the files). */
 export async function runDemo(options: DemoOptions): Promise<{ result: DemoResult; server: RunningServer }> {
@@ -51,6 +63,8 @@ export async function runDemo(options: DemoOptions): Promise<{ result: DemoResul
       field: "baseModel",
     });
   }
+  const tasks: Task[] = toolcallFamily.generate({ split: "production", seed: options.seed, count: 5000 });
+  await checkAgentFits(baseModel, tasks, options.maxTokens ?? 96);
   const live = new LiveLine(options.out);
   const progress = new DemoProgress(Date.now(), options.minutes * 60_000, live, options.out);
 
@@ -68,7 +82,6 @@ export async function runDemo(options: DemoOptions): Promise<{ result: DemoResul
     rmSync(join(home, part), { recursive: true, force: true });
   }
   mkdirSync(home, { recursive: true });
-  const tasks: Task[] = toolcallFamily.generate({ split: "production", seed: options.seed, count: 5000 });
   const setupRegistry = (registry: DetectorRegistry) => {
     registry.resolveSolutionsWith(solutionsByQuestion(tasks));
   };
