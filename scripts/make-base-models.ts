@@ -1,135 +1,44 @@
 /**
- * Trains the base models of the built-in environments by SFT from the generated `train` split: a fresh model,
- * a warm-up and a cosine-decayed learning rate over the whole plan. The checkpoint is written at every
- * evaluation, so the last one written is the end of the schedule; each is measured on 512 `production` tasks
- * (the failures the RL loop has to fix come from where production differs from train). A seeded share of the
- * SFT prompts carries a teacher's guidance (for adaptive teaching).
+ * Makes the base models of the task families: runs recipes/base-model-sft.yaml (SFT from fresh weights on the
+ * family's generated `train` split) through `arc train`'s loop, then writes its last checkpoint to models/<env>-base
+ * in bf16, with base-model.json: how it was made and its failure rate on 512 `production` tasks (seed 1000), where
+ * production differs from train and the RL loop finds the failures it has to fix.
  *
- *   node --import tsx scripts/make-base-models.ts [<env> ...] [--family module.ts ...] [--max-steps N] [--learning-rate X] [--batch-size N] [--decay-to X] [--eval-every N] [--train-tasks N] [--guided-from N] [--guided-every N] [--out DIR] [--init DIR]
+ *   node --import tsx scripts/make-base-models.ts [<env> ...] [--family module.ts ...] [--out DIR] [key=value ...]
  *
- * `--max-steps` sets the SFT steps, `--learning-rate` the plan's peak rate, `--batch-size` its examples per step
- * (guided steps take half as many), `--decay-to` the rate the cosine decay ends at, `--eval-every` how often the
- * checkpoint is evaluated and written, `--train-tasks` how many `train` tasks
- * the SFT data is made of (more, fresher examples when a model starts to memorize them), `--guided-from` the step
- * guided examples start at (plain SFT before it), `--guided-every` how often a step is then a (half-size) batch
- * of guided examples, `--out` writes somewhere other than
- * models/<env>-base (to compare settings side by side), `--init` continues from a checkpoint this script wrote
- * (its weights and step count; the data order goes on where it stopped at an unchanged batch size, Adam starts
- * fresh).
- *
- * Writes models/<env>-base/ (HF layout, bf16) and models/<env>-base/base-model.json (how it was made).
+ * `key=value` overrides the recipe, e.g. `model.path=models/toolcall-base trainer.steps=600` continues a model with a
+ * fresh optimizer, its data order and guided schedule going on from the steps its base-model.json records
+ * (`data.skipSteps`); the continued model's base-model.json keeps the stages that made it. `--out` writes somewhere
+ * other than models/<env>-base.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { generateTasks, getTaskFamily } from "@arc/core";
-import {
-  configForSize,
-  EmbeddedInferenceEngine,
-  EmbeddedTrainEngine,
-  initWeights,
-  renderChatExample,
-  writeHfCheckpoint,
-} from "@arc/engine";
-import { evaluate, formatDuration, loadTaskFamilies, sftBatch, sftExamples } from "@arc/rl";
+import { EmbeddedInferenceEngine, readHfCheckpoint, writeHfCheckpoint } from "@arc/engine";
+import { evaluate, loadRecipe, loadTaskFamilies, startRun } from "@arc/rl";
+import { engineFactory } from "@arc/rl/embedded";
 
-interface Plan {
-  size: "tiny" | "small";
-  trainTasks: number;
-  guidedFraction: number;
-  batchSize: number;
-  learningRate: number;
-  /** The learning rate at the end of the run, reached by a cosine decay from the peak after warm-up. */
-  decayTo: number;
-  maxSteps: number;
-  evalEvery: number;
-  evalTasks: number;
-  /** Steps before this one are plain SFT batches only: copying values forms faster without the long guided prompts. */
-  guidedFrom: number;
-  /** From `guidedFrom` on, every this many steps, one half-size batch of guided examples. */
-  guidedEvery: number;
-}
+const RECIPE = "recipes/base-model-sft.yaml";
+/** Each family's overrides of the recipe (the toolcall plan is the recipe's own). */
+const FAMILY_OVERRIDES: Record<string, string[]> = { arith: ["data.guidedFraction=0.08"] };
+/** Production tasks the written model is measured on. */
+const CONFIRMATION = { split: "production" as const, seed: 1000, count: 512 };
 
-/** The toolcall plan; arith differs only in how many of its examples carry guidance. */
-const TOOLCALL_PLAN: Plan = {
-  size: "small",
-  trainTasks: 100000,
-  guidedFraction: 0.15,
-  batchSize: 16,
-  learningRate: 3e-3,
-  decayTo: 1.5e-4,
-  maxSteps: 3600,
-  evalEvery: 400,
-  evalTasks: 128,
-  guidedFrom: 3000,
-  guidedEvery: 2,
-};
-
-/** Plans tuned per family; any other family with a task generator gets the toolcall plan. */
-const PLANS: Record<string, Plan> = {
-  toolcall: TOOLCALL_PLAN,
-  arith: { ...TOOLCALL_PLAN, guidedFraction: 0.08 },
-};
-
-/** The plan of an env id. */
-function planOf(env: string): Plan {
-  return PLANS[env] ?? TOOLCALL_PLAN;
-}
-
-/** The command-line flag of each plan setting; a recorded command names only those that differ from the plan. */
-const PLAN_FLAGS: [string, keyof Plan][] = [
-  ["max-steps", "maxSteps"],
-  ["learning-rate", "learningRate"],
-  ["batch-size", "batchSize"],
-  ["decay-to", "decayTo"],
-  ["eval-every", "evalEvery"],
-  ["train-tasks", "trainTasks"],
-  ["guided-from", "guidedFrom"],
-  ["guided-every", "guidedEvery"],
-];
-
-const SEED = 1;
-/** Production tasks every written checkpoint is measured on. */
-const CONFIRMATION_TASKS = 512;
-/** Linear learning-rate warm-up at the start of every stage (Adam's moments start fresh). */
-const WARMUP_STEPS = 50;
-
-/** One training command of a checkpoint's history, with the commit whose code (and so whose data) it ran. */
+/** One training command of a model's history, with the commit whose code (and so whose data) it ran. */
 interface Stage {
   command: string;
-  /** `git rev-parse HEAD` when it ran, `-dirty` appended if packages/ or scripts/ had uncommitted changes; null if unknown. */
+  /** `git rev-parse HEAD` when it ran, `-dirty` appended if packages/, scripts/ or recipes/ had changes; null if unknown. */
   commit: string | null;
 }
 
-/** Where a run continues from: `--init`'s checkpoint and the SFT steps already in it (from its base-model.json). */
-interface Start {
-  dir: string;
-  steps: number;
-  /** The training commands that made the checkpoint, oldest first. */
-  stages: Stage[];
-}
-
-async function readStart(dir: string): Promise<Start> {
-  const record = JSON.parse(await readFile(join(dir, "base-model.json"), "utf8")) as {
-    steps?: unknown;
-    stages?: Stage[];
-    commands?: unknown;
-    command?: unknown;
-  };
-  if (!Number.isInteger(record.steps)) {
-    throw new Error(`--init: ${dir}/base-model.json has no integer "steps" (made by this script?)`);
-  }
-  const legacy = Array.isArray(record.commands) ? record.commands.map(String) : [String(record.command)];
-  const stages = record.stages ?? legacy.map((command) => ({ command, commit: null }));
-  return { dir, steps: record.steps as number, stages };
-}
-
-/** The commit this script runs at (see Stage.commit). */
 function currentCommit(): string | null {
   try {
     const head = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "packages", "scripts"], {
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "packages", "scripts", "recipes"], {
       encoding: "utf8",
     });
     return dirty.trim() === "" ? head : `${head}-dirty`;
@@ -138,169 +47,83 @@ function currentCommit(): string | null {
   }
 }
 
-/** Where a base model is written unless `--out` says otherwise. */
-function defaultOutDir(env: string): string {
-  return join("models", `${env}-base`);
+/** The stages and steps of the model a continuation starts from (its base-model.json), or none for fresh weights. */
+async function history(modelPath: string | undefined): Promise<{ stages: Stage[]; steps: number }> {
+  const record = modelPath ? join(modelPath, "base-model.json") : undefined;
+  if (!record || !existsSync(record)) return { stages: [], steps: 0 };
+  const made = JSON.parse(await readFile(record, "utf8")) as { stages?: Stage[]; steps?: number };
+  return { stages: made.stages ?? [], steps: made.steps ?? 0 };
 }
 
-async function makeBaseModel(env: string, plan: Plan, out: string, start?: Start): Promise<void> {
-  const family = getTaskFamily(env);
-  const examples = sftExamples(
-    family,
-    generateTasks(family, { split: "train", seed: SEED, count: plan.trainTasks }),
-    { guidedFraction: plan.guidedFraction, seed: SEED },
-  );
-  const held = generateTasks(family, { split: "eval", seed: 999, count: plan.evalTasks });
-  const confirmation = generateTasks(family, { split: "production", seed: 1000, count: CONFIRMATION_TASKS });
-  const settings = {
-    learningRate: plan.learningRate,
-    warmupSteps: WARMUP_STEPS,
-    decaySteps: Math.max(1, plan.maxSteps - WARMUP_STEPS),
-    minLearningRate: plan.decayTo,
-  };
-  const fresh = configForSize(plan.size);
-  const trainer = start
-    ? await EmbeddedTrainEngine.fromCheckpoint(start.dir, settings)
-    : await EmbeddedTrainEngine.create(fresh, initWeights(fresh, SEED), settings);
-  const config = trainer.config;
-  const inference = await EmbeddedInferenceEngine.create(config, trainer.exportTensors());
-  const firstStep = (start?.steps ?? 0) + 1;
-  const lastStep = (start?.steps ?? 0) + plan.maxSteps;
+async function makeBaseModel(env: string, overrides: string[], out: string): Promise<void> {
+  const continued = overrides.find((o) => o.startsWith("model.path="))?.slice("model.path=".length);
+  const before = await history(continued);
+  const skip = overrides.some((o) => o.startsWith("data.skipSteps="))
+    ? []
+    : [`data.skipSteps=${before.steps}`];
+  const recipe = await loadRecipe(RECIPE, [
+    `data.env=${env}`,
+    ...(FAMILY_OVERRIDES[env] ?? []),
+    ...skip,
+    ...overrides,
+  ]);
   const command = [
     `node --import tsx scripts/make-base-models.ts ${env}`,
-    ...PLAN_FLAGS.filter(([, key]) => plan[key] !== planOf(env)[key]).map(
-      ([flag, key]) => `--${flag} ${plan[key]}`,
-    ),
-    ...(start ? [`--init ${start.dir}`] : []),
-    ...(out === defaultOutDir(env) ? [] : [`--out ${out}`]),
+    ...overrides,
+    ...(out === join("models", `${env}-base`) ? [] : [`--out ${out}`]),
   ].join(" ");
   const commit = currentCommit();
-  const started = performance.now();
-  /** Writes the checkpoint (bf16) and how it was made; returns its production failure rate on the 512 tasks. */
-  const save = async (steps: number, evalAccuracy: number, trainSeconds: number) => {
-    const confirmed = await evaluate(inference, confirmation);
-    await rm(out, { recursive: true, force: true });
-    await mkdir(out, { recursive: true });
-    await writeHfCheckpoint(out, config, trainer.exportTensors(), { dtype: "BF16" });
-    const record = {
-      env,
-      stages: [...(start?.stages ?? []), { command, commit }],
-      seed: SEED,
-      steps,
-      plan,
-      productionFailureRate: confirmed.failureRate,
-      productionEvalSet: { split: "production", seed: 1000, count: CONFIRMATION_TASKS },
-      evalAccuracy,
-      evalSet: { split: "eval", seed: 999, count: plan.evalTasks },
-      trainSeconds,
-    };
-    await writeFile(join(out, "base-model.json"), `${JSON.stringify(record, null, 2)}\n`);
-    return confirmed.failureRate;
+  const work = await mkdtemp(join(tmpdir(), "arc-base-model-"));
+  const log = (line: string) => console.error(`[${env}] ${line}`);
+  const result = await startRun(recipe, {
+    runsDir: work,
+    factory: engineFactory,
+    hooks: {
+      onStep(r) {
+        if (r.step % 100 === 0 || r.evalFailureRate !== undefined)
+          log(
+            `step ${r.step}/${recipe.trainer.steps}: loss ${r.loss?.toFixed(3)}${r.evalAccuracy === undefined ? "" : `, held-out accuracy ${r.evalAccuracy.toFixed(3)}`}`,
+          );
+      },
+    },
+  });
+  if (result.status !== "completed" || !result.lastCheckpoint)
+    throw new Error(`training ended ${result.status}`);
+  const final = join(result.dir, result.lastCheckpoint);
+  const { config, tensors } = await readHfCheckpoint(final);
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  await writeHfCheckpoint(out, config, tensors, { dtype: "BF16" });
+  const family = getTaskFamily(env);
+  const engine = await EmbeddedInferenceEngine.load(out, { maxBatchSize: 64 });
+  const confirmed = await evaluate(engine, generateTasks(family, CONFIRMATION), { maxTokens: 96 });
+  const last = result.records.at(-1);
+  const record = {
+    env,
+    recipe: RECIPE,
+    stages: [...before.stages, { command, commit }],
+    steps: before.steps + recipe.trainer.steps,
+    productionFailureRate: confirmed.failureRate,
+    productionEvalSet: CONFIRMATION,
+    evalAccuracy: last?.evalAccuracy,
+    evalSet: { split: recipe.data.evalSplit, seed: recipe.data.evalSeed, count: recipe.data.evalCount },
+    trainSeconds: Math.round(last?.elapsedS ?? 0),
   };
-  // Guided prompts are ~2.5x longer than plain ones; a batch mixing both pads every row to the guided length
-  // (4x slower steps), so from guidedFrom on every guidedEvery-th step is a half-size batch of guided examples only.
-  const plain = examples.filter((e) => !e.guided);
-  const guided = examples.filter((e) => e.guided);
-  let lastPlainLine = 0;
-  /** A live line (rewritten on a terminal, every 30 s otherwise): step, loss, seconds per step, ETA. */
-  const showProgress = (step: number, loss: number) => {
-    const seconds = (performance.now() - started) / 1000;
-    const perStep = seconds / (step - firstStep + 1);
-    const line = `${env} step ${step}/${lastStep} loss ${loss.toFixed(3)} ${perStep.toFixed(2)} s/step ETA ${formatDuration(perStep * (lastStep - step))}`;
-    if (process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${line}`);
-    else if (seconds - lastPlainLine >= 30) {
-      lastPlainLine = seconds;
-      process.stderr.write(`${line}\n`);
-    }
-  };
-  /** Guided batches taken up to and including `step`. */
-  const guidedSteps = (step: number) =>
-    guided.length === 0 || step < plan.guidedFrom
-      ? 0
-      : Math.floor((step - plan.guidedFrom) / plan.guidedEvery) + 1;
-  // Step numbers (and so the data order) continue from --init's steps; Adam's moments start fresh.
-  for (let step = firstStep; step <= lastStep; step++) {
-    const isGuided = guidedSteps(step) > guidedSteps(step - 1);
-    const batch = isGuided
-      ? sftBatch(guided, renderChatExample, guidedSteps(step), plan.batchSize / 2, SEED)
-      : sftBatch(plain, renderChatExample, step - guidedSteps(step), plan.batchSize, SEED);
-    const m = await trainer.step(batch, { kind: "sft" });
-    showProgress(step, m.loss);
-    if ((step - firstStep + 1) % plan.evalEvery !== 0 && step !== lastStep) continue;
-    await inference.setWeights(step, trainer.weights());
-    const evalSplit = await evaluate(inference, held);
-    const secs = Math.round((performance.now() - started) / 1000);
-    const failure = await save(step, evalSplit.accuracy, secs);
-    if (process.stderr.isTTY) process.stderr.write("\n");
-    console.error(
-      `${env} step ${step} loss ${m.loss.toFixed(3)} eval-split accuracy ${evalSplit.accuracy.toFixed(2)} production failure ${failure.toFixed(3)} (${CONFIRMATION_TASKS} tasks); wrote ${out} (${secs}s)`,
-    );
-  }
+  await writeFile(join(out, "base-model.json"), `${JSON.stringify(record, null, 2)}\n`);
+  await rm(work, { recursive: true, force: true });
+  log(
+    `production failure rate ${confirmed.failureRate.toFixed(3)} (${CONFIRMATION.count} tasks); wrote ${resolve(out)}`,
+  );
 }
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: {
-    "max-steps": { type: "string" },
-    "learning-rate": { type: "string" },
-    "batch-size": { type: "string" },
-    "decay-to": { type: "string" },
-    "eval-every": { type: "string" },
-    "train-tasks": { type: "string" },
-    "guided-from": { type: "string" },
-    "guided-every": { type: "string" },
-    init: { type: "string" },
-    out: { type: "string" },
-    family: { type: "string", multiple: true },
-  },
+  options: { out: { type: "string" }, family: { type: "string", multiple: true } },
 });
 await loadTaskFamilies(values.family ?? []);
-for (const env of positionals.length > 0 ? positionals : ["toolcall"]) {
+const overrides = positionals.filter((p) => p.includes("="));
+const envs = positionals.filter((p) => !p.includes("="));
+for (const env of envs.length > 0 ? envs : ["toolcall"]) {
   getTaskFamily(env);
-  const plan = planOf(env);
-  const maxSteps = values["max-steps"] === undefined ? plan.maxSteps : Number(values["max-steps"]);
-  if (!Number.isInteger(maxSteps) || maxSteps < 1)
-    throw new Error(`--max-steps: expected a positive integer, got ${JSON.stringify(values["max-steps"])}`);
-  const learningRate =
-    values["learning-rate"] === undefined ? plan.learningRate : Number(values["learning-rate"]);
-  if (!(learningRate > 0))
-    throw new Error(
-      `--learning-rate: expected a positive number, got ${JSON.stringify(values["learning-rate"])}`,
-    );
-  const batchSize = values["batch-size"] === undefined ? plan.batchSize : Number(values["batch-size"]);
-  if (!Number.isInteger(batchSize) || batchSize < 2 || batchSize % 2 !== 0)
-    throw new Error(
-      `--batch-size: expected an even integer of at least 2 (guided steps take half), got ${JSON.stringify(values["batch-size"])}`,
-    );
-  const decayTo = values["decay-to"] === undefined ? plan.decayTo : Number(values["decay-to"]);
-  if (!(decayTo >= 0 && decayTo < learningRate))
-    throw new Error(
-      `--decay-to: expected a number from 0 to below the learning rate (${learningRate}), got ${JSON.stringify(values["decay-to"])}`,
-    );
-  const evalEvery = values["eval-every"] === undefined ? plan.evalEvery : Number(values["eval-every"]);
-  if (!Number.isInteger(evalEvery) || evalEvery < 1)
-    throw new Error(`--eval-every: expected a positive integer, got ${JSON.stringify(values["eval-every"])}`);
-  const trainTasks = values["train-tasks"] === undefined ? plan.trainTasks : Number(values["train-tasks"]);
-  if (!Number.isInteger(trainTasks) || trainTasks < batchSize)
-    throw new Error(
-      `--train-tasks: expected an integer of at least the batch size (${batchSize}), got ${JSON.stringify(values["train-tasks"])}`,
-    );
-  const guidedEvery =
-    values["guided-every"] === undefined ? plan.guidedEvery : Number(values["guided-every"]);
-  if (!Number.isInteger(guidedEvery) || guidedEvery < 2)
-    throw new Error(
-      `--guided-every: expected an integer of at least 2 (1 would leave no plain steps), got ${JSON.stringify(values["guided-every"])}`,
-    );
-  const guidedFrom = values["guided-from"] === undefined ? plan.guidedFrom : Number(values["guided-from"]);
-  if (!Number.isInteger(guidedFrom) || guidedFrom < 1)
-    throw new Error(
-      `--guided-from: expected a positive integer step, got ${JSON.stringify(values["guided-from"])}`,
-    );
-  const start = values.init === undefined ? undefined : await readStart(values.init);
-  await makeBaseModel(
-    env,
-    { ...plan, maxSteps, learningRate, decayTo, batchSize, evalEvery, trainTasks, guidedFrom, guidedEvery },
-    values.out ?? defaultOutDir(env),
-    start,
-  );
+  await makeBaseModel(env, overrides, values.out ?? join("models", `${env}-base`));
 }

@@ -4,6 +4,7 @@ import type { GenResult, Task } from "@arc/core";
 import type { ScoredGroup } from "../rollout/scored-group.ts";
 import { dpoBatch } from "./dpo-batch.ts";
 import { grpoBatch } from "./grpo-batch.ts";
+import { scheduledSftBatch, sftBatch } from "./sft-batch.ts";
 
 const task: Task = { id: "t", env: "toolcall", question: "q", solution: {} };
 const sample = (token: number, version = 0): GenResult => ({
@@ -54,5 +55,43 @@ describe("GRPO batch", () => {
     const out = grpoBatch([group([1, 0])], "dr-grpo", true);
     assert.deepEqual(out.batch.oldLogprobs, [[-0.5], [-0.5]]);
     assert.deepEqual(out.batch.advantages, [0.5, -0.5]);
+  });
+});
+
+describe("SFT batches under a guided schedule", () => {
+  // each example's reply is its index, and its guided ones are marked, so a batch shows which examples it took
+  const examples = Array.from({ length: 40 }, (_, i) => ({
+    messages: [{ role: "user" as const, content: "q" }],
+    reply: String(i),
+    guided: i % 4 === 0,
+  }));
+  const render = (_: unknown, reply: string) => ({ promptTokens: [1], outputTokens: [Number(reply)] });
+  const taken = (step: number, guidedEvery: number) =>
+    scheduledSftBatch(examples, render, step, 6, { seed: 3, guidedFrom: 5, guidedEvery }).outputTokens.map(
+      ([i]) => i,
+    );
+
+  it("holds guided examples back until guidedFrom, then makes every k-th step a half-size batch of them", () => {
+    for (let step = 1; step <= 12; step++) {
+      const rows = taken(step, 3);
+      const guidedStep = step >= 5 && (step - 5) % 3 === 0;
+      assert.equal(rows.length, guidedStep ? 3 : 6, `step ${step}`);
+      assert.ok(
+        rows.every((i) => examples[i].guided === guidedStep),
+        `step ${step}: ${rows}`,
+      );
+    }
+    // plain steps go on through the plain examples' own order: steps 1-4 and 6-7 are its batches 1-6
+    const plain = examples.filter((e) => !e.guided);
+    const order = (k: number) => sftBatch(plain, render, k, 6, 3).outputTokens.map(([i]) => i);
+    assert.deepEqual(taken(6, 3), order(5));
+    assert.deepEqual(taken(7, 3), order(6));
+  });
+
+  it("mixes guided examples into every batch when guidedEvery is 0", () => {
+    assert.deepEqual(
+      taken(7, 0),
+      sftBatch(examples, render, 7, 6, 3).outputTokens.map(([i]) => i),
+    );
   });
 });

@@ -201,6 +201,8 @@ export function applyOverrides(raw: unknown, overrides: readonly string[]): Reco
       node = next;
     }
     node[path[path.length - 1]] = value;
+    // a starting checkpoint given by override replaces the recipe's fresh initialisation
+    if (key === "model.path") delete node.init;
   }
   return root;
 }

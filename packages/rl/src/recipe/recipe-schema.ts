@@ -25,6 +25,18 @@ export const ModelBlock = z
       .min(1)
       .default("models/toolcall-base")
       .describe("HF checkpoint directory of the starting model."),
+    init: z
+      .object({
+        size: z
+          .enum(["tiny", "small", "base"])
+          .describe("Arc's byte-level Llama of this size (`arc engine init`)."),
+        seed: z.number().int().default(1).describe("Seed of the initial weights."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Start from freshly initialised weights instead of `path` (a base model trained from scratch); a `model.path=` override drops it.",
+      ),
   })
   .strict()
   .default({})
@@ -145,6 +157,29 @@ export const DataBlock = z
         "SFT only: JSONL of chat examples in OpenAI's fine-tuning format (`messages` ending in the assistant reply to learn, optional `tools`), learned instead of the prompts' reference answers.",
       ),
     seed: z.number().int().default(1).describe("Seed of the prompt pool and of the data order."),
+    skipSteps: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe(
+        "SFT: steps of the data order already taken, so a run that continues a model goes on where the model's run stopped (the guided schedule counts them too).",
+      ),
+    guidedFrom: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe("SFT with guidedEvery: the first step that may be a batch of guided examples."),
+    guidedEvery: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .refine((v) => v !== 1, "expected 0 or at least 2 (1 would leave no plain steps)")
+      .describe(
+        "SFT: 0 mixes guided examples into every batch; k ≥ 2 makes every k-th step from guidedFrom a half-size batch of guided examples only (guided prompts are longer, and a mixed batch pads every row to them).",
+      ),
     guidedFraction: z
       .number()
       .min(0)

@@ -17,7 +17,11 @@ describe("shipped recipes", () => {
   });
 
   it("lets a run request restate any tunable value a shipped recipe sets, and the larger runs its comments suggest", async () => {
-    const files = (await readdir(recipesDir)).filter((f) => f.endsWith(".yaml") && !f.startsWith("teacher-"));
+    // base-model-*.yaml trains a base model from scratch for the operator (scripts/make-base-models.ts), never a
+    // tenant's run, so its data and steps are past a run request's caps
+    const files = (await readdir(recipesDir)).filter(
+      (f) => f.endsWith(".yaml") && !f.startsWith("teacher-") && !f.startsWith("base-model-"),
+    );
     let commands = 0;
     for (const file of files) {
       const recipe = (await loadRecipe(`${recipesDir}${file}`)) as unknown as Record<

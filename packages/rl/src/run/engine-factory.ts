@@ -56,4 +56,6 @@ export interface EngineFactory {
   saveWeights(dir: string, weights: WeightSource, configDir: string): Promise<void>;
   /** How a checkpoint's tokenizer and chat template turn chat data into training tokens. */
   renderExample(modelDir: string): Promise<RenderExample>;
+  /** Writes freshly initialised weights of Arc's byte-level Llama of `size` to `dir` (HF layout). */
+  initModel(dir: string, size: "tiny" | "small" | "base", seed: number): Promise<void>;
 }

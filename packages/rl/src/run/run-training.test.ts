@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import { loadTaskFamilies } from "../families/index.ts";
-import { parseRecipe } from "../recipe/index.ts";
+import { loadRecipe, parseRecipe } from "../recipe/index.ts";
 import { type AsyncRolloutSource, asyncRolloutSource, engineFactory } from "../worker/index.ts";
 import { assertStalenessUpToOne } from "./__fixtures__/bounded-staleness.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
@@ -137,6 +137,23 @@ describe("runs", () => {
     assert.ok(usage.workerUtilization <= 1 && usage.trainerWaitS >= 0, `usage ${JSON.stringify(usage)}`);
     assertStalenessUpToOne(steps);
     assert.ok(mean(steps.slice(-3)) > mean(steps.slice(0, 3)), "reward did not improve");
+  });
+
+  it("trains a model from freshly initialised weights of a zoo size, written once in <run>/init", async () => {
+    const { root, recipe } = await tinyRecipe({ algorithm: "sft", steps: 3, checkpointEvery: 3 });
+    recipe.model.init = { size: "tiny", seed: 5 };
+    const result = await startRun(recipe, { runsDir: join(root, "runs"), factory: engineFactory });
+    assert.equal(result.status, "completed");
+    const init = JSON.parse(await readFile(join(result.dir, "init/config.json"), "utf8"));
+    assert.equal(init.hidden_size, 64);
+    const again = await startRun(recipe, { runsDir: join(root, "runs"), factory: engineFactory });
+    const [first, second] = [result, again].map((r) => r.records.map((m) => m.loss));
+    assert.deepEqual(second, first, "the same seed makes the same model and the same run");
+    // a starting checkpoint given by override replaces the recipe's initialisation
+    const file = join(root, "from-scratch.yaml");
+    await writeFile(file, "model:\n  init:\n    size: tiny\n");
+    assert.equal((await loadRecipe(file)).model.init?.size, "tiny");
+    assert.equal((await loadRecipe(file, ["model.path=models/toolcall-base"])).model.init, undefined);
   });
 
   it("takes ppoEpochs optimizer updates a step, with warm-up and decay still counted in steps", async () => {

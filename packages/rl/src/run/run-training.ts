@@ -6,7 +6,7 @@ import { type InferenceEngine, InvalidInputError, type StepMetrics, type TrainEn
 import { stringify } from "yaml";
 import { dpoBatch } from "../algo/dpo-batch.ts";
 import { grpoBatch } from "../algo/grpo-batch.ts";
-import { sftBatch } from "../algo/sft-batch.ts";
+import { scheduledSftBatch } from "../algo/sft-batch.ts";
 import { batchAt } from "../data/index.ts";
 import { evaluate } from "../eval/index.ts";
 import { loadRecipe, type Recipe } from "../recipe/index.ts";
@@ -171,6 +171,17 @@ async function sftWarmUpModel(
   return { modelDir: done ? join(result.dir, result.lastCheckpoint as string) : null, result };
 }
 
+/** A run's freshly initialised starting model, in `<run>/init/` (written once; a resumed run finds it there). */
+async function initialModel(
+  init: NonNullable<Recipe["model"]["init"]>,
+  dir: RunDir,
+  factory: EngineFactory,
+): Promise<string> {
+  const path = join(dir.dir, "init");
+  if (!existsSync(join(path, "config.json"))) await factory.initModel(path, init.size, init.seed);
+  return path;
+}
+
 async function execute(
   recipe: Recipe,
   dir: RunDir,
@@ -180,7 +191,9 @@ async function execute(
 ): Promise<RunResult> {
   const { factory, hooks, signal } = options;
   const t = recipe.trainer;
-  let modelDir = resolve(recipe.model.path);
+  let modelDir = recipe.model.init
+    ? await initialModel(recipe.model.init, dir, factory)
+    : resolve(recipe.model.path);
   if (recipe.sftWarmUp) {
     let warmed: Awaited<ReturnType<typeof sftWarmUpModel>>;
     try {
@@ -378,7 +391,13 @@ async function execute(
       let record: Omit<StepRecord, "elapsedS" | "tokensPerSecond">;
       if (t.algorithm === "sft") {
         const m = await train.step(
-          sftBatch(data.examples, renderExample, step, t.promptsPerStep, recipe.data.seed),
+          scheduledSftBatch(
+            data.examples,
+            renderExample,
+            recipe.data.skipSteps + step,
+            t.promptsPerStep,
+            recipe.data,
+          ),
           {
             kind: "sft",
           },

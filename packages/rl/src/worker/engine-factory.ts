@@ -1,6 +1,8 @@
 import {
+  configForSize,
   EmbeddedInferenceEngine,
   EmbeddedTrainEngine,
+  initWeights,
   loadChatTokenizer,
   RemoteInferenceEngine,
   readHfCheckpoint,
@@ -67,6 +69,10 @@ export const engineFactory: EngineFactory = {
       throw new TypeError(`weights: expected in-memory tensors, got a ${weights.kind}`);
     const { config } = await readHfCheckpoint(configDir);
     await writeHfCheckpoint(dir, config, weights.tensors);
+  },
+  async initModel(dir, size, seed) {
+    const config = configForSize(size);
+    await writeHfCheckpoint(dir, config, initWeights(config, seed));
   },
   async renderExample(modelDir) {
     const tokenizer = await loadChatTokenizer(modelDir);
