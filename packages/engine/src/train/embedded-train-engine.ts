@@ -22,6 +22,7 @@ import { initAdapter, type LoraOptions, loraWeightNames, mergeAdapter } from "./
 import { dpoLoss } from "./losses/dpo-loss.ts";
 import { grpoLoss } from "./losses/grpo-loss.ts";
 import { sftLoss } from "./losses/sft-loss.ts";
+import { writePeftAdapter } from "./peft-adapter.ts";
 import {
   assertTrainStepFits,
   MICRO_BATCH_HEAP_SHARE,
@@ -147,7 +148,8 @@ function sliceRows(batch: TrainBatch, start: number, end: number): TrainBatch {
  * The embedded TrainEngine: the policy as tensorflow.js variables, a frozen reference copy, AdamW,
  * gradient clipping, and the SFT / DPO / GRPO objectives; optionally LoRA adapters as the only trained
  * weights. Checkpoints are HF directories (adapters merged) with the training state
- * (`optimizer.safetensors`, `trainer_state.json`) beside the weights.
+ * (`optimizer.safetensors`, `trainer_state.json`) beside the weights, and with LoRA the adapters in PEFT's layout
+ * under `adapter/`.
  */
 export class EmbeddedTrainEngine implements TrainEngine {
   readonly config: LlamaConfig;
@@ -641,6 +643,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
       ...(this.lora ? { lora: this.lora } : {}),
     };
     await writeFile(join(dir, "trainer_state.json"), JSON.stringify(trainerState, null, 2));
+    if (this.lora) await writePeftAdapter(join(dir, "adapter"), this.adapters, this.lora);
   }
 
   async load(dir: string): Promise<void> {
