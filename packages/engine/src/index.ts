@@ -38,6 +38,7 @@ export {
   parameterCount,
 } from "./model/llama-config.ts";
 export { type RemoteEngineOptions, RemoteInferenceEngine } from "./remote/remote-inference-engine.ts";
+export { AdapterPool } from "./server/adapter-pool.ts";
 export { parseChatRequest } from "./server/chat-request.ts";
 export { createEngineServer, type EngineServerOptions } from "./server/engine-server.ts";
 export { OpenAIError } from "./server/openai-error.ts";

@@ -11,18 +11,18 @@ import type { Hono } from "hono";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { invalid, optionalBoolean, optionalInteger, optionalNumber } from "./chat-request.ts";
 import { readJsonBody } from "./json-body.ts";
-import { modelNotFound, OpenAIError } from "./openai-error.ts";
+import { OpenAIError } from "./openai-error.ts";
 
 /** What the completion routes need from the server they are mounted on. */
 export interface CompletionRoutesOptions {
-  modelId: string;
-  acceptAnyModel?: boolean;
   maxBodyBytes: number;
   tokenizer?: ChatTokenizer;
   contextLength?: number;
   allowWeightUpdates?: boolean;
   /** Counts a request in (429 past the server's limit); returns the function that counts it out. */
   admit: () => () => void;
+  /** The engine that answers a `model` name (the served model's or an adapter's); 404 for any other. */
+  engineFor: (model: string) => Promise<InferenceEngine>;
 }
 
 /** The most prompts one `/v1/completions` request may carry. */
@@ -165,12 +165,12 @@ export function addCompletionRoutes(
 
   app.post("/v1/completions", async (c) => {
     const req = parseCompletionRequest(await readJsonBody(c.req.raw, options.maxBodyBytes), tokenizer);
-    if (!options.acceptAnyModel && req.model !== options.modelId) throw modelNotFound(req.model);
+    const target = await options.engineFor(req.model);
     const release = options.admit();
     const abort = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
     try {
-      const results = await engine.generate(
+      const results = await target.generate(
         req.prompts.map((p, i) => ({
           ...req.generation,
           id: String(i),

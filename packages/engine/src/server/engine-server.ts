@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import { ContextLengthError } from "../inference/context-length-error.ts";
 import { tokenBytes, tokenString } from "../tokenizer/byte-tokenizer.ts";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
+import type { AdapterPool } from "./adapter-pool.ts";
 import { type ChatCompletionRequest, parseChatRequest } from "./chat-request.ts";
 import { addCompletionRoutes } from "./completion-routes.ts";
 import { readJsonBody } from "./json-body.ts";
@@ -33,6 +34,8 @@ export interface EngineServerOptions {
   contextLength?: number;
   /** Serve `POST /update_weights_from_disk` (SGLang's), which makes the server read a checkpoint path it is sent. */
   allowWeightUpdates?: boolean;
+  /** LoRA adapters of the served model, sampled as `model: <adapter name>`, with vLLM's routes to load and unload them. */
+  adapters?: AdapterPool;
 }
 
 /** `maxBodyBytes` when none is given. */
@@ -125,16 +128,31 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
   }
 
   const model = { id: options.modelId, object: "model", created: started, owned_by: "arc" };
-  app.get("/v1/models", (c) => c.json({ object: "list", data: [model] }));
+  const { adapters } = options;
+  /** The served models: the base, then each adapter (vLLM names its base as `parent`). */
+  const models = () => [
+    model,
+    ...(adapters?.names() ?? []).map((id) => ({ ...model, id, parent: options.modelId })),
+  ];
+  app.get("/v1/models", (c) => c.json({ object: "list", data: models() }));
   app.get("/v1/models/:id{.+}", (c) => {
-    if (c.req.param("id") === options.modelId) return c.json(model);
+    const found = models().find((m) => m.id === c.req.param("id"));
+    if (found) return c.json(found);
     throw modelNotFound(c.req.param("id"));
   });
+  /** The engine that answers `name`: the served model's, or an adapter's; 404 for any other. */
+  const engineFor = async (name: string): Promise<InferenceEngine> => {
+    if (name === options.modelId || options.acceptAnyModel) return engine;
+    const adapted = adapters?.engineFor(name);
+    if (!adapted) throw modelNotFound(name);
+    return adapted;
+  };
+  if (adapters) addAdapterRoutes(app, adapters, maxBodyBytes);
 
   app.post("/v1/chat/completions", async (c) => {
     const created = Math.floor(Date.now() / 1000);
     const req = parseChatRequest(await readJsonBody(c.req.raw, maxBodyBytes), defaultMaxTokens);
-    if (!options.acceptAnyModel && req.model !== options.modelId) throw modelNotFound(req.model);
+    const target = await engineFor(req.model);
     const plan = planOutput(req, syntax);
     const release = admit();
     const id = `chatcmpl-${randomUUID()}`;
@@ -143,19 +161,45 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     const generation = { ...req.generation, grammar: plan.grammar, signal: abort.signal };
     if (!req.stream) {
       try {
-        const results = await engine.generate([generation]);
+        const results = await target.generate([generation]);
         return c.json(completionBody(id, created, req, plan, results), 200, {
-          "x-arc-weight-version": String(results[0]?.outputVersions[0] ?? engine.getVersion()),
+          "x-arc-weight-version": String(results[0]?.outputVersions[0] ?? target.getVersion()),
         });
       } finally {
         release();
       }
     }
-    return streamCompletion(engine, { id, created, req, plan }, generation, abort, release);
+    return streamCompletion(target, { id, created, req, plan }, generation, abort, release);
   });
 
-  addCompletionRoutes(app, engine, { ...options, maxBodyBytes, admit });
+  addCompletionRoutes(app, engine, { ...options, maxBodyBytes, admit, engineFor });
   return app;
+}
+
+/** vLLM's routes that load and unload LoRA adapters at run time; success answers are plain text, as vLLM's. */
+function addAdapterRoutes(app: Hono, adapters: AdapterPool, maxBodyBytes: number): void {
+  const name = (body: Record<string, unknown>) => {
+    if (typeof body?.lora_name !== "string" || body.lora_name === "")
+      throw new OpenAIError(400, "Both 'lora_name' and 'lora_path' must be provided.", {
+        type: "InvalidUserInput",
+      });
+    return body.lora_name;
+  };
+  app.post("/v1/load_lora_adapter", async (c) => {
+    const body = (await readJsonBody(c.req.raw, maxBodyBytes)) as Record<string, unknown>;
+    const lora = name(body);
+    if (typeof body.lora_path !== "string" || body.lora_path === "")
+      throw new OpenAIError(400, "Both 'lora_name' and 'lora_path' must be provided.", {
+        type: "InvalidUserInput",
+      });
+    await adapters.register(lora, body.lora_path);
+    return c.text(`Success: LoRA adapter '${lora}' added successfully.`);
+  });
+  app.post("/v1/unload_lora_adapter", async (c) => {
+    const lora = name((await readJsonBody(c.req.raw, maxBodyBytes)) as Record<string, unknown>);
+    adapters.unregister(lora);
+    return c.text(`Success: LoRA adapter '${lora}' removed successfully.`);
+  });
 }
 
 /** The assistant message of a finished sample: its content, and its tool calls when the request offered tools. */

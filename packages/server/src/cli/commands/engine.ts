@@ -2,13 +2,16 @@ import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { type InferenceEngine, InvalidInputError } from "@arc/core";
 import {
+  AdapterPool,
   configForSize,
   EmbeddedInferenceEngine,
   initWeights,
   loadChatTokenizer,
   MODEL_SIZES,
   type ModelSize,
+  type NamedTensor,
   parameterCount,
+  readHfCheckpoint,
   type SafetensorsDtype,
   startEngineServer,
   TorchInferenceEngine,
@@ -26,13 +29,16 @@ Usage:
   arc engine serve --model <dir> [--port 8000] [--host 127.0.0.1] [--model-id <id>] [--max-batch 16]
                    [--api-key <key>] [--max-body-bytes 10485760] [--request-timeout-ms 30000]
                    [--tool-call-parser arc-json|hermes] [--engine embedded|torch] [--device auto|cpu|cuda]
-                   [--dtype f32|bf16|f16] [--allow-weight-updates]
+                   [--dtype f32|bf16|f16] [--allow-weight-updates] [--enable-lora] [--max-loras 8]
       Serves the checkpoint with an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models[/{id}].
       --engine torch samples with the PyTorch worker (any Hugging Face causal LM; --device and --dtype pick where
       and in what type its weights sit), batching the requests that arrive while it generates.
       For RL trainers it also speaks vLLM's POST /v1/completions (token-id prompts, logprobs,
       return_tokens_as_token_ids, return_token_ids), POST /tokenize and GET /health; with
       --allow-weight-updates, SGLang's POST /update_weights_from_disk loads a checkpoint path it is sent.
+      With --enable-lora (embedded engine), vLLM's POST /v1/load_lora_adapter and /v1/unload_lora_adapter register
+      PEFT LoRA adapters of the served model by name, and requests sample from one as model: <name>; at most
+      --max-loras of them are held merged in memory at once, the least recently used dropped first.
       Tool calls are read from the model's text with --tool-call-parser: by default arc-json for Arc's byte models,
       hermes (<tool_call> tags) when the chat template writes those; tool_choice required or named, and
       response_format json_object / json_schema, are enforced by constrained decoding.
@@ -99,12 +105,14 @@ async function serveModel(args: ParsedArgs): Promise<number> {
       field: "tool-call-parser",
     });
   const config = JSON.parse(await readFile(join(resolve(dir), "config.json"), "utf8"));
+  const adapters = args.flags["enable-lora"] === true ? adapterPool(args, dir) : undefined;
   const server = await startEngineServer(engine, {
     modelId,
     tokenizer: await loadChatTokenizer(resolve(dir)),
     contextLength:
       typeof config.max_position_embeddings === "number" ? config.max_position_embeddings : undefined,
     allowWeightUpdates: args.flags["allow-weight-updates"] === true,
+    adapters,
     port: intFlag(args, "port", 8000),
     host: stringFlag(args, "host", "127.0.0.1"),
     apiKey,
@@ -147,6 +155,29 @@ async function loadServedEngine(args: ParsedArgs, dir: string): Promise<Inferenc
   return TorchInferenceEngine.load(resolve(dir), { device: stringFlag(args, "device", "auto"), dtype });
 }
 
+/** The LoRA adapters `--enable-lora` serves: each merged into the embedded engine's copy of the checkpoint in `dir`. */
+function adapterPool(args: ParsedArgs, dir: string): AdapterPool {
+  if (stringFlag(args, "engine", "embedded") !== "embedded")
+    throw new InvalidInputError("--enable-lora: adapters are served on the embedded engine only", {
+      field: "enable-lora",
+    });
+  let base: Promise<Map<string, NamedTensor>> | undefined;
+  return new AdapterPool(
+    () => {
+      base ??= readHfCheckpoint(resolve(dir)).then((c) => c.tensors);
+      return base;
+    },
+    async (tensors) => {
+      const engine = await EmbeddedInferenceEngine.load(resolve(dir), {
+        maxBatchSize: intFlag(args, "max-batch", 16),
+      });
+      await engine.setWeights(0, { kind: "tensors", tensors });
+      return engine;
+    },
+    positiveIntFlag(args, "max-loras", 8),
+  );
+}
+
 /** `arc engine init|serve`: create a model of a zoo size, or serve a checkpoint over the OpenAI API. */
 export const engineCommand: Command = {
   name: "engine",
@@ -169,6 +200,8 @@ export const engineCommand: Command = {
     engine: "string",
     device: "string",
     "allow-weight-updates": "boolean",
+    "enable-lora": "boolean",
+    "max-loras": "string",
   },
   async run(args) {
     const [sub] = args.positionals;
