@@ -45,7 +45,9 @@ describe("LoRA adapters on arc engine serve, as vLLM serves them", () => {
   let saved: string[];
   let pool: AdapterPool;
   let server: RunningEngineServer;
-  const prompt = renderChat(toolcallFamily.prompt(generateToolcallTasks({ split: "eval", seed: 2, count: 1 })[0]));
+  const prompt = renderChat(
+    toolcallFamily.prompt(generateToolcallTasks({ split: "eval", seed: 2, count: 1 })[0]),
+  );
 
   const post = (path: string, body: object) =>
     fetch(`${server.baseURL}${path}`, {
@@ -55,7 +57,13 @@ describe("LoRA adapters on arc engine serve, as vLLM serves them", () => {
     });
   /** The greedy answer of `model` over /v1/completions, as token ids. */
   const greedy = async (model: string) => {
-    const res = await post("/completions", { model, prompt, max_tokens: 24, temperature: 0, return_token_ids: true });
+    const res = await post("/completions", {
+      model,
+      prompt,
+      max_tokens: 24,
+      temperature: 0,
+      return_token_ids: true,
+    });
     assert.equal(res.status, 200, await res.clone().text());
     return (await res.json()).choices[0].token_ids as number[];
   };
@@ -84,7 +92,10 @@ describe("LoRA adapters on arc engine serve, as vLLM serves them", () => {
 
   it("loads adapters by name, answers each with its own weights, and holds one in memory at a time", async () => {
     for (const [i, dir] of saved.entries()) {
-      const res = await post("/load_lora_adapter", { lora_name: `tenant-${i}`, lora_path: join(dir, "adapter") });
+      const res = await post("/load_lora_adapter", {
+        lora_name: `tenant-${i}`,
+        lora_path: join(dir, "adapter"),
+      });
       assert.equal(res.status, 200);
       // vLLM: `Success: LoRA adapter '{lora_name}' added successfully.`, a plain-text body
       assert.equal(await res.text(), `Success: LoRA adapter 'tenant-${i}' added successfully.`);
@@ -101,13 +112,19 @@ describe("LoRA adapters on arc engine serve, as vLLM serves them", () => {
     );
     const merged = await Promise.all(saved.map((dir) => EmbeddedInferenceEngine.load(dir)));
     const want = await Promise.all(
-      merged.map(async (e) => (await e.generate([{ promptTokens: prompt, maxTokens: 24, temperature: 0 }]))[0]),
+      merged.map(
+        async (e) => (await e.generate([{ promptTokens: prompt, maxTokens: 24, temperature: 0 }]))[0],
+      ),
     );
     assert.notDeepEqual(want[0].outputTokens, want[1].outputTokens, "the two adapters answer differently");
     for (const name of ["tenant-0", "tenant-1", "tenant-0"]) {
       assert.deepEqual(await greedy(name), want[Number(name.at(-1))].outputTokens, name);
     }
-    assert.deepEqual(pool.stats(), { loaded: 1, loads: 3 }, "each switch loads again: one adapter held at a time");
+    assert.deepEqual(
+      pool.stats(),
+      { loaded: 1, loads: 3 },
+      "each switch loads again: one adapter held at a time",
+    );
     const chat = await client.chat.completions.create({
       model: "tenant-1",
       messages: toolcallFamily.prompt(generateToolcallTasks({ split: "eval", seed: 2, count: 1 })[0]),
@@ -118,12 +135,18 @@ describe("LoRA adapters on arc engine serve, as vLLM serves them", () => {
   });
 
   it("answers vLLM's errors, and forgets an unloaded adapter", async () => {
-    const again = await post("/load_lora_adapter", { lora_name: "tenant-0", lora_path: join(saved[0], "adapter") });
+    const again = await post("/load_lora_adapter", {
+      lora_name: "tenant-0",
+      lora_path: join(saved[0], "adapter"),
+    });
     assert.equal(again.status, 400);
     assert.match((await again.json()).error.message, /The lora adapter 'tenant-0' has already been loaded/);
     const missing = await post("/load_lora_adapter", { lora_name: "x", lora_path: "/nonexistent" });
     assert.equal(missing.status, 404);
-    assert.match((await missing.json()).error.message, /Loading lora x failed: No adapter found for \/nonexistent/);
+    assert.match(
+      (await missing.json()).error.message,
+      /Loading lora x failed: No adapter found for \/nonexistent/,
+    );
     const bare = await post("/load_lora_adapter", { lora_name: "x" });
     assert.equal(bare.status, 400);
     assert.match((await bare.json()).error.message, /Both 'lora_name' and 'lora_path' must be provided/);
