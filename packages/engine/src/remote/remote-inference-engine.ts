@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -25,6 +26,12 @@ export interface RemoteEngineOptions {
    */
   modelDir: string;
   version?: number;
+  /**
+   * How new weights reach the server: `disk` (default) posts a checkpoint directory to SGLang's
+   * `/update_weights_from_disk`; `lora` loads the checkpoint's `adapter/` (PEFT) with vLLM's `/v1/load_lora_adapter`
+   * as `<model>-v<version>` and samples from it by that name, keeping the previous adapter until the next one loads.
+   */
+  weightSync?: "disk" | "lora";
 }
 
 /** One choice of vLLM's `/v1/completions` answer, the fields read here. */
@@ -53,13 +60,18 @@ function tokenId(label: string): number {
  * An InferenceEngine on an inference server over HTTP, for RL rollouts: prompts go in as token ids on vLLM's
  * `/v1/completions` and come back as token ids with per-token log-probs (`return_tokens_as_token_ids`); new weights
  * reach the server as a checkpoint directory through SGLang's `/update_weights_from_disk`, so the server must read
- * the paths this process writes (the same machine or shared storage). Each sample's tokens carry the weight version
- * the server reports (`arc engine serve`), else the version held when the request was sent.
+ * the paths this process writes (the same machine or shared storage), or, with `weightSync: "lora"`, as LoRA adapters
+ * through vLLM's `/v1/load_lora_adapter`. Each sample's tokens carry the weight version the server reports
+ * (`arc engine serve` updated from disk), else the version its request was sent to.
  */
 export class RemoteInferenceEngine implements InferenceEngine {
   private version: number;
   private readonly root: string;
+  /** The name requests sample from: the served model's, or the newest adapter's. */
   private model = "";
+  private servedModel = "";
+  /** Adapters loaded on the server by this engine, oldest first. */
+  private readonly adapters: string[] = [];
 
   private constructor(
     private readonly options: RemoteEngineOptions,
@@ -76,13 +88,16 @@ export class RemoteInferenceEngine implements InferenceEngine {
       throw new Error(`${options.url}: no inference server answers there (${error.message})`);
     });
     if (!health.ok) throw new Error(`${engine.root}/health: the server answered ${health.status}`);
-    engine.model = options.model ?? (await engine.servedModel());
-    await engine.setWeights(engine.version, { kind: "checkpoint", dir: options.modelDir });
+    engine.servedModel = options.model ?? (await engine.firstListedModel());
+    engine.model = engine.servedModel;
+    // with LoRA the server serves the starting model itself, unless that is a checkpoint with an adapter
+    if (options.weightSync !== "lora" || existsSync(join(options.modelDir, "adapter", "adapter_config.json")))
+      await engine.setWeights(engine.version, { kind: "checkpoint", dir: options.modelDir });
     return engine;
   }
 
   /** The first model the server lists. */
-  private async servedModel(): Promise<string> {
+  private async firstListedModel(): Promise<string> {
     const res = await this.request("GET", "/v1/models");
     const listed = (await res.json().catch(() => ({}))) as { data?: { id?: string }[] };
     const id = listed.data?.[0]?.id;
@@ -183,7 +198,11 @@ export class RemoteInferenceEngine implements InferenceEngine {
         promptTokens,
         outputTokens,
         outputLogprobs: logprobs.token_logprobs.map((x) => x ?? Number.NEGATIVE_INFINITY),
-        outputVersions: choice.weight_versions ?? outputTokens.map(() => sentAt),
+        // an adapter is one version for all its tokens; a server updated from disk says which version sampled each
+        outputVersions:
+          this.options.weightSync === "lora" || !choice.weight_versions
+            ? outputTokens.map(() => sentAt)
+            : choice.weight_versions,
         finishReason:
           choice.finish_reason === "length" ? "length" : choice.finish_reason === "abort" ? "abort" : "stop",
         ...(k > 0
@@ -210,7 +229,9 @@ export class RemoteInferenceEngine implements InferenceEngine {
 
   /** Pushes new weights: a checkpoint directory the server reads, or tensors written to a temporary one first. */
   async setWeights(version: number, weights: WeightSource): Promise<void> {
-    if (weights.kind === "checkpoint") {
+    if (this.options.weightSync === "lora") {
+      await this.loadAdapter(version, weights);
+    } else if (weights.kind === "checkpoint") {
       await this.loadFromDisk(version, resolve(weights.dir));
     } else {
       const dir = await mkdtemp(join(tmpdir(), "arc-remote-weights-"));
@@ -224,6 +245,33 @@ export class RemoteInferenceEngine implements InferenceEngine {
       }
     }
     this.version = version;
+  }
+
+  private async loadAdapter(version: number, weights: WeightSource): Promise<void> {
+    const adapter = weights.kind === "checkpoint" ? join(resolve(weights.dir), "adapter") : undefined;
+    if (!adapter || !existsSync(join(adapter, "adapter_config.json")))
+      throw new Error(
+        `weightSync lora: the weights of version ${version} have no adapter/ in PEFT's layout (train with engine.lora)`,
+      );
+    const name = `${this.servedModel}-v${version}`;
+    const res = await this.request("POST", "/v1/load_lora_adapter", { lora_name: name, lora_path: adapter });
+    if (!res.ok) {
+      const text = await res.text();
+      let message = text;
+      try {
+        message = JSON.parse(text).error?.message ?? text;
+      } catch {}
+      throw new Error(
+        `${this.root}/v1/load_lora_adapter (${adapter}): ${res.status} ${message}${res.status === 404 && !message ? " (start the server with LoRA enabled)" : ""}`,
+      );
+    }
+    this.model = name;
+    this.adapters.push(name);
+    // the previous adapter stays for the requests still sampling from it; the one before goes
+    while (this.adapters.length > 2) {
+      const old = this.adapters.shift() as string;
+      await this.request("POST", "/v1/unload_lora_adapter", { lora_name: old });
+    }
   }
 
   private async loadFromDisk(version: number, dir: string): Promise<void> {

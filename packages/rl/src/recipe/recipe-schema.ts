@@ -122,6 +122,12 @@ export const GeneratorBlock = z
       .min(1)
       .optional()
       .describe("The environment variable that holds the server's API key, if it needs one."),
+    weightSync: z
+      .enum(["disk", "lora"])
+      .default("disk")
+      .describe(
+        "How each new policy reaches the server: `disk`, whole weights through SGLang's /update_weights_from_disk; `lora`, the run's LoRA adapters (engine.lora) through vLLM's /v1/load_lora_adapter, sampled by adapter name (the server serves the run's starting model).",
+      ),
   })
   .strict()
   .default({})

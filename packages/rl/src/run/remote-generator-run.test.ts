@@ -23,14 +23,10 @@ const rewardModule = fileURLToPath(new URL("./__fixtures__/digit-reward.ts", imp
 const mean = (records: StepRecord[]) => records.reduce((a, r) => a + (r.reward ?? 0), 0) / records.length;
 
 /** `arc engine serve` in a child process, and its base URL once it listens. */
-async function serve(model: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [arc, "engine", "serve", "--model", model, "--allow-weight-updates", "--port", "0"],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+async function serve(model: string, flags: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [arc, "engine", "serve", "--model", model, ...flags, "--port", "0"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let seen = "";
     const read = (d: Buffer) => {
@@ -59,13 +55,20 @@ describe("runs sampling on an inference server over HTTP", () => {
   let root: string;
   let model: string;
   let server: { child: ChildProcess; url: string };
+  let loraServer: { child: ChildProcess; url: string };
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), "arc-remote-run-"));
     model = await writeTinyModel(join(root, "model"));
-    server = await serve(model);
+    [server, loraServer] = await Promise.all([
+      serve(model, ["--allow-weight-updates"]),
+      serve(model, ["--enable-lora", "--max-loras", "2"]),
+    ]);
   });
-  after(() => server?.child.kill("SIGINT"));
+  after(() => {
+    server?.child.kill("SIGINT");
+    loraServer?.child.kill("SIGINT");
+  });
 
   const recipe = (trainer: Record<string, unknown>) =>
     parseRecipe({
@@ -109,5 +112,40 @@ describe("runs sampling on an inference server over HTTP", () => {
     assert.equal(steps.length, 10);
     assertStalenessUpToOne(steps);
     assert.equal(await servedVersion(server.url), 10);
+  });
+
+  it("pushes each policy as a LoRA adapter through vLLM's /v1/load_lora_adapter, and samples by its name", async () => {
+    const lora = parseRecipe({
+      ...recipe({ algorithm: "grpo", learningRate: 5e-2, asyncRollouts: true, maxStaleness: 1, steps: 6 }),
+      engine: { lora: { rank: 4, alpha: 8, targets: ["q_proj", "v_proj", "up_proj"] } },
+      generator: { url: loraServer.url, weightSync: "lora" },
+    });
+    const result = await startRun(lora, { runsDir: join(root, "runs"), factory: engineFactory });
+    assert.equal(result.status, "completed");
+    const steps = result.records.filter((r) => r.step > 0);
+    assert.equal(steps.length, 6);
+    assertStalenessUpToOne(steps);
+    // the two newest adapters stay loaded; older ones were unloaded
+    const models = (await (await fetch(`${loraServer.url}/models`)).json()).data.map(
+      (m: { id: string }) => m.id,
+    );
+    assert.deepEqual(models, ["model", "model-v5", "model-v6"]);
+    const res = await fetch(`${loraServer.url}/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "model-v6", prompt: [1, 2, 3], max_tokens: 2 }),
+    });
+    assert.equal(res.status, 200);
+  });
+
+  it("refuses LoRA pushes when the run trains no adapters", async () => {
+    const whole = parseRecipe({
+      ...recipe({ algorithm: "grpo", steps: 2 }),
+      generator: { url: loraServer.url, weightSync: "lora" },
+    });
+    await assert.rejects(
+      startRun(whole, { runsDir: join(root, "runs"), factory: engineFactory }),
+      /generator.weightSync: lora pushes LoRA adapters; set engine.lora to train them/,
+    );
   });
 });

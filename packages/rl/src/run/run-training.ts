@@ -1,8 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type InferenceEngine, InvalidInputError, type StepMetrics, type TrainEngine } from "@arc/core";
+import {
+  type InferenceEngine,
+  InvalidInputError,
+  type StepMetrics,
+  type TrainEngine,
+  type WeightSource,
+} from "@arc/core";
 import { stringify } from "yaml";
 import { dpoBatch } from "../algo/dpo-batch.ts";
 import { grpoBatch } from "../algo/grpo-batch.ts";
@@ -171,6 +178,39 @@ async function sftWarmUpModel(
   return { modelDir: done ? join(result.dir, result.lastCheckpoint as string) : null, result };
 }
 
+/**
+ * Saves the policy for a server that takes LoRA adapters: each call writes a checkpoint (its `adapter/` in PEFT's
+ * layout) under a temporary folder, keeping the two newest (the server may still sample from the previous one).
+ */
+function adapterSnapshots(
+  train: TrainEngine,
+  recipe: Recipe,
+): { take: () => Promise<WeightSource>; remove: () => Promise<void> } {
+  if (!recipe.engine.lora)
+    throw new InvalidInputError(
+      "generator.weightSync: lora pushes LoRA adapters; set engine.lora to train them",
+      {
+        field: "generator.weightSync",
+      },
+    );
+  const kept: string[] = [];
+  let root: string | undefined;
+  let count = 0;
+  return {
+    async take() {
+      root ??= await mkdtemp(join(tmpdir(), "arc-adapters-"));
+      const dir = join(root, `policy-${++count}`);
+      await train.save(dir);
+      kept.push(dir);
+      while (kept.length > 2) await rm(kept.shift() as string, { recursive: true, force: true });
+      return { kind: "checkpoint", dir };
+    },
+    remove: async () => {
+      if (root) await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
 /** A run's freshly initialised starting model, in `<run>/init/` (written once; a resumed run finds it there). */
 async function initialModel(
   init: NonNullable<Recipe["model"]["init"]>,
@@ -290,6 +330,12 @@ async function execute(
     }
   }
 
+  const snapshots =
+    recipe.generator.url && recipe.generator.weightSync === "lora"
+      ? adapterSnapshots(train, recipe)
+      : undefined;
+  /** The policy as the generator takes it: with LoRA pushed to a server, a saved checkpoint with its adapter/. */
+  const policyWeights = snapshots ? snapshots.take : () => train.weights();
   let elapsed = checkpoint?.elapsedS ?? 0;
   let lastEval: number | undefined = [...records]
     .reverse()
@@ -335,6 +381,7 @@ async function execute(
   const finish = async (status: RunState["status"], error?: string): Promise<RunResult> => {
     await source?.close();
     await generator?.close?.();
+    await snapshots?.remove();
     await evalEngine?.close?.();
     await train.close?.();
     state.status = status;
@@ -423,7 +470,7 @@ async function execute(
         if (signal?.aborted && batch.groups.length < tasks.length) continue;
         record = await trainOnRollouts(step, recipe, train, batch, data);
       }
-      await source?.afterStep(step, () => train.weights());
+      await source?.afterStep(step, policyWeights);
       elapsed += (performance.now() - began) / 1000;
       const seconds = (performance.now() - began) / 1000;
       const due = (step % t.evalEvery === 0 && step >= (t.evalFrom ?? t.evalEvery)) || step === t.steps;

@@ -36,6 +36,7 @@ function remoteEngine(modelDir: string, version: number, server: NonNullable<Eng
     apiKey,
     modelDir,
     version,
+    weightSync: server.weightSync,
   });
 }
 
