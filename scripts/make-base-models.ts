@@ -74,6 +74,22 @@ async function makeBaseModel(env: string, overrides: string[], out: string): Pro
   ].join(" ");
   const commit = currentCommit();
   const work = await mkdtemp(join(tmpdir(), "arc-base-model-"));
+  try {
+    await trainAndWrite(env, recipe, work, out, { before, command, commit });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Runs the recipe in `work` and writes its last checkpoint (bf16) and base-model.json to `out`. */
+async function trainAndWrite(
+  env: string,
+  recipe: Awaited<ReturnType<typeof loadRecipe>>,
+  work: string,
+  out: string,
+  made: { before: { stages: Stage[]; steps: number }; command: string; commit: string | null },
+): Promise<void> {
+  const { before, command, commit } = made;
   const log = (line: string) => console.error(`[${env}] ${line}`);
   const result = await startRun(recipe, {
     runsDir: work,
@@ -110,7 +126,6 @@ async function makeBaseModel(env: string, overrides: string[], out: string): Pro
     trainSeconds: Math.round(last?.elapsedS ?? 0),
   };
   await writeFile(join(out, "base-model.json"), `${JSON.stringify(record, null, 2)}\n`);
-  await rm(work, { recursive: true, force: true });
   log(
     `production failure rate ${confirmed.failureRate.toFixed(3)} (${CONFIRMATION.count} tasks); wrote ${resolve(out)}`,
   );
@@ -123,6 +138,8 @@ const { positionals, values } = parseArgs({
 await loadTaskFamilies(values.family ?? []);
 const overrides = positionals.filter((p) => p.includes("="));
 const envs = positionals.filter((p) => !p.includes("="));
+if (values.out && envs.length > 1)
+  throw new Error("--out: give one family with it; each family writes its own model");
 for (const env of envs.length > 0 ? envs : ["toolcall"]) {
   getTaskFamily(env);
   await makeBaseModel(env, overrides, values.out ?? join("models", `${env}-base`));

@@ -156,11 +156,16 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     return this.version;
   }
 
-  /** Swaps weights between two decoding steps: tokens sampled after the swap carry the new version. */
   get toolCallSyntax(): ToolCallSyntax | undefined {
     return this.tokenizer.chat?.toolCallSyntax;
   }
 
+  /** Frees the weights' tensors; for an engine no generation runs on any more. */
+  async close(): Promise<void> {
+    disposeWeights(this.weights);
+  }
+
+  /** Swaps weights between two decoding steps: tokens sampled after the swap carry the new version. */
   async setWeights(version: number, source: WeightSource): Promise<void> {
     const next = fuseForInference(this.config, await weightsFromSource(this.config, source));
     const old = this.weights;

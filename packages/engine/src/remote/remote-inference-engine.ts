@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -72,6 +73,8 @@ export class RemoteInferenceEngine implements InferenceEngine {
   private servedModel = "";
   /** Adapters loaded on the server by this engine, oldest first. */
   private readonly adapters: string[] = [];
+  /** Tells this engine's adapters from another run's on the same server. */
+  private readonly nonce = randomBytes(3).toString("hex");
 
   private constructor(
     private readonly options: RemoteEngineOptions,
@@ -108,7 +111,22 @@ export class RemoteInferenceEngine implements InferenceEngine {
     return id;
   }
 
-  private request(method: string, path: string, body?: object, signal?: AbortSignal): Promise<Response> {
+  private async request(
+    method: string,
+    path: string,
+    body?: object,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    try {
+      return await this.send(method, path, body, signal);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new Error(`${(error as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ""}`);
+    }
+  }
+
+  private send(method: string, path: string, body?: object, signal?: AbortSignal): Promise<Response> {
     return fetch(`${this.root}${path}`, {
       method,
       headers: {
@@ -159,7 +177,7 @@ export class RemoteInferenceEngine implements InferenceEngine {
           max_tokens: r.maxTokens ?? 64,
           temperature: r.temperature ?? 1,
           top_p: r.topP ?? 1,
-          top_k: r.topK ?? 0,
+          ...(r.topK ? { top_k: r.topK } : {}),
           ...(r.seed === undefined ? {} : { seed: r.seed }),
           ...(r.stop?.length ? { stop: r.stop } : {}),
           ignore_eos: r.ignoreEos ?? false,
@@ -253,7 +271,7 @@ export class RemoteInferenceEngine implements InferenceEngine {
       throw new Error(
         `weightSync lora: the weights of version ${version} have no adapter/ in PEFT's layout (train with engine.lora)`,
       );
-    const name = `${this.servedModel}-v${version}`;
+    const name = `${this.servedModel}-${this.nonce}-v${version}`;
     const res = await this.request("POST", "/v1/load_lora_adapter", { lora_name: name, lora_path: adapter });
     if (!res.ok) {
       const text = await res.text();
@@ -262,7 +280,7 @@ export class RemoteInferenceEngine implements InferenceEngine {
         message = JSON.parse(text).error?.message ?? text;
       } catch {}
       throw new Error(
-        `${this.root}/v1/load_lora_adapter (${adapter}): ${res.status} ${message}${res.status === 404 && !message ? " (start the server with LoRA enabled)" : ""}`,
+        `${this.root}/v1/load_lora_adapter (${adapter}): ${res.status} ${message}${res.status === 404 ? " (is LoRA enabled on the server? arc engine serve --enable-lora, vLLM --enable-lora with VLLM_ALLOW_RUNTIME_LORA_UPDATING)" : ""}`,
       );
     }
     this.model = name;
@@ -286,6 +304,9 @@ export class RemoteInferenceEngine implements InferenceEngine {
       );
   }
 
-  /** Nothing to close: the server outlives the run. */
-  async close(): Promise<void> {}
+  /** Unloads the adapters this engine loaded; the server outlives the run. */
+  async close(): Promise<void> {
+    for (const name of this.adapters.splice(0))
+      await this.request("POST", "/v1/unload_lora_adapter", { lora_name: name }).catch(() => {});
+  }
 }

@@ -24,10 +24,29 @@ async function readAdapter(path: string): Promise<Adapter | null> {
     throw new OpenAIError(400, `${path}/adapter_config.json: expected a LoRA adapter with r and lora_alpha`, {
       type: "InvalidUserInput",
     });
+  const unsupported = [
+    config.use_rslora === true && "use_rslora",
+    config.use_dora === true && "use_dora",
+    config.fan_in_fan_out === true && "fan_in_fan_out",
+    Object.keys(config.rank_pattern ?? {}).length > 0 && "rank_pattern",
+    Object.keys(config.alpha_pattern ?? {}).length > 0 && "alpha_pattern",
+    (config.modules_to_save ?? []).length > 0 && "modules_to_save",
+  ].filter(Boolean);
+  if (unsupported.length > 0)
+    throw new OpenAIError(
+      400,
+      `${path}/adapter_config.json: ${unsupported.join(", ")} is not supported here`,
+      {
+        type: "InvalidUserInput",
+      },
+    );
   const pairs = new Map<string, { a: NamedTensor; b: NamedTensor }>();
   for (const [name, tensor] of await readSafetensors(join(dir, "adapter_model.safetensors"))) {
     const match = /^base_model\.model\.(.+)\.lora_([AB])\.weight$/.exec(name);
-    if (!match) continue;
+    if (!match)
+      throw new OpenAIError(400, `${path}/adapter_model.safetensors: ${name} is not a LoRA A or B weight`, {
+        type: "InvalidUserInput",
+      });
     const weight = `${match[1]}.weight`;
     const pair = pairs.get(weight) ?? ({} as { a: NamedTensor; b: NamedTensor });
     pair[match[2] === "A" ? "a" : "b"] = tensor;
@@ -63,6 +82,42 @@ function merged(base: Map<string, NamedTensor>, adapter: Adapter): Map<string, N
   return out;
 }
 
+/** An adapter's engine, counting the generations on it so that a dropped one is closed once they end. */
+class HeldEngine implements InferenceEngine {
+  private running = 0;
+  private dropped = false;
+
+  constructor(private readonly inner: InferenceEngine) {}
+
+  get toolCallSyntax() {
+    return this.inner.toolCallSyntax;
+  }
+
+  async generate(...args: Parameters<InferenceEngine["generate"]>) {
+    this.running++;
+    try {
+      return await this.inner.generate(...args);
+    } finally {
+      this.running--;
+      if (this.dropped && this.running === 0) await this.inner.close?.();
+    }
+  }
+
+  getVersion() {
+    return this.inner.getVersion();
+  }
+
+  setWeights(...args: Parameters<InferenceEngine["setWeights"]>) {
+    return this.inner.setWeights(...args);
+  }
+
+  /** Out of the pool: closed now when idle, else when its last generation ends. */
+  async drop(): Promise<void> {
+    this.dropped = true;
+    if (this.running === 0) await this.inner.close?.();
+  }
+}
+
 /**
  * Many LoRA adapters of one base model, as vLLM serves them: registered by name (`/v1/load_lora_adapter`), and
  * sampled from as `model: <name>`. At most `maxLoaded` of them are held as engines (the base with the adapter merged);
@@ -71,7 +126,7 @@ function merged(base: Map<string, NamedTensor>, adapter: Adapter): Map<string, N
 export class AdapterPool {
   private readonly registered = new Map<string, string>();
   /** Loaded engines, least recently used first. */
-  private readonly loaded = new Map<string, Promise<InferenceEngine>>();
+  private readonly loaded = new Map<string, Promise<HeldEngine>>();
   private loads = 0;
 
   constructor(
@@ -81,28 +136,43 @@ export class AdapterPool {
     readonly maxLoaded: number,
   ) {}
 
+  /** Names being registered: reserved while their adapter is read, so two loads of one name cannot both pass. */
+  private readonly reserved = new Set<string>();
+
   /** vLLM's `/v1/load_lora_adapter`: checks the adapter reads, and registers it under `name`. */
   async register(name: string, path: string): Promise<void> {
-    if (this.registered.has(name))
+    if (this.registered.has(name) || this.reserved.has(name))
       throw new OpenAIError(
         400,
         `The lora adapter '${name}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.`,
         { type: "InvalidUserInput" },
       );
-    const adapter = await readAdapter(path);
-    if (!adapter)
-      throw new OpenAIError(404, `Loading lora ${name} failed: No adapter found for ${path}`, {
-        type: "NotFoundError",
-      });
-    merged(await this.base(), adapter); // refuses an adapter of another architecture now, not at its first request
-    this.registered.set(name, adapter.path);
+    this.reserved.add(name);
+    try {
+      const adapter = await readAdapter(path);
+      if (!adapter)
+        throw new OpenAIError(404, `Loading lora ${name} failed: No adapter found for ${path}`, {
+          type: "NotFoundError",
+        });
+      merged(await this.base(), adapter); // refuses an adapter of another architecture now, not at its first request
+      this.registered.set(name, adapter.path);
+    } finally {
+      this.reserved.delete(name);
+    }
   }
 
   /** vLLM's `/v1/unload_lora_adapter`. */
   unregister(name: string): void {
     if (!this.registered.delete(name))
       throw new OpenAIError(404, `The lora adapter '${name}' cannot be found.`, { type: "NotFoundError" });
+    this.drop(name);
+  }
+
+  /** Takes `name`'s engine out of the pool, closing it once its generations end. */
+  private drop(name: string): void {
+    const engine = this.loaded.get(name);
     this.loaded.delete(name);
+    engine?.then((e) => e.drop()).catch(() => {});
   }
 
   /** The registered adapters' names, in the order they were loaded. */
@@ -116,22 +186,25 @@ export class AdapterPool {
   }
 
   /** The engine of adapter `name`, or undefined when no adapter has that name. */
-  engineFor(name: string): Promise<InferenceEngine> | undefined {
+  engineFor(name: string): Promise<HeldEngine> | undefined {
     const path = this.registered.get(name);
     if (path === undefined) return undefined;
     let engine = this.loaded.get(name);
     if (engine) this.loaded.delete(name);
     else {
       this.loads++;
-      engine = (async () => {
+      const loading = (async () => {
         const adapter = await readAdapter(path);
         if (!adapter) throw new OpenAIError(404, `Loading lora ${name} failed: No adapter found for ${path}`);
-        return this.engineWith(merged(await this.base(), adapter));
+        return new HeldEngine(await this.engineWith(merged(await this.base(), adapter)));
       })();
-      engine.catch(() => this.loaded.delete(name));
+      loading.catch(() => {
+        if (this.loaded.get(name) === loading) this.loaded.delete(name);
+      });
+      engine = loading;
     }
     this.loaded.set(name, engine);
-    while (this.loaded.size > this.maxLoaded) this.loaded.delete(this.loaded.keys().next().value as string);
+    while (this.loaded.size > this.maxLoaded) this.drop(this.loaded.keys().next().value as string);
     return engine;
   }
 }

@@ -168,6 +168,7 @@ export function addCompletionRoutes(
     const target = await options.engineFor(req.model);
     const release = options.admit();
     const abort = new AbortController();
+    if (c.req.raw.signal.aborted) abort.abort();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
     try {
       const results = await target.generate(

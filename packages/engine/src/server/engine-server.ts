@@ -142,10 +142,10 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
   });
   /** The engine that answers `name`: the served model's, or an adapter's; 404 for any other. */
   const engineFor = async (name: string): Promise<InferenceEngine> => {
+    const adapted = name === options.modelId ? undefined : adapters?.engineFor(name);
+    if (adapted) return adapted;
     if (name === options.modelId || options.acceptAnyModel) return engine;
-    const adapted = adapters?.engineFor(name);
-    if (!adapted) throw modelNotFound(name);
-    return adapted;
+    throw modelNotFound(name);
   };
   if (adapters) addAdapterRoutes(app, adapters, maxBodyBytes);
 

@@ -78,7 +78,9 @@ export class GenerationQueue {
     try {
       const results = await this.runTogether(calls);
       calls.forEach((call, k) => {
-        call.resolve(results[k]);
+        const answer = results[k];
+        if (answer instanceof Error) call.reject(answer);
+        else call.resolve(answer);
       });
     } catch (error) {
       // a request the worker refuses fails its whole batch: the calls that heard nothing yet run alone, so each
@@ -88,15 +90,15 @@ export class GenerationQueue {
         if (!alone || call.streamed) call.reject(error as Error);
         else
           await this.runTogether([call]).then(
-            ([results]) => call.resolve(results),
+            ([answer]) => (answer instanceof Error ? call.reject(answer) : call.resolve(answer)),
             (e: Error) => call.reject(e),
           );
       }
     }
   }
 
-  /** One worker call for all of `calls`; the results of each call, in their order. */
-  private async runTogether(calls: QueuedCall[]): Promise<GenResult[][]> {
+  /** One worker call for all of `calls`; the results of each call, in their order, or the error its listener threw. */
+  private async runTogether(calls: QueuedCall[]): Promise<(GenResult[] | Error)[]> {
     const merged: WireRequest[] = [];
     const owner: { call: number; index: number }[] = [];
     const mergedIndex = new Map<string, number>();
@@ -110,8 +112,20 @@ export class GenerationQueue {
     });
     const streams = new Map<string, StreamedSample>();
     const listening = calls.some((c) => c.options.onToken);
+    /** A listener that throws ends its own call with that error (its requests are cancelled), no other. */
+    const failed = new Map<number, Error>();
     const onProgress = (events: unknown) => {
-      for (const e of events as WireTokenEvent[]) this.stream(calls, owner, streams, e);
+      for (const e of events as WireTokenEvent[]) {
+        const k = owner[e.i]?.call;
+        if (k === undefined || failed.has(k)) continue;
+        try {
+          this.stream(calls, owner, streams, e);
+        } catch (error) {
+          failed.set(k, error as Error);
+          for (const w of merged.filter((_, j) => owner[j].call === k))
+            this.worker.cancelRequest(callId, w.id);
+        }
+      }
     };
     const callId = this.worker.peekNextId();
     const reply = this.worker.call<GenResult[]>(
@@ -123,15 +137,23 @@ export class GenerationQueue {
     const detach = this.cancelOnAbort(calls, merged, owner, callId);
     try {
       const results = await reply;
-      const perCall: GenResult[][] = calls.map(() => []);
+      const perCall: (GenResult[] | Error)[] = calls.map((_, k) => failed.get(k) ?? []);
       for (const result of results) {
         const at = mergedIndex.get(result.requestId ?? "");
         if (at === undefined)
           throw new Error(`generate: the worker answered an unknown request ${result.requestId}`);
         const { call: k, index } = owner[at];
+        const mine = perCall[k];
+        if (mine instanceof Error) continue;
         const given = calls[k].requests[index].id;
-        perCall[k].push({ ...result, requestId: given });
-        if (calls[k].options.onToken) this.finishStream(calls[k], index, streams, at, result);
+        mine.push({ ...result, requestId: given });
+        if (calls[k].options.onToken) {
+          try {
+            this.finishStream(calls[k], index, streams, at, result);
+          } catch (error) {
+            perCall[k] = error as Error;
+          }
+        }
       }
       return perCall;
     } finally {

@@ -33,40 +33,44 @@ function batch(): TrainBatch {
   return { promptTokens: rows.map((r) => r.promptTokens), outputTokens: rows.map((r) => r.outputTokens) };
 }
 
-/** Trains `engine` a few steps, saves it, and has PEFT load the adapter onto `base` beside the merged weights. */
-async function peftCheck(
-  engine: TrainEngine,
-  base: string,
-): Promise<{ maxAbsDiff: number; baseGap: number; adapted: string[] }> {
+/** Trains `engine` a few steps and saves it; returns the saved checkpoint (its adapter in `adapter/`). */
+async function trainAndSave(engine: TrainEngine): Promise<string> {
   for (let s = 0; s < 3; s++) await engine.step(batch(), { kind: "sft" });
   const saved = await mkdtemp(join(tmpdir(), "arc-peft-saved-"));
   await engine.save(saved);
   await engine.close?.();
-  const run = spawnSync(torchPython(), [CHECK, base, join(saved, "adapter"), saved], { encoding: "utf8" });
-  assert.equal(run.status, 0, run.stderr);
-  return JSON.parse(run.stdout.trim().split("\n").pop() as string);
+  return saved;
 }
 
 describe("LoRA adapters in PEFT's layout", { skip: torchUnavailable() }, () => {
-  const layers = configForSize("tiny").num_hidden_layers;
-
-  for (const kind of ["embedded", "torch"] as const) {
-    it(`loads the ${kind} engine's adapter in PEFT, with the merged checkpoint's logits`, async () => {
-      const base = await mkdtemp(join(tmpdir(), "arc-peft-base-"));
-      const config = configForSize("tiny");
-      await writeHfCheckpoint(base, config, initWeights(config, 9));
-      const settings = { learningRate: 0.05, lora: LORA };
-      const engine =
-        kind === "embedded"
-          ? await EmbeddedTrainEngine.fromCheckpoint(base, settings)
-          : await TorchTrainEngine.fromCheckpoint(base, { ...settings, device: "cpu" });
-      const { maxAbsDiff, baseGap, adapted } = await peftCheck(engine, base);
-      assert.equal(adapted.length, layers * 3, adapted.join(", "));
-      assert.ok(baseGap > 1e-2, `the adapter moves the logits by only ${baseGap}`);
+  it("loads both engines' adapters in PEFT, with the merged checkpoints' logits", async () => {
+    const layers = configForSize("tiny").num_hidden_layers;
+    const base = await mkdtemp(join(tmpdir(), "arc-peft-base-"));
+    const config = configForSize("tiny");
+    await writeHfCheckpoint(base, config, initWeights(config, 9));
+    const settings = { learningRate: 0.05, lora: LORA };
+    const saved = [
+      await trainAndSave(await EmbeddedTrainEngine.fromCheckpoint(base, settings)),
+      await trainAndSave(await TorchTrainEngine.fromCheckpoint(base, { ...settings, device: "cpu" })),
+    ];
+    // one Python process for both: importing torch and PEFT is most of its time
+    const run = spawnSync(
+      torchPython(),
+      [CHECK, ...saved.flatMap((dir) => [base, join(dir, "adapter"), dir])],
+      {
+        encoding: "utf8",
+      },
+    );
+    assert.equal(run.status, 0, run.stderr);
+    const checks = JSON.parse(run.stdout.trim().split("\n").pop() as string);
+    for (const [i, kind] of ["embedded", "torch"].entries()) {
+      const { maxAbsDiff, baseGap, adapted } = checks[i];
+      assert.equal(adapted.length, layers * 3, `${kind}: ${adapted.join(", ")}`);
+      assert.ok(baseGap > 1e-2, `${kind}: the adapter moves the logits by only ${baseGap}`);
       assert.ok(
         maxAbsDiff < 1e-4,
-        `PEFT's logits differ from the merged checkpoint's by up to ${maxAbsDiff}`,
+        `${kind}: PEFT's logits differ from the merged checkpoint's by up to ${maxAbsDiff}`,
       );
-    });
-  }
+    }
+  });
 });

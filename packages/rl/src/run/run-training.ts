@@ -182,17 +182,10 @@ async function sftWarmUpModel(
  * Saves the policy for a server that takes LoRA adapters: each call writes a checkpoint (its `adapter/` in PEFT's
  * layout) under a temporary folder, keeping the two newest (the server may still sample from the previous one).
  */
-function adapterSnapshots(
-  train: TrainEngine,
-  recipe: Recipe,
-): { take: () => Promise<WeightSource>; remove: () => Promise<void> } {
-  if (!recipe.engine.lora)
-    throw new InvalidInputError(
-      "generator.weightSync: lora pushes LoRA adapters; set engine.lora to train them",
-      {
-        field: "generator.weightSync",
-      },
-    );
+function adapterSnapshots(train: TrainEngine): {
+  take: () => Promise<WeightSource>;
+  remove: () => Promise<void>;
+} {
   const kept: string[] = [];
   let root: string | undefined;
   let count = 0;
@@ -231,6 +224,13 @@ async function execute(
 ): Promise<RunResult> {
   const { factory, hooks, signal } = options;
   const t = recipe.trainer;
+  if (recipe.generator.url && recipe.generator.weightSync === "lora" && !recipe.engine.lora)
+    throw new InvalidInputError(
+      "generator.weightSync: lora pushes LoRA adapters; set engine.lora to train them",
+      {
+        field: "generator.weightSync",
+      },
+    );
   let modelDir = recipe.model.init
     ? await initialModel(recipe.model.init, dir, factory)
     : resolve(recipe.model.path);
@@ -331,9 +331,7 @@ async function execute(
   }
 
   const snapshots =
-    recipe.generator.url && recipe.generator.weightSync === "lora"
-      ? adapterSnapshots(train, recipe)
-      : undefined;
+    recipe.generator.url && recipe.generator.weightSync === "lora" ? adapterSnapshots(train) : undefined;
   /** The policy as the generator takes it: with LoRA pushed to a server, a saved checkpoint with its adapter/. */
   const policyWeights = snapshots ? snapshots.take : () => train.weights();
   let elapsed = checkpoint?.elapsedS ?? 0;

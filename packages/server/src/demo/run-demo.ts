@@ -45,7 +45,7 @@ async function checkAgentFits(baseModel: string, tasks: readonly Task[], maxToke
   const longest = longestAgentPrompt(await loadChatTokenizer(baseModel), tasks.slice(0, 256));
   if (typeof context === "number" && longest + maxTokens > context)
     throw new InvalidInputError(
-      `base model: ${baseModel}'s chat template renders the agent's prompt with its tools in up to ${longest} tokens, which with ${maxTokens} to answer exceeds its context of ${context}`,
+      `base model: ${baseModel}'s chat template renders the agent's prompt with its tools in ${longest} tokens (the longest of 256), which with ${maxTokens} to answer exceeds its context of ${context}`,
       { field: "baseModel" },
     );
 }

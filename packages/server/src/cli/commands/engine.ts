@@ -106,6 +106,11 @@ async function serveModel(args: ParsedArgs): Promise<number> {
     });
   const config = JSON.parse(await readFile(join(resolve(dir), "config.json"), "utf8"));
   const adapters = args.flags["enable-lora"] === true ? adapterPool(args, dir) : undefined;
+  if (adapters && args.flags["allow-weight-updates"] === true)
+    throw new InvalidInputError(
+      "--enable-lora: adapters sit on the checkpoint's own weights; leave out --allow-weight-updates with it",
+      { field: "enable-lora" },
+    );
   const server = await startEngineServer(engine, {
     modelId,
     tokenizer: await loadChatTokenizer(resolve(dir)),
