@@ -36,6 +36,7 @@ const COMMANDS: Record<string, string> = {
   rl: "npm run bench:rl",
   teaching: "npm run bench:teaching",
   torch: "npm run bench:torch",
+  remote: "npm run bench:remote",
   judges: "npm run bench:judges",
   "thread-contention": "npm run bench:contention",
   "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
@@ -400,6 +401,19 @@ const ROWS: Row[] = [
     },
     target: "within one standard error",
     whenMissing: "measured with `--outcome`",
+  },
+  // npm run bench:remote: rollouts on an inference server over HTTP
+  {
+    bench: "remote",
+    figure:
+      "Rollouts on a separate `arc engine serve` over HTTP against rollouts in process, the same short recipes from `toolcall-base`: semi-online DPO / async GRPO (mean of 3 seeds) held-out failure rate on 512 production tasks, in process vs over HTTP",
+    value: (f) => {
+      const n = (k: string) => numberAt(f, k);
+      const se = n("standard_error_grpo");
+      if (n("dpo_in_process_failure_rate") === undefined || se === undefined) return undefined;
+      return `${fmt(n("dpo_in_process_failure_rate")!, 3)} vs ${fmt(n("dpo_remote_failure_rate")!, 3)} / ${fmt(n("grpo_in_process_failure_rate")!, 3)} vs ${fmt(n("grpo_remote_failure_rate")!, 3)} (one standard error ${fmt(n("standard_error_dpo")!, 3)} / ${fmt(se, 3)})`;
+    },
+    target: "within one standard error",
   },
   // npm run bench:judges: the shipped judge
   {

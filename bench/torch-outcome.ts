@@ -5,13 +5,13 @@ import { join } from "node:path";
 import { generateToolcallTasks } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import { evaluate, loadRecipe, type RunResult, startRun } from "@arc/rl";
-import { engineFactory } from "@arc/rl/embedded";
+import { asyncRolloutSource, engineFactory } from "@arc/rl/embedded";
 
 /** Held-out production tasks no recipe trains or selects on. */
 const HELD_OUT = generateToolcallTasks({ split: "production", seed: 1000, count: 512 });
 
 /** The recipes' sizes: short versions of the shipped ones, on one thread each, rollouts in the trainer's thread. */
-const SFT = [
+export const SFT = [
   "data.split=production",
   "data.count=4096",
   "data.guidedFraction=0",
@@ -23,13 +23,13 @@ const SFT = [
   "trainer.minLearningRate=0.00001",
   "trainer.checkpointEvery=200",
 ];
-const DPO = [
+export const DPO = [
   "data.evalCount=0",
   "trainer.steps=30",
   "trainer.learningRate=0.00003",
   "trainer.checkpointEvery=30",
 ];
-const GRPO = [
+export const GRPO = [
   "data.evalCount=0",
   "trainer.steps=30",
   "trainer.asyncRollouts=false",
@@ -37,22 +37,27 @@ const GRPO = [
   "trainer.checkpointEvery=30",
 ];
 
-async function run(recipePath: string, overrides: string[], runsDir: string): Promise<string> {
+/** Runs a recipe with overrides in `runsDir`; the path of its last checkpoint. */
+export async function run(recipePath: string, overrides: string[], runsDir: string): Promise<string> {
   const recipe = await loadRecipe(recipePath, overrides);
-  const result: RunResult = await startRun(recipe, { runsDir, factory: engineFactory });
+  const result: RunResult = await startRun(recipe, {
+    runsDir,
+    factory: engineFactory,
+    asyncSource: asyncRolloutSource,
+  });
   if (result.status !== "completed" || !result.lastCheckpoint)
     throw new Error(`${recipePath} (${overrides.join(" ")}): ${result.status}`);
   return join(result.dir, result.lastCheckpoint);
 }
 
 /** Failure rate of a checkpoint on the held-out tasks, judged by the embedded engine. */
-async function failureRate(dir: string): Promise<number> {
+export async function failureRate(dir: string): Promise<number> {
   const engine = await EmbeddedInferenceEngine.load(dir, { maxBatchSize: 64 });
   return (await evaluate(engine, HELD_OUT, { maxTokens: 96 })).failureRate;
 }
 
 /** GRPO's sampling seeds: one run's outcome is mostly which tokens its sampler happened to draw. */
-const GRPO_SEEDS = [1, 2, 3];
+export const GRPO_SEEDS = [1, 2, 3];
 
 /** Held-out failure rates of SFT → DPO and of GRPO (the mean over its seeds, and each seed's) on `engine`. */
 export async function outcomeOn(engine: "embedded" | "torch", runsDir: string) {
