@@ -1,7 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type {
   GenerateOptions,
@@ -11,7 +9,7 @@ import type {
   ToolCallSyntax,
   WeightSource,
 } from "@arc/core";
-import { parseConfigJson, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import { withWeightsDirectory } from "../checkpoint/weights-directory.ts";
 import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 
 /** Where the server is and what it serves. */
@@ -249,18 +247,8 @@ export class RemoteInferenceEngine implements InferenceEngine {
   async setWeights(version: number, weights: WeightSource): Promise<void> {
     if (this.options.weightSync === "lora") {
       await this.loadAdapter(version, weights);
-    } else if (weights.kind === "checkpoint") {
-      await this.loadFromDisk(version, resolve(weights.dir));
     } else {
-      const dir = await mkdtemp(join(tmpdir(), "arc-remote-weights-"));
-      try {
-        const file = join(this.options.modelDir, "config.json");
-        const config = parseConfigJson(JSON.parse(await readFile(file, "utf8")), file);
-        await writeHfCheckpoint(dir, config, weights.tensors);
-        await this.loadFromDisk(version, dir);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      await withWeightsDirectory(weights, this.options.modelDir, (dir) => this.loadFromDisk(version, dir));
     }
     this.version = version;
   }

@@ -1,6 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type {
   GenerateOptions,
   GenRequest,
@@ -9,7 +7,7 @@ import type {
   ToolCallSyntax,
   WeightSource,
 } from "@arc/core";
-import { parseConfigJson, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
+import { withWeightsDirectory } from "../checkpoint/weights-directory.ts";
 import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { GenerationQueue, type WireRequest } from "./generation-queue.ts";
 import type { TorchEngineInfo, TorchEngineOptions } from "./torch-train-engine.ts";
@@ -82,19 +80,9 @@ export class TorchInferenceEngine implements InferenceEngine {
 
   /** Loads new weights: a checkpoint directory, or in-memory tensors written to a temporary one first. */
   async setWeights(version: number, weights: WeightSource): Promise<void> {
-    if (weights.kind === "checkpoint") {
-      await this.worker.call("setWeights", { version, dir: resolve(weights.dir) });
-    } else {
-      const dir = await mkdtemp(join(tmpdir(), "arc-torch-weights-"));
-      try {
-        const file = join(this.modelDir, "config.json");
-        const config = parseConfigJson(JSON.parse(await readFile(file, "utf8")), file);
-        await writeHfCheckpoint(dir, config, weights.tensors);
-        await this.worker.call("setWeights", { version, dir });
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
-    }
+    await withWeightsDirectory(weights, this.modelDir, (dir) =>
+      this.worker.call("setWeights", { version, dir }),
+    );
     this.version = version;
   }
 
