@@ -29,7 +29,7 @@ export {
   EmbeddedInferenceEngine,
   type InferenceEngineOptions,
 } from "./inference/embedded-inference-engine.ts";
-export { initWeights } from "./model/llama.ts";
+export { initWeights, mulberry32 } from "./model/llama.ts";
 export {
   configForSize,
   type LlamaConfig,

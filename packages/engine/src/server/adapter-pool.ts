@@ -82,39 +82,73 @@ function merged(base: Map<string, NamedTensor>, adapter: Adapter): Map<string, N
   return out;
 }
 
-/** An adapter's engine, counting the generations on it so that a dropped one is closed once they end. */
+/**
+ * An adapter's engine, counting the generations on it, so that one dropped from the pool is closed once they end. A
+ * generation that reaches it after that (its request was handed the engine just before the drop) makes it again, and
+ * it is closed again after.
+ */
 class HeldEngine implements InferenceEngine {
+  private inner: Promise<InferenceEngine> | null = null;
   private running = 0;
   private dropped = false;
+  private version = 0;
+  private syntax: InferenceEngine["toolCallSyntax"];
 
-  constructor(private readonly inner: InferenceEngine) {}
+  constructor(private readonly make: () => Promise<InferenceEngine>) {}
+
+  /** Makes the engine now, so that a fault in the adapter shows at once. */
+  async open(): Promise<this> {
+    const engine = await this.ensure();
+    this.version = engine.getVersion();
+    this.syntax = engine.toolCallSyntax;
+    return this;
+  }
 
   get toolCallSyntax() {
-    return this.inner.toolCallSyntax;
+    return this.syntax;
   }
 
   async generate(...args: Parameters<InferenceEngine["generate"]>) {
     this.running++;
     try {
-      return await this.inner.generate(...args);
+      return await (await this.ensure()).generate(...args);
     } finally {
       this.running--;
-      if (this.dropped && this.running === 0) await this.inner.close?.();
+      if (this.dropped && this.running === 0) await this.closeEngine();
     }
   }
 
   getVersion() {
-    return this.inner.getVersion();
+    return this.version;
   }
 
-  setWeights(...args: Parameters<InferenceEngine["setWeights"]>) {
-    return this.inner.setWeights(...args);
+  async setWeights(): Promise<void> {
+    throw new OpenAIError(400, "an adapter's weights are its own: load another adapter instead", {
+      type: "InvalidUserInput",
+    });
   }
 
   /** Out of the pool: closed now when idle, else when its last generation ends. */
   async drop(): Promise<void> {
     this.dropped = true;
-    if (this.running === 0) await this.inner.close?.();
+    if (this.running === 0) await this.closeEngine();
+  }
+
+  private ensure(): Promise<InferenceEngine> {
+    if (!this.inner) {
+      const making = this.make();
+      making.catch(() => {
+        if (this.inner === making) this.inner = null;
+      });
+      this.inner = making;
+    }
+    return this.inner;
+  }
+
+  private async closeEngine(): Promise<void> {
+    const inner = this.inner;
+    this.inner = null;
+    await (await inner?.catch(() => null))?.close?.();
   }
 }
 
@@ -192,12 +226,12 @@ export class AdapterPool {
     let engine = this.loaded.get(name);
     if (engine) this.loaded.delete(name);
     else {
-      this.loads++;
-      const loading = (async () => {
+      const loading = new HeldEngine(async () => {
+        this.loads++;
         const adapter = await readAdapter(path);
         if (!adapter) throw new OpenAIError(404, `Loading lora ${name} failed: No adapter found for ${path}`);
-        return new HeldEngine(await this.engineWith(merged(await this.base(), adapter)));
-      })();
+        return this.engineWith(merged(await this.base(), adapter));
+      }).open();
       loading.catch(() => {
         if (this.loaded.get(name) === loading) this.loaded.delete(name);
       });

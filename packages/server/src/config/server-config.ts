@@ -58,6 +58,14 @@ export const ServerConfig = z.object({
     .describe(
       "Most gateway traces waiting for the database; past it the oldest are dropped and counted (ARC_GATEWAY_TRACE_QUEUE).",
     ),
+  gatewayModelPoolSize: z
+    .number()
+    .int()
+    .positive()
+    .default(8)
+    .describe(
+      "Most checkpoints the gateway holds loaded in its process; past it the least recently used is let go (ARC_GATEWAY_MODEL_POOL_SIZE).",
+    ),
   upstreams: z
     .record(
       z
@@ -96,6 +104,7 @@ const envConfig: EnvConfigSpec<keyof ServerConfig> = {
     requestTimeoutMs: "ARC_REQUEST_TIMEOUT_MS",
     queryTimeoutMs: "ARC_DB_QUERY_TIMEOUT_MS",
     gatewayTraceQueue: "ARC_GATEWAY_TRACE_QUEUE",
+    gatewayModelPoolSize: "ARC_GATEWAY_MODEL_POOL_SIZE",
     upstreams: "ARC_UPSTREAMS",
     modelsDir: "ARC_MODELS_DIR",
   },
@@ -105,6 +114,7 @@ const envConfig: EnvConfigSpec<keyof ServerConfig> = {
     requestTimeoutMs: envNumber,
     queryTimeoutMs: envNumber,
     gatewayTraceQueue: envNumber,
+    gatewayModelPoolSize: envNumber,
     upstreams: (value, name) => {
       try {
         return JSON.parse(value);

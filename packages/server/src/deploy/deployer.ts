@@ -1,7 +1,7 @@
 import { ConflictError, decideCanaryStep } from "@arc/core";
 import type { RoutingTable } from "../gateway/routing-table.ts";
 import type { Database } from "../store/database.ts";
-import { listModelVersions } from "../store/model-registry.ts";
+import { listModelVersions, type ModelVersion } from "../store/model-registry.ts";
 import {
   activeDeployment,
   advanceCanary,
@@ -31,6 +31,11 @@ export interface DeployerDeps {
   verdicts: VerdictSource;
   /** The gateway's routing table in this process, told about every transition so it applies at once. */
   routing?: RoutingTable;
+  /**
+   * Makes a candidate ready to serve before its canary starts (loads its checkpoint, or its adapter on its upstream);
+   * when it throws, the canary does not start and the next tick tries again.
+   */
+  prepare?: (candidate: ModelVersion) => Promise<void>;
   /** Called with each transition the deployer makes (progress output, tests). */
   onTransition?: (event: DeploymentEvent) => void;
 }
@@ -48,7 +53,12 @@ export class Deployer {
   /** One pass over every tenant: start canaries that are due, then step the running ones. */
   async tick(): Promise<void> {
     const tenants = await this.deps.db.query<{ id: string }>("select id from tenants order by id");
-    for (const { id } of tenants) await this.tickTenant(id);
+    // one tenant's failure (an adapter its upstream refuses) does not hold back the others' deployments
+    const failures: unknown[] = [];
+    for (const { id } of tenants) await this.tickTenant(id).catch((error) => failures.push(error));
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1)
+      throw new AggregateError(failures, `${failures.length} tenants' deployments failed`);
   }
 
   /** One pass for one tenant. */
@@ -112,6 +122,7 @@ export class Deployer {
     if (!next) return;
     const [production] = await listModelVersions(this.deps.db, tenantId, ["promoted"]);
     if (!production) return;
+    await this.deps.prepare?.(next);
     try {
       const dep = await startCanary(this.deps.db, tenantId, {
         candidate: next.id,

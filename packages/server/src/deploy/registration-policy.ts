@@ -57,10 +57,14 @@ export function resolveArtifactDir(policy: RegistrationPolicy, tenantId: string,
   return path;
 }
 
-/** The stored upstream for an allowlisted upstream name and a model name on it. */
+/**
+ * The stored upstream for an allowlisted upstream name and a model name on it; with `adapter`, a LoRA adapter folder
+ * of the tenant's on that base model (its served name is set when the version is registered).
+ */
 export function resolveUpstream(
   policy: RegistrationPolicy,
-  asked: { name: string; model: string },
+  tenantId: string,
+  asked: { name: string; model: string; adapter?: string },
 ): UpstreamModel {
   const allowed = Object.hasOwn(policy.upstreams, asked.name) ? policy.upstreams[asked.name] : undefined;
   if (!allowed) {
@@ -75,5 +79,26 @@ export function resolveUpstream(
     baseUrl: allowed.baseUrl,
     model: asked.model,
     ...(allowed.apiKeyEnv ? { apiKeyEnv: allowed.apiKeyEnv } : {}),
+    ...(asked.adapter === undefined
+      ? {}
+      : { adapter: { base: asked.model, path: resolveAdapterDir(policy, tenantId, asked.adapter) } }),
   };
+}
+
+/** The absolute folder of a tenant's LoRA adapter, which must hold PEFT's `adapter_config.json`. */
+function resolveAdapterDir(policy: RegistrationPolicy, tenantId: string, asked: string): string {
+  let path: string;
+  try {
+    path = resolveArtifactDir(policy, tenantId, asked);
+  } catch (error) {
+    throw new InvalidInputError((error as Error).message.replace(/^artifactDir/, "upstream.adapter"), {
+      field: "upstream.adapter",
+    });
+  }
+  if (!existsSync(join(path, "adapter_config.json")))
+    throw new InvalidInputError(
+      `upstream.adapter: expected a LoRA adapter folder in PEFT's layout (adapter_config.json, adapter_model.safetensors), got "${asked}"`,
+      { field: "upstream.adapter" },
+    );
+  return path;
 }

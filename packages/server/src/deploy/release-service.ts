@@ -5,6 +5,7 @@ import type { TraceRecorderOptions } from "../gateway/trace-recorder.ts";
 import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
 import type { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
+import { getModelVersion } from "../store/model-registry.ts";
 import { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { PipelineEvalSets, StoredEvalSets } from "../validate/eval-set-source.ts";
 import type { JudgeOptions } from "../validate/judge-models.ts";
@@ -19,6 +20,8 @@ export interface ReleaseServiceOptions {
   db: Database;
   /** Model backends (default: ModelPool.fromEnv, which reads ARC_GATEWAY_FAULT_INJECTION). */
   pool?: ModelPool;
+  /** The default pool's bound on checkpoints loaded in this process. */
+  modelPoolSize?: number;
   /** Live verdicts on gateway traces (default: the failure pipeline's stored verdicts, the detectors inline after 5 s). */
   verdicts?: VerdictSource;
   /** The tenant's detectors for that inline fallback (default: the built-in ones; give the failure pipeline's, with its solution resolver). */
@@ -59,7 +62,15 @@ export interface ReleaseService {
 export function createReleaseService(options: ReleaseServiceOptions): ReleaseService {
   const { db } = options;
   const say = options.onEvent ?? (() => {});
-  const pool = options.pool ?? ModelPool.fromEnv();
+  const poolMetrics = options.metrics?.modelPool;
+  poolMetrics?.capacity.set({}, options.modelPoolSize ?? 8);
+  const pool =
+    options.pool ??
+    ModelPool.fromEnv(process.env, {
+      maxLoaded: options.modelPoolSize,
+      metrics: poolMetrics,
+      onError: (message) => say(`model pool: ${message}`),
+    });
   const evalSets = new StoredEvalSets(db);
   const teaching = new TeachingRuntime({ db, pool });
   const gateway = new ChatGateway({
@@ -72,10 +83,18 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     db,
     verdicts: options.verdicts ?? new StoredVerdicts(db, new InlineVerdicts(options.registryFor)),
     routing: gateway.routing,
+    // a canary's model is loaded (its adapter on its upstream) before traffic reaches it
+    prepare: async (version) => {
+      await pool.backend(version);
+    },
     onTransition: (e) => {
-      // a replaced model's weights are dropped once its last requests finish (they hold the backend)
-      if (e.action === "promote") pool.evict(e.controlId);
-      if (e.action === "rollback") pool.evict(e.candidateId);
+      // a replaced model is closed (its adapter unloaded) once its last requests finish
+      const left = e.action === "promote" ? e.controlId : e.action === "rollback" ? e.candidateId : null;
+      if (left)
+        getModelVersion(db, e.tenantId, left).then(
+          (version) => pool.retire(version),
+          (error) => say(`model pool: ${left} not retired: ${(error as Error).message}`),
+        );
       say(`deploy ${e.deploymentId}: ${e.action} — ${e.reason}`);
     },
   });

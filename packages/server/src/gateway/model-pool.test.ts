@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
+import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { ModelVersion } from "../store/model-registry.ts";
 import { FAULT_INJECTED_OUTPUT } from "./fault-injecting-engine.ts";
 import { ModelPool } from "./model-pool.ts";
@@ -59,5 +61,66 @@ describe("ModelPool fault injection", () => {
     assert.ok(
       ModelPool.fromEnv({ ARC_GATEWAY_FAULT_INJECTION: '{"ten_a/run_1/step-2": {"mode": "error"}}' }),
     );
+  });
+});
+
+describe("ModelPool bound", () => {
+  /** An engine per load, each counting its closes under its checkpoint folder. */
+  function countingLoader() {
+    const loads: string[] = [];
+    const closes: string[] = [];
+    const loadEngine = async (dir: string) => {
+      loads.push(dir);
+      const engine = new AnswerBookEngine(new Map(), dir);
+      return Object.assign(engine, { close: async () => void closes.push(dir) });
+    };
+    return { loads, closes, loadEngine };
+  }
+
+  it("holds at most maxLoaded checkpoints, closing the least recently used once its calls end", async () => {
+    const { loads, closes, loadEngine } = countingLoader();
+    const metrics = new ServerMetrics().modelPool;
+    const pool = new ModelPool({ loadEngine, maxLoaded: 2, metrics });
+    const [v1, v2, v3] = ["mv_01", "mv_02", "mv_03"].map((id) => version("ten_a", id, id));
+    assert.equal(await answer(pool, v1), "/m/mv_01");
+    await answer(pool, v2);
+    // a call on v1 whose answer is not read yet holds v1's engine
+    const unread = await (await pool.backend(v1)).chat({ messages: [{ role: "user", content: "q" }] });
+    await answer(pool, v2);
+    await answer(pool, v3); // v1 is now the least recently used: let go of, but its call has not ended
+    await nextTurn();
+    assert.deepEqual(closes, [], "an engine with a call in flight stays open");
+    assert.equal(((await unread.json()) as { choices: unknown[] }).choices.length, 1);
+    await nextTurn();
+    assert.deepEqual(closes, ["/m/mv_01"], "closed as its last call ends");
+    assert.equal(await answer(pool, v1), "/m/mv_01", "a call after that loads it again");
+    await nextTurn();
+    assert.deepEqual(closes, ["/m/mv_01", "/m/mv_02"]);
+    assert.deepEqual(loads, ["/m/mv_01", "/m/mv_02", "/m/mv_03", "/m/mv_01"]);
+    assert.deepEqual(pool.stats(), { loaded: 2, maxLoaded: 2, evictions: 2 });
+    assert.equal(metrics.loaded.value(), 2);
+    assert.equal(metrics.evictions.value(), 2);
+    assert.match(
+      metrics.loaded.render(),
+      /^# TYPE arc_gateway_models_loaded gauge\narc_gateway_models_loaded 2$/m,
+    );
+  });
+
+  it("closes a retired version after the drain, and again after a late call through its old handle", async () => {
+    const { loads, closes, loadEngine } = countingLoader();
+    const pool = new ModelPool({ loadEngine, retireDrainMs: 0 });
+    const v1 = version("ten_a", "mv_11", "old");
+    const handle = await pool.backend(v1);
+    pool.retire(v1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await nextTurn();
+    assert.deepEqual(closes, ["/m/mv_11"]);
+    assert.equal(pool.stats().loaded, 0);
+    const late = await handle.chat({ messages: [{ role: "user", content: "q" }] });
+    await late.text();
+    await nextTurn();
+    assert.deepEqual(loads, ["/m/mv_11", "/m/mv_11"]);
+    assert.deepEqual(closes, ["/m/mv_11", "/m/mv_11"], "retired: closed again after its late call");
+    assert.equal(pool.stats().loaded, 0, "a retired version does not count against the bound");
   });
 });

@@ -1,8 +1,11 @@
 import type { InferenceEngine } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
+import type { Counter, Gauge, Histogram } from "../metrics/metrics-registry.ts";
 import type { ModelVersion } from "../store/model-registry.ts";
 import { FaultInjectingEngine, FaultInjection } from "./fault-injecting-engine.ts";
 import { embeddedBackend, type ModelBackend, upstreamBackend } from "./model-backend.ts";
+import { type LoadedBackend, PooledBackend } from "./pooled-backend.ts";
+import { adapterBackend, isAdapterUpstream, loadAdapter, unloadAdapter } from "./upstream-adapter.ts";
 
 /** A fault injection key: a model version id, or a tenant id and a model name. */
 const faultKey = /^(mv_[0-9a-f]+|[^/]+\/.+)$/;
@@ -18,16 +21,48 @@ export interface ModelPoolOptions {
   env?: NodeJS.ProcessEnv;
   /** How a checkpoint directory becomes an engine (default: EmbeddedInferenceEngine.load). */
   loadEngine?: (artifactDir: string) => Promise<InferenceEngine>;
+  /** The most checkpoints held loaded in this process (default 8); the least recently used is let go first. */
+  maxLoaded?: number;
+  /**
+   * How long a version that left service (rolled back, or replaced by a promotion) keeps its backend before it is
+   * closed and its adapter unloaded from its upstream, in ms (default 10 s): other processes' routes still name it
+   * for up to a second, and their calls in flight finish. Calls in this process are waited for in any case.
+   */
+  retireDrainMs?: number;
+  /** Where the pool's size, evictions and adapter loads are counted (`/metrics`). */
+  metrics?: ModelPoolMetrics;
+  /** Reports a backend that could not be closed or an adapter that could not be unloaded. */
+  onError?: (message: string) => void;
+}
+
+/** The gauges and counters the pool keeps up to date. */
+export interface ModelPoolMetrics {
+  /** Checkpoints loaded in this process now. */
+  loaded: Gauge;
+  /** Checkpoints let go of to stay within the bound. */
+  evictions: Counter;
+  /** Seconds each adapter load on an upstream took. */
+  adapterLoads: Histogram;
 }
 
 /**
- * The backends of a process's model versions, made on first use and kept: an embedded checkpoint is loaded once
- * (it is the slow part) and shared by the gateway and the validator; an upstream model is a small HTTP client.
+ * The backends of a process's model versions, made on first use. An embedded checkpoint is loaded once (it is the
+ * slow part) and shared by the gateway, the teacher and the validator; at most `maxLoaded` stay loaded, the least
+ * recently used let go first (closed once its calls in flight end, and loaded again when asked for). An upstream
+ * model is a small HTTP client; an adapter version is loaded on its upstream before its first call.
  */
 export class ModelPool {
-  private readonly backends = new Map<string, Promise<ModelBackend>>();
+  private readonly handles = new Map<string, PooledBackend>();
+  /** Loaded in-process backends, least recently used first. */
+  private readonly loadedOrder = new Set<PooledBackend>();
+  private readonly maxLoaded: number;
+  private evicted = 0;
 
-  constructor(private readonly options: ModelPoolOptions = {}) {}
+  constructor(private readonly options: ModelPoolOptions = {}) {
+    this.maxLoaded = options.maxLoaded ?? 8;
+    if (!Number.isInteger(this.maxLoaded) || this.maxLoaded < 1)
+      throw new Error(`maxLoaded: expected a whole number of at least 1, got ${options.maxLoaded}`);
+  }
 
   /** A pool whose fault injection comes from ARC_GATEWAY_FAULT_INJECTION, when set. */
   static fromEnv(env: NodeJS.ProcessEnv = process.env, options: ModelPoolOptions = {}): ModelPool {
@@ -57,24 +92,92 @@ export class ModelPool {
     return new ModelPool({ ...options, env, faultInjection: faults });
   }
 
-  /** The backend of a model version (loading its checkpoint the first time). */
-  backend(version: ModelVersion): Promise<ModelBackend> {
-    let made = this.backends.get(version.id);
-    if (!made) {
-      made = this.make(version);
-      made.catch(() => this.backends.delete(version.id));
-      this.backends.set(version.id, made);
+  /** The backend of a model version, made (its checkpoint or adapter loaded) before it is handed out. */
+  async backend(version: ModelVersion): Promise<ModelBackend> {
+    const handle = this.handle(version);
+    await handle.warm();
+    return handle;
+  }
+
+  /**
+   * A version left service: after the drain, its backend is closed once idle (an adapter unloaded from its upstream,
+   * also when another process loaded it), and forgotten. A call that still reaches it makes it again and closes it
+   * after.
+   */
+  retire(version: ModelVersion): void {
+    const handle = this.handles.get(version.id);
+    const drainMs = this.options.retireDrainMs ?? 10_000;
+    if (!handle) {
+      const { upstream } = version;
+      if (isAdapterUpstream(upstream))
+        setTimeout(() => {
+          unloadAdapter(upstream, this.options.env ?? process.env).catch((error) =>
+            this.options.onError?.(`model ${version.name} (${version.id}): ${(error as Error).message}`),
+          );
+        }, drainMs).unref();
+      return;
     }
-    return made;
+    this.handles.delete(version.id);
+    this.loadedOrder.delete(handle);
+    this.updateGauge();
+    setTimeout(() => handle.retire(), drainMs).unref();
   }
 
-  /** Forgets a model version's backend (after it is retired), so its weights can be collected. */
-  evict(versionId: string): void {
-    this.backends.delete(versionId);
+  /** Checkpoints loaded in this process, the bound, and how many were let go of to keep it. */
+  stats(): { loaded: number; maxLoaded: number; evictions: number } {
+    return { loaded: this.loadedOrder.size, maxLoaded: this.maxLoaded, evictions: this.evicted };
   }
 
-  private async make(version: ModelVersion): Promise<ModelBackend> {
-    if (version.upstream) return upstreamBackend(version.upstream, this.options.env);
+  private handle(version: ModelVersion): PooledBackend {
+    let handle = this.handles.get(version.id);
+    if (!handle) {
+      const inProcess = !version.upstream;
+      handle = new PooledBackend(
+        version.id,
+        inProcess ? "embedded" : "upstream",
+        inProcess,
+        () => this.make(version),
+        {
+          used: (h) => this.used(h),
+          closeFailed: (_h, error) =>
+            this.options.onError?.(
+              `model ${version.name} (${version.id}): closing it failed: ${(error as Error).message}`,
+            ),
+        },
+      );
+      this.handles.set(version.id, handle);
+    }
+    return handle;
+  }
+
+  /** Marks `handle` most recently used, and lets go of the least recently used beyond the bound. */
+  private used(handle: PooledBackend): void {
+    if (this.handles.get(handle.versionId) !== handle) return; // retired: closed after each call, not kept
+    this.loadedOrder.delete(handle);
+    this.loadedOrder.add(handle);
+    while (this.loadedOrder.size > this.maxLoaded) {
+      const oldest = this.loadedOrder.values().next().value as PooledBackend;
+      this.loadedOrder.delete(oldest);
+      oldest.release();
+      this.evicted++;
+      this.options.metrics?.evictions.inc();
+    }
+    this.updateGauge();
+  }
+
+  private updateGauge(): void {
+    this.options.metrics?.loaded.set({}, this.loadedOrder.size);
+  }
+
+  private async make(version: ModelVersion): Promise<LoadedBackend> {
+    const env = this.options.env ?? process.env;
+    const { upstream } = version;
+    if (isAdapterUpstream(upstream)) {
+      const ms = await loadAdapter(upstream, env);
+      this.options.metrics?.adapterLoads.observe({}, ms / 1000);
+      return { backend: adapterBackend(upstream, env), close: () => unloadAdapter(upstream, env) };
+    }
+    if (upstream) return { backend: upstreamBackend(upstream, env), close: async () => {} };
     if (!version.artifactDir) throw new Error(`model ${version.name} has neither artifactDir nor upstream`);
     const engine = this.options.loadEngine
       ? await this.options.loadEngine(version.artifactDir)
@@ -85,10 +188,13 @@ export class ModelPool {
     // the engine takes chat messages only through its byte-level template, so its context bounds their bytes
     const contextTokens =
       engine instanceof EmbeddedInferenceEngine ? engine.config.max_position_embeddings : undefined;
-    return embeddedBackend(
-      fault ? new FaultInjectingEngine(engine, fault) : engine,
-      version.id,
-      contextTokens,
-    );
+    return {
+      backend: embeddedBackend(
+        fault ? new FaultInjectingEngine(engine, fault) : engine,
+        version.id,
+        contextTokens,
+      ),
+      close: async () => engine.close?.(),
+    };
   }
 }

@@ -34,6 +34,29 @@ export class Counter {
   }
 }
 
+/** A value that goes up and down, set as it changes. */
+export class Gauge {
+  private readonly series = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  /** Sets the series of `labels` to `value`. */
+  set(labels: Labels, value: number): void {
+    this.series.set(seriesKey(labels), value);
+  }
+  /** The current value of one series (0 when never set). */
+  value(labels: Labels = {}): number {
+    return this.series.get(seriesKey(labels)) ?? 0;
+  }
+  /** Every series in the Prometheus text format. */
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const [key, value] of this.series) lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
+    return lines.join("\n");
+  }
+}
+
 /** Observations in cumulative buckets (seconds), as Prometheus histograms are. */
 export class Histogram {
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
@@ -92,6 +115,25 @@ export class ServerMetrics {
     "arc_http_request_duration_seconds",
     "Time from request to response, by route and status.",
   );
+  /** The gateway's model pool: its size, what it let go of, and adapter loads on upstreams. */
+  readonly modelPool = {
+    loaded: new Gauge(
+      "arc_gateway_models_loaded",
+      "Checkpoints the gateway holds loaded in this process now.",
+    ),
+    capacity: new Gauge(
+      "arc_gateway_models_loaded_max",
+      "The most checkpoints the gateway holds loaded (ARC_GATEWAY_MODEL_POOL_SIZE).",
+    ),
+    evictions: new Counter(
+      "arc_gateway_model_evictions_total",
+      "Checkpoints let go of, least recently used first, to stay within the bound.",
+    ),
+    adapterLoads: new Histogram(
+      "arc_gateway_adapter_load_seconds",
+      "Time an upstream took to load a model version's LoRA adapter.",
+    ),
+  };
 
   /** The body of `GET /metrics`. */
   render(): string {
@@ -101,6 +143,10 @@ export class ServerMetrics {
       this.rejectedRequests,
       this.gatewayTraces,
       this.requestDuration,
+      this.modelPool.loaded,
+      this.modelPool.capacity,
+      this.modelPool.evictions,
+      this.modelPool.adapterLoads,
     ]
       .map((m) => m.render())
       .join("\n")}\n`;

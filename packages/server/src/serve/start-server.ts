@@ -65,6 +65,7 @@ export async function startServer(
     metrics,
     judgeUpstreams: config.upstreams,
     traceRecorder: { maxQueued: config.gatewayTraceQueue },
+    modelPoolSize: config.gatewayModelPoolSize,
     ...options.release,
   });
   const failures = await createFailureService({ db, judgeUpstreams: config.upstreams, ...options.failures });

@@ -22,10 +22,20 @@ export interface UpstreamModel {
   name?: string;
   /** Where OpenAI's client base URL would point, e.g. `http://vllm:8000/v1`. */
   baseUrl: string;
-  /** The model name to send upstream. */
+  /** The model name to send upstream; for an adapter, its served name (the model version's id). */
   model: string;
   /** Name of the environment variable holding the upstream's API key (the key itself is never stored). */
   apiKeyEnv?: string;
+  /**
+   * A LoRA adapter on a base model the upstream serves: the gateway loads it on the upstream (vLLM's
+   * `/v1/load_lora_adapter`) before the version takes traffic, and unloads it once the version leaves service.
+   */
+  adapter?: {
+    /** The base model the upstream serves, which the adapter was trained on. */
+    base: string;
+    /** The adapter's folder (PEFT layout) as the upstream sees it. */
+    path: string;
+  };
 }
 
 /** What a model version was made from: enough to trace it back to production traces. */
@@ -123,6 +133,8 @@ export async function registerModelVersion(
   }
   const id = `mv_${randomBytes(6).toString("hex")}`;
   const status = input.status ?? "candidate";
+  // an adapter is served under the version's id: unique across the tenants that share its upstream
+  const upstream = input.upstream?.adapter ? { ...input.upstream, model: id } : input.upstream;
   const rows = await conflictOnDuplicate(
     () =>
       db.query<Record<string, unknown>>(
@@ -135,7 +147,7 @@ export async function registerModelVersion(
           status,
           input.parentId ?? null,
           input.artifactDir ?? null,
-          input.upstream ? JSON.stringify(input.upstream) : null,
+          upstream ? JSON.stringify(upstream) : null,
           JSON.stringify(input.lineage ?? {}),
           JSON.stringify(input.metrics ?? {}),
         ],

@@ -10,7 +10,7 @@ import { printTable } from "../print-table.ts";
 const help = `arc models — a tenant's model versions: register, list, inspect, validate, approve
 
 Usage:
-  arc models register --name <name> (--artifact-dir <dir> | --upstream <name> --upstream-model <id>)
+  arc models register --name <name> (--artifact-dir <dir> | --upstream <name> --upstream-model <id> [--adapter <dir>])
                       [--parent <id|name>] [--status candidate|promoted] [--json]
                                            add a checkpoint or an upstream model; prints its id
   arc models ls [--status candidate,validated,...] [--json]
@@ -20,7 +20,8 @@ Usage:
 
 register: --artifact-dir is a checkpoint folder under <ARC_HOME>/artifacts/<tenant>/ (relative paths start there)
 or under ARC_MODELS_DIR; --upstream names a server the admin allowed (ARC_UPSTREAMS) and --upstream-model the model
-to ask it for. --status promoted is only for your first model (it serves production at once); later models are
+to ask it for; with --adapter, a LoRA adapter folder (PEFT layout) under <ARC_HOME>/artifacts/<tenant>/ trained on
+that model, which the gateway loads on the upstream before it serves it. --status promoted is only for your first model (it serves production at once); later models are
 candidates (the default) that validation and a canary promote.
 Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
 --home (ARC_HOME; default ./.arc)`;
@@ -36,6 +37,13 @@ function registerRequest(args: ParsedArgs): Record<string, unknown> {
   const artifactDir = stringFlag(args, "artifact-dir");
   const upstream = stringFlag(args, "upstream");
   const upstreamModel = stringFlag(args, "upstream-model");
+  const adapter = stringFlag(args, "adapter");
+  if (adapter !== undefined && upstream === undefined) {
+    throw new InvalidInputError(
+      "--adapter needs --upstream and --upstream-model: the server that loads it and the base it was trained on",
+      { field: "adapter" },
+    );
+  }
   if (artifactDir !== undefined && (upstream !== undefined || upstreamModel !== undefined)) {
     throw new InvalidInputError(
       "--artifact-dir and --upstream are exclusive: register either a checkpoint or an upstream model",
@@ -67,7 +75,11 @@ function registerRequest(args: ParsedArgs): Record<string, unknown> {
     ...(status === undefined ? {} : { status }),
     ...(parentId === undefined ? {} : { parentId }),
     ...(artifactDir === undefined ? {} : { artifactDir }),
-    ...(upstream === undefined ? {} : { upstream: { name: upstream, model: upstreamModel } }),
+    ...(upstream === undefined
+      ? {}
+      : {
+          upstream: { name: upstream, model: upstreamModel, ...(adapter === undefined ? {} : { adapter }) },
+        }),
   };
 }
 
@@ -110,6 +122,7 @@ export const modelsCommand: Command = {
     "artifact-dir": "string",
     upstream: "string",
     "upstream-model": "string",
+    adapter: "string",
     parent: "string",
     status: "string",
     json: "boolean",
@@ -167,7 +180,9 @@ export const modelsCommand: Command = {
       }
       const m = shown.model;
       console.log(`model ${m.name} (${m.id})  status=${m.status}  parent=${m.parentId ?? "-"}`);
-      console.log(`  source ${m.artifactDir ?? `${m.upstream?.baseUrl} model=${m.upstream?.model}`}`);
+      const adapter = m.upstream?.adapter;
+      const served = adapter ? `base=${adapter.base} adapter=${adapter.path}` : `model=${m.upstream?.model}`;
+      console.log(`  source ${m.artifactDir ?? `${m.upstream?.baseUrl} ${served}`}`);
       console.log(`  lineage ${JSON.stringify(m.lineage)}`);
       for (const v of shown.validations) {
         console.log(

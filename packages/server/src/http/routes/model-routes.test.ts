@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -124,6 +124,40 @@ for (const target of databasesUnderTest()) {
       assert.equal(upstream.seen.at(-1)?.authorization, `Bearer ${upstreamKey}`);
       assert.ok(!JSON.stringify(upstream.seen).includes(adminKey));
       assert.deepEqual(attacker.seen, []);
+    });
+
+    it("takes an adapter only from the tenant's own artifact folder, in PEFT's layout, and names the field", async () => {
+      const outside = await register(acme, {
+        name: "adapter-outside",
+        upstream: { name: "vllm", model: "base", adapter: "../other-tenant/adapter" },
+      });
+      assert.equal(outside.status, 400);
+      assert.match(outside.body.error.message, /^upstream\.adapter: expected a folder under /);
+      const notPeft = await register(acme, {
+        name: "adapter-empty",
+        upstream: { name: "vllm", model: "base", adapter: "no-such-adapter" },
+      });
+      assert.equal(notPeft.status, 400);
+      assert.match(
+        notPeft.body.error.message,
+        /upstream\.adapter: expected a LoRA adapter folder in PEFT's layout/,
+      );
+      const dir = join(home, "artifacts", acme.tenantId, "adapter-1");
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, "adapter_config.json"), "{}");
+      const made = await register(acme, {
+        name: "adapter-1",
+        upstream: { name: "vllm", model: "base", adapter: "adapter-1" },
+      });
+      assert.equal(made.status, 201);
+      const id = (made.body as unknown as { id: string }).id;
+      assert.deepEqual((made.body as unknown as { upstream: unknown }).upstream, {
+        name: "vllm",
+        baseUrl: upstream.url,
+        model: id,
+        apiKeyEnv: "VLLM_KEY",
+        adapter: { base: "base", path: dir },
+      });
     });
 
     it("lets only a tenant's first model be registered as promoted; later ones must be candidates", async () => {

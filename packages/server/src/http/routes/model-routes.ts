@@ -47,7 +47,17 @@ const Register = z
     upstream: z
       .object({
         name: z.string().min(1).describe("an upstream the admin allowed (ARC_UPSTREAMS)"),
-        model: z.string().min(1),
+        model: z
+          .string()
+          .min(1)
+          .describe("the model it serves; with adapter, the base the adapter was trained on"),
+        adapter: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "a LoRA adapter folder (PEFT layout) under <home>/artifacts/<tenantId>/, loaded on the upstream, which must see the same path",
+          ),
       })
       .strict()
       .optional(),
@@ -150,7 +160,7 @@ export function modelRoutes(
     const { upstream, artifactDir, parentId, ...rest } = parsed.data;
     const resolvedArtifactDir =
       artifactDir === undefined ? undefined : resolveArtifactDir(deps.registration, tenantId, artifactDir);
-    const resolvedUpstream = upstream && resolveUpstream(deps.registration, upstream);
+    const resolvedUpstream = upstream && resolveUpstream(deps.registration, tenantId, upstream);
     // The "no model yet" check and the insert share one transaction under the tenant's registration lock, so two
     // concurrent first registrations cannot both be promoted.
     const model = await deps.db.transaction(async (tx) => {
