@@ -4,39 +4,20 @@
 // one shared SFT checkpoint, and asynchronous decoupled GRPO with three sampling seeds; every final checkpoint judged
 // greedily by the embedded engine on 512 held-out production tasks (seed 1000). About 12 minutes on 2 cores.
 // Usage: npm run bench:remote
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { arcEngineServe } from "./arc-engine-serve.ts";
 import { writeBenchResults } from "./results-file.ts";
 import { DPO, failureRate, GRPO, GRPO_SEEDS, run, SFT, standardError } from "./torch-outcome.ts";
 
 const MODEL = resolve("models/toolcall-base");
 
-/** `arc engine serve` in a child process, and its base URL once it listens. */
-async function serve(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ["bin/arc.mjs", "engine", "serve", "--model", MODEL, "--allow-weight-updates", "--port", "0"],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const url = await new Promise<string>((done, fail) => {
-    let seen = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      seen += d;
-      const m = seen.match(/at (http:\/\/\S+\/v1)/);
-      if (m) done(m[1]);
-    });
-    child.on("exit", (code) => fail(new Error(`arc engine serve exited with ${code}: ${seen}`)));
-  });
-  return { child, url };
-}
-
 const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
 const runsDir = await mkdtemp(join(tmpdir(), "arc-remote-outcome-"));
-const server = await serve();
+const server = await arcEngineServe(["--model", MODEL, "--allow-weight-updates"]);
 const began = performance.now();
 try {
   const sft = await run("recipes/toolcall-sft.yaml", SFT, runsDir);

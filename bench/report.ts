@@ -37,6 +37,7 @@ const COMMANDS: Record<string, string> = {
   teaching: "npm run bench:teaching",
   torch: "npm run bench:torch",
   remote: "npm run bench:remote",
+  serving: "npm run bench:serving",
   judges: "npm run bench:judges",
   "thread-contention": "npm run bench:contention",
   "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
@@ -414,6 +415,17 @@ const ROWS: Row[] = [
       return `${fmt(n("dpo_in_process_failure_rate")!, 3)} vs ${fmt(n("dpo_remote_failure_rate")!, 3)} / ${fmt(n("grpo_in_process_failure_rate")!, 3)} vs ${fmt(n("grpo_remote_failure_rate")!, 3)} (one standard error ${fmt(n("standard_error_dpo")!, 3)} / ${fmt(se, 3)})`;
     },
     target: "within one standard error",
+  },
+  // npm run bench:serving: tenants' adapters on one shared base behind the gateway
+  {
+    bench: "serving",
+    figure:
+      "32 tenants' LoRA adapters of `toolcall-base` on one `arc engine serve --enable-lora` behind the gateway, mixed traffic (Zipf over tenants, a third streamed, 8-32 tokens): p50 / p99 latency, requests/s, mean adapter load",
+    value: (f) => {
+      const n = (k: string) => numberAt(f, k);
+      if (n("p50_ms") === undefined) return undefined;
+      return `${fmt(n("p50_ms")!, 0)} ms / ${fmt(n("p99_ms")!, 0)} ms, ${fmt(n("requests_per_s")!, 1)} requests/s, ${fmt(n("adapter_load_ms")!, 0)} ms per load; ${String(f.adapters_served)} adapters served, ${String(f.failed_requests)} of ${String(f.requests)} calls failed (${String(f.concurrency)} in flight, ${String(f.max_loras)} adapters held merged)`;
+    },
   },
   // npm run bench:judges: the shipped judge
   {

@@ -77,6 +77,11 @@ export class Histogram {
     s.sum += value;
     s.count++;
   }
+  /** How many values one series observed, and their sum (zeros when none). */
+  totals(labels: Labels = {}): { count: number; sum: number } {
+    const s = this.series.get(seriesKey(labels));
+    return { count: s?.count ?? 0, sum: s?.sum ?? 0 };
+  }
   /** Every series in the Prometheus text format (`_bucket`, `_sum`, `_count`). */
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
