@@ -66,6 +66,49 @@ describe("the remote inference engine, on an inference server over HTTP", () => 
     assert.ok(r.outputVersions.length > 0 && r.outputVersions.every((v) => v === 5));
   });
 
+  it("samples through SGLang's /generate alike, and updates its weights between a pause and a continue", async () => {
+    const sglang = await RemoteInferenceEngine.connect({
+      url: server.baseURL,
+      model: "toolcall-base",
+      modelDir: MODEL,
+      version: 6,
+      api: "sglang",
+    });
+    const local = await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: 16 });
+    const [got, want] = [await sglang.generate(requests(2)), await local.generate(requests(2))];
+    assert.equal(got.length, 4);
+    got.forEach((r, i) => {
+      assert.deepEqual(
+        [r.requestId, r.sampleIndex, r.outputTokens, r.text, r.finishReason],
+        [want[i].requestId, want[i].sampleIndex, want[i].outputTokens, want[i].text, want[i].finishReason],
+      );
+      r.outputLogprobs.forEach((x, j) => {
+        assert.ok(Math.abs(x - want[i].outputLogprobs[j]) < 1e-6);
+      });
+      assert.ok(
+        r.outputVersions.every((v) => v === 6),
+        "the server's version of each token",
+      );
+    });
+    // a request in flight over the update: paused in place, it goes on afterwards with the new weights
+    const long = sglang.generate([{ ...requests(1)[0], n: 1, maxTokens: 400, ignoreEos: true }]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sglang.setWeights(7, { kind: "checkpoint", dir: MODEL });
+    const [spanning] = await long;
+    assert.equal(spanning.outputTokens.length, 400);
+    assert.equal(spanning.outputVersions[0], 6);
+    assert.equal(spanning.outputVersions.at(-1), 7);
+    await assert.rejects(
+      RemoteInferenceEngine.connect({
+        url: server.baseURL,
+        modelDir: MODEL,
+        api: "sglang",
+        weightSync: "lora",
+      }),
+      /generator.api sglang takes weightSync disk/,
+    );
+  });
+
   it("ends aborted requests with finishReason abort", async () => {
     const controller = new AbortController();
     controller.abort();

@@ -31,6 +31,26 @@ export interface RemoteEngineOptions {
    * as `<model>-v<version>` and samples from it by that name, keeping the previous adapter until the next one loads.
    */
   weightSync?: "disk" | "lora";
+  /**
+   * The sampling route: `completions` (default), vLLM's OpenAI `/v1/completions` with token ids; or `sglang`,
+   * SGLang's native `/generate` (`input_ids`, `return_logprob`), whose weight updates are wrapped in
+   * `/pause_generation` (`in_place`) and `/continue_generation`. `sglang` takes `weightSync: disk` only.
+   */
+  api?: "completions" | "sglang";
+}
+
+/** One sample of SGLang's `/generate` answer, the fields read here. */
+interface SglangSample {
+  text: string;
+  output_ids: number[];
+  meta_info: {
+    finish_reason: { type: string } | null;
+    weight_version?: string | null;
+    /** Arc's extension (`arc engine serve`): the weight version of each output token. */
+    output_token_weight_versions?: number[];
+    output_token_logprobs?: [number, number, string | null][];
+    output_top_logprobs?: ([number, number, string | null][] | null)[];
+  };
 }
 
 /** One choice of vLLM's `/v1/completions` answer, the fields read here. */
@@ -84,6 +104,10 @@ export class RemoteInferenceEngine implements InferenceEngine {
 
   /** Checks the server is up, and loads the starting checkpoint's weights on it. */
   static async connect(options: RemoteEngineOptions): Promise<RemoteInferenceEngine> {
+    if (options.api === "sglang" && options.weightSync === "lora")
+      throw new Error(
+        "generator.api sglang takes weightSync disk: LoRA adapters are pushed through vLLM's /v1/load_lora_adapter (api completions)",
+      );
     const engine = new RemoteInferenceEngine(options, await loadChatTokenizer(options.modelDir));
     const health = await engine.request("GET", "/health").catch((error: Error) => {
       throw new Error(`${options.url}: no inference server answers there (${error.message})`);
@@ -163,6 +187,25 @@ export class RemoteInferenceEngine implements InferenceEngine {
         outputVersions: [],
         finishReason: "abort" as const,
       }));
+    const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
+    try {
+      return this.options.api === "sglang"
+        ? await this.sampleSglang(r, promptTokens, sentAt, signal)
+        : await this.sampleCompletions(r, promptTokens, sentAt, signal);
+    } catch (error) {
+      if (signals.some((s) => s.aborted)) return aborted();
+      throw error;
+    }
+  }
+
+  /** Samples through vLLM's `/v1/completions`, token ids in and out. */
+  private async sampleCompletions(
+    r: GenRequest,
+    promptTokens: number[],
+    sentAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<GenResult[]> {
+    const n = r.n ?? 1;
     let res: Response;
     try {
       res = await this.request(
@@ -184,10 +227,10 @@ export class RemoteInferenceEngine implements InferenceEngine {
           return_token_ids: true,
           return_weight_versions: true,
         },
-        signals.length > 0 ? AbortSignal.any(signals) : undefined,
+        signal,
       );
     } catch (error) {
-      if (signals.some((s) => s.aborted)) return aborted();
+      if (signal?.aborted) throw error;
       throw new Error(`${this.root}/v1/completions: ${(error as Error).message}`);
     }
     const answer = (await res.json().catch(() => ({}))) as {
@@ -226,6 +269,86 @@ export class RemoteInferenceEngine implements InferenceEngine {
               topLogprobs: (logprobs.top_logprobs ?? []).map((top) =>
                 Object.entries(top ?? {})
                   .map(([label, logprob]) => ({ token: tokenId(label), logprob }))
+                  .sort((a, b) => b.logprob - a.logprob)
+                  .slice(0, k),
+              ),
+            }
+          : {}),
+      };
+    });
+  }
+
+  /** Samples through SGLang's `/generate`: `input_ids` in, `output_ids` and `output_token_logprobs` out. */
+  private async sampleSglang(
+    r: GenRequest,
+    promptTokens: number[],
+    sentAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<GenResult[]> {
+    const n = r.n ?? 1;
+    const k = r.topLogprobs ?? 0;
+    let res: Response;
+    try {
+      res = await this.request(
+        "POST",
+        "/generate",
+        {
+          input_ids: promptTokens,
+          sampling_params: {
+            n,
+            max_new_tokens: r.maxTokens ?? 64,
+            temperature: r.temperature ?? 1,
+            top_p: r.topP ?? 1,
+            ...(r.topK ? { top_k: r.topK } : {}),
+            ...(r.seed === undefined ? {} : { sampling_seed: r.seed }),
+            ...(r.stop?.length ? { stop: r.stop } : {}),
+            ignore_eos: r.ignoreEos ?? false,
+          },
+          return_logprob: true,
+          ...(k > 0 ? { top_logprobs_num: k } : {}),
+        },
+        signal,
+      );
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new Error(`${this.root}/generate: ${(error as Error).message}`);
+    }
+    const answer = (await res.json().catch(() => null)) as
+      | SglangSample
+      | SglangSample[]
+      | { error?: { message?: string } | string; message?: string }
+      | null;
+    if (!res.ok) {
+      const e = answer as { error?: { message?: string } | string; message?: string } | null;
+      const message =
+        typeof e?.error === "string" ? e.error : (e?.error?.message ?? e?.message ?? res.statusText);
+      throw new Error(`${this.root}/generate: ${res.status} ${message}`);
+    }
+    const samples = Array.isArray(answer) ? answer : [answer as SglangSample];
+    if (samples.length !== n)
+      throw new Error(`${this.root}/generate: expected ${n} samples, got ${samples.length}`);
+    return samples.map((sample, sampleIndex) => {
+      const logprobs = sample.meta_info?.output_token_logprobs;
+      if (!logprobs)
+        throw new Error(`${this.root}/generate: sample ${sampleIndex} has no output_token_logprobs`);
+      const outputTokens = sample.output_ids;
+      const finish = sample.meta_info.finish_reason?.type;
+      return {
+        requestId: r.id,
+        sampleIndex,
+        text: sample.text,
+        promptTokens,
+        outputTokens,
+        outputLogprobs: logprobs.map(([logprob]) => logprob ?? Number.NEGATIVE_INFINITY),
+        // without Arc's per-token versions, every token counts as sampled by the version the request was sent to:
+        // a request a weight update overtook then counts as staler than it is, never fresher
+        outputVersions: sample.meta_info.output_token_weight_versions ?? outputTokens.map(() => sentAt),
+        finishReason: finish === "length" ? "length" : finish === "abort" ? "abort" : "stop",
+        ...(k > 0
+          ? {
+              topLogprobs: (sample.meta_info.output_top_logprobs ?? []).map((top) =>
+                (top ?? [])
+                  .map(([logprob, token]) => ({ token, logprob }))
                   .sort((a, b) => b.logprob - a.logprob)
                   .slice(0, k),
               ),
@@ -281,14 +404,31 @@ export class RemoteInferenceEngine implements InferenceEngine {
   }
 
   private async loadFromDisk(version: number, dir: string): Promise<void> {
-    const res = await this.request("POST", "/update_weights_from_disk", {
-      model_path: dir,
-      weight_version: String(version),
-    });
+    // SGLang updates at once while paused in place: requests in flight wait, then go on with the new weights
+    const paused = this.options.api === "sglang";
+    if (paused) await this.control("/pause_generation", { mode: "in_place" });
+    let res: Response;
+    try {
+      res = await this.request("POST", "/update_weights_from_disk", {
+        model_path: dir,
+        weight_version: String(version),
+      });
+    } finally {
+      if (paused) await this.control("/continue_generation", {});
+    }
     const answer = (await res.json().catch(() => ({}))) as { success?: boolean; message?: string };
     if (!res.ok || answer.success !== true)
       throw new Error(
         `${this.root}/update_weights_from_disk (${dir}): ${res.status} ${answer.message ?? res.statusText}${res.status === 404 ? " (start arc engine serve with --allow-weight-updates)" : ""}`,
+      );
+  }
+
+  /** Posts to one of SGLang's control routes, failing with what the server answered. */
+  private async control(path: string, body: object): Promise<void> {
+    const res = await this.request("POST", path, body);
+    if (!res.ok)
+      throw new Error(
+        `${this.root}${path}: ${res.status} ${await res.text()}${res.status === 404 ? " (start arc engine serve with --allow-weight-updates)" : ""}`,
       );
   }
 

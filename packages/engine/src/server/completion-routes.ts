@@ -2,7 +2,8 @@
  * The routes RL trainers use on vLLM and SGLang servers, so `arc engine serve` stands in for either:
  * `POST /v1/completions` with token-id prompts, per-token log-probs and token ids (vLLM's
  * `return_tokens_as_token_ids` / `return_token_ids`), `POST /tokenize`, `GET /health`, and SGLang's
- * `POST /update_weights_from_disk` when weight updates are allowed.
+ * `POST /update_weights_from_disk` when weight updates are allowed. SGLang's `/generate` and pause are in
+ * `sglang-routes.ts`.
  */
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
@@ -12,6 +13,7 @@ import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { invalid, optionalBoolean, optionalInteger, optionalNumber } from "./chat-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { OpenAIError } from "./openai-error.ts";
+import type { PauseGate } from "./pause-gate.ts";
 
 /** What the completion routes need from the server they are mounted on. */
 export interface CompletionRoutesOptions {
@@ -23,6 +25,8 @@ export interface CompletionRoutesOptions {
   admit: () => () => void;
   /** The engine that answers a `model` name (the served model's or an adapter's); 404 for any other. */
   engineFor: (model: string) => Promise<InferenceEngine>;
+  /** SGLang's pause: completions wait while generation is paused. */
+  gate: PauseGate;
 }
 
 /** The most prompts one `/v1/completions` request may carry. */
@@ -170,6 +174,7 @@ export function addCompletionRoutes(
     const abort = new AbortController();
     if (c.req.raw.signal.aborted) abort.abort();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
+    const leave = await options.gate.enter(abort);
     try {
       const results = await target.generate(
         req.prompts.map((p, i) => ({
@@ -204,6 +209,7 @@ export function addCompletionRoutes(
         },
       });
     } finally {
+      leave();
       release();
     }
   });

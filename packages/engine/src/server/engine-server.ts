@@ -10,6 +10,8 @@ import { addCompletionRoutes } from "./completion-routes.ts";
 import { readJsonBody } from "./json-body.ts";
 import { modelNotFound, OpenAIError } from "./openai-error.ts";
 import { finishReason, type OutputPlan, openAiToolCalls, planOutput, toolCallId } from "./output-plan.ts";
+import { PauseGate } from "./pause-gate.ts";
+import { addSglangRoutes } from "./sglang-routes.ts";
 import type { ParsedCall } from "./tool-calls/tool-call-format.ts";
 
 /** Options of the OpenAI-compatible server. */
@@ -172,7 +174,9 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     return streamCompletion(target, { id, created, req, plan }, generation, abort, release);
   });
 
-  addCompletionRoutes(app, engine, { ...options, maxBodyBytes, admit, engineFor });
+  const gate = new PauseGate();
+  addCompletionRoutes(app, engine, { ...options, maxBodyBytes, admit, engineFor, gate });
+  addSglangRoutes(app, engine, { ...options, maxBodyBytes, admit, gate });
   return app;
 }
 

@@ -128,6 +128,12 @@ export const GeneratorBlock = z
       .describe(
         "How each new policy reaches the server: `disk`, whole weights through SGLang's /update_weights_from_disk; `lora`, the run's LoRA adapters (engine.lora) through vLLM's /v1/load_lora_adapter, sampled by adapter name (the server serves the run's starting model).",
       ),
+    api: z
+      .enum(["completions", "sglang"])
+      .default("completions")
+      .describe(
+        "How rollouts are sampled: `completions`, vLLM's OpenAI /v1/completions with token ids; `sglang`, SGLang's native /generate, with each weight update between /pause_generation (in_place) and /continue_generation (weightSync disk only).",
+      ),
   })
   .strict()
   .default({})

@@ -1,7 +1,7 @@
 /**
  * Runs whose rollouts are sampled by an inference server in another process (`arc engine serve
- * --allow-weight-updates`, standing in for vLLM or SGLang): token ids and log-probs over `/v1/completions`, and the
- * policy pushed to the server as checkpoint directories.
+ * --allow-weight-updates`, standing in for vLLM or SGLang): token ids and log-probs over vLLM's `/v1/completions` or
+ * SGLang's `/generate`, and the policy pushed to the server as checkpoint directories or LoRA adapters.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -96,17 +96,18 @@ describe("runs sampling on an inference server over HTTP", () => {
     assert.ok((await servedVersion(server.url)) >= 8);
   });
 
-  it("trains decoupled GRPO on asynchronous rollouts from the server, none staler than maxStaleness", async () => {
-    const result = await startRun(
-      recipe({
-        algorithm: "grpo",
-        learningRate: 2e-2,
-        asyncRollouts: true,
-        maxStaleness: 1,
-        decoupled: true,
-      }),
-      { runsDir: join(root, "runs"), factory: engineFactory },
-    );
+  it("trains decoupled GRPO on asynchronous rollouts from SGLang's /generate, none staler than maxStaleness", async () => {
+    const grpo = recipe({
+      algorithm: "grpo",
+      learningRate: 2e-2,
+      asyncRollouts: true,
+      maxStaleness: 1,
+      decoupled: true,
+    });
+    const result = await startRun(parseRecipe({ ...grpo, generator: { url: server.url, api: "sglang" } }), {
+      runsDir: join(root, "runs"),
+      factory: engineFactory,
+    });
     assert.equal(result.status, "completed");
     const steps = result.records.filter((r) => r.step > 0);
     assert.equal(steps.length, 10);
@@ -166,6 +167,15 @@ describe("runs sampling on an inference server over HTTP", () => {
     await assert.rejects(
       startRun(whole, { runsDir: join(root, "runs"), factory: engineFactory }),
       /generator.weightSync: lora pushes LoRA adapters; set engine.lora to train them/,
+    );
+    const sglangLora = parseRecipe({
+      ...recipe({ algorithm: "grpo", steps: 2 }),
+      engine: { lora: { rank: 4, alpha: 8 } },
+      generator: { url: loraServer.url, weightSync: "lora", api: "sglang" },
+    });
+    await assert.rejects(
+      startRun(sglangLora, { runsDir: join(root, "runs"), factory: engineFactory }),
+      /generator.api: sglang takes weightSync disk/,
     );
   });
 });

@@ -224,6 +224,11 @@ async function execute(
 ): Promise<RunResult> {
   const { factory, hooks, signal } = options;
   const t = recipe.trainer;
+  if (recipe.generator.api === "sglang" && recipe.generator.weightSync === "lora")
+    throw new InvalidInputError(
+      "generator.api: sglang takes weightSync disk; LoRA adapters are pushed through vLLM's /v1/load_lora_adapter (api completions)",
+      { field: "generator.api" },
+    );
   if (recipe.generator.url && recipe.generator.weightSync === "lora" && !recipe.engine.lora)
     throw new InvalidInputError(
       "generator.weightSync: lora pushes LoRA adapters; set engine.lora to train them",

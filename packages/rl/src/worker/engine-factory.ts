@@ -37,6 +37,7 @@ function remoteEngine(modelDir: string, version: number, server: NonNullable<Eng
     modelDir,
     version,
     weightSync: server.weightSync,
+    api: server.api,
   });
 }
 

@@ -34,8 +34,10 @@ Usage:
       --engine torch samples with the PyTorch worker (any Hugging Face causal LM; --device and --dtype pick where
       and in what type its weights sit), batching the requests that arrive while it generates.
       For RL trainers it also speaks vLLM's POST /v1/completions (token-id prompts, logprobs,
-      return_tokens_as_token_ids, return_token_ids), POST /tokenize and GET /health; with
-      --allow-weight-updates, SGLang's POST /update_weights_from_disk loads a checkpoint path it is sent.
+      return_tokens_as_token_ids, return_token_ids), SGLang's POST /generate (input_ids, sampling_params,
+      return_logprob), POST /tokenize and GET /health; with --allow-weight-updates, SGLang's
+      POST /update_weights_from_disk loads a checkpoint path it is sent, and /pause_generation and
+      /continue_generation hold new rollout requests while paused.
       With --enable-lora (embedded engine), vLLM's POST /v1/load_lora_adapter and /v1/unload_lora_adapter register
       PEFT LoRA adapters of the served model by name, and requests sample from one as model: <name>; at most
       --max-loras of them are held merged in memory at once, the least recently used dropped first.
