@@ -10,10 +10,11 @@ import { resolve } from "node:path";
 import type { GenRequest, GenResult, InferenceEngine } from "@arc/core";
 import type { Hono } from "hono";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
-import { invalid, optionalBoolean, optionalInteger, optionalNumber } from "./chat-request.ts";
+import { invalid, optionalBoolean, optionalInteger } from "./chat-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { OpenAIError } from "./openai-error.ts";
 import type { PauseGate } from "./pause-gate.ts";
+import { samplingFields } from "./sampling-fields.ts";
 
 /** What the completion routes need from the server they are mounted on. */
 export interface CompletionRoutesOptions {
@@ -83,28 +84,12 @@ function parseCompletionRequest(raw: unknown, tokenizer: ChatTokenizer | undefin
   if (body.stream === true)
     throw invalid("stream", "this server answers /v1/completions whole; stream with /v1/chat/completions");
   if (body.echo === true) throw invalid("echo", "echoing the prompt is not supported");
-  const stop = body.stop;
-  if (
-    stop !== undefined &&
-    stop !== null &&
-    typeof stop !== "string" &&
-    !(Array.isArray(stop) && stop.every((s) => typeof s === "string"))
-  )
-    throw invalid("stop", "expected a string or a list of strings");
-  const topK = optionalInteger(body, "top_k", -1, 1_000_000);
   const logprobs = optionalInteger(body, "logprobs", 0, 20);
   return {
     model: body.model,
     prompts: promptTokens(body, tokenizer),
     generation: {
-      n: optionalInteger(body, "n", 1, 128) ?? 1,
-      maxTokens: optionalInteger(body, "max_tokens", 1, 1_000_000) ?? 16,
-      temperature: optionalNumber(body, "temperature", 0, 100) ?? 1,
-      topP: optionalNumber(body, "top_p", Number.MIN_VALUE, 1) ?? 1,
-      topK: topK === undefined || topK < 0 ? 0 : topK,
-      seed: optionalInteger(body, "seed", Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
-      stop: typeof stop === "string" ? [stop] : ((stop as string[] | null | undefined) ?? undefined),
-      ignoreEos: optionalBoolean(body, "ignore_eos") ?? false,
+      ...samplingFields(body, { maxTokens: "max_tokens", seed: "seed", defaultMaxTokens: 16 }),
       topLogprobs: logprobs ?? 0,
     },
     logprobs,

@@ -7,10 +7,11 @@ import { randomUUID } from "node:crypto";
 import type { GenRequest, GenResult, InferenceEngine } from "@arc/core";
 import type { Hono } from "hono";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
-import { invalid, optionalBoolean, optionalInteger, optionalNumber } from "./chat-request.ts";
+import { invalid, optionalBoolean, optionalInteger } from "./chat-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { OpenAIError } from "./openai-error.ts";
 import type { PauseGate, PauseMode } from "./pause-gate.ts";
+import { samplingFields } from "./sampling-fields.ts";
 
 /** What the SGLang routes need from the server they are mounted on. */
 export interface SglangRoutesOptions {
@@ -65,24 +66,8 @@ function samplingParams(raw: unknown, topLogprobs: number): Omit<GenRequest, "pr
   for (const [key, value] of Object.entries(params))
     if (!known.has(key) && value !== null && value !== undefined)
       throw invalid(key, `this server does not support it (it supports ${[...known].join(", ")})`);
-  const stop = params.stop;
-  if (
-    stop !== undefined &&
-    stop !== null &&
-    typeof stop !== "string" &&
-    !(Array.isArray(stop) && stop.every((s) => typeof s === "string"))
-  )
-    throw invalid("stop", "expected a string or a list of strings");
-  const topK = optionalInteger(params, "top_k", -1, 1_000_000);
   return {
-    n: optionalInteger(params, "n", 1, 128) ?? 1,
-    maxTokens: optionalInteger(params, "max_new_tokens", 1, 1_000_000) ?? 128,
-    temperature: optionalNumber(params, "temperature", 0, 100) ?? 1,
-    topP: optionalNumber(params, "top_p", Number.MIN_VALUE, 1) ?? 1,
-    topK: topK === undefined || topK < 0 ? 0 : topK,
-    seed: optionalInteger(params, "sampling_seed", Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
-    stop: typeof stop === "string" ? [stop] : ((stop as string[] | null | undefined) ?? undefined),
-    ignoreEos: optionalBoolean(params, "ignore_eos") ?? false,
+    ...samplingFields(params, { maxTokens: "max_new_tokens", seed: "sampling_seed", defaultMaxTokens: 128 }),
     topLogprobs,
   };
 }
