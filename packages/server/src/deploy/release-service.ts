@@ -69,7 +69,8 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     ModelPool.fromEnv(process.env, {
       maxLoaded: options.modelPoolSize,
       metrics: poolMetrics,
-      onError: (message) => say(`model pool: ${message}`),
+      // an adapter left loaded on an upstream is worth an operator's eye even where progress events are off
+      onError: (message) => (options.onEvent ?? console.error)(`model pool: ${message}`),
     });
   const evalSets = new StoredEvalSets(db);
   const teaching = new TeachingRuntime({ db, pool });
