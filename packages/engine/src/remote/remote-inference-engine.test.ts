@@ -92,7 +92,7 @@ describe("the remote inference engine, on an inference server over HTTP", () => 
     });
     // a request in flight over the update: paused in place, it goes on afterwards with the new weights
     const long = sglang.generate([{ ...requests(1)[0], n: 1, maxTokens: 400, ignoreEos: true }]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     await sglang.setWeights(7, { kind: "checkpoint", dir: MODEL });
     const [spanning] = await long;
     assert.equal(spanning.outputTokens.length, 400);

@@ -412,6 +412,8 @@ export class RemoteInferenceEngine implements InferenceEngine {
       res = await this.request("POST", "/update_weights_from_disk", {
         model_path: dir,
         weight_version: String(version),
+        // SGLang: once paused in place, flushing the cache (the update's default) does not succeed
+        ...(paused ? { flush_cache: false } : {}),
       });
     } finally {
       if (paused) await this.control("/continue_generation", {});

@@ -58,7 +58,9 @@ describe("SGLang's /generate and pause routes on arc engine serve", () => {
 
   it("samples token ids with per-token log-probs, one prompt as an object, a batch as a list", async () => {
     const [a, b] = prompts(2);
-    const params = { max_new_tokens: 10, temperature: 1, sampling_seed: 3, ignore_eos: true };
+    // the parameters it lacks pass at the values that change nothing, as RL clients send them
+    const neutral = { min_p: 0, repetition_penalty: 1, stop_token_ids: [] };
+    const params = { max_new_tokens: 10, temperature: 1, sampling_seed: 3, ignore_eos: true, ...neutral };
     const one = await post("/generate", {
       input_ids: a,
       sampling_params: params,
@@ -133,6 +135,11 @@ describe("SGLang's /generate and pause routes on arc engine serve", () => {
         { input_ids: [a, a], sampling_params: [{}] },
         /^sampling_params: expected one per prompt \(2\), got 1/,
       ],
+      [{ input_ids: a, lora_path: "tenant-a" }, /^lora_path: this server does not support it/],
+      [
+        { input_ids: a, logprob_start_len: 0 },
+        /^logprob_start_len: this server returns the output tokens' log-probs only/,
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await post("/generate", body);
@@ -170,8 +177,15 @@ describe("SGLang's /generate and pause routes on arc engine serve", () => {
     });
     await sleep(200);
     await post("/pause_generation", {});
-    const sample = (await (await running).json()) as Sample;
-    await post("/continue_generation", {});
+    let sample: Sample;
+    try {
+      // a request that had not reached the server before the pause would wait for the continue: fail, not hang
+      const settled = await Promise.race([running, sleep(10_000).then(() => null)]);
+      assert.ok(settled, "the request was in flight when generation paused");
+      sample = (await settled.json()) as Sample;
+    } finally {
+      await post("/continue_generation", {});
+    }
     assert.deepEqual(sample.meta_info.finish_reason, { type: "abort", message: "Aborted" });
     assert.ok(sample.output_ids.length < 4000);
   });

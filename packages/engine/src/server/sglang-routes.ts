@@ -46,6 +46,34 @@ function within<T>(prefix: string, parse: () => T): T {
   }
 }
 
+/** Sampling parameters this server lacks, at the values that change nothing (which RL clients send as they are). */
+const NEUTRAL: Record<string, unknown> = {
+  min_p: 0,
+  frequency_penalty: 0,
+  presence_penalty: 0,
+  repetition_penalty: 1,
+  min_new_tokens: 0,
+};
+
+function isNeutral(key: string, value: unknown): boolean {
+  if (key === "stop_token_ids" || key === "logit_bias")
+    return (Array.isArray(value) ? value : Object.keys(value ?? {})).length === 0;
+  return Object.hasOwn(NEUTRAL, key) && NEUTRAL[key] === value;
+}
+
+/** The top-level fields of `/generate` this server reads; any other is refused by name, not ignored. */
+const GENERATE_FIELDS = new Set([
+  "text",
+  "input_ids",
+  "sampling_params",
+  "return_logprob",
+  "logprob_start_len",
+  "top_logprobs_num",
+  "return_text_in_logprobs",
+  "stream",
+  "rid",
+]);
+
 /** SGLang's `SamplingParams` as the engine takes them; `null` means the default, as in SGLang. */
 function samplingParams(raw: unknown, topLogprobs: number): Omit<GenRequest, "promptTokens"> {
   const params = (raw ?? {}) as Record<string, unknown>;
@@ -64,7 +92,7 @@ function samplingParams(raw: unknown, topLogprobs: number): Omit<GenRequest, "pr
     "no_stop_trim",
   ]);
   for (const [key, value] of Object.entries(params))
-    if (!known.has(key) && value !== null && value !== undefined)
+    if (!known.has(key) && value !== null && value !== undefined && !isNeutral(key, value))
       throw invalid(key, `this server does not support it (it supports ${[...known].join(", ")})`);
   return {
     ...samplingFields(params, { maxTokens: "max_new_tokens", seed: "sampling_seed", defaultMaxTokens: 128 }),
@@ -76,8 +104,19 @@ function parseGenerateRequest(raw: unknown, tokenizer: ChatTokenizer | undefined
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
     throw new OpenAIError(400, "expected a JSON object as the body");
   const body = raw as Record<string, unknown>;
+  for (const [key, value] of Object.entries(body))
+    if (!GENERATE_FIELDS.has(key) && value !== null && value !== undefined)
+      throw invalid(key, `this server does not support it (it reads ${[...GENERATE_FIELDS].join(", ")})`);
   if (body.stream === true)
     throw invalid("stream", "this server answers /generate whole; stream with /v1/chat/completions");
+  if (body.return_text_in_logprobs === true)
+    throw invalid("return_text_in_logprobs", "this server writes null for each token's text");
+  if (
+    body.logprob_start_len !== undefined &&
+    body.logprob_start_len !== null &&
+    body.logprob_start_len !== -1
+  )
+    throw invalid("logprob_start_len", "this server returns the output tokens' log-probs only (-1)");
   const ids = (v: unknown) =>
     Array.isArray(v) && v.length > 0 && v.every((t) => Number.isInteger(t) && t >= 0);
   let prompts: number[][];

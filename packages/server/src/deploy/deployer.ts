@@ -55,7 +55,10 @@ export class Deployer {
     const tenants = await this.deps.db.query<{ id: string }>("select id from tenants order by id");
     // one tenant's failure (an adapter its upstream refuses) does not hold back the others' deployments
     const failures: unknown[] = [];
-    for (const { id } of tenants) await this.tickTenant(id).catch((error) => failures.push(error));
+    for (const { id } of tenants)
+      await this.tickTenant(id).catch((error: Error) =>
+        failures.push(new Error(`tenant ${id}: ${error.message}`, { cause: error })),
+      );
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1)
       throw new AggregateError(failures, `${failures.length} tenants' deployments failed`);
@@ -69,6 +72,11 @@ export class Deployer {
       return;
     }
     await this.startDue(tenantId);
+  }
+
+  /** Makes a candidate ready to serve (its checkpoint or adapter loaded), as before any canary of it starts. */
+  async prepare(candidate: ModelVersion): Promise<void> {
+    await this.deps.prepare?.(candidate);
   }
 
   /** Promotes the running canary now (a person's decision; the evidence so far is recorded with it). */
@@ -122,7 +130,7 @@ export class Deployer {
     if (!next) return;
     const [production] = await listModelVersions(this.deps.db, tenantId, ["promoted"]);
     if (!production) return;
-    await this.deps.prepare?.(next);
+    await this.prepare(next);
     try {
       const dep = await startCanary(this.deps.db, tenantId, {
         candidate: next.id,

@@ -74,6 +74,11 @@ export function resolveUpstream(
       { field: "upstream.name" },
     );
   }
+  if (asked.adapter === undefined && /^mv_[0-9a-f]+$/.test(asked.model))
+    throw new InvalidInputError(
+      `upstream.model: "${asked.model}" is the name an adapter version is served under; name the upstream's own model`,
+      { field: "upstream.model" },
+    );
   return {
     name: asked.name,
     baseUrl: allowed.baseUrl,
@@ -100,5 +105,6 @@ function resolveAdapterDir(policy: RegistrationPolicy, tenantId: string, asked: 
       `upstream.adapter: expected a LoRA adapter folder in PEFT's layout (adapter_config.json, adapter_model.safetensors), got "${asked}"`,
       { field: "upstream.adapter" },
     );
-  return path;
+  // the folder itself, links resolved: what was checked is what the upstream reads
+  return realpathSync(path);
 }

@@ -63,7 +63,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
   const { db } = options;
   const say = options.onEvent ?? (() => {});
   const poolMetrics = options.metrics?.modelPool;
-  poolMetrics?.capacity.set({}, options.modelPoolSize ?? 8);
+  if (!options.pool) poolMetrics?.capacity.set({}, options.modelPoolSize ?? 8);
   const pool =
     options.pool ??
     ModelPool.fromEnv(process.env, {

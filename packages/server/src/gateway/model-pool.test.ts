@@ -122,5 +122,9 @@ describe("ModelPool bound", () => {
     assert.deepEqual(loads, ["/m/mv_11", "/m/mv_11"]);
     assert.deepEqual(closes, ["/m/mv_11", "/m/mv_11"], "retired: closed again after its late call");
     assert.equal(pool.stats().loaded, 0, "a retired version does not count against the bound");
+    const looked = await pool.backend(v1); // a request that chose v1 before it left service
+    await (await looked.chat({ messages: [{ role: "user", content: "q" }] })).text();
+    await nextTurn();
+    assert.equal(closes.length, 3, "looked up again after its retirement, it is still closed after its call");
   });
 });

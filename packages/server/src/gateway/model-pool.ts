@@ -105,22 +105,22 @@ export class ModelPool {
    * after.
    */
   retire(version: ModelVersion): void {
-    const handle = this.handles.get(version.id);
     const drainMs = this.options.retireDrainMs ?? 10_000;
-    if (!handle) {
-      const { upstream } = version;
-      if (isAdapterUpstream(upstream))
-        setTimeout(() => {
-          unloadAdapter(upstream, this.options.env ?? process.env).catch((error) =>
-            this.options.onError?.(`model ${version.name} (${version.id}): ${(error as Error).message}`),
-          );
-        }, drainMs).unref();
-      return;
-    }
-    this.handles.delete(version.id);
+    const known = this.handles.get(version.id);
+    // kept, retired, so that a call which chose this version before it left service closes it again afterwards
+    const handle = known ?? this.handle(version);
+    const unloadHere = !handle.isLoaded && isAdapterUpstream(version.upstream);
     this.loadedOrder.delete(handle);
     this.updateGauge();
-    setTimeout(() => handle.retire(), drainMs).unref();
+    setTimeout(() => {
+      handle.retire();
+      // an adapter another process loaded: unloaded from its upstream all the same
+      const { upstream } = version;
+      if (unloadHere && !handle.isLoaded && isAdapterUpstream(upstream))
+        unloadAdapter(upstream, this.options.env ?? process.env).catch((error) =>
+          this.options.onError?.(`model ${version.name} (${version.id}): ${(error as Error).message}`),
+        );
+    }, drainMs).unref();
   }
 
   /** Checkpoints loaded in this process, the bound, and how many were let go of to keep it. */
@@ -152,7 +152,7 @@ export class ModelPool {
 
   /** Marks `handle` most recently used, and lets go of the least recently used beyond the bound. */
   private used(handle: PooledBackend): void {
-    if (this.handles.get(handle.versionId) !== handle) return; // retired: closed after each call, not kept
+    if (handle.isRetired) return; // closed after each call, not kept
     this.loadedOrder.delete(handle);
     this.loadedOrder.add(handle);
     while (this.loadedOrder.size > this.maxLoaded) {
@@ -173,9 +173,9 @@ export class ModelPool {
     const env = this.options.env ?? process.env;
     const { upstream } = version;
     if (isAdapterUpstream(upstream)) {
-      const ms = await loadAdapter(upstream, env);
-      this.options.metrics?.adapterLoads.observe({}, ms / 1000);
-      return { backend: adapterBackend(upstream, env), close: () => unloadAdapter(upstream, env) };
+      const loaded = (ms: number) => this.options.metrics?.adapterLoads.observe({}, ms / 1000);
+      loaded(await loadAdapter(upstream, env));
+      return { backend: adapterBackend(upstream, env, loaded), close: () => unloadAdapter(upstream, env) };
     }
     if (upstream) return { backend: upstreamBackend(upstream, env), close: async () => {} };
     if (!version.artifactDir) throw new Error(`model ${version.name} has neither artifactDir nor upstream`);

@@ -84,6 +84,11 @@ export class PooledBackend implements ModelBackend {
     return this.loaded !== null;
   }
 
+  /** Whether it is out of service for good. */
+  get isRetired(): boolean {
+    return this.retired;
+  }
+
   /** Calls in flight. */
   get inFlight(): number {
     return this.running;

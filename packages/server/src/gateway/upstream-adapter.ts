@@ -9,6 +9,9 @@ export function isAdapterUpstream(upstream: UpstreamModel | null): upstream is A
   return upstream?.adapter !== undefined;
 }
 
+/** How long an upstream may take to load or unload an adapter. */
+const ADAPTER_CALL_TIMEOUT_MS = 60_000;
+
 async function post(
   upstream: UpstreamModel,
   route: string,
@@ -20,6 +23,13 @@ async function post(
     method: "POST",
     headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
     body: JSON.stringify(body),
+    signal: AbortSignal.timeout(ADAPTER_CALL_TIMEOUT_MS),
+  }).catch((error: Error) => {
+    throw new Error(
+      error.name === "TimeoutError"
+        ? `${upstream.baseUrl}/${route}: no answer within ${ADAPTER_CALL_TIMEOUT_MS / 1000} s`
+        : `${upstream.baseUrl}/${route}: ${error.message}`,
+    );
   });
   return { status: res.status, text: await res.text() };
 }
@@ -42,7 +52,7 @@ export async function loadAdapter(
   );
   if (status !== 200 && !(status === 400 && text.includes("already been loaded")))
     throw new Error(
-      `${upstream.baseUrl}/load_lora_adapter answered ${status} for adapter ${upstream.adapter.path}: ${text.slice(0, 300)}`,
+      `${upstream.baseUrl}/load_lora_adapter answered ${status} for adapter ${upstream.adapter.path}: ${text.slice(0, 300)}${status === 404 ? " (does the upstream load adapters at run time? vLLM: --enable-lora with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True; arc engine serve: --enable-lora)" : ""}`,
     );
   return performance.now() - started;
 }
@@ -66,6 +76,8 @@ export async function unloadAdapter(
 export function adapterBackend(
   upstream: AdapterUpstream,
   env: NodeJS.ProcessEnv = process.env,
+  /** Told the milliseconds of each load again. */
+  onLoad: (ms: number) => void = () => {},
 ): ModelBackend {
   const inner = upstreamBackend(upstream, env);
   return {
@@ -74,7 +86,7 @@ export function adapterBackend(
       const first = await inner.chat(body, signal);
       if (first.status !== 404) return first;
       await first.body?.cancel();
-      await loadAdapter(upstream, env);
+      onLoad(await loadAdapter(upstream, env));
       return inner.chat(body, signal);
     },
   };

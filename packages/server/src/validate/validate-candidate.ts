@@ -149,6 +149,8 @@ export async function validateCandidate(
       },
     },
   });
+  // a rejected candidate will not serve: its backend is closed (its adapter unloaded from its upstream)
+  if (!pass) deps.pool.retire(model);
   return { validation: fromRow(inserted[0]), model };
 }
 

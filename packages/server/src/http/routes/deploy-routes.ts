@@ -13,6 +13,7 @@ import { getReleaseSettings } from "../../deploy/release-settings.ts";
 import type { RoutingTable } from "../../gateway/routing-table.ts";
 import { listAudit } from "../../store/audit-log.ts";
 import type { Database } from "../../store/database.ts";
+import { getModelVersion } from "../../store/model-registry.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson, readOptionalJson } from "../read-json.ts";
 
@@ -47,6 +48,10 @@ export function deployRoutes(deps: {
     if (!parsed.success) throw toInvalidInputError(parsed.error);
     const tenantId = c.get("tenantId");
     const settings = await getReleaseSettings(deps.db, tenantId);
+    // loaded before traffic reaches it, as the deployer does (a model that cannot start a canary is refused below)
+    const candidate = await getModelVersion(deps.db, tenantId, parsed.data.candidate);
+    if (candidate.status === "validated" || candidate.status === "approved")
+      await deps.deployer.prepare(candidate);
     const dep = await startCanary(deps.db, tenantId, {
       candidate: parsed.data.candidate,
       actor: actor(c),

@@ -142,6 +142,15 @@ for (const target of databasesUnderTest()) {
         notPeft.body.error.message,
         /upstream\.adapter: expected a LoRA adapter folder in PEFT's layout/,
       );
+      const squat = await register(acme, {
+        name: "squat",
+        upstream: { name: "vllm", model: "mv_0123456789ab" },
+      });
+      assert.equal(squat.status, 400, "an adapter version's served name is not a model a tenant may name");
+      assert.match(
+        squat.body.error.message,
+        /^upstream\.model: "mv_0123456789ab" is the name an adapter version/,
+      );
       const dir = join(home, "artifacts", acme.tenantId, "adapter-1");
       await mkdir(dir, { recursive: true });
       await writeFile(join(dir, "adapter_config.json"), "{}");
