@@ -24,7 +24,7 @@ export interface ModelPoolOptions {
   /** The most checkpoints held loaded in this process (default 8); the least recently used is let go first. */
   maxLoaded?: number;
   /**
-   * How long a version that left service (rolled back, or replaced by a promotion) keeps its backend before it is
+   * How long a version that left service (rejected, rolled back, or replaced by a promotion) keeps its backend before it is
    * closed and its adapter unloaded from its upstream, in ms (default 10 s): other processes' routes still name it
    * for up to a second, and their calls in flight finish. Calls in this process are waited for in any case.
    */
@@ -101,8 +101,8 @@ export class ModelPool {
 
   /**
    * A version left service: after the drain, its backend is closed once idle (an adapter unloaded from its upstream,
-   * also when another process loaded it), and forgotten. A call that still reaches it makes it again and closes it
-   * after.
+   * also when another process loaded it). Its handle stays, retired: a call that still reaches it makes it again and
+   * closes it after, and it no longer counts against the bound.
    */
   retire(version: ModelVersion): void {
     const drainMs = this.options.retireDrainMs ?? 10_000;
@@ -114,6 +114,8 @@ export class ModelPool {
     this.updateGauge();
     setTimeout(() => {
       handle.retire();
+      this.loadedOrder.delete(handle);
+      this.updateGauge();
       // an adapter another process loaded: unloaded from its upstream all the same
       const { upstream } = version;
       if (unloadHere && !handle.isLoaded && isAdapterUpstream(upstream))

@@ -89,16 +89,13 @@ export class PooledBackend implements ModelBackend {
     return this.retired;
   }
 
-  /** Calls in flight. */
-  get inFlight(): number {
-    return this.running;
-  }
-
   /** Makes it now (loads the checkpoint or the adapter), so that a fault shows before traffic reaches it. */
   async warm(): Promise<void> {
     this.closeWhenIdle = false;
     await this.ensure();
     if (this.inProcess) this.keeper.used(this);
+    // retired: closed again unless the caller starts its call at once
+    if (this.retired) this.closeSoonIfIdle();
   }
 
   async chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
