@@ -138,6 +138,7 @@ export class ModelPool {
         version.id,
         inProcess ? "embedded" : "upstream",
         inProcess,
+        inProcess || isAdapterUpstream(version.upstream),
         () => this.make(version),
         {
           used: (h) => this.used(h),

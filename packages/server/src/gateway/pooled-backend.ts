@@ -75,6 +75,8 @@ export class PooledBackend implements ModelBackend {
     readonly kind: ModelBackend["kind"],
     /** Whether it holds weights in this process, and so counts against the pool's bound. */
     readonly inProcess: boolean,
+    /** Whether closing it frees anything (weights, an adapter): only then are its calls counted until they end. */
+    private readonly closes: boolean,
     private readonly make: () => Promise<LoadedBackend>,
     private readonly keeper: BackendKeeper,
   ) {}
@@ -99,6 +101,8 @@ export class PooledBackend implements ModelBackend {
   }
 
   async chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+    // a plain upstream holds nothing here: its calls go straight through, off the count
+    if (!this.closes) return (await this.ensure()).backend.chat(body, signal);
     this.running++;
     this.closeWhenIdle = false;
     let response: Response;
