@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { type GenResult, generateToolcallTasks, toolcallFamily } from "@arc/core";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { type RunningEngineServer, startEngineServer } from "../server/start-engine-server.ts";
@@ -20,6 +20,27 @@ const requests = (count: number) =>
     seed: 100 + i,
     maxTokens: 32,
   }));
+
+/** The remote samples equal the in-process ones: ids, tokens, text, finish reasons, log-probs within 1e-6. */
+function assertSameSamples(got: GenResult[], want: GenResult[]): void {
+  assert.equal(got.length, want.length);
+  got.forEach((r, i) => {
+    assert.deepEqual(
+      [r.requestId, r.sampleIndex, r.promptTokens, r.outputTokens, r.text, r.finishReason],
+      [
+        want[i].requestId,
+        want[i].sampleIndex,
+        want[i].promptTokens,
+        want[i].outputTokens,
+        want[i].text,
+        want[i].finishReason,
+      ],
+    );
+    r.outputLogprobs.forEach((x, j) => {
+      assert.ok(Math.abs(x - want[i].outputLogprobs[j]) < 1e-6);
+    });
+  });
+}
 
 describe("the remote inference engine, on an inference server over HTTP", () => {
   let served: EmbeddedInferenceEngine;
@@ -45,17 +66,8 @@ describe("the remote inference engine, on an inference server over HTTP", () => 
     const local = await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: 16 });
     const [got, want] = [await remote.generate(requests(3)), await local.generate(requests(3))];
     assert.equal(got.length, 6);
-    got.forEach((r, i) => {
-      assert.deepEqual(
-        [r.requestId, r.sampleIndex, r.outputTokens, r.text, r.finishReason],
-        [want[i].requestId, want[i].sampleIndex, want[i].outputTokens, want[i].text, want[i].finishReason],
-      );
-      r.outputLogprobs.forEach((x, j) => {
-        assert.ok(Math.abs(x - want[i].outputLogprobs[j]) < 1e-6);
-      });
-      assert.deepEqual(r.promptTokens, want[i].promptTokens);
-      assert.ok(r.outputVersions.every((v) => v === 0));
-    });
+    assertSameSamples(got, want);
+    assert.ok(got.every((r) => r.outputVersions.every((v) => v === 0)));
   });
 
   it("pushes weights as tensors or a checkpoint, and the samples carry the server's version", async () => {
@@ -77,19 +89,11 @@ describe("the remote inference engine, on an inference server over HTTP", () => 
     const local = await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: 16 });
     const [got, want] = [await sglang.generate(requests(2)), await local.generate(requests(2))];
     assert.equal(got.length, 4);
-    got.forEach((r, i) => {
-      assert.deepEqual(
-        [r.requestId, r.sampleIndex, r.outputTokens, r.text, r.finishReason],
-        [want[i].requestId, want[i].sampleIndex, want[i].outputTokens, want[i].text, want[i].finishReason],
-      );
-      r.outputLogprobs.forEach((x, j) => {
-        assert.ok(Math.abs(x - want[i].outputLogprobs[j]) < 1e-6);
-      });
-      assert.ok(
-        r.outputVersions.every((v) => v === 6),
-        "the server's version of each token",
-      );
-    });
+    assertSameSamples(got, want);
+    assert.ok(
+      got.every((r) => r.outputVersions.every((v) => v === 6)),
+      "the server's version of each token",
+    );
     // a request in flight over the update: paused in place, it goes on afterwards with the new weights
     const long = sglang.generate([{ ...requests(1)[0], n: 1, maxTokens: 400, ignoreEos: true }]);
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -13,7 +13,7 @@ import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { invalid, optionalBoolean, optionalInteger } from "./chat-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { OpenAIError } from "./openai-error.ts";
-import type { PauseGate } from "./pause-gate.ts";
+import { enterRollout, type PauseGate } from "./pause-gate.ts";
 import { samplingFields } from "./sampling-fields.ts";
 
 /** What the completion routes need from the server they are mounted on. */
@@ -155,18 +155,14 @@ export function addCompletionRoutes(
   app.post("/v1/completions", async (c) => {
     const req = parseCompletionRequest(await readJsonBody(c.req.raw, options.maxBodyBytes), tokenizer);
     const target = await options.engineFor(req.model);
-    const release = options.admit();
-    const abort = new AbortController();
-    if (c.req.raw.signal.aborted) abort.abort();
-    c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
-    const leave = await options.gate.enter(abort);
+    const { signal, done } = await enterRollout(c.req.raw, options.admit, options.gate);
     try {
       const results = await target.generate(
         req.prompts.map((p, i) => ({
           ...req.generation,
           id: String(i),
           promptTokens: p,
-          signal: abort.signal,
+          signal,
         })),
       );
       // vLLM's order: prompt by prompt, each prompt's n samples in turn (index = prompt * n + sample)
@@ -194,8 +190,7 @@ export function addCompletionRoutes(
         },
       });
     } finally {
-      leave();
-      release();
+      done();
     }
   });
 

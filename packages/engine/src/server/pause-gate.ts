@@ -41,3 +41,26 @@ export class PauseGate {
     };
   }
 }
+
+/**
+ * Lets a rollout request in: counts it (`admit`, 429 past the server's limit), waits while generation is paused, and
+ * gives the signal that ends its generation when the client goes away or an aborting pause comes; `done` counts it out.
+ */
+export async function enterRollout(
+  request: Request,
+  admit: () => () => void,
+  gate: PauseGate,
+): Promise<{ signal: AbortSignal; done: () => void }> {
+  const release = admit();
+  const abort = new AbortController();
+  if (request.signal.aborted) abort.abort();
+  request.signal.addEventListener("abort", () => abort.abort(), { once: true });
+  const leave = await gate.enter(abort);
+  return {
+    signal: abort.signal,
+    done: () => {
+      leave();
+      release();
+    },
+  };
+}

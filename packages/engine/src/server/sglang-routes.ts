@@ -10,7 +10,7 @@ import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { invalid, optionalBoolean, optionalInteger } from "./chat-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { OpenAIError } from "./openai-error.ts";
-import type { PauseGate, PauseMode } from "./pause-gate.ts";
+import { enterRollout, type PauseGate, type PauseMode } from "./pause-gate.ts";
 import { samplingFields } from "./sampling-fields.ts";
 
 /** What the SGLang routes need from the server they are mounted on. */
@@ -199,18 +199,14 @@ function sampleAnswer(r: GenResult, rid: string, returnLogprob: boolean, version
 export function addSglangRoutes(app: Hono, engine: InferenceEngine, options: SglangRoutesOptions): void {
   app.post("/generate", async (c) => {
     const req = parseGenerateRequest(await readJsonBody(c.req.raw, options.maxBodyBytes), options.tokenizer);
-    const release = options.admit();
-    const abort = new AbortController();
-    if (c.req.raw.signal.aborted) abort.abort();
-    c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
-    const leave = await options.gate.enter(abort);
+    const { signal, done } = await enterRollout(c.req.raw, options.admit, options.gate);
     try {
       const results = await engine.generate(
         req.prompts.map((p, i) => ({
           ...req.generations[i],
           id: String(i),
           promptTokens: p,
-          signal: abort.signal,
+          signal,
         })),
       );
       // prompt by prompt, each prompt's n samples in turn, as SGLang lists them
@@ -222,8 +218,7 @@ export function addSglangRoutes(app: Hono, engine: InferenceEngine, options: Sgl
       });
       return c.json(req.batch ? answers : answers[0]);
     } finally {
-      leave();
-      release();
+      done();
     }
   });
 
