@@ -67,6 +67,20 @@ interface CompletionChoice {
   } | null;
 }
 
+/** A request's sampling settings as a rollout route takes them, under that route's names for the token limit and seed. */
+function samplingBody(r: GenRequest, names: { maxTokens: string; seed: string }): Record<string, unknown> {
+  return {
+    n: r.n ?? 1,
+    [names.maxTokens]: r.maxTokens ?? 64,
+    temperature: r.temperature ?? 1,
+    top_p: r.topP ?? 1,
+    ...(r.topK ? { top_k: r.topK } : {}),
+    ...(r.seed === undefined ? {} : { [names.seed]: r.seed }),
+    ...(r.stop?.length ? { stop: r.stop } : {}),
+    ignore_eos: r.ignoreEos ?? false,
+  };
+}
+
 /** A token id from vLLM's `token_id:<id>` placeholder. */
 function tokenId(label: string): number {
   const match = /^token_id:(\d+)$/.exec(label);
@@ -198,6 +212,27 @@ export class RemoteInferenceEngine implements InferenceEngine {
     }
   }
 
+  /** Posts a rollout request and reads its JSON answer; a failure names the route and what the server said. */
+  private async sample(path: string, body: object, signal: AbortSignal | undefined): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await this.request("POST", path, body, signal);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new Error(`${this.root}${path}: ${(error as Error).message}`);
+    }
+    const answer = (await res.json().catch(() => null)) as {
+      error?: { message?: string } | string;
+      message?: string;
+    } | null;
+    if (!res.ok) {
+      const said =
+        typeof answer?.error === "string" ? answer.error : (answer?.error?.message ?? answer?.message);
+      throw new Error(`${this.root}${path}: ${res.status} ${said ?? res.statusText}`);
+    }
+    return answer;
+  }
+
   /** Samples through vLLM's `/v1/completions`, token ids in and out. */
   private async sampleCompletions(
     r: GenRequest,
@@ -206,43 +241,20 @@ export class RemoteInferenceEngine implements InferenceEngine {
     signal: AbortSignal | undefined,
   ): Promise<GenResult[]> {
     const n = r.n ?? 1;
-    let res: Response;
-    try {
-      res = await this.request(
-        "POST",
-        "/v1/completions",
-        {
-          model: this.model,
-          prompt: promptTokens,
-          n,
-          max_tokens: r.maxTokens ?? 64,
-          temperature: r.temperature ?? 1,
-          top_p: r.topP ?? 1,
-          ...(r.topK ? { top_k: r.topK } : {}),
-          ...(r.seed === undefined ? {} : { seed: r.seed }),
-          ...(r.stop?.length ? { stop: r.stop } : {}),
-          ignore_eos: r.ignoreEos ?? false,
-          logprobs: r.topLogprobs ?? 0,
-          return_tokens_as_token_ids: true,
-          return_token_ids: true,
-          return_weight_versions: true,
-        },
-        signal,
-      );
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      throw new Error(`${this.root}/v1/completions: ${(error as Error).message}`);
-    }
-    const answer = (await res.json().catch(() => ({}))) as {
-      choices?: CompletionChoice[];
-      error?: { message?: string };
-      message?: string;
-    };
-    if (!res.ok)
-      throw new Error(
-        `${this.root}/v1/completions: ${res.status} ${answer.error?.message ?? answer.message ?? res.statusText}`,
-      );
-    const choices = [...(answer.choices ?? [])].sort((a, b) => a.index - b.index);
+    const answer = (await this.sample(
+      "/v1/completions",
+      {
+        model: this.model,
+        prompt: promptTokens,
+        ...samplingBody(r, { maxTokens: "max_tokens", seed: "seed" }),
+        logprobs: r.topLogprobs ?? 0,
+        return_tokens_as_token_ids: true,
+        return_token_ids: true,
+        return_weight_versions: true,
+      },
+      signal,
+    )) as { choices?: CompletionChoice[] } | null;
+    const choices = [...(answer?.choices ?? [])].sort((a, b) => a.index - b.index);
     if (choices.length !== n)
       throw new Error(`${this.root}/v1/completions: expected ${n} choices, got ${choices.length}`);
     return choices.map((choice, sampleIndex) => {
@@ -287,43 +299,16 @@ export class RemoteInferenceEngine implements InferenceEngine {
   ): Promise<GenResult[]> {
     const n = r.n ?? 1;
     const k = r.topLogprobs ?? 0;
-    let res: Response;
-    try {
-      res = await this.request(
-        "POST",
-        "/generate",
-        {
-          input_ids: promptTokens,
-          sampling_params: {
-            n,
-            max_new_tokens: r.maxTokens ?? 64,
-            temperature: r.temperature ?? 1,
-            top_p: r.topP ?? 1,
-            ...(r.topK ? { top_k: r.topK } : {}),
-            ...(r.seed === undefined ? {} : { sampling_seed: r.seed }),
-            ...(r.stop?.length ? { stop: r.stop } : {}),
-            ignore_eos: r.ignoreEos ?? false,
-          },
-          return_logprob: true,
-          ...(k > 0 ? { top_logprobs_num: k } : {}),
-        },
-        signal,
-      );
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      throw new Error(`${this.root}/generate: ${(error as Error).message}`);
-    }
-    const answer = (await res.json().catch(() => null)) as
-      | SglangSample
-      | SglangSample[]
-      | { error?: { message?: string } | string; message?: string }
-      | null;
-    if (!res.ok) {
-      const e = answer as { error?: { message?: string } | string; message?: string } | null;
-      const message =
-        typeof e?.error === "string" ? e.error : (e?.error?.message ?? e?.message ?? res.statusText);
-      throw new Error(`${this.root}/generate: ${res.status} ${message}`);
-    }
+    const answer = (await this.sample(
+      "/generate",
+      {
+        input_ids: promptTokens,
+        sampling_params: samplingBody(r, { maxTokens: "max_new_tokens", seed: "sampling_seed" }),
+        return_logprob: true,
+        ...(k > 0 ? { top_logprobs_num: k } : {}),
+      },
+      signal,
+    )) as SglangSample | SglangSample[];
     const samples = Array.isArray(answer) ? answer : [answer as SglangSample];
     if (samples.length !== n)
       throw new Error(`${this.root}/generate: expected ${n} samples, got ${samples.length}`);

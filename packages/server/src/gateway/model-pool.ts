@@ -136,7 +136,6 @@ export class ModelPool {
       const inProcess = !version.upstream;
       handle = new PooledBackend(
         version.id,
-        inProcess ? "embedded" : "upstream",
         inProcess,
         inProcess || isAdapterUpstream(version.upstream),
         () => this.make(version),

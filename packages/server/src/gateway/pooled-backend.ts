@@ -72,7 +72,6 @@ export class PooledBackend implements ModelBackend {
   constructor(
     /** The model version it serves. */
     readonly versionId: string,
-    readonly kind: ModelBackend["kind"],
     /** Whether it holds weights in this process, and so counts against the pool's bound. */
     readonly inProcess: boolean,
     /** Whether closing it frees anything (weights, an adapter): only then are its calls counted until they end. */
@@ -80,6 +79,11 @@ export class PooledBackend implements ModelBackend {
     private readonly make: () => Promise<LoadedBackend>,
     private readonly keeper: BackendKeeper,
   ) {}
+
+  /** `embedded` when it holds weights in this process, else `upstream`. */
+  get kind(): ModelBackend["kind"] {
+    return this.inProcess ? "embedded" : "upstream";
+  }
 
   /** Whether it is made (and holds what it holds) now. */
   get isLoaded(): boolean {
