@@ -3,6 +3,7 @@ import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { checkChatRequest } from "./chat-request-check.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
+import { responseBytes } from "./held-bytes.ts";
 import type { ModelPool } from "./model-pool.ts";
 import { renameModelInText, StreamModelRename } from "./model-rename.ts";
 import { openAiError } from "./openai-error.ts";
@@ -196,7 +197,7 @@ export class ChatGateway {
     headers.set("x-arc-model-version", choice.model.id);
     const isStream = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
     if (!isStream || !upstream.body) {
-      const bytes = new Uint8Array(await upstream.arrayBuffer());
+      const bytes = await responseBytes(upstream);
       const text = new TextDecoder().decode(bytes);
       let parsed: unknown = null;
       try {

@@ -4,6 +4,7 @@ import { Readable } from "node:stream";
 import type { InferenceEngine } from "@arc/core";
 import { createEngineServer } from "@arc/engine";
 import type { UpstreamModel } from "../store/model-registry.ts";
+import { bytesResponse } from "./held-bytes.ts";
 import { openAiError } from "./openai-error.ts";
 
 /** Something that answers OpenAI chat completion requests for one model version. */
@@ -79,6 +80,11 @@ export function embeddedBackend(
   };
 }
 
+/** Whether a content type is server-sent events (a streamed completion). */
+function isEventStream(contentType: string | undefined): boolean {
+  return (contentType ?? "").includes("text/event-stream");
+}
+
 const agents = {
   "http:": new HttpAgent({ keepAlive: true, maxSockets: 256 }),
   "https:": new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
@@ -88,7 +94,8 @@ const agents = {
  * A backend over an OpenAI-compatible server (vLLM, SGLang, a hosted API, `arc engine serve`). `baseUrl` ends where
  * OpenAI's client base URL does (e.g. `http://host:8000/v1`); the key is read from `apiKeyEnv` at each call, so a
  * rotated key takes effect without a restart and is never stored. Calls go through node:http with keep-alive
- * connections (about half the per-call cost of `fetch`), and the answer streams through as it arrives.
+ * connections (about half the per-call cost of `fetch`); a streamed answer streams through as it arrives, a JSON
+ * answer is read whole first.
  */
 export function upstreamBackend(upstream: UpstreamModel, env: NodeJS.ProcessEnv = process.env): ModelBackend {
   const url = new URL(`${upstream.baseUrl.replace(/\/$/, "")}/chat/completions`);
@@ -116,12 +123,16 @@ export function upstreamBackend(upstream: UpstreamModel, env: NodeJS.ProcessEnv 
             const headers = new Headers();
             for (let i = 0; i < res.rawHeaders.length; i += 2)
               headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
-            resolve(
-              new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, {
-                status: res.statusCode ?? 502,
-                headers,
-              }),
-            );
+            const status = res.statusCode ?? 502;
+            if (isEventStream(res.headers["content-type"])) {
+              resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, headers }));
+              return;
+            }
+            // a whole JSON answer is read here, so that no web stream is made for it
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => chunks.push(chunk));
+            res.once("end", () => resolve(bytesResponse(Buffer.concat(chunks), { status, headers })));
+            res.once("error", reject);
           },
         );
         req.once("error", reject);

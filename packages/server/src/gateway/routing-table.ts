@@ -1,6 +1,7 @@
 import { routesToCanary } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 import { getModelVersion, listModelVersions, type ModelVersion } from "../store/model-registry.ts";
+import { RefreshingCache } from "../store/refreshing-cache.ts";
 
 /** Where a tenant's traffic goes now: the production model, and the canary with its share while one runs. */
 export interface Route {
@@ -16,32 +17,30 @@ export interface RouteChoice {
   stage?: number;
 }
 
-/** How long a tenant's route is reused before the database is read again (other processes' changes land within it). */
+/** How long a tenant's route may be used (other processes' changes land within it); it is read again from half of it. */
 const ttlMs = 1_000;
 
 /**
- * Each tenant's route, read from the deployments and the model registry and cached for a second so requests do not
- * query the database. The deployer calls `invalidate` after a transition in this process, so a rollback here takes
+ * Each tenant's route, read from the deployments and the model registry and cached, so requests do not query the
+ * database: a route is used for at most a second, and read again in the background before that (see
+ * `RefreshingCache`). The deployer calls `invalidate` after a transition in this process, so a rollback here takes
  * effect on the very next request.
  */
 export class RoutingTable {
-  private readonly cache = new Map<string, { route: Promise<Route | null>; expiresAt: number }>();
+  /** Routes by tenant; a tenant with no production model yet is not cached, so its first one shows at once. */
+  private readonly cache: RefreshingCache<Route | null>;
 
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Queryable) {
+    this.cache = new RefreshingCache((tenantId) => this.load(tenantId), {
+      ttlMs,
+      refreshAfterMs: ttlMs / 2,
+      keep: (r) => r !== null,
+    });
+  }
 
-  /** The tenant's route, or null when it has no production model yet (not cached: the first one shows at once). */
+  /** The tenant's route, or null when it has no production model yet. */
   route(tenantId: string): Promise<Route | null> {
-    const hit = this.cache.get(tenantId);
-    if (hit && hit.expiresAt > Date.now()) return hit.route;
-    const route = this.load(tenantId);
-    this.cache.set(tenantId, { route, expiresAt: Date.now() + ttlMs });
-    route.then(
-      (r) => {
-        if (r === null) this.cache.delete(tenantId);
-      },
-      () => this.cache.delete(tenantId),
-    );
-    return route;
+    return this.cache.get(tenantId);
   }
 
   /** Picks the model for a request: sticky by `stickyKey` (a user or conversation), random without one. */

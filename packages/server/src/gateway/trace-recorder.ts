@@ -146,9 +146,15 @@ export class TraceRecorder {
     return this.flushing;
   }
 
+  /**
+   * Writes what is queued when it starts. Calls recorded meanwhile wait for the next flush (the timer, or a full
+   * batch), so that a busy gateway writes a few large batches rather than one small batch after another.
+   */
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
+    let due = this.queue.length;
+    while (due > 0 && this.queue.length > 0) {
+      const batch = this.queue.splice(0, Math.min(due, this.maxBatch));
+      due -= batch.length;
       // per tenant, inserts of distinct trace ids: a later record of the same trace (another gateway call of one
       // SDK trace) goes to a later insert, which merges it
       const byTenant = new Map<string, { ids: Set<string>; traces: Trace[] }[]>();

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
@@ -27,6 +28,16 @@ export interface ReadJsonOptions {
 }
 
 /**
+ * Where a request's body is read from: on `arc serve`, the Node.js request itself (no web stream is made for it);
+ * else (an app called through `app.fetch`) the web request's body.
+ */
+function bodySource(c: Context): AsyncIterable<Uint8Array> | null {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming) return incoming;
+  return c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null;
+}
+
+/**
  * Reads a request body's bytes, refusing with a status that names the problem: 413 past `maxBytes` (checked on the
  * stream, so a lying Content-Length does not help, and again after decompression, so a small gzip bomb does not
  * either), 415 for a Content-Encoding other than gzip or identity, 400 for an empty body or broken gzip.
@@ -50,9 +61,9 @@ export async function readBody(c: Context, maxBytes: number): Promise<Buffer> {
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const body = c.req.raw.body;
+  const body = bodySource(c);
   if (body) {
-    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of body) {
       size += chunk.byteLength;
       if (size > maxBytes) {
         throw new HttpError(413, "payload_too_large", `body exceeds the limit of ${maxBytes} bytes`);
@@ -139,7 +150,7 @@ export async function readOptionalJson(
   maxBytes: number,
   options: ReadJsonOptions = {},
 ): Promise<unknown> {
-  if (!c.req.raw.body || c.req.header("content-length") === "0") return {};
+  if (!bodySource(c) || c.req.header("content-length") === "0") return {};
   try {
     return await readJson(c, maxBytes, options);
   } catch (error) {

@@ -17,6 +17,7 @@ import type { RouteChoice } from "../gateway/routing-table.ts";
 import { appendAudit } from "../store/audit-log.ts";
 import type { Database } from "../store/database.ts";
 import { getModelVersion } from "../store/model-registry.ts";
+import { RefreshingCache } from "../store/refreshing-cache.ts";
 import { backendChatModel } from "./backend-chat-model.ts";
 import { judgeLiveOutput } from "./judge-live-output.ts";
 import { matchPattern } from "./match-pattern.ts";
@@ -77,7 +78,7 @@ export interface TeachingRuntimeDeps {
   pool: ModelPool;
   /** Draws whether a taught request also runs the baseline (default Math.random). */
   random?: () => number;
-  /** How long a tenant's stored state is reused before reading it again (default 1 s). */
+  /** How long a tenant's stored state may be used (default 1 s); it is read again from half of it. */
   ttlMs?: number;
 }
 
@@ -91,14 +92,14 @@ export interface TeachingRuntimeDeps {
  */
 export class TeachingRuntime {
   private readonly monitors = new Map<string, { monitor: NdrMonitor; configJson: string }>();
-  private readonly cache = new Map<
-    string,
-    { at: number; state: TeachingState; patterns: FailurePattern[] }
-  >();
+  /** Each tenant's stored state and patterns, read again in the background before they are `ttlMs` old. */
+  private readonly cache: RefreshingCache<{ state: TeachingState; patterns: FailurePattern[] }>;
   private readonly random: () => number;
 
   constructor(private readonly deps: TeachingRuntimeDeps) {
     this.random = deps.random ?? Math.random;
+    const ttlMs = deps.ttlMs ?? 1_000;
+    this.cache = new RefreshingCache((tenantId) => this.load(tenantId), { ttlMs, refreshAfterMs: ttlMs / 2 });
   }
 
   /** Answers a request under teaching, or returns null when it is not to be taught (the gateway then forwards it). */
@@ -109,7 +110,7 @@ export class TeachingRuntime {
     context: TeachCallContext = {},
   ): Promise<TaughtAnswer | null> {
     if (request.stream === true) return null;
-    const { state, patterns } = await this.load(tenantId);
+    const { state, patterns } = await this.cache.get(tenantId);
     const config = state.config;
     if (!config || config.mode === "off") return null;
     const messages = Array.isArray(request.messages)
@@ -253,14 +254,10 @@ export class TeachingRuntime {
   }
 
   private async load(tenantId: string) {
-    const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.at < (this.deps.ttlMs ?? 1_000)) return hit;
     const state = await getTeachingState(this.deps.db, tenantId);
     const patterns =
       state.config && state.config.mode !== "off" ? await listPatterns(this.deps.db, tenantId) : [];
-    const loaded = { at: Date.now(), state, patterns };
-    this.cache.set(tenantId, loaded);
-    return loaded;
+    return { state, patterns };
   }
 
   private monitorOf(tenantId: string, config: TeachingConfig): NdrMonitor {
