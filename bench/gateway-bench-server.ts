@@ -1,52 +1,36 @@
-// The process the gateway benchmark talks to: an Arc server (gateway, PGlite in a temp ARC_HOME, traces recorded)
-// and, in the same process, the model it fronts served directly over HTTP too, so the benchmark can call the same
-// model both ways. The model is an instant answer book (a test double), so what is measured is the gateway's own
-// cost, not generation time. Prints one JSON line with the URLs and keys.
+// The Arc server the gateway benchmark talks to: the gateway with one tenant whose production model is the upstream
+// at ARC_BENCH_UPSTREAM_URL, traces recorded to PGlite in a temp ARC_HOME as `arc serve` does by default (or to the
+// PostgreSQL database at ARC_BENCH_DATABASE_URL). Prints one JSON line with its URL and the tenant's key.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEngineServer } from "../packages/engine/src/index.ts";
 import { loadServerConfig } from "../packages/server/src/config/server-config.ts";
-import { AnswerBookEngine } from "../packages/server/src/deploy/__fixtures__/answer-book-engine.ts";
-import { ModelPool } from "../packages/server/src/gateway/model-pool.ts";
 import { startServer } from "../packages/server/src/serve/start-server.ts";
 import { createApiKey } from "../packages/server/src/store/keys.ts";
 import { registerModelVersion } from "../packages/server/src/store/model-registry.ts";
 import { createTenant } from "../packages/server/src/store/tenants.ts";
 
-const answer = '{"tool":"get_weather","args":{"city":"Oslo","unit":"c"}}';
-const engine = new AnswerBookEngine(new Map(), answer);
-const direct = await startEngineServer(engine, { modelId: "bench-model" });
+const upstreamUrl = process.env.ARC_BENCH_UPSTREAM_URL;
+if (!upstreamUrl)
+  throw new Error("gateway-bench-server: set ARC_BENCH_UPSTREAM_URL to the upstream's /v1 URL");
 const home = mkdtempSync(join(tmpdir(), "arc-gateway-bench-"));
 const server = await startServer(
-  loadServerConfig({ ARC_HOME: home, ARC_PORT: "0", DATABASE_URL: process.env.ARC_BENCH_DATABASE_URL }),
-  {
-    release: { pool: new ModelPool({ loadEngine: async () => engine }), workers: false },
-  },
+  loadServerConfig({
+    ARC_HOME: home,
+    ARC_PORT: "0",
+    DATABASE_URL: process.env.ARC_BENCH_DATABASE_URL || undefined,
+  }),
+  { release: { workers: false } },
 );
-const upstreamTenant = await createTenant(server.db, "bench-upstream");
-await registerModelVersion(server.db, upstreamTenant.id, {
+const tenant = await createTenant(server.db, "bench");
+await registerModelVersion(server.db, tenant.id, {
   name: "bench-upstream-model",
   status: "promoted",
-  upstream: { baseUrl: direct.baseURL, model: "bench-model" },
+  upstream: { baseUrl: upstreamUrl, model: "bench-model" },
   actor: "bench",
 });
-const embeddedTenant = await createTenant(server.db, "bench-embedded");
-await registerModelVersion(server.db, embeddedTenant.id, {
-  name: "bench-embedded-model",
-  status: "promoted",
-  artifactDir: join(home, "answer-book"),
-  actor: "bench",
-});
-const key = async (tenantId: string) => (await createApiKey(server.db, { role: "tenant", tenantId })).key;
-process.stdout.write(
-  `${JSON.stringify({
-    gatewayUrl: `${server.url}/v1`,
-    directUrl: direct.baseURL,
-    upstreamKey: await key(upstreamTenant.id),
-    embeddedKey: await key(embeddedTenant.id),
-  })}\n`,
-);
+const { key } = await createApiKey(server.db, { role: "tenant", tenantId: tenant.id });
+process.stdout.write(`${JSON.stringify({ url: `${server.url}/v1`, key })}\n`);
 process.once("SIGTERM", () => {
-  void Promise.all([server.close(), direct.close()]).then(() => process.exit(0));
+  void server.close().then(() => process.exit(0));
 });

@@ -1,71 +1,96 @@
-// Gateway overhead: the latency the gateway adds to a chat completion versus calling the same model directly, with
-// direct and gateway calls interleaved in one run (random order per pair, one call in flight), for an upstream
-// model (gateway -> HTTP -> model server) and an embedded one (gateway -> the engine in-process; direct = the
-// engine's own HTTP server). The overhead is the paired per-call difference (gateway call minus the direct call of
-// the same pair), its p50 and p99; the difference of the two arms' p99s is reported beside it, labelled as such
-// (it can even be negative, since the two tails need not come from the same pairs). Then requests/s through the gateway with 32 calls in flight. The server runs in its own
-// process (bench/gateway-bench-server.ts), traces recorded to PGlite as in production.
-// Called by bench/backbone.bench.ts; also runnable alone: node --import tsx bench/gateway.bench.ts
+// npm run bench:gateway: the latency Arc's gateway adds to each call, and the throughput it keeps, against an upstream
+// that answers every call after a fixed 20 ms (bench/fixed-latency-upstream.ts), with LiteLLM's proxy and a bare
+// Node.js pass-through proxy (bench/bare-proxy.ts, the least any Node.js gateway can cost here) measured the same way
+// in the same run. Each runs in a process of its own: the upstream, Arc's server (every call recorded as a trace,
+// PGlite, then a PostgreSQL server when ARC_TEST_DATABASE_URL names one), LiteLLM's proxy (while Arc is stopped), the
+// bare proxy, and this load generator.
+//
+// Overhead: `c` workers each make pairs of calls, one straight to the upstream and one through a gateway, in random
+// order. A call's own time is its time end to end less the time the upstream held it (noted by the upstream per call),
+// so the upstream timer's jitter is no gateway's; the overhead of a pair is the gateway call's own time minus the
+// direct call's. Reported: p50 and p99 of those per-pair differences at c = 1, 16 and 64, the median over rounds with
+// their spread, beside an A/A run (direct against direct) that shows the measurement's own noise. Throughput: calls
+// per second with 32 in flight for a few seconds, through each gateway and straight to the upstream, one after the
+// other in each round; the ratio is the median over rounds of the ratios measured in the same round.
+// Usage: npm run bench:gateway [-- --rounds N --seconds S]
 import { type ChildProcess, spawn } from "node:child_process";
-import { loadavg } from "node:os";
+import { Agent, request } from "node:http";
 import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
+import { startLiteLlmProxy } from "./litellm-proxy.ts";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
 
-interface BenchServer {
-  gatewayUrl: string;
-  directUrl: string;
-  upstreamKey: string;
-  embeddedKey: string;
+/** Where the load goes: a `/v1` URL and its key. */
+interface Target {
+  name: string;
+  url: string;
+  key: string;
 }
 
-/** The figures `runGatewayBench` measures. */
-export interface GatewayBench {
-  /** p50 of the paired per-call difference, gateway minus direct (median over runs). */
-  gateway_overhead_p50_ms: number;
-  /** p99 of the paired per-call difference (median over runs): includes both calls' noise, so it overstates a little. */
-  gateway_overhead_p99_ms: number;
-  /** p99(gateway) − p99(direct): not a per-call overhead, since the two tails need not come from the same pairs. */
-  gateway_p99_minus_direct_p99_ms: number;
-  gateway_rps: number;
-  direct_rps: number;
-  /** The overheads are the median of this many interleaved runs (each arm's). */
-  gateway_runs: number;
-  embedded_overhead_p50_ms: number;
-  embedded_overhead_p99_ms: number;
-  /** The same figures with a PostgreSQL server as the store (null when ARC_TEST_DATABASE_URL is not set). */
-  postgres: Record<string, number> | null;
-  /** The machine's 1-minute load average at the end: p99 figures on a busy 2-core machine are mostly its noise. */
-  load_average_1m: number;
-  runs: {
-    mode: string;
-    directP50: number;
-    gatewayP50: number;
-    directP99: number;
-    gatewayP99: number;
-    pairedP50: number;
-    pairedP99: number;
-  }[];
+/** A figure's median over rounds with the smallest and largest round. */
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
 }
 
-/** Same body both ways: the model server's own name, which the gateway routes like any name it does not pin. */
-const body = JSON.stringify({
-  model: "bench-model",
-  messages: [{ role: "user", content: "What is the weather in Oslo?" }],
-  max_tokens: 32,
-});
+/** One gateway's paired overheads at one concurrency. */
+interface OverheadFigures {
+  concurrency: number;
+  pairs_per_round: number;
+  p50_ms: Spread;
+  p99_ms: Spread;
+}
 
-async function call(url: string, key: string): Promise<number> {
-  const started = performance.now();
-  const res = await fetch(`${url}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-arc-session": "bench" },
-    body,
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+const upstreamLatencyMs = 20;
+const concurrencies = [1, 16, 64] as const;
+/** Pairs each worker makes per round, by concurrency (300, 480 and 640 pairs in all). */
+const pairsPerWorker: Record<number, number> = { 1: 300, 16: 30, 64: 10 };
+
+let callCounter = 0;
+
+/** One chat completion; resolves with its tag and its time end to end in ms. */
+function call(target: Target): Promise<{ tag: string; ms: number }> {
+  const tag = `${process.pid}-${++callCounter}`;
+  const body = JSON.stringify({
+    model: "bench-model",
+    messages: [{ role: "user", content: `What is the weather in Oslo? [call ${tag}]` }],
+    max_tokens: 32,
   });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
-  return performance.now() - started;
+  const url = new URL(`${target.url}/chat/completions`);
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: {
+          authorization: `Bearer ${target.key}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const ms = performance.now() - started;
+          if (res.statusCode !== 200) {
+            reject(
+              new Error(`${target.name} answered ${res.statusCode}: ${Buffer.concat(chunks).toString()}`),
+            );
+          } else resolve({ tag, ms });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 function percentile(values: number[], p: number): number {
@@ -73,36 +98,51 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function interleaved(server: BenchServer, key: string, calls: number, warmup: number) {
-  const direct: number[] = [];
-  const gateway: number[] = [];
-  const paired: number[] = [];
-  for (let i = 0; i < warmup + calls; i++) {
-    const gatewayFirst = Math.random() < 0.5;
-    const a = gatewayFirst ? await call(server.gatewayUrl, key) : await call(server.directUrl, key);
-    const b = gatewayFirst ? await call(server.directUrl, key) : await call(server.gatewayUrl, key);
-    if (i < warmup) continue;
-    gateway.push(gatewayFirst ? a : b);
-    direct.push(gatewayFirst ? b : a);
-    paired.push(gatewayFirst ? a - b : b - a);
-  }
-  return {
-    directP50: percentile(direct, 50),
-    gatewayP50: percentile(gateway, 50),
-    directP99: percentile(direct, 99),
-    gatewayP99: percentile(gateway, 99),
-    pairedP50: percentile(paired, 50),
-    pairedP99: percentile(paired, 99),
-  };
+/** Per-call times the upstream held, by tag (read and cleared). */
+async function heldTimes(upstreamUrl: string): Promise<Record<string, number>> {
+  const res = await fetch(`${upstreamUrl.replace(/\/v1$/, "")}/held`);
+  return (await res.json()) as Record<string, number>;
 }
 
-async function throughput(url: string, key: string, seconds: number, inFlight = 32): Promise<number> {
+/** `workers` workers each make `pairs` pairs (a on one side, b on the other, in random order); per-pair b − a. */
+async function pairedRound(
+  upstreamUrl: string,
+  a: Target,
+  b: Target,
+  workers: number,
+  pairs: number,
+): Promise<{ p50: number; p99: number }> {
+  const made: { a: { tag: string; ms: number }; b: { tag: string; ms: number } }[] = [];
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (let i = 0; i < pairs; i++) {
+        if (Math.random() < 0.5) {
+          const x = await call(a);
+          made.push({ a: x, b: await call(b) });
+        } else {
+          const y = await call(b);
+          made.push({ a: await call(a), b: y });
+        }
+      }
+    }),
+  );
+  const held = await heldTimes(upstreamUrl);
+  const own = (x: { tag: string; ms: number }) => {
+    const h = held[x.tag];
+    if (h === undefined) throw new Error(`the upstream noted no time for call ${x.tag}`);
+    return x.ms - h;
+  };
+  const differences = made.map((m) => own(m.b) - own(m.a));
+  return { p50: percentile(differences, 50), p99: percentile(differences, 99) };
+}
+
+async function throughput(target: Target, seconds: number, inFlight = 32): Promise<number> {
   const end = performance.now() + seconds * 1000;
   let done = 0;
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
       while (performance.now() < end) {
-        await call(url, key);
+        await call(target);
         done++;
       }
     }),
@@ -110,111 +150,250 @@ async function throughput(url: string, key: string, seconds: number, inFlight = 
   return done / seconds;
 }
 
-function startBenchServer(databaseUrl?: string): Promise<{ child: ChildProcess; server: BenchServer }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/gateway-bench-server.ts"], {
+function startProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; info: Record<string, string> }> {
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, ARC_BENCH_DATABASE_URL: databaseUrl ?? "" },
+    env: { ...process.env, ...env },
   });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout?.on("data", (d) => {
       out += d;
       const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) resolve({ child, server: JSON.parse(line) });
+      if (line) resolve({ child, info: JSON.parse(line) });
     });
-    child.once("exit", (code) => reject(new Error(`gateway bench server exited with ${code}: ${out}`)));
+    child.once("exit", (code) => reject(new Error(`${args[0]} exited with ${code}: ${out}`)));
   });
 }
 
-const round3 = (n: number) => Math.round(n * 1000) / 1000;
-
-/** Overheads and throughput against one store (PGlite in a temp ARC_HOME, or the PostgreSQL server at `databaseUrl`). */
-async function measure(options: { calls: number; runs: number; seconds: number; databaseUrl?: string }) {
-  const { child, server } = await startBenchServer(options.databaseUrl);
-  try {
-    const runs: GatewayBench["runs"] = [];
-    for (let r = 0; r < options.runs; r++) {
-      runs.push({ mode: "upstream", ...(await interleaved(server, server.upstreamKey, options.calls, 200)) });
-      runs.push({ mode: "embedded", ...(await interleaved(server, server.embeddedKey, options.calls, 200)) });
-    }
-    const of = (mode: string) => runs.filter((x) => x.mode === mode);
-    const paired = (mode: string, p: "P50" | "P99") => round3(median(of(mode).map((x) => x[`paired${p}`])));
-    const tails = (mode: string) => round3(median(of(mode).map((x) => x.gatewayP99 - x.directP99)));
-    return {
-      upstreamP50: paired("upstream", "P50"),
-      upstreamP99: paired("upstream", "P99"),
-      upstreamTails: tails("upstream"),
-      embeddedP50: paired("embedded", "P50"),
-      embeddedP99: paired("embedded", "P99"),
-      gatewayRps: Math.round(await throughput(server.gatewayUrl, server.upstreamKey, options.seconds)),
-      directRps: Math.round(await throughput(server.directUrl, server.upstreamKey, options.seconds)),
-      runs: runs.map((x) => ({
-        mode: x.mode,
-        directP50: round3(x.directP50),
-        gatewayP50: round3(x.gatewayP50),
-        directP99: round3(x.directP99),
-        gatewayP99: round3(x.gatewayP99),
-        pairedP50: round3(x.pairedP50),
-        pairedP99: round3(x.pairedP99),
-      })),
-    };
-  } finally {
-    child.kill("SIGTERM");
-  }
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  child.kill("SIGTERM");
+  return exited;
 }
 
-function report(label: string, m: Awaited<ReturnType<typeof measure>>, calls: number): void {
-  const sign = (x: number) => (x >= 0 ? `+${x}` : `${x}`);
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+const spread = (xs: number[]): Spread => ({
+  median: round3(median(xs)),
+  min: round3(Math.min(...xs)),
+  max: round3(Math.max(...xs)),
+});
+
+/** Counts of the gateway's trace outcomes from its /metrics. */
+async function tracesStored(arcUrl: string): Promise<number> {
+  const text = await (await fetch(`${arcUrl.replace(/\/v1$/, "")}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith('arc_gateway_traces_total{outcome="stored"}'));
+  return line ? Number(line.split(" ").at(-1)) : 0;
+}
+
+/** Figures of the gateways measured together: overheads by concurrency, throughputs, the A/A noise. */
+async function measure(options: { upstream: Target; gateways: Target[]; rounds: number; seconds: number }) {
+  const { upstream, gateways } = options;
+  for (const target of [upstream, ...gateways]) for (let i = 0; i < 200; i++) await call(target);
+  await heldTimes(upstream.url);
+  const calls: Record<string, number> = Object.fromEntries(gateways.map((g) => [g.name, 200]));
+  const samples = new Map<string, { p50: number[]; p99: number[] }>();
+  const note = (key: string, r: { p50: number; p99: number }) => {
+    const s = samples.get(key) ?? { p50: [], p99: [] };
+    s.p50.push(r.p50);
+    s.p99.push(r.p99);
+    samples.set(key, s);
+  };
+  const ratios = new Map<string, number[]>();
+  const rps = new Map<string, number[]>();
+  const push = (map: Map<string, number[]>, key: string, x: number) =>
+    map.set(key, [...(map.get(key) ?? []), x]);
+  for (let round = 0; round < options.rounds; round++) {
+    note("aa/1", await pairedRound(upstream.url, upstream, upstream, 1, pairsPerWorker[1]));
+    for (const c of concurrencies) {
+      const order = round % 2 === 0 ? gateways : [...gateways].reverse();
+      for (const gateway of order) {
+        const started = performance.now();
+        const figures = await pairedRound(upstream.url, upstream, gateway, c, pairsPerWorker[c]);
+        note(`${gateway.name}/${c}`, figures);
+        calls[gateway.name] += c * pairsPerWorker[c];
+        console.log(
+          `  round ${round + 1}, ${gateway.name}, c = ${c}: p50 +${round3(figures.p50)} ms, p99 +${round3(figures.p99)} ms (${Math.round((performance.now() - started) / 1000)} s)`,
+        );
+      }
+    }
+    const direct = await throughput(upstream, options.seconds);
+    push(rps, "upstream", direct);
+    for (const gateway of gateways) {
+      const through = await throughput(gateway, options.seconds);
+      calls[gateway.name] += Math.round(through * options.seconds);
+      push(rps, gateway.name, through);
+      push(ratios, gateway.name, through / direct);
+      console.log(
+        `  round ${round + 1}, ${gateway.name}: ${Math.round(through)} calls/s with 32 in flight, the upstream alone ${Math.round(direct)}`,
+      );
+    }
+  }
+  const overheads = (name: string): OverheadFigures[] =>
+    concurrencies.map((c) => ({
+      concurrency: c,
+      pairs_per_round: c * pairsPerWorker[c],
+      p50_ms: spread(samples.get(`${name}/${c}`)?.p50 ?? []),
+      p99_ms: spread(samples.get(`${name}/${c}`)?.p99 ?? []),
+    }));
+  return {
+    noise: { p50_ms: spread(samples.get("aa/1")?.p50 ?? []), p99_ms: spread(samples.get("aa/1")?.p99 ?? []) },
+    overheads: Object.fromEntries(gateways.map((g) => [g.name, overheads(g.name)])),
+    ratios: Object.fromEntries([...ratios].map(([k, v]) => [k, spread(v)])),
+    rps: Object.fromEntries([...rps].map(([k, v]) => [k, Math.round(median(v))])),
+    calls,
+  };
+}
+
+type Measured = Awaited<ReturnType<typeof measure>>;
+
+/** Prints one table row per gateway of `m`, under `label`. */
+function printTable(label: string, m: Measured, names: Record<string, string>): void {
   console.log(
-    `gateway overhead, ${label}, vs calling the upstream directly (paired per-call difference, median of ${m.runs.length / 2} interleaved runs of ${calls} pairs): p50 ${sign(m.upstreamP50)} ms, p99 ${sign(m.upstreamP99)} ms   targets p50 < 1 ms, p99 < 5 ms; difference of the p99s ${sign(m.upstreamTails)} ms`,
+    `\n${label}: added ms p50 / p99 per call (median over rounds); throughput with 32 in flight over the upstream's`,
   );
+  console.log("| | c = 1 | c = 16 | c = 64 | throughput vs upstream |");
+  console.log("|---|---|---|---|---|");
+  for (const [name, o] of Object.entries(m.overheads)) {
+    const ratio = m.ratios[name];
+    console.log(
+      `| ${names[name] ?? name} | ${o.map((x) => `+${x.p50_ms.median} / +${x.p99_ms.median}`).join(" | ")} | ${ratio.median} (${ratio.min}-${ratio.max}) |`,
+    );
+  }
   console.log(
-    `gateway overhead, ${label}, embedded engine in-process vs the engine's own HTTP server (paired): p50 ${sign(m.embeddedP50)} ms, p99 ${sign(m.embeddedP99)} ms`,
+    `A/A noise (direct against direct, c = 1): p50 ${m.noise.p50_ms.median} ms, p99 ${m.noise.p99_ms.median} ms; calls/s: ${Object.entries(
+      m.rps,
+    )
+      .map(([k, v]) => `${names[k] ?? k} ${v}`)
+      .join(", ")}`,
   );
-  console.log(
-    `gateway throughput, ${label}: ${m.gatewayRps} requests/s with 32 in flight, every call recorded as a trace (the model server alone: ${m.directRps} requests/s)`,
-  );
+}
+
+const names = {
+  arc: "Arc",
+  litellm: "LiteLLM",
+  bare: "bare Node proxy (the floor)",
+  upstream: "upstream alone",
+};
+
+/** Starts Arc's bench server over `upstreamUrl` (PGlite, or the PostgreSQL database at `databaseUrl`). */
+async function startArc(upstreamUrl: string, databaseUrl?: string) {
+  const arc = await startProcess(["bench/gateway-bench-server.ts"], {
+    ARC_BENCH_UPSTREAM_URL: upstreamUrl,
+    ARC_BENCH_DATABASE_URL: databaseUrl ?? "",
+  });
+  return { child: arc.child, target: { name: "arc", url: arc.info.url, key: arc.info.key } };
 }
 
 /**
- * Measures the gateway on the embedded store (the headline figures, as `arc serve` runs by default) and, when
- * ARC_TEST_DATABASE_URL names a PostgreSQL server, on it too; prints the figures, writes bench/results/gateway.json.
+ * Runs the whole benchmark; prints the tables and writes bench/results/gateway.json. Each gateway runs alone beside
+ * the upstream (and the bare proxy beside Arc, which costs nothing idle): Arc on PGlite, then LiteLLM, then Arc on
+ * a PostgreSQL store when ARC_TEST_DATABASE_URL names a server.
  */
-export async function runGatewayBench(
-  options: { calls?: number; runs?: number; seconds?: number } = {},
-): Promise<GatewayBench> {
-  const settings = { calls: options.calls ?? 1000, runs: options.runs ?? 3, seconds: options.seconds ?? 5 };
-  const pglite = await measure(settings);
-  report("PGlite store", pglite, settings.calls);
-  const postgres = await withFreshPostgresDatabase("arc_bench_gateway", (databaseUrl) =>
-    measure({ ...settings, databaseUrl }),
+export async function runGatewayBench(options: { rounds?: number; seconds?: number } = {}) {
+  const rounds = options.rounds ?? 3;
+  const seconds = options.seconds ?? 5;
+  const upstreamProcess = await startProcess(
+    ["bench/fixed-latency-upstream.ts", String(upstreamLatencyMs)],
+    {},
   );
-  if (postgres) report("PostgreSQL store", postgres, settings.calls);
-  else console.log("gateway on a PostgreSQL store: not measured (set ARC_TEST_DATABASE_URL to measure it)");
-  const figures: GatewayBench = {
-    gateway_overhead_p50_ms: pglite.upstreamP50,
-    gateway_overhead_p99_ms: pglite.upstreamP99,
-    gateway_p99_minus_direct_p99_ms: pglite.upstreamTails,
-    gateway_rps: pglite.gatewayRps,
-    direct_rps: pglite.directRps,
-    gateway_runs: settings.runs,
-    embedded_overhead_p50_ms: pglite.embeddedP50,
-    embedded_overhead_p99_ms: pglite.embeddedP99,
-    postgres: postgres
-      ? {
-          gateway_overhead_p50_ms: postgres.upstreamP50,
-          gateway_overhead_p99_ms: postgres.upstreamP99,
-          gateway_p99_minus_direct_p99_ms: postgres.upstreamTails,
-          gateway_rps: postgres.gatewayRps,
-          embedded_overhead_p50_ms: postgres.embeddedP50,
-          embedded_overhead_p99_ms: postgres.embeddedP99,
-        }
-      : null,
-    load_average_1m: round3(loadavg()[0]),
-    runs: pglite.runs,
-  };
-  console.log("wrote", writeBenchResults("gateway", figures));
-  return figures;
+  const upstream: Target = { name: "upstream", url: upstreamProcess.info.url, key: "none" };
+  try {
+    console.log(`gateway bench: ${rounds} rounds, the upstream answers after ${upstreamLatencyMs} ms`);
+    const arc = await startArc(upstream.url);
+    const bareProcess = await startProcess(["bench/bare-proxy.ts", upstream.url], {});
+    const bare: Target = { name: "bare", url: bareProcess.info.url, key: "none" };
+    let pglite: Measured;
+    let stored: number;
+    try {
+      console.log("Arc on PGlite, beside a bare Node.js proxy");
+      pglite = await measure({ upstream, gateways: [arc.target, bare], rounds, seconds });
+      await new Promise((r) => setTimeout(r, 1_000));
+      stored = await tracesStored(arc.target.url);
+    } finally {
+      await Promise.all([stop(arc.child), stop(bareProcess.child)]);
+    }
+    printTable("Arc on PGlite", pglite, names);
+    console.log(`traces recorded by Arc's gateway: ${stored} of ${pglite.calls.arc} calls`);
+
+    const proxy = await startLiteLlmProxy(upstream.url);
+    let litellm: Measured | null = null;
+    if (proxy) {
+      try {
+        console.log(`LiteLLM ${proxy.version}, alone`);
+        litellm = await measure({
+          upstream,
+          gateways: [{ name: "litellm", url: proxy.url, key: proxy.key }],
+          rounds,
+          seconds,
+        });
+      } finally {
+        await proxy.close();
+      }
+      printTable(`LiteLLM ${proxy.version}`, litellm, names);
+    }
+
+    const postgres = await withFreshPostgresDatabase("arc_bench_gateway", async (databaseUrl) => {
+      const pg = await startArc(upstream.url, databaseUrl);
+      try {
+        console.log("Arc on a PostgreSQL store");
+        return await measure({ upstream, gateways: [pg.target], rounds, seconds });
+      } finally {
+        await stop(pg.child);
+      }
+    });
+    if (postgres) printTable("Arc on PostgreSQL", postgres, names);
+
+    const at = (o: OverheadFigures[] | undefined, c: number, p: "p50_ms" | "p99_ms") =>
+      o?.find((x) => x.concurrency === c)?.[p].median ?? null;
+    const figures = {
+      overhead_p50_ms: at(pglite.overheads.arc, 1, "p50_ms"),
+      overhead_p99_ms: at(pglite.overheads.arc, 1, "p99_ms"),
+      overhead_p99_c16_ms: at(pglite.overheads.arc, 16, "p99_ms"),
+      overhead_p99_c64_ms: at(pglite.overheads.arc, 64, "p99_ms"),
+      throughput_ratio_vs_upstream: pglite.ratios.arc.median,
+      litellm_overhead_p50_ms: at(litellm?.overheads.litellm, 1, "p50_ms"),
+      litellm_overhead_p99_ms: at(litellm?.overheads.litellm, 1, "p99_ms"),
+      litellm_throughput_ratio_vs_upstream: litellm?.ratios.litellm.median ?? null,
+      litellm_version: proxy?.version ?? null,
+      upstream_latency_ms: upstreamLatencyMs,
+      rounds,
+      throughput_seconds: seconds,
+      noise_aa_c1: pglite.noise,
+      rps: { ...pglite.rps, litellm: litellm?.rps.litellm ?? null },
+      arc: pglite.overheads.arc,
+      bare_proxy: pglite.overheads.bare,
+      bare_proxy_throughput_ratio_vs_upstream: pglite.ratios.bare.median,
+      litellm: litellm?.overheads.litellm ?? null,
+      litellm_noise_aa_c1: litellm?.noise ?? null,
+      traces_recorded: stored,
+      arc_calls: pglite.calls.arc,
+      postgres: postgres
+        ? {
+            overhead_p50_ms: at(postgres.overheads.arc, 1, "p50_ms"),
+            overhead_p99_ms: at(postgres.overheads.arc, 1, "p99_ms"),
+            overhead_p99_c16_ms: at(postgres.overheads.arc, 16, "p99_ms"),
+            overhead_p99_c64_ms: at(postgres.overheads.arc, 64, "p99_ms"),
+            throughput_ratio_vs_upstream: postgres.ratios.arc.median,
+            arc: postgres.overheads.arc,
+          }
+        : null,
+    };
+    console.log("wrote", writeBenchResults("gateway", figures));
+    return figures;
+  } finally {
+    await stop(upstreamProcess.child);
+  }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await runGatewayBench();
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const { values } = parseArgs({ options: { rounds: { type: "string" }, seconds: { type: "string" } } });
+  await runGatewayBench({
+    rounds: values.rounds ? Number(values.rounds) : undefined,
+    seconds: values.seconds ? Number(values.seconds) : undefined,
+  });
+}

@@ -28,7 +28,7 @@ interface Row {
 /** The command that measures each bench's figures, for benches not measured yet. */
 const COMMANDS: Record<string, string> = {
   backbone: "npm run bench",
-  gateway: "npm run bench",
+  gateway: "npm run bench:gateway",
   failures: "npm run bench",
   demo: "npm run bench:demo",
   engine: "npm run bench:engine",
@@ -74,6 +74,33 @@ function medianOf(path: string, of: string): Row["medianOf"] {
       numberAt(f, path) ?? (Array.isArray(at(f, path)) ? (at(f, path) as unknown[]).length : undefined);
     return n === undefined ? undefined : { n, of };
   };
+}
+
+/** A gateway's p50 / p99 added at concurrency `c`, from its `[{concurrency, p50_ms, p99_ms}]` list in gateway.json. */
+function overheadAt(name: string, c: number): Row["value"] {
+  return (f) => {
+    const list = at(f, name);
+    if (!Array.isArray(list)) return undefined;
+    const row = list.find((x: { concurrency?: number }) => x.concurrency === c) as
+      | {
+          p50_ms: { median: number; min: number; max: number };
+          p99_ms: { median: number; min: number; max: number };
+        }
+      | undefined;
+    if (!row) return undefined;
+    const shown = (s: { median: number; min: number; max: number }) =>
+      `+${fmt(s.median, 3)} (${fmt(s.min, 3)}–${fmt(s.max, 3)})`;
+    return `${shown(row.p50_ms)} / ${shown(row.p99_ms)} ms`;
+  };
+}
+
+/** A throughput ratio with the calls per second of the gateway and of the upstream alone. */
+function ratioWithRps(f: Figures, path: string, name: string): string | undefined {
+  const ratio = numberAt(f, path);
+  if (ratio === undefined) return undefined;
+  const through = numberAt(f, `rps.${name}`);
+  const direct = numberAt(f, "rps.upstream");
+  return `${fmt(ratio, 3)}${through === undefined || direct === undefined ? "" : ` (${fmt(through)} against ${fmt(direct)} calls/s)`}`;
 }
 
 /** The RL bench's run of one setting (`runs[]` in rl.json). */
@@ -144,16 +171,34 @@ const ROWS: Row[] = [
   // npm run bench: the backbone
   {
     bench: "backbone",
-    figure: "SDK overhead per wrapped call, p50",
+    figure: "SDK overhead per wrapped call, p50 (in process, paired per call)",
     value: figure("sdk_overhead_p50_ms", 3, " ms", true),
-    medianOf: medianOf("sdk_overhead_runs", "runs of 1,000 calls"),
+    medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 pairs"),
   },
   {
     bench: "backbone",
-    figure: "SDK overhead per wrapped call, p99",
+    figure: "SDK overhead per wrapped call, p99 (in process, paired per call)",
     value: figure("sdk_overhead_p99_ms", 3, " ms", true),
-    medianOf: medianOf("sdk_overhead_runs", "runs of 1,000 calls"),
-    target: "< 1 ms",
+    medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 pairs"),
+    target: "< 0.05 ms",
+  },
+  {
+    bench: "backbone",
+    figure: "SDK heap bytes allocated per wrapped call",
+    value: figure("sdk_capture_bytes_per_call", 0, " bytes"),
+  },
+  {
+    bench: "backbone",
+    figure:
+      "SDK overhead over loopback HTTP, p50 / p99 (paired per call; an unwrapped call's own p99 beside)",
+    value: (f) => {
+      const p50 = numberAt(f, "sdk_overhead_loopback_p50_ms");
+      const p99 = numberAt(f, "sdk_overhead_loopback_p99_ms");
+      const own = numberAt(f, "sdk_unwrapped_loopback_p99_ms");
+      if (own === undefined) return undefined;
+      const shown = (x: number | undefined) => (x === undefined ? "below the noise" : `+${fmt(x, 3)} ms`);
+      return `${shown(p50)} / ${shown(p99)} (unwrapped p99 ${fmt(own, 3)} ms)`;
+    },
   },
   {
     bench: "backbone",
@@ -183,51 +228,72 @@ const ROWS: Row[] = [
     medianOf: medianOf("ingest_rounds", "rounds"),
     whenMissing: "not measured: set `ARC_TEST_DATABASE_URL` to a PostgreSQL server",
   },
-  // npm run bench: the gateway
+  // npm run bench:gateway
+  ...[1, 16, 64].map(
+    (c): Row => ({
+      bench: "gateway",
+      figure: `Gateway overhead, c = ${c}: p50 / p99 added per call (20 ms upstream, PGlite store)`,
+      value: overheadAt("arc", c),
+      medianOf: medianOf("rounds", "rounds"),
+      target: c === 1 ? "< 0.3 ms / < 1 ms" : undefined,
+    }),
+  ),
   {
     bench: "gateway",
-    figure: "Gateway overhead vs calling the upstream directly, p50 (paired per call, PGlite store)",
-    value: figure("gateway_overhead_p50_ms", 3, " ms", true),
-    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
-    target: "< 1 ms",
+    figure: "Gateway throughput with 32 in flight, against the upstream's own (every call recorded)",
+    value: (f) => ratioWithRps(f, "throughput_ratio_vs_upstream", "arc"),
+    medianOf: medianOf("rounds", "rounds"),
+    target: "≥ 0.9",
+  },
+  ...[1, 16, 64].map(
+    (c): Row => ({
+      bench: "gateway",
+      figure: `LiteLLM proxy, same upstream and load, c = ${c}: p50 / p99 added per call`,
+      value: overheadAt("litellm", c),
+      medianOf: medianOf("rounds", "rounds"),
+    }),
+  ),
+  {
+    bench: "gateway",
+    figure: "LiteLLM proxy throughput with 32 in flight, against the upstream's own",
+    value: (f) => ratioWithRps(f, "litellm_throughput_ratio_vs_upstream", "litellm"),
+    medianOf: medianOf("rounds", "rounds"),
   },
   {
     bench: "gateway",
-    figure: "Gateway overhead vs calling the upstream directly, p99 (paired per call, PGlite store)",
-    value: figure("gateway_overhead_p99_ms", 3, " ms", true),
-    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
-    target: "< 5 ms",
-  },
-  {
-    bench: "gateway",
-    figure: "Gateway throughput, 32 calls in flight, every call recorded as a trace",
+    figure:
+      "A bare Node.js pass-through proxy (the floor on this machine), c = 1: p50 / p99 added; throughput ratio",
     value: (f) => {
-      const gateway = numberAt(f, "gateway_rps");
-      const direct = numberAt(f, "direct_rps");
-      if (gateway === undefined) return undefined;
-      return `${fmt(gateway)} requests/s${direct === undefined ? "" : ` (the model server alone: ${fmt(direct)})`}`;
+      const added = overheadAt("bare_proxy", 1)(f);
+      const ratio = numberAt(f, "bare_proxy_throughput_ratio_vs_upstream");
+      return added === undefined || added === null || ratio === undefined
+        ? undefined
+        : `${added}; ${fmt(ratio, 3)}`;
     },
+    medianOf: medianOf("rounds", "rounds"),
   },
   {
     bench: "gateway",
-    figure: "Gateway overhead, embedded model in-process vs the engine's own HTTP server, p50 / p99",
+    figure: "Measurement noise (direct against direct), c = 1: p50 / p99 per pair",
     value: (f) => {
-      const p50 = numberAt(f, "embedded_overhead_p50_ms");
-      const p99 = numberAt(f, "embedded_overhead_p99_ms");
+      const p50 = numberAt(f, "noise_aa_c1.p50_ms.median");
+      const p99 = numberAt(f, "noise_aa_c1.p99_ms.median");
       return p50 === undefined || p99 === undefined ? undefined : `${fmt(p50, 3)} / ${fmt(p99, 3)} ms`;
     },
-    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
+    medianOf: medianOf("rounds", "rounds"),
   },
   {
     bench: "gateway",
-    figure: "Gateway overhead on a PostgreSQL store, p50 / p99",
+    figure: "Gateway on a PostgreSQL store, c = 1: p50 / p99 added; throughput ratio",
     value: (f) => {
-      const p50 = numberAt(f, "postgres.gateway_overhead_p50_ms");
-      const p99 = numberAt(f, "postgres.gateway_overhead_p99_ms");
-      return p50 === undefined || p99 === undefined ? undefined : `${fmt(p50, 3)} / ${fmt(p99, 3)} ms`;
+      const p50 = numberAt(f, "postgres.overhead_p50_ms");
+      const p99 = numberAt(f, "postgres.overhead_p99_ms");
+      const ratio = numberAt(f, "postgres.throughput_ratio_vs_upstream");
+      return p50 === undefined || p99 === undefined || ratio === undefined
+        ? undefined
+        : `+${fmt(p50, 3)} / +${fmt(p99, 3)} ms; ${fmt(ratio, 3)}`;
     },
-    medianOf: medianOf("gateway_runs", "interleaved runs of 1,000 pairs"),
-    target: "< 1 ms / < 5 ms",
+    medianOf: medianOf("rounds", "rounds"),
     whenMissing: "not measured: set `ARC_TEST_DATABASE_URL` to a PostgreSQL server",
   },
   // npm run bench: the failure pipeline

@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import { createArc } from "../packages/sdk/src/index.ts";
 import { CollectorTestServer } from "../packages/sdk/src/test-doubles/collector-test-server.ts";
 import { OpenAITestServer } from "../packages/sdk/src/test-doubles/openai-test-server.ts";
+import { pairedCalls } from "./paired-calls.ts";
 import { writeBenchResults } from "./results-file.ts";
 
 /** Options of `measureSdkOverhead`. */
@@ -129,23 +130,12 @@ export async function measureSdkOverhead(options: SdkOverheadOptions = {}): Prom
       await call(plain);
       await call(wrapped);
     }
-    const unwrappedMs: number[] = [];
-    const wrappedMs: number[] = [];
-    const pairedMs: number[] = [];
-    for (let i = 0; i < calls; i++) {
-      let a: number;
-      let b: number;
-      if (Math.random() < 0.5) {
-        a = await call(plain);
-        b = await call(wrapped);
-      } else {
-        b = await call(wrapped);
-        a = await call(plain);
-      }
-      unwrappedMs.push(a);
-      wrappedMs.push(b);
-      pairedMs.push(b - a);
-    }
+    const { a: unwrappedMs, b: wrappedMs } = await pairedCalls(
+      () => call(plain),
+      () => call(wrapped),
+      calls,
+    );
+    const pairedMs = wrappedMs.map((w, i) => w - unwrappedMs[i]);
     await arc.shutdown({ timeoutMs: 10_000 });
     for (const list of [unwrappedMs, wrappedMs, pairedMs]) list.sort((x, y) => x - y);
     const u50 = quantile(unwrappedMs, 0.5);
