@@ -278,7 +278,15 @@ describe("families Arc has never seen, from production traffic to a release", ()
     assert.ok(validation.report.scores.functional > 0, `functional ${validation.report.scores.functional}`);
     for (const slice of validation.report.slices.filter((s) => s.kind !== "safety"))
       assert.deepEqual(Object.keys(slice.judgedBy), ["verifier:support"], slice.slice);
-    const [candidate] = (await listModelVersions(db, tenant.id)).filter((m) => m.id === trained.candidateId);
+    // the validation is stored before the version's status moves on: wait for the move
+    const candidate = await waitUntil(
+      async () =>
+        (await listModelVersions(db, tenant.id)).find(
+          (m) => m.id === trained.candidateId && m.status !== "candidate",
+        ),
+      "the candidate's status after its validation",
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
     assert.equal(candidate.status, "validated");
   });
 });
