@@ -183,7 +183,7 @@ const spread = (xs: number[]): Spread => ({
   max: round3(Math.max(...xs)),
 });
 
-/** Counts of the gateway's trace outcomes from its /metrics. */
+/** Traces Arc's gateway has stored, from its /metrics. */
 async function tracesStored(arcUrl: string): Promise<number> {
   const text = await (await fetch(`${arcUrl.replace(/\/v1$/, "")}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith('arc_gateway_traces_total{outcome="stored"}'));
@@ -312,8 +312,13 @@ export async function runGatewayBench(options: { rounds?: number; seconds?: numb
     try {
       console.log("Arc on PGlite, beside a bare Node.js proxy");
       pglite = await measure({ upstream, gateways: [arc.target, bare], rounds, seconds });
-      await new Promise((r) => setTimeout(r, 1_000));
+      // traces are written after the answers: wait up to 10 s for the last batch
+      const deadline = Date.now() + 10_000;
       stored = await tracesStored(arc.target.url);
+      while (stored < pglite.calls.arc && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        stored = await tracesStored(arc.target.url);
+      }
     } finally {
       await Promise.all([stop(arc.child), stop(bareProcess.child)]);
     }

@@ -1,8 +1,9 @@
 // The SDK wrapper's own cost per call, measured in one process with no network: the official `openai` client, plain
 // and wrapped by `wrapOpenAI`, both answered from memory by the client's `fetch` option, calls paired (random order
-// per pair), the exporter shipping every trace to an in-memory collector as it would to Arc. The per-pair
-// difference (wrapped − unwrapped) is the time the capture path adds; the bytes it allocates per call are the heap's
-// growth over a stretch of calls with no garbage collection in it, wrapped less unwrapped.
+// per pair), on the same agent turn as sdk-overhead.ts, the exporter shipping every trace to an in-memory collector
+// as it would to Arc. The per-pair difference (wrapped − unwrapped) is the time the capture path adds; the bytes it
+// allocates per call are the heap's growth over a stretch of calls with no garbage collection in it, wrapped less
+// unwrapped.
 // Called by bench/backbone.bench.ts; also runnable alone: node --import tsx bench/sdk-capture-cost.ts
 import { PerformanceObserver } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -11,6 +12,7 @@ import { runInNewContext } from "node:vm";
 import OpenAI from "openai";
 import { createArc } from "../packages/sdk/src/index.ts";
 import { pairedCalls } from "./paired-calls.ts";
+import { agentTurn } from "./sdk-overhead.ts";
 
 /** The wrapper's cost per call. */
 export interface SdkCaptureCost {
@@ -42,26 +44,6 @@ const answer = JSON.stringify({
   usage: { prompt_tokens: 120, completion_tokens: 6, total_tokens: 126 },
 });
 
-/** A prompt the size of a small agent's turn: a system prompt, a user turn and one tool. */
-const body = {
-  model: "bench-model",
-  max_tokens: 256,
-  messages: [
-    { role: "system" as const, content: "You are a support agent. Use tools when needed. ".repeat(10) },
-    { role: "user" as const, content: "My order 1234 has not arrived, where is it?" },
-  ],
-  tools: [
-    {
-      type: "function" as const,
-      function: {
-        name: "get_order",
-        description: "Look an order up by id",
-        parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
-      },
-    },
-  ],
-};
-
 /** The provider, answered from memory. */
 const providerFetch = async () =>
   new Response(answer, { status: 200, headers: { "content-type": "application/json" } });
@@ -92,7 +74,7 @@ export async function measureSdkCaptureCost(options: { pairs?: number } = {}): P
   );
   const time = async (client: OpenAI) => {
     const started = performance.now();
-    await client.chat.completions.create(body);
+    await client.chat.completions.create(agentTurn);
     return performance.now() - started;
   };
 
@@ -124,7 +106,7 @@ export async function measureSdkCaptureCost(options: { pairs?: number } = {}): P
       gc();
       const from = performance.now();
       const start = process.memoryUsage().heapUsed;
-      for (let i = 0; i < n; i++) await client.chat.completions.create(body);
+      for (let i = 0; i < n; i++) await client.chat.completions.create(agentTurn);
       const end = process.memoryUsage().heapUsed;
       const to = performance.now();
       // the observer hears of a collection a little later

@@ -53,7 +53,7 @@ function quantile(sorted: number[], q: number): number {
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** A prompt the size of a small agent's turn: system prompt, a few turns, a tool call and its result, one tool. */
-const body = {
+export const agentTurn = {
   model: "bench-model",
   temperature: 0.2,
   max_tokens: 256,
@@ -102,13 +102,13 @@ export async function measureSdkOverhead(options: SdkOverheadOptions = {}): Prom
     const started = performance.now();
     if (stream) {
       const chunks = await client.chat.completions.create({
-        ...body,
+        ...agentTurn,
         stream: true,
         stream_options: { include_usage: true },
       });
       for await (const _ of chunks);
     } else {
-      await client.chat.completions.create(body);
+      await client.chat.completions.create(agentTurn);
     }
     return performance.now() - started;
   };

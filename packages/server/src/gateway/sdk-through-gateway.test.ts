@@ -1,45 +1,31 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createArc } from "@arc/sdk";
-import { OpenAITestServer } from "@arc/sdk/test-doubles";
+import type { OpenAITestServer } from "@arc/sdk/test-doubles";
 import OpenAI from "openai";
-import { loadServerConfig } from "../config/server-config.ts";
-import { type RunningServer, startServer } from "../serve/start-server.ts";
-import { type ModelVersion, registerModelVersion } from "../store/model-registry.ts";
-import { findTenant } from "../store/tenants.ts";
+import type { RunningServer } from "../serve/start-server.ts";
+import type { ModelVersion } from "../store/model-registry.ts";
+import {
+  type GatewayOnTestProvider,
+  startGatewayOnTestProvider,
+} from "./__fixtures__/gateway-on-test-provider.ts";
 
 /** An agent that uses the SDK and calls Arc's own gateway is traced once: the gateway joins the SDK's trace. */
 describe("SDK through the gateway", () => {
-  let home: string;
+  let gateway: GatewayOnTestProvider;
   let provider: OpenAITestServer;
   let server: RunningServer;
   let model: ModelVersion;
   let key: string;
 
   before(async () => {
-    home = mkdtempSync(join(tmpdir(), "arc-sdk-gateway-"));
-    provider = await OpenAITestServer.start();
+    gateway = await startGatewayOnTestProvider();
+    ({ provider, server, model, key } = gateway);
     provider.reply = () => ({ content: '{"tool":"get_weather","args":{"city":"Oslo"}}' });
-    server = await startServer(loadServerConfig({}, { home, port: 0 }));
-    key = server.credentials?.tenantKey as string;
-    const tenant = await findTenant(server.db, server.credentials?.tenant as string);
-    model = await registerModelVersion(server.db, tenant?.id as string, {
-      name: "upstream-model",
-      status: "promoted",
-      upstream: { baseUrl: provider.url, model: "m" },
-      actor: "test",
-    });
   });
-  after(async () => {
-    await server?.close();
-    await provider?.close();
-    rmSync(home, { recursive: true, force: true });
-  });
+  after(() => gateway?.close());
 
   const get = async (path: string) => {
     const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } });

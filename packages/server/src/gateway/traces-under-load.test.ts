@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { OpenAITestServer } from "@arc/sdk/test-doubles";
 import OpenAI from "openai";
-import { loadServerConfig } from "../config/server-config.ts";
-import { type RunningServer, startServer } from "../serve/start-server.ts";
-import { registerModelVersion } from "../store/model-registry.ts";
-import { findTenant } from "../store/tenants.ts";
+import type { RunningServer } from "../serve/start-server.ts";
+import {
+  type GatewayOnTestProvider,
+  startGatewayOnTestProvider,
+} from "./__fixtures__/gateway-on-test-provider.ts";
 
 /** Calls made, and how many are in flight at once. */
 const calls = 1000;
@@ -20,31 +17,17 @@ const inFlight = 64;
  * The upstream is the SDK's OpenAI test server (a test double of a hosted model).
  */
 describe("gateway traces under load", () => {
-  let home: string;
-  let provider: OpenAITestServer;
+  let gateway: GatewayOnTestProvider;
   let server: RunningServer;
   let tenantId: string;
   let key: string;
 
   before(async () => {
-    home = mkdtempSync(join(tmpdir(), "arc-traces-under-load-"));
-    provider = await OpenAITestServer.start();
-    provider.reply = () => ({ content: "It is 12 degrees and cloudy in Oslo." });
-    server = await startServer(loadServerConfig({}, { home, port: 0 }));
-    key = server.credentials?.tenantKey as string;
-    tenantId = (await findTenant(server.db, server.credentials?.tenant as string))?.id as string;
-    await registerModelVersion(server.db, tenantId, {
-      name: "upstream-model",
-      status: "promoted",
-      upstream: { baseUrl: provider.url, model: "m" },
-      actor: "test",
-    });
+    gateway = await startGatewayOnTestProvider();
+    ({ server, tenantId, key } = gateway);
+    gateway.provider.reply = () => ({ content: "It is 12 degrees and cloudy in Oslo." });
   });
-  after(async () => {
-    await server?.close();
-    await provider?.close();
-    rmSync(home, { recursive: true, force: true });
-  });
+  after(() => gateway?.close());
 
   it(`records all ${calls} calls made ${inFlight} at a time, each once`, async () => {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
