@@ -42,6 +42,18 @@ function assertSameSamples(got: GenResult[], want: GenResult[]): void {
   });
 }
 
+/** Resolves when the server hands its next generation to `engine`, so an update can be sent while it decodes. */
+function engineEntered(engine: EmbeddedInferenceEngine): Promise<void> {
+  const generate = engine.generate;
+  return new Promise((resolve) => {
+    engine.generate = (...args) => {
+      engine.generate = generate;
+      resolve();
+      return generate.apply(engine, args);
+    };
+  });
+}
+
 describe("the remote inference engine, on an inference server over HTTP", () => {
   let served: EmbeddedInferenceEngine;
   let server: RunningEngineServer;
@@ -95,8 +107,9 @@ describe("the remote inference engine, on an inference server over HTTP", () => 
       "the server's version of each token",
     );
     // a request in flight over the update: paused in place, it goes on afterwards with the new weights
+    const entered = engineEntered(served);
     const long = sglang.generate([{ ...requests(1)[0], n: 1, maxTokens: 400, ignoreEos: true }]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await entered;
     await sglang.setWeights(7, { kind: "checkpoint", dir: MODEL });
     const [spanning] = await long;
     assert.equal(spanning.outputTokens.length, 400);
