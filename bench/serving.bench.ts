@@ -13,6 +13,7 @@ import { mulberry32 } from "@arc/engine";
 import OpenAI from "openai";
 import { loadServerConfig } from "../packages/server/src/config/server-config.ts";
 import { writeRandomAdapter } from "../packages/server/src/gateway/__fixtures__/random-adapter.ts";
+import { histogramTotals } from "../packages/server/src/metrics/__fixtures__/metric-values.ts";
 import { startServer } from "../packages/server/src/serve/start-server.ts";
 import { createApiKey } from "../packages/server/src/store/keys.ts";
 import { registerModelVersion } from "../packages/server/src/store/model-registry.ts";
@@ -135,7 +136,7 @@ try {
   const began = performance.now();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const seconds = (performance.now() - began) / 1000;
-  const loads = server.metrics.modelPool.adapterLoads.totals();
+  const loads = await histogramTotals(server.metrics.modelPool.adapterLoads);
   const figures = {
     adapters_served: served.size,
     p50_ms: round(quantile(latencies, 0.5)),

@@ -55,6 +55,12 @@ export async function activeDeployment(db: Queryable, tenantId: string): Promise
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
+/** Every tenant's running canary (at most one each). */
+export async function activeDeployments(db: Queryable): Promise<Deployment[]> {
+  const rows = await db.query("select * from deployments where status = 'canary' order by tenant_id");
+  return rows.map(fromRow);
+}
+
 /** A tenant's deployments, newest first. */
 export async function listDeployments(db: Queryable, tenantId: string, limit = 20): Promise<Deployment[]> {
   const rows = await db.query(

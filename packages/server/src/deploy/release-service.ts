@@ -29,7 +29,7 @@ export interface ReleaseServiceOptions {
   judge?: JudgeOptions;
   /** The upstreams a tenant's judge may run on (the server's `upstreams`): it validates rows no verifier can judge. */
   judgeUpstreams?: JudgeUpstreams;
-  /** Where gateway trace outcomes are counted (`arc_gateway_traces_total` on `/metrics`). */
+  /** Where the gateway's trace outcomes, tokens and model pool are counted (`/metrics`). */
   metrics?: ServerMetrics;
   /** The gateway's trace queue and retries (defaults in TraceRecorderOptions). */
   traceRecorder?: Omit<TraceRecorderOptions, "counter">;
@@ -63,7 +63,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
   const { db } = options;
   const say = options.onEvent ?? (() => {});
   const poolMetrics = options.metrics?.modelPool;
-  if (!options.pool) poolMetrics?.capacity.set({}, options.modelPoolSize ?? 8);
+  if (!options.pool) poolMetrics?.capacity.set(options.modelPoolSize ?? 8);
   const pool =
     options.pool ??
     ModelPool.fromEnv(process.env, {
@@ -78,6 +78,7 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     db,
     pool,
     teaching,
+    tokens: options.metrics?.gatewayTokens,
     recorderOptions: { ...options.traceRecorder, counter: options.metrics?.gatewayTraces },
   });
   const deployer = new Deployer({

@@ -190,6 +190,16 @@ export async function countDeadLetteredDetections(db: Queryable, tenantId: strin
   return row.n;
 }
 
+/** Traces waiting to be judged per tenant that has any (leased ones included, dead letters not). */
+export async function pendingDetectionsByTenant(
+  db: Queryable,
+): Promise<{ tenantId: string; pending: number }[]> {
+  const rows = await db.query<{ tenant_id: string; n: number }>(
+    "select tenant_id, count(*)::int as n from detection_queue where dead_lettered_at is null group by tenant_id",
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, pending: Number(r.n) }));
+}
+
 /** Traces of a tenant waiting to be judged (leased ones included, dead letters not). */
 export async function pendingDetections(db: Queryable, tenantId: string): Promise<number> {
   const [row] = await db.query<{ n: number }>(

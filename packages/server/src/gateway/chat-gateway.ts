@@ -1,3 +1,5 @@
+import type { Trace } from "@arc/core";
+import type { Counter } from "prom-client";
 import type { Database } from "../store/database.ts";
 import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { checkChatRequest } from "./chat-request-check.ts";
@@ -19,6 +21,8 @@ export interface ChatGatewayDeps {
   recorderOptions?: TraceRecorderOptions;
   /** Run-time teaching: answers a tenant's (or a pattern's) non-streamed requests under its teacher. */
   teaching?: TeachingRuntime;
+  /** Counts each call's tokens by tenant, model and kind (`arc_gateway_tokens_total` on `/metrics`). */
+  tokens?: Counter<"tenant" | "model" | "kind">;
 }
 
 /** Request facts beyond the body: who is calling, for sticky routing and the trace. */
@@ -157,12 +161,12 @@ export class ChatGateway {
       ? await this.deps.teaching?.teach(tenantId, request, choice, { ...context, userId })
       : null;
     if (taught) {
-      this.recorder.record(tenantId, taught.trace);
+      this.record(tenantId, taught.trace);
       return taught.response;
     }
     const startedAt = new Date();
     const finish = (status: number, summary: CompletionSummary) =>
-      this.recorder.record(
+      this.record(
         tenantId,
         gatewayTrace({
           body: request,
@@ -243,6 +247,19 @@ export class ChatGateway {
       },
     });
     return new Response(stream, { status: upstream.status, headers });
+  }
+
+  /** Counts the tokens of a call's LLM steps (the teacher's too, when taught), then queues its trace to be stored. */
+  private record(tenantId: string, trace: Trace): void {
+    const { tokens } = this.deps;
+    for (const { llm } of trace.steps) {
+      if (!tokens || !llm?.usage) continue;
+      const model = llm.modelServed ?? llm.modelRequested ?? "unknown";
+      const { promptTokens, completionTokens } = llm.usage;
+      if (promptTokens) tokens.inc({ tenant: tenantId, model, kind: "prompt" }, promptTokens);
+      if (completionTokens) tokens.inc({ tenant: tenantId, model, kind: "completion" }, completionTokens);
+    }
+    this.recorder.record(tenantId, trace);
   }
 
   /** Stores the traces still queued (call before closing the database). */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
+import { seriesValue } from "../metrics/__fixtures__/metric-values.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { ModelVersion } from "../store/model-registry.ts";
 import { FAULT_INJECTED_OUTPUT } from "./fault-injecting-engine.ts";
@@ -98,12 +99,8 @@ describe("ModelPool bound", () => {
     assert.deepEqual(closes, ["/m/mv_01", "/m/mv_02"]);
     assert.deepEqual(loads, ["/m/mv_01", "/m/mv_02", "/m/mv_03", "/m/mv_01"]);
     assert.deepEqual(pool.stats(), { loaded: 2, maxLoaded: 2, evictions: 2 });
-    assert.equal(metrics.loaded.value(), 2);
-    assert.equal(metrics.evictions.value(), 2);
-    assert.match(
-      metrics.loaded.render(),
-      /^# TYPE arc_gateway_models_loaded gauge\narc_gateway_models_loaded 2$/m,
-    );
+    assert.equal(await seriesValue(metrics.loaded), 2);
+    assert.equal(await seriesValue(metrics.evictions), 2);
   });
 
   it("closes a retired version after the drain, and again after a late call through its old handle", async () => {

@@ -1,6 +1,6 @@
 import type { InferenceEngine } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
-import type { Counter, Gauge, Histogram } from "../metrics/metrics-registry.ts";
+import type { Counter, Gauge, Histogram } from "prom-client";
 import type { ModelVersion } from "../store/model-registry.ts";
 import { FaultInjectingEngine, FaultInjection } from "./fault-injecting-engine.ts";
 import { embeddedBackend, type ModelBackend, upstreamBackend } from "./model-backend.ts";
@@ -168,14 +168,14 @@ export class ModelPool {
   }
 
   private updateGauge(): void {
-    this.options.metrics?.loaded.set({}, this.loadedOrder.size);
+    this.options.metrics?.loaded.set(this.loadedOrder.size);
   }
 
   private async make(version: ModelVersion): Promise<LoadedBackend> {
     const env = this.options.env ?? process.env;
     const { upstream } = version;
     if (isAdapterUpstream(upstream)) {
-      const loaded = (ms: number) => this.options.metrics?.adapterLoads.observe({}, ms / 1000);
+      const loaded = (ms: number) => this.options.metrics?.adapterLoads.observe(ms / 1000);
       loaded(await loadAdapter(upstream, env));
       return { backend: adapterBackend(upstream, env, loaded), close: () => unloadAdapter(upstream, env) };
     }

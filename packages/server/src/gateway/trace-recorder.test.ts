@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Trace } from "@arc/core";
+import { seriesValue } from "../metrics/__fixtures__/metric-values.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { createTenant } from "../store/tenants.ts";
@@ -79,8 +80,8 @@ for (const target of databasesUnderTest()) {
         ids.map((r) => r.id),
         ["bounded-10", "bounded-11", "bounded-7", "bounded-8", "bounded-9"],
       );
-      assert.match(metrics.render(), /arc_gateway_traces_total\{outcome="dropped"\} 7/);
-      assert.match(metrics.render(), /arc_gateway_traces_total\{outcome="stored"\} 5/);
+      assert.match(await metrics.render(), /arc_gateway_traces_total\{outcome="dropped"\} 7/);
+      assert.match(await metrics.render(), /arc_gateway_traces_total\{outcome="stored"\} 5/);
     });
 
     it("tries a failed write again and stores the batch once the database answers, counting the retries", async () => {
@@ -93,8 +94,8 @@ for (const target of databasesUnderTest()) {
       await recorder.flush();
       assert.equal(flaky.refused, 2);
       assert.equal(await count(), before + 2);
-      assert.equal(metrics.gatewayTraces.value({ outcome: "retried" }), 4);
-      assert.equal(metrics.gatewayTraces.value({ outcome: "stored" }), 2);
+      assert.equal(await seriesValue(metrics.gatewayTraces, { outcome: "retried" }), 4);
+      assert.equal(await seriesValue(metrics.gatewayTraces, { outcome: "stored" }), 2);
       assert.equal(recorder.lost, 0);
     });
 
@@ -112,7 +113,7 @@ for (const target of databasesUnderTest()) {
       recorder.record(tenant, trace("lost-1"));
       await recorder.flush();
       assert.deepEqual(reported, [1]);
-      assert.equal(metrics.gatewayTraces.value({ outcome: "lost" }), 1);
+      assert.equal(await seriesValue(metrics.gatewayTraces, { outcome: "lost" }), 1);
       recorder.record(tenant, trace("after-1"));
       await recorder.flush();
       assert.equal(await count(), before + 1);
@@ -144,10 +145,10 @@ for (const target of databasesUnderTest()) {
       assert.equal(recorder.rejected, 1);
       assert.equal(recorder.lost, 0);
       assert.match(
-        metrics.render(),
-        /arc_gateway_traces_total\{cause="invalid_text_representation",outcome="rejected"\} 1\n/,
+        await metrics.render(),
+        /arc_gateway_traces_total\{outcome="rejected",cause="invalid_text_representation"\} 1\n/,
       );
-      assert.equal(metrics.gatewayTraces.value({ outcome: "stored" }), 31);
+      assert.equal(await seriesValue(metrics.gatewayTraces, { outcome: "stored" }), 31);
     });
 
     it("stores both records of one trace that arrive in one flush (two gateway calls of one SDK trace)", async () => {

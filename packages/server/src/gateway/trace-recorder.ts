@@ -1,5 +1,5 @@
 import { ArcError, type Trace } from "@arc/core";
-import type { Counter } from "../metrics/metrics-registry.ts";
+import type { Counter } from "prom-client";
 import type { Queryable } from "../store/database.ts";
 import { isolateFailures } from "../store/isolate-failures.ts";
 import { insertTraces } from "../store/trace-store.ts";
@@ -24,7 +24,7 @@ export interface TraceRecorderOptions {
    * (every try failed), `rejected` (the database refused that trace; its `cause` label names why). The server passes
    * `ServerMetrics.gatewayTraces`, shown on `/metrics`.
    */
-  counter?: Counter;
+  counter?: Counter<"outcome" | "cause">;
   /** Called when a batch could not be stored after every try (default: logged); the requests are not affected. */
   onError?: (error: unknown, lost: number) => void;
   /** Called for each trace the database refused, with the `cause` it is counted under (default: logged). */

@@ -66,8 +66,8 @@ export function createApp(deps: AppDeps): Hono {
     }
     return c.json({ status: "ok", database: deps.db.kind });
   });
-  app.get("/metrics", (c) =>
-    c.body(deps.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
+  app.get("/metrics", async (c) =>
+    c.body(await deps.metrics.render(), 200, { "content-type": deps.metrics.contentType }),
   );
 
   const admin = new Hono<{ Variables: AuthVariables }>();

@@ -1,159 +1,94 @@
-/** Label values of one series, e.g. `{ route: "/v1/traces", status: "200" }`. */
-export type Labels = Record<string, string>;
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { type LiveSources, registerLiveGauges } from "./live-gauges.ts";
 
-const defaultBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Bucket bounds in seconds, from a millisecond up: most requests and adapter loads end well under a second. */
+const secondsBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-function seriesKey(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map((k) => `${k}="${labels[k].replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
-    .join(",");
-}
-
-/** A monotonically increasing count. */
-export class Counter {
-  private readonly series = new Map<string, number>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-  ) {}
-  /** Adds `by` to the series of `labels` (created at 0). */
-  inc(labels: Labels = {}, by = 1): void {
-    const key = seriesKey(labels);
-    this.series.set(key, (this.series.get(key) ?? 0) + by);
-  }
-  /** The current value of one series (0 when never incremented). */
-  value(labels: Labels = {}): number {
-    return this.series.get(seriesKey(labels)) ?? 0;
-  }
-  /** Every series in the Prometheus text format. */
-  render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, value] of this.series) lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
-    return lines.join("\n");
-  }
-}
-
-/** A value that goes up and down, set as it changes. */
-export class Gauge {
-  private readonly series = new Map<string, number>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-  ) {}
-  /** Sets the series of `labels` to `value`. */
-  set(labels: Labels, value: number): void {
-    this.series.set(seriesKey(labels), value);
-  }
-  /** The current value of one series (0 when never set). */
-  value(labels: Labels = {}): number {
-    return this.series.get(seriesKey(labels)) ?? 0;
-  }
-  /** Every series in the Prometheus text format. */
-  render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
-    for (const [key, value] of this.series) lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
-    return lines.join("\n");
-  }
-}
-
-/** Observations in cumulative buckets (seconds), as Prometheus histograms are. */
-export class Histogram {
-  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly buckets: number[] = defaultBuckets,
-  ) {}
-  /** Counts `value` (seconds) in every bucket it fits under, and in the sum and count, for `labels`. */
-  observe(labels: Labels, value: number): void {
-    const key = seriesKey(labels);
-    let s = this.series.get(key);
-    if (!s) {
-      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, s);
-    }
-    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]) s.counts[i]++;
-    s.sum += value;
-    s.count++;
-  }
-  /** How many values one series observed, and their sum (zeros when none). */
-  totals(labels: Labels = {}): { count: number; sum: number } {
-    const s = this.series.get(seriesKey(labels));
-    return { count: s?.count ?? 0, sum: s?.sum ?? 0 };
-  }
-  /** Every series in the Prometheus text format (`_bucket`, `_sum`, `_count`). */
-  render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const [key, s] of this.series) {
-      const sep = key ? `${key},` : "";
-      this.buckets.forEach((b, i) => {
-        lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`);
-      });
-      lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`);
-      lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${s.sum}`);
-      lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${s.count}`);
-    }
-    return lines.join("\n");
-  }
-}
-
-/** The server's metrics, rendered for `GET /metrics` in the Prometheus text format. */
+/**
+ * The server's metrics, rendered for `GET /metrics` in the Prometheus text format. Each instance has a registry of
+ * its own (several servers may run in one process) holding the process metrics of `collectDefaultMetrics`, the
+ * counters below, and — once `watch` is called — gauges read from the database at scrape time.
+ */
 export class ServerMetrics {
-  readonly ingestedTraces = new Counter(
-    "arc_ingested_traces_total",
-    "Traces written anew by the ingest API.",
-  );
-  readonly ingestedSteps = new Counter(
-    "arc_ingested_steps_total",
-    "Steps (spans) written anew by the ingest API, by source.",
-  );
-  readonly rejectedRequests = new Counter(
-    "arc_ingest_rejected_total",
-    "Ingest requests or spans rejected, by reason (malformed_json, invalid, too_large, missing_api_key, invalid_api_key...).",
-  );
-  readonly gatewayTraces = new Counter(
-    "arc_gateway_traces_total",
-    "Gateway traces by outcome: stored; dropped (the queue was full); retried (a failed write tried again); lost (every try failed); rejected (the database refused that trace, cause names why, e.g. invalid_text_representation).",
-  );
-  readonly requestDuration = new Histogram(
-    "arc_http_request_duration_seconds",
-    "Time from request to response, by route and status.",
-  );
+  private readonly register = new Registry();
+  readonly ingestedTraces = new Counter({
+    name: "arc_ingested_traces_total",
+    help: "Traces written anew by the ingest API, by source.",
+    labelNames: ["source"],
+    registers: [this.register],
+  });
+  readonly ingestedSteps = new Counter({
+    name: "arc_ingested_steps_total",
+    help: "Steps (spans) written anew by the ingest API, by source.",
+    labelNames: ["source"],
+    registers: [this.register],
+  });
+  readonly rejectedRequests = new Counter({
+    name: "arc_ingest_rejected_total",
+    help: "Ingest requests or spans rejected, by reason (malformed_json, invalid, too_large, missing_api_key, invalid_api_key...).",
+    labelNames: ["reason"],
+    registers: [this.register],
+  });
+  readonly gatewayTraces = new Counter({
+    name: "arc_gateway_traces_total",
+    help: "Gateway traces by outcome: stored; dropped (the queue was full); retried (a failed write tried again); lost (every try failed); rejected (the database refused that trace, cause names why, e.g. invalid_text_representation).",
+    labelNames: ["outcome", "cause"],
+    registers: [this.register],
+  });
+  readonly gatewayTokens = new Counter({
+    name: "arc_gateway_tokens_total",
+    help: "Tokens of the gateway's model calls (a teacher's calls during run-time teaching included), by tenant, model that answered and kind (prompt or completion).",
+    labelNames: ["tenant", "model", "kind"],
+    registers: [this.register],
+  });
+  readonly requestDuration = new Histogram({
+    name: "arc_http_request_duration_seconds",
+    help: "Time from request to response, by route, method and status.",
+    labelNames: ["route", "method", "status"],
+    buckets: secondsBuckets,
+    registers: [this.register],
+  });
   /** The gateway's model pool: its size, what it let go of, and adapter loads on upstreams. */
   readonly modelPool = {
-    loaded: new Gauge(
-      "arc_gateway_models_loaded",
-      "Checkpoints the gateway holds loaded in this process now.",
-    ),
-    capacity: new Gauge(
-      "arc_gateway_models_loaded_max",
-      "The most checkpoints the gateway holds loaded (ARC_GATEWAY_MODEL_POOL_SIZE).",
-    ),
-    evictions: new Counter(
-      "arc_gateway_model_evictions_total",
-      "Checkpoints let go of, least recently used first, to stay within the bound.",
-    ),
-    adapterLoads: new Histogram(
-      "arc_gateway_adapter_load_seconds",
-      "Time an upstream took to load a model version's LoRA adapter.",
-    ),
+    loaded: new Gauge({
+      name: "arc_gateway_models_loaded",
+      help: "Checkpoints the gateway holds loaded in this process now.",
+      registers: [this.register],
+    }),
+    capacity: new Gauge({
+      name: "arc_gateway_models_loaded_max",
+      help: "The most checkpoints the gateway holds loaded (ARC_GATEWAY_MODEL_POOL_SIZE).",
+      registers: [this.register],
+    }),
+    evictions: new Counter({
+      name: "arc_gateway_model_evictions_total",
+      help: "Checkpoints let go of, least recently used first, to stay within the bound.",
+      registers: [this.register],
+    }),
+    adapterLoads: new Histogram({
+      name: "arc_gateway_adapter_load_seconds",
+      help: "Time an upstream took to load a model version's LoRA adapter.",
+      buckets: secondsBuckets,
+      registers: [this.register],
+    }),
   };
 
+  constructor() {
+    collectDefaultMetrics({ register: this.register });
+  }
+
+  /** Adds the gauges read at scrape time (queue depths, failure rates, canaries, training); call once. */
+  watch(sources: LiveSources): void {
+    registerLiveGauges(this.register, sources);
+  }
+
+  /** The `content-type` of `render`'s text. */
+  get contentType(): string {
+    return this.register.contentType;
+  }
+
   /** The body of `GET /metrics`. */
-  render(): string {
-    return `${[
-      this.ingestedTraces,
-      this.ingestedSteps,
-      this.rejectedRequests,
-      this.gatewayTraces,
-      this.requestDuration,
-      this.modelPool.loaded,
-      this.modelPool.capacity,
-      this.modelPool.evictions,
-      this.modelPool.adapterLoads,
-    ]
-      .map((m) => m.render())
-      .join("\n")}\n`;
+  render(): Promise<string> {
+    return this.register.metrics();
   }
 }

@@ -344,6 +344,14 @@ export async function requestCancel(db: Queryable, tenantId: string, id: string)
   return fromRow(rows[0]);
 }
 
+/** Queued and running runs of every tenant, oldest first. */
+export async function activeRuns(db: Queryable): Promise<RunRecord[]> {
+  const rows = await db.query(
+    "select * from runs where status in ('queued', 'running') order by created_at, tenant_id, id",
+  );
+  return rows.map(fromRow);
+}
+
 /** Runs of a tenant that are queued or running (the orchestrator starts no new one while there is one). */
 export async function activeRunCount(db: Queryable, tenantId: string): Promise<number> {
   const [row] = await db.query<{ n: number }>(

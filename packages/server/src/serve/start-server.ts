@@ -68,6 +68,7 @@ export async function startServer(
     modelPoolSize: config.gatewayModelPoolSize,
     ...options.release,
   });
+  metrics.watch({ db, gatewayTraceQueue: () => release.gateway.recorder.queued });
   const failures = await createFailureService({ db, judgeUpstreams: config.upstreams, ...options.failures });
   const runs = await createRunService({
     db,
