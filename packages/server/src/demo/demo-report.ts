@@ -1,7 +1,7 @@
 import type { StepRecord } from "@arc/rl";
+import { barChartSvg, esc, lineChartSvg, type Series } from "../charts/svg-charts.ts";
 import type { DemoResult } from "./demo-result.ts";
 import { PATTERN_VERDICT_RULE } from "./pattern-verdicts.ts";
-import { barChartSvg, esc, lineChartSvg, type Series } from "./svg-charts.ts";
 
 function num(v: number | null | undefined, digits = 3): string {
   return v === null || v === undefined ? "–" : v.toFixed(digits);

@@ -93,3 +93,49 @@ export async function patternIncidence(db: Queryable, tenantId: string): Promise
     failures: Number(r.failures),
   }));
 }
+
+/** All traffic of one model version in one time bucket: traces, how many were judged, how many failed. */
+export interface TrafficPoint {
+  /** The version that answered (from the trace's verdict); `unversioned` when no verdict names one yet. */
+  modelVersion: string;
+  /** Start of the bucket, seconds since `since`. */
+  t: number;
+  traces: number;
+  judged: number;
+  failures: number;
+}
+
+/**
+ * Every trace started since `since` (gateway-recorded or ingested), in buckets of `bucketS` seconds, by the model
+ * version its verdict records: the tenant's traffic and failure rate over time.
+ */
+export async function trafficOverTime(
+  db: Queryable,
+  tenantId: string,
+  since: Date,
+  bucketS: number,
+): Promise<TrafficPoint[]> {
+  const rows = await db.query<{
+    model_version: string;
+    b: number;
+    traces: number;
+    judged: number;
+    failures: number;
+  }>(
+    `select coalesce(v.model_version, 'unversioned') as model_version,
+            floor(extract(epoch from (t.started_at - $2::timestamptz)) / $3)::int as b, count(*)::int as traces,
+            (count(*) filter (where v.status in ('passed', 'failed')))::int as judged,
+            (count(*) filter (where v.status = 'failed'))::int as failures
+       from traces t left join verdicts v on v.tenant_id = t.tenant_id and v.trace_id = t.id
+      where t.tenant_id = $1 and t.started_at >= $2
+      group by 1, 2 order by 2, 1`,
+    [tenantId, since.toISOString(), bucketS],
+  );
+  return rows.map((r) => ({
+    modelVersion: r.model_version,
+    t: Number(r.b) * bucketS,
+    traces: Number(r.traces),
+    judged: Number(r.judged),
+    failures: Number(r.failures),
+  }));
+}

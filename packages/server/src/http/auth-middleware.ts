@@ -11,7 +11,14 @@ function bearerKey(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-/** Lets a request through only with a key of the given role; sets `principal` (and `tenantId` for tenant keys). */
+/** The header with which an admin key acts for one tenant on the tenant routes (its id or name). */
+export const actingTenantHeader = "arc-tenant";
+
+/**
+ * Lets a request through only with a key of the given role; sets `principal` (and `tenantId` for tenant keys). An
+ * admin key passes the tenant routes too when it names a tenant in the `arc-tenant` header, and acts for that tenant
+ * (its writes are audited with the admin key as actor).
+ */
 export function requireRole(
   authenticator: Authenticator,
   role: "admin" | "tenant",
@@ -32,6 +39,32 @@ export function requireRole(
       onReject?.();
       throw new HttpError(401, "invalid_api_key", "Incorrect API key provided: unknown or revoked key");
     }
+    const actingFor = c.req.header(actingTenantHeader);
+    if (role === "tenant" && actingFor !== undefined) {
+      if (principal.role === "tenant") {
+        if (actingFor !== principal.tenantId) {
+          onReject?.();
+          throw new HttpError(
+            403,
+            "forbidden",
+            `${actingTenantHeader}: a tenant key acts for its own tenant only; leave the header out`,
+          );
+        }
+      } else {
+        const tenant = await authenticator.tenant(actingFor);
+        if (!tenant) {
+          onReject?.();
+          throw new HttpError(
+            404,
+            "not_found",
+            `${actingTenantHeader}: no tenant ${JSON.stringify(actingFor)}`,
+          );
+        }
+        c.set("principal", principal);
+        c.set("tenantId", tenant.id);
+        return next();
+      }
+    }
     if (principal.role !== role) {
       onReject?.();
       throw new HttpError(
@@ -39,7 +72,7 @@ export function requireRole(
         "forbidden",
         role === "admin"
           ? "this endpoint needs an admin key"
-          : "this endpoint needs a tenant key (admin keys own no data)",
+          : `this endpoint needs a tenant key, or an admin key with the header '${actingTenantHeader}: <tenant id or name>'`,
       );
     }
     c.set("principal", principal);

@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Queryable } from "../store/database.ts";
 import { findPrincipal, hashApiKey, type Principal } from "../store/keys.ts";
 import { RefreshingCache } from "../store/refreshing-cache.ts";
+import { findTenant, type Tenant } from "../store/tenants.ts";
 
 /** How long a looked-up key is trusted before it is checked again (so a revocation elsewhere lands within this). */
 const cacheTtlMs = 2_000;
@@ -34,6 +35,11 @@ export class Authenticator {
     // keys are held as they are, so a key longer than any Arc makes is looked up each time instead
     if (key.length > maxCachedKeyLength) return this.lookUp(this.db, key);
     return this.cache.get(key);
+  }
+
+  /** The tenant with this id or name, or null: what an admin key may act for (the `arc-tenant` header). */
+  tenant(idOrName: string): Promise<Tenant | null> {
+    return findTenant(this.db, idOrName);
   }
 
   /** Forgets cached keys at once (after a revocation in this process). */

@@ -186,6 +186,41 @@ for (const target of databasesUnderTest()) {
       assert.equal(await snapshot(db, b.id), before);
     });
 
+    it("refuses A's key that names B in the arc-tenant header; an admin key naming B sees B's things", async () => {
+      const before = await snapshot(db, b.id);
+      const adminKey = (await createApiKey(db, { role: "admin" })).key;
+      const call = (key: string, tenant: string, path: string, method = "GET") =>
+        fetch(`${url}/v1${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${key}`,
+            "arc-tenant": tenant,
+            "content-type": "application/json",
+          },
+          body: method === "POST" ? JSON.stringify({ reason: "a's key" }) : undefined,
+        });
+      for (const [method, path] of routes()) {
+        const res = await call(aKey, b.id, path, method);
+        assert.equal(res.status, 403, `${method} ${path}`);
+        assert.match(
+          (await res.json()).error.message,
+          /arc-tenant: a tenant key acts for its own tenant only/,
+        );
+      }
+      assert.equal(await snapshot(db, b.id), before);
+      const asB = await call(adminKey, "tenant-b", `/model-versions/${b.production}`);
+      assert.equal(asB.status, 200);
+      assert.equal((await asB.json()).model.id, b.production);
+      const noTenant = await call(adminKey, "tenant-nobody", "/model-versions");
+      assert.equal(noTenant.status, 404);
+      assert.match((await noTenant.json()).error.message, /arc-tenant: no tenant "tenant-nobody"/);
+      const bare = await fetch(`${url}/v1/model-versions`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      assert.equal(bare.status, 403);
+      assert.match((await bare.json()).error.message, /or an admin key with the header 'arc-tenant/);
+    });
+
     it("shows tenant A none of B's things in its lists, settings, verdicts and gateway", async () => {
       const get = async (path: string) => {
         const res = await fetch(`${url}/v1${path}`, { headers: { authorization: `Bearer ${aKey}` } });

@@ -1065,6 +1065,31 @@ const ROUTES: RouteSpec[] = [
     params: [(x) => [x.ready.tenant.name, x.ready.bystander.name, x.ready.tenant.id]],
     readBack: (_x, _sent, _answer, [tenant]) => [{ path: `/v1/admin/tenants/${tenant}/keys` }],
   },
+  // the dashboard's forms: without its session cookie they sign nobody in and change nothing
+  {
+    method: "POST",
+    path: "/ui/login",
+    weight: 0.25,
+    bodies: [(x) => ({ key: x.ready.tenant.key }), () => ({ key: "" }), () => undefined],
+    readBack: () => [{ path: "/v1/deployments" }],
+  },
+  { method: "POST", path: "/ui/logout", weight: 0.1, bodies: [() => undefined] },
+  {
+    method: "POST",
+    path: "/ui/tenants/view",
+    weight: 0.1,
+    bodies: [(x) => ({ tenant: x.ready.tenant.id })],
+  },
+  ...(["promote", "rollback"] as const).map(
+    (action): RouteSpec => ({
+      method: "POST",
+      path: `/ui/deployments/:id/${action}`,
+      weight: 0.25,
+      bodies: [() => ({ reason: "by hand" }), () => undefined],
+      params: [(x) => x.ids.deployments],
+      readBack: () => [{ path: "/v1/deployments" }, { path: "/v1/models" }],
+    }),
+  ),
 ];
 
 // ---------------------------------------------------------------------------------------------------------------

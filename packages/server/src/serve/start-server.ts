@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ServerConfig } from "../config/server-config.ts";
+import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
 import {
   createReleaseService,
   type ReleaseService,
@@ -90,6 +91,8 @@ export async function startServer(
       runs,
     }),
   });
+  app.route("/ui", dashboardRoutes({ fetchApi: (request) => app.fetch(request), authenticator }));
+  app.get("/", (c) => c.redirect("/ui", 302));
   const timeout = config.requestTimeoutMs;
   const server = serve({
     fetch: app.fetch,

@@ -36,7 +36,7 @@ and <home>/report.html.
   --base-model    the starting checkpoint (default models/toolcall-base)
   --max-tokens    output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
   --train-set     more recipe overrides, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2
-  --serve         leave the platform running afterwards and print its URL and keys`;
+  --serve         leave the platform running afterwards and print its URL, the dashboard's URL and the keys`;
 
 function numberFlag(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -82,7 +82,7 @@ async function demo(args: ParsedArgs): Promise<number> {
   }
   const c = server.credentials;
   console.log(
-    `\nArc is still running at ${server.url} (Ctrl-C stops it)\n  tenant ${c?.tenant} key: ${c?.tenantKey}\n  admin key: ${c?.adminKey}\n  e.g. ARC_URL=${server.url} ARC_API_KEY=${c?.tenantKey} npx arc models ls`,
+    `\nArc is still running at ${server.url} (Ctrl-C stops it)\n  dashboard: ${server.url}/ui (sign in with a key below)\n  tenant ${c?.tenant} key: ${c?.tenantKey}\n  admin key: ${c?.adminKey}\n  e.g. ARC_URL=${server.url} ARC_API_KEY=${c?.tenantKey} npx arc models ls`,
   );
   await new Promise<void>((resolve) => process.once("SIGINT", resolve));
   await server.close();

@@ -43,6 +43,7 @@ export const serveCommand: Command = {
       if (server.firstStart) console.log(`  admin key:                  ${server.credentials.adminKey}`);
       console.log(`  (saved in ${credentialsPath(config.home)})`);
     }
+    console.log(`  dashboard:    ${server.url}/ui (sign in with an API key)`);
     console.log(`  send traces:  curl -X POST ${server.url}/v1/traces -H "Authorization: Bearer <key>" ...`);
     console.log(
       `  OTLP/HTTP:    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=${server.url}/v1/otlp/v1/traces (http/json)`,

@@ -8,6 +8,7 @@ import {
 } from "../../failures/detection-queue.ts";
 import { saveDetectorConfig, tenantRegistry } from "../../failures/detector-config-store.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
+import { trafficOverTime } from "../../failures/live-failure-rates.ts";
 import { getPattern, listPatterns, recentMembers } from "../../failures/pattern-store.ts";
 import { getVerdict, verdictCounts } from "../../failures/verdict-store.ts";
 import type { Database } from "../../store/database.ts";
@@ -20,7 +21,20 @@ const PatternQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
 });
 
+const TrafficQuery = z
+  .object({
+    hours: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 90)
+      .default(24),
+    buckets: z.coerce.number().int().min(1).max(500).default(48),
+  })
+  .strict();
+
 /**
+ * `GET /v1/traffic?hours=24&buckets=48` (traces, judged and failed per time bucket and model version),
  * `GET /v1/patterns` (largest first, with counts per day and model version and examples, plus how many traces are
  * judged, how many still wait and how many were dead-lettered), `GET /v1/patterns/:id` (with its most recent member
  * traces), `GET /v1/dead-letters` (traces detection gave up on, with their errors),
@@ -40,6 +54,16 @@ export function patternRoutes(deps: { db: Database; maxBodyBytes: number; setupR
       countDeadLetteredDetections(deps.db, tenantId),
     ]);
     return c.json({ data, verdicts, pending, deadLettered });
+  });
+
+  app.get("/traffic", async (c) => {
+    const parsed = TrafficQuery.safeParse(c.req.query());
+    if (!parsed.success) throw toInvalidInputError(parsed.error);
+    const { hours, buckets } = parsed.data;
+    const bucketSeconds = Math.max(1, Math.round((hours * 3600) / buckets));
+    const since = new Date(Date.now() - hours * 3600_000);
+    const points = await trafficOverTime(deps.db, c.get("tenantId"), since, bucketSeconds);
+    return c.json({ since: since.toISOString(), bucketSeconds, points });
   });
 
   app.get("/dead-letters", async (c) =>

@@ -1,0 +1,215 @@
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { csrf } from "hono/csrf";
+import { html } from "hono/html";
+import { HTTPException } from "hono/http-exception";
+import { secureHeaders } from "hono/secure-headers";
+import type { Authenticator } from "../http/authenticator.ts";
+import type { Principal } from "../store/keys.ts";
+import { dashboardCss, liveJs } from "./assets.ts";
+import { ApiAnswerError, type ApiFetch, DashboardApi } from "./dashboard-api.ts";
+import { barePage, type Markup, pageShell, type Viewer } from "./page-shell.ts";
+import { datasetPage, datasetsPage } from "./pages/datasets-page.ts";
+import { confirmActionPage, deploymentPage, deploymentsPage } from "./pages/deployments-page.ts";
+import { judgesPage } from "./pages/judges-page.ts";
+import { modelPage, modelsPage } from "./pages/models-page.ts";
+import { overviewPage } from "./pages/overview-page.ts";
+import { patternPage, patternsPage, tracePage } from "./pages/patterns-page.ts";
+import { runPage, runsPage } from "./pages/runs-page.ts";
+import { teachingPage } from "./pages/teaching-page.ts";
+import { tenantsPage } from "./pages/tenants-page.ts";
+
+/** The cookie holding the signed-in key (HttpOnly, SameSite=Strict, only sent to `/ui`). */
+const sessionCookie = "arc_session";
+/** The cookie holding the tenant an admin is looking at. */
+const tenantCookie = "arc_tenant";
+const cookiePath = "/ui";
+
+type Env = { Variables: { principal: Principal; key: string; viewer: Viewer; api: DashboardApi } };
+
+/** What one page needs: the API as the viewer sees it and the path's parameter. */
+type PageBody = (api: DashboardApi, param: string) => Promise<Markup>;
+
+/**
+ * The web dashboard under `/ui`, server-rendered: sign in with a tenant or admin key (kept in an HttpOnly,
+ * SameSite=Strict cookie and checked on every request, so a revoked key signs out at once), then the tenant's pages.
+ * Every figure comes from Arc's own API through `fetchApi`, called with the viewer's key. Form posts must come from
+ * the dashboard's own origin (`hono/csrf`); promote and rollback take a confirmation step.
+ */
+export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authenticator }) {
+  const app = new Hono<Env>();
+  app.use(
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        imgSrc: ["'self'", "data:"],
+        frameAncestors: ["'none'"],
+        formAction: ["'self'"],
+      },
+    }),
+  );
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) {
+      const why =
+        error.status === 403 ? "This form was not sent from the dashboard's own page." : error.message;
+      return c.html(barePage("Refused", html`<p class="error" role="alert">${why}</p>`), error.status);
+    }
+    console.error(error);
+    return c.html(
+      barePage("Something went wrong", html`<p class="error" role="alert">See the server log.</p>`),
+      500,
+    );
+  });
+  app.use(csrf());
+  app.use(bodyLimit({ maxSize: 16 * 1024 }));
+
+  app.get("/assets/dashboard.css", (c) =>
+    c.body(dashboardCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "max-age=300" }),
+  );
+  app.get("/assets/live.js", (c) =>
+    c.body(liveJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "max-age=300" }),
+  );
+
+  app.get("/login", (c) => c.html(loginPage()));
+  app.post("/login", async (c) => {
+    const form = await c.req.parseBody();
+    const key = typeof form.key === "string" ? form.key.trim() : "";
+    const principal = key ? await deps.authenticator.principalFor(key) : null;
+    if (!principal)
+      return c.html(loginPage("Unknown or revoked key: paste a tenant key or an admin key."), 401);
+    setCookie(c, sessionCookie, key, {
+      path: cookiePath,
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: new URL(c.req.url).protocol === "https:",
+    });
+    deleteCookie(c, tenantCookie, { path: cookiePath });
+    return c.redirect(principal.role === "admin" ? "/ui/tenants" : "/ui", 303);
+  });
+  app.post("/logout", (c) => {
+    deleteCookie(c, sessionCookie, { path: cookiePath });
+    deleteCookie(c, tenantCookie, { path: cookiePath });
+    return c.redirect("/ui/login", 303);
+  });
+
+  // every other page: a signed-in key, and for an admin the tenant picked on the Tenants page
+  app.use(async (c, next) => {
+    const key = getCookie(c, sessionCookie);
+    const principal = key ? await deps.authenticator.principalFor(key) : null;
+    if (!key || !principal) return c.redirect("/ui/login", 303);
+    const picked = principal.role === "admin" ? getCookie(c, tenantCookie) : principal.tenantId;
+    const tenant = picked ? await deps.authenticator.tenant(picked) : null;
+    c.set("principal", principal);
+    c.set("key", key);
+    c.set("viewer", { role: principal.role, tenant: tenant && { id: tenant.id, name: tenant.name } });
+    c.set(
+      "api",
+      new DashboardApi(deps.fetchApi, key, principal.role === "admin" ? (tenant?.id ?? null) : null),
+    );
+    await next();
+  });
+
+  app.get("/tenants", async (c) => {
+    if (c.get("principal").role !== "admin") return c.redirect("/ui", 303);
+    return render(c, "Tenants", "/ui/tenants", () => tenantsPage(deps.fetchApi, c.get("key")));
+  });
+  app.post("/tenants/view", async (c) => {
+    if (c.get("principal").role !== "admin") return c.redirect("/ui", 303);
+    const form = await c.req.parseBody();
+    const tenant = typeof form.tenant === "string" ? await deps.authenticator.tenant(form.tenant) : null;
+    if (!tenant)
+      return render(c, "Tenants", "/ui/tenants", async () => html`<p class="error">No such tenant.</p>`);
+    setCookie(c, tenantCookie, tenant.id, { path: cookiePath, httpOnly: true, sameSite: "Strict" });
+    return c.redirect("/ui", 303);
+  });
+
+  const pages: { path: string; title: (param: string) => string; current: string; body: PageBody }[] = [
+    { path: "/", title: () => "Overview", current: "/ui", body: overviewPage },
+    { path: "/patterns", title: () => "Patterns", current: "/ui/patterns", body: patternsPage },
+    { path: "/patterns/:id", title: (id) => `Pattern ${id}`, current: "/ui/patterns", body: patternPage },
+    { path: "/traces/:id", title: (id) => `Trace ${id}`, current: "/ui/patterns", body: tracePage },
+    { path: "/datasets", title: () => "Datasets", current: "/ui/datasets", body: datasetsPage },
+    { path: "/datasets/:id", title: (id) => `Dataset ${id}`, current: "/ui/datasets", body: datasetPage },
+    { path: "/runs", title: () => "Runs", current: "/ui/runs", body: runsPage },
+    { path: "/runs/:id", title: (id) => `Run ${id}`, current: "/ui/runs", body: runPage },
+    { path: "/models", title: () => "Models", current: "/ui/models", body: modelsPage },
+    { path: "/models/:id", title: (id) => `Model ${id}`, current: "/ui/models", body: modelPage },
+    { path: "/deployments", title: () => "Deployments", current: "/ui/deployments", body: deploymentsPage },
+    {
+      path: "/deployments/:id",
+      title: (id) => `Deployment ${id}`,
+      current: "/ui/deployments",
+      body: (api, id) => deploymentPage(api, id),
+    },
+    {
+      path: "/deployments/:id/promote",
+      title: (id) => `Promote ${id}?`,
+      current: "/ui/deployments",
+      body: (api, id) => confirmActionPage(api, id, "promote"),
+    },
+    {
+      path: "/deployments/:id/rollback",
+      title: (id) => `Roll back ${id}?`,
+      current: "/ui/deployments",
+      body: (api, id) => confirmActionPage(api, id, "rollback"),
+    },
+    { path: "/teaching", title: () => "Teaching", current: "/ui/teaching", body: teachingPage },
+    { path: "/judges", title: () => "Judges", current: "/ui/judges", body: judgesPage },
+  ];
+  for (const page of pages) {
+    app.get(page.path, (c) => {
+      const param = c.req.param("id") ?? c.req.query("hours") ?? "";
+      if (!c.get("viewer").tenant) return c.redirect("/ui/tenants", 303);
+      return render(c, page.title(param), page.current, () => page.body(c.get("api"), param));
+    });
+  }
+
+  for (const action of ["promote", "rollback"] as const) {
+    app.post(`/deployments/:id/${action}`, async (c) => {
+      const id = c.req.param("id");
+      const form = await c.req.parseBody();
+      const reason = typeof form.reason === "string" && form.reason.trim() ? form.reason.trim() : undefined;
+      const title = `Deployment ${id}`;
+      try {
+        await c.get("api").post(`/deployments/${encodeURIComponent(id)}/${action}`, reason ? { reason } : {});
+      } catch (error) {
+        if (!(error instanceof ApiAnswerError)) throw error;
+        return render(c, title, "/ui/deployments", () =>
+          deploymentPage(c.get("api"), id, `The ${action} was refused: ${error.message}`),
+        );
+      }
+      return render(c, title, "/ui/deployments", () =>
+        deploymentPage(c.get("api"), id, action === "promote" ? "Promoted." : "Rolled back."),
+      );
+    });
+  }
+  return app;
+}
+
+/** Renders a page in the shell; an API refusal (404, 400...) becomes a page that says what was refused. */
+async function render(c: Context<Env>, title: string, current: string, body: () => Promise<Markup>) {
+  const viewer = c.get("viewer");
+  try {
+    return c.html(pageShell({ title, current, viewer, body: await body() }));
+  } catch (error) {
+    if (!(error instanceof ApiAnswerError)) throw error;
+    return c.html(
+      pageShell({ title, current, viewer, body: html`<p class="error" role="alert">${error.message}</p>` }),
+      error.status === 404 ? 404 : error.status >= 500 ? 502 : 400,
+    );
+  }
+}
+
+function loginPage(error?: string): Markup {
+  return barePage(
+    "Sign in to Arc",
+    html`${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+<form method="post" action="/ui/login">
+<label for="key">API key</label>
+<input id="key" name="key" type="password" autocomplete="current-password" required autofocus>
+<p class="muted">A tenant key shows that tenant's pages; an admin key shows every tenant.</p>
+<p><button class="action" type="submit">Sign in</button></p>
+</form>`,
+  );
+}

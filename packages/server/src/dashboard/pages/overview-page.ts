@@ -1,0 +1,104 @@
+import type { FailurePattern } from "@arc/core";
+import { html } from "hono/html";
+import type { TrafficPoint } from "../../failures/live-failure-rates.ts";
+import { lineChart, type Series } from "../charts.ts";
+import type { DashboardApi } from "../dashboard-api.ts";
+import { count, percent } from "../format.ts";
+import type { Markup } from "../page-shell.ts";
+import { type DeploymentsAnswer, deploymentLink } from "./deployments-page.ts";
+
+/** What `GET /v1/traffic` answers. */
+export interface TrafficAnswer {
+  since: string;
+  bucketSeconds: number;
+  points: TrafficPoint[];
+}
+
+/** Headline figures over traffic points: traces, judged, failed and the failure rate of the judged. */
+export function trafficTotals(points: TrafficPoint[]) {
+  const traces = points.reduce((s, p) => s + p.traces, 0);
+  const judged = points.reduce((s, p) => s + p.judged, 0);
+  const failures = points.reduce((s, p) => s + p.failures, 0);
+  return { traces, judged, failures, failureRate: judged > 0 ? failures / judged : null };
+}
+
+/** One series per model version of `measure` over the buckets, x in hours before now (the bucket's middle). */
+function seriesByVersion(
+  answer: TrafficAnswer,
+  hours: number,
+  measure: (p: TrafficPoint) => number | null,
+): Series[] {
+  const versions = [...new Set(answer.points.map((p) => p.modelVersion))];
+  return versions.map((v) => ({
+    name: v,
+    points: answer.points
+      .filter((p) => p.modelVersion === v)
+      .flatMap((p) => {
+        const y = measure(p);
+        return y === null ? [] : [{ x: (p.t + answer.bucketSeconds / 2) / 3600 - hours, y }];
+      }),
+  }));
+}
+
+/** The windows the overview offers, in hours, and the label of each. */
+export const overviewWindows: Record<string, string> = { "1": "1 hour", "24": "24 hours", "168": "7 days" };
+
+/**
+ * Overview: traffic and failure rate by model version over a window (`?hours=1|24|168`, default 24), the largest
+ * patterns, the canary.
+ */
+export async function overviewPage(api: DashboardApi, hoursParam: string): Promise<Markup> {
+  const hours = hoursParam in overviewWindows ? hoursParam : "24";
+  const [traffic, patterns, deployments] = await Promise.all([
+    api.get<TrafficAnswer>(`/traffic?hours=${hours}&buckets=48`),
+    api.get<{ data: FailurePattern[]; pending: number }>("/patterns?limit=5"),
+    api.get<DeploymentsAnswer>("/deployments"),
+  ]);
+  const totals = trafficTotals(traffic.points);
+  const active = deployments.active;
+  return html`
+<p>Window: ${Object.entries(overviewWindows).map(([h, label]) =>
+    h === hours
+      ? html`<strong aria-current="true">${label}</strong> `
+      : html`<a href="/ui?hours=${h}">${label}</a> `,
+  )}</p>
+<section id="overview-live" data-live aria-label="The window's traffic">
+<div class="cards">
+<div class="card"><div class="label">Traces, last ${overviewWindows[hours]}</div><div class="value" data-figure="traces">${count(totals.traces)}</div></div>
+<div class="card"><div class="label">Judged</div><div class="value" data-figure="judged">${count(totals.judged)}</div></div>
+<div class="card"><div class="label">Failure rate (judged)</div><div class="value" data-figure="failure-rate">${percent(totals.failureRate)}</div></div>
+<div class="card"><div class="label">Waiting for detection</div><div class="value" data-figure="pending">${count(patterns.pending)}</div></div>
+<div class="card"><div class="label">Canary</div><div class="value" data-figure="canary">${active ? html`${deploymentLink(active.id, percent(active.share))}` : "none"}</div></div>
+</div>
+<div class="charts">
+${lineChart({
+  title: "Traces per bucket, by model version",
+  series: seriesByVersion(traffic, Number(hours), (p) => p.traces),
+  xLabel: "hours before now",
+  yLabel: "traces",
+  yMin: 0,
+  empty: `No traces in the last ${overviewWindows[hours]}.`,
+})}
+${lineChart({
+  title: "Failure rate of judged traces, by model version",
+  series: seriesByVersion(traffic, Number(hours), (p) => (p.judged > 0 ? p.failures / p.judged : null)),
+  xLabel: "hours before now",
+  yLabel: "failure rate",
+  yMin: 0,
+  empty: `No judged traces in the last ${overviewWindows[hours]}.`,
+})}
+</div>
+</section>
+<h2>Largest patterns</h2>
+${
+  patterns.data.length === 0
+    ? html`<p class="muted">No failure patterns yet.</p>`
+    : html`<table>
+<thead><tr><th>Pattern</th><th class="num">Failures</th><th>Last seen</th></tr></thead>
+<tbody>${patterns.data.map(
+        (p) =>
+          html`<tr><td><a href="/ui/patterns/${encodeURIComponent(p.id)}">${p.label}</a></td><td class="num">${count(p.count)}</td><td>${p.lastSeen.slice(0, 10)}</td></tr>`,
+      )}</tbody>
+</table>`
+}`;
+}
