@@ -10,6 +10,7 @@ import type { Principal } from "../store/keys.ts";
 import { dashboardCss, liveJs } from "./assets.ts";
 import { ApiAnswerError, type ApiFetch, DashboardApi } from "./dashboard-api.ts";
 import { barePage, type Markup, pageShell, type Viewer } from "./page-shell.ts";
+import { analyticsPage } from "./pages/analytics-page.ts";
 import { datasetPage, datasetsPage } from "./pages/datasets-page.ts";
 import { confirmActionPage, deploymentPage, deploymentsPage } from "./pages/deployments-page.ts";
 import { judgesPage } from "./pages/judges-page.ts";
@@ -156,6 +157,7 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
     },
     { path: "/teaching", title: () => "Teaching", current: "/ui/teaching", body: teachingPage },
     { path: "/judges", title: () => "Judges", current: "/ui/judges", body: judgesPage },
+    { path: "/analytics", title: () => "Analytics", current: "/ui/analytics", body: analyticsPage },
   ];
   for (const page of pages) {
     app.get(page.path, (c) => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FailurePattern } from "@arc/core";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { TenantAnalytics } from "../analytics/tenant-analytics.ts";
 import type { DatasetInfo } from "../failures/dataset-store.ts";
 import type { TenantRun } from "../orchestrator/run-store.ts";
 import type { ModelVersion } from "../store/model-registry.ts";
@@ -130,6 +131,17 @@ describe("the dashboard in Chromium, on arc serve after a short improvement cycl
       (await lineage.count()) >= 5,
       "patterns, datasets, the run, two models and the deployment are drawn",
     );
+
+    await page.goto(`${arc.url}/ui/analytics`);
+    const analytics = await arc.api<TenantAnalytics>("/analytics");
+    assert.equal(await figure("fix-rate"), percent(analytics.fixSuccess.rate));
+    assert.ok(
+      analytics.cost.failuresAvoided > 0,
+      "the candidate fails less than the model it was trained from",
+    );
+    assert.equal(await figure("failures-avoided"), String(Number(analytics.cost.failuresAvoided.toFixed(1))));
+    for (const v of analytics.improvement)
+      assert.equal(await figure("failure-rate", `[data-model="${v.modelVersion}"]`), percent(v.failureRate));
 
     await page.goto(`${arc.url}/ui/deployments`);
     const { active } = await arc.api<{ active: { share: number } }>("/deployments");

@@ -14,6 +14,7 @@ export const tenantPages = [
   { path: "/ui/deployments", name: "Deployments" },
   { path: "/ui/teaching", name: "Teaching" },
   { path: "/ui/judges", name: "Judges" },
+  { path: "/ui/analytics", name: "Analytics" },
 ] as const;
 
 /** Who is signed in, as the header shows it. */

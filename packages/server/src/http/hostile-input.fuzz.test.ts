@@ -1065,6 +1065,15 @@ const ROUTES: RouteSpec[] = [
     params: [(x) => [x.ready.tenant.name, x.ready.bystander.name, x.ready.tenant.id]],
     readBack: (_x, _sent, _answer, [tenant]) => [{ path: `/v1/admin/tenants/${tenant}/keys` }],
   },
+  {
+    method: "PUT",
+    path: "/v1/analytics/settings",
+    bodies: [
+      () => ({ prices: { "arc-small": { prompt: 0.5, completion: 1.5 } }, costPerFailure: 2 }),
+      () => ({}),
+    ],
+    readBack: () => [{ path: "/v1/analytics/settings", must: 200 }, { path: "/v1/analytics" }],
+  },
   // the dashboard's forms: without its session cookie they sign nobody in and change nothing
   {
     method: "POST",

@@ -11,7 +11,7 @@ import { tenantRegistry } from "../failures/detector-config-store.ts";
 import type { RegistrySetup } from "../failures/failure-pipeline-config.ts";
 import type { Queryable } from "../store/database.ts";
 import { getTraces } from "../store/trace-store.ts";
-import { getJudgeModel, latestRubric } from "./judge-store.ts";
+import { getJudgeModel, latestRubric, saveCalibration } from "./judge-store.ts";
 import { type JudgeUpstreams, tenantJudgeDetector } from "./tenant-judge.ts";
 
 /** Traces judged at once: the judge's own budget paces the calls. */
@@ -111,6 +111,8 @@ export async function calibrateJudge(
     }
   };
   await Promise.all(Array.from({ length: CONCURRENT_JUDGEMENTS }, judgeNext));
+  const report = calibrationReport(items);
+  await saveCalibration(db, tenantId, { rubricVersion: rubric.version, model: model.model, report });
   return {
     rubricVersion: rubric.version,
     model: model.model,
@@ -119,7 +121,7 @@ export async function calibrateJudge(
       counts[labelledBy] = (counts[labelledBy] ?? 0) + 1;
       return counts;
     }, {}),
-    report: calibrationReport(items),
+    report,
     items,
   };
 }

@@ -1,4 +1,4 @@
-import { InvalidInputError, parseRubric, type Rubric } from "@arc/core";
+import { type CalibrationReport, InvalidInputError, parseRubric, type Rubric } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 
 /** The model that runs a tenant's judge: an allowlisted upstream, the model's name there, and its budget. */
@@ -95,6 +95,50 @@ export async function getJudgeModel(db: Queryable, tenantId: string): Promise<Ju
         model: row.model,
         callsPerMinute: row.calls_per_minute,
         tokensPerMinute: row.tokens_per_minute,
+      }
+    : undefined;
+}
+
+/** A stored calibration of the tenant's judge: when, which rubric version and model, and its report. */
+export interface StoredCalibration {
+  at: string;
+  rubricVersion: number;
+  model: string;
+  report: CalibrationReport;
+}
+
+/** Keeps a calibration's report (the dashboard and analytics read the latest). */
+export async function saveCalibration(
+  db: Queryable,
+  tenantId: string,
+  calibration: Omit<StoredCalibration, "at">,
+): Promise<void> {
+  await db.query(
+    "insert into judge_calibrations (tenant_id, rubric_version, model, report) values ($1, $2, $3, $4::jsonb)",
+    [tenantId, calibration.rubricVersion, calibration.model, JSON.stringify(calibration.report)],
+  );
+}
+
+/** The tenant's most recent judge calibration, if any. */
+export async function latestCalibration(
+  db: Queryable,
+  tenantId: string,
+): Promise<StoredCalibration | undefined> {
+  const [row] = await db.query<{
+    at: string;
+    rubric_version: number;
+    model: string;
+    report: CalibrationReport;
+  }>(
+    "select at, rubric_version, model, report from judge_calibrations where tenant_id = $1 order by at desc limit 1",
+    [tenantId],
+  );
+  return row
+    ? {
+        at: new Date(row.at).toISOString(),
+        rubricVersion: row.rubric_version,
+        model: row.model,
+        report: row.report,
       }
     : undefined;
 }

@@ -53,7 +53,11 @@ describe("a tenant's judge, through the API and the detection worker", () => {
   });
 
   it("versions the rubric, and refuses a bad one naming the field", async () => {
-    assert.deepEqual(await (await api("GET", "/judges")).json(), { rubric: null, model: null });
+    assert.deepEqual(await (await api("GET", "/judges")).json(), {
+      rubric: null,
+      model: null,
+      calibration: null,
+    });
     const first = await api("PUT", "/judges/rubric", RUBRIC);
     assert.equal(first.status, 201);
     assert.equal((await first.json()).version, 1);
@@ -160,6 +164,9 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     const { report } = calibration;
     assert.equal(report.items, 3);
     assert.equal(report.judged + report.unjudged, 3);
+    // the report is kept: the judge's page and analytics read the latest
+    const kept = (await (await api("GET", "/judges")).json()).calibration;
+    assert.deepEqual([kept.rubricVersion, kept.model, kept.report], [2, "toolcall-judge", report]);
     const bad = await api("POST", "/judges/calibrate", { limit: 0 });
     assert.equal(bad.status, 400);
     assert.match(

@@ -3,6 +3,7 @@ import type { RegistrationPolicy } from "../deploy/registration-policy.ts";
 import type { ReleaseService } from "../deploy/release-service.ts";
 import type { FailureService } from "../failures/failure-service.ts";
 import type { AuthVariables } from "../http/auth-middleware.ts";
+import { analyticsRoutes } from "../http/routes/analytics-routes.ts";
 import { datasetRoutes } from "../http/routes/dataset-routes.ts";
 import { deployRoutes } from "../http/routes/deploy-routes.ts";
 import { familyRoutes } from "../http/routes/family-routes.ts";
@@ -33,7 +34,10 @@ export interface TenantRouteServices {
 /** The one place the stages' routes are built: each stage service given is exposed under `/v1`. */
 export function tenantRoutes(services: TenantRouteServices): TenantRoutes {
   const { db, maxBodyBytes } = services;
-  const routes: TenantRoutes = [{ path: "/", app: familyRoutes({ db, maxBodyBytes }) }];
+  const routes: TenantRoutes = [
+    { path: "/", app: familyRoutes({ db, maxBodyBytes }) },
+    { path: "/", app: analyticsRoutes({ db, maxBodyBytes }) },
+  ];
   if (services.release) {
     const { service, registration } = services.release;
     routes.push(

@@ -1,4 +1,5 @@
 import type { Command } from "../command.ts";
+import { analyticsCommand } from "./analytics.ts";
 import { datasetsCommand } from "./datasets.ts";
 import { demoCommand } from "./demo.ts";
 import { deployCommand } from "./deploy.ts";
@@ -34,4 +35,5 @@ export const commands: Command[] = [
   modelsCommand,
   deployCommand,
   teachingCommand,
+  analyticsCommand,
 ];

@@ -2,7 +2,13 @@ import { InvalidInputError, NotFoundError } from "@arc/core";
 import { Hono } from "hono";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { calibrateJudge } from "../../judges/calibrate-judge.ts";
-import { getJudgeModel, latestRubric, putJudgeModel, putRubric } from "../../judges/judge-store.ts";
+import {
+  getJudgeModel,
+  latestCalibration,
+  latestRubric,
+  putJudgeModel,
+  putRubric,
+} from "../../judges/judge-store.ts";
 import { type JudgeUpstreams, tenantJudgeDetector } from "../../judges/tenant-judge.ts";
 import type { Database } from "../../store/database.ts";
 import { getTrace } from "../../store/trace-store.ts";
@@ -10,10 +16,11 @@ import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
 /**
- * A tenant's judge: `GET /v1/judges` (its rubric and model), `PUT /v1/judges/rubric` (a new rubric version: criteria
+ * A tenant's judge: `GET /v1/judges` (its rubric, model and latest calibration), `PUT /v1/judges/rubric` (a new rubric version: criteria
  * and failure classes), `PUT /v1/judges/model` (`{upstream, model, callsPerMinute?, tokensPerMinute?}` on an
  * allowlisted upstream), `POST /v1/judges/test` (`{traceId}`: the judge's verdict on a stored trace, now) and
- * `POST /v1/judges/calibrate` (`{limit?}`: the judge against the verifier's labels of recent traces). Once both are
+ * `POST /v1/judges/calibrate` (`{limit?}`: the judge against the verifier's labels of recent traces; its report is
+ * kept). Once both are
  * set, the detection worker runs the judge on the tenant's traces.
  */
 /** Recent traces `POST /v1/judges/calibrate` judges by default, and at most. */
@@ -30,11 +37,12 @@ export function judgeRoutes(deps: {
 
   app.get("/judges", async (c) => {
     const tenantId = c.get("tenantId");
-    const [rubric, model] = await Promise.all([
+    const [rubric, model, calibration] = await Promise.all([
       latestRubric(deps.db, tenantId),
       getJudgeModel(deps.db, tenantId),
+      latestCalibration(deps.db, tenantId),
     ]);
-    return c.json({ rubric: rubric ?? null, model: model ?? null });
+    return c.json({ rubric: rubric ?? null, model: model ?? null, calibration: calibration ?? null });
   });
 
   app.put("/judges/rubric", async (c) => {

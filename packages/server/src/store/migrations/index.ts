@@ -8,6 +8,7 @@ import { detectionDeadLettersSchema } from "./007-detection-dead-letters.ts";
 import { taskFamiliesSchema } from "./008-task-families.ts";
 import { imagesSchema } from "./009-images.ts";
 import { judgesSchema } from "./010-judges.ts";
+import { analyticsSchema } from "./011-analytics.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -31,4 +32,5 @@ export const migrations: Migration[] = [
   { version: 8, name: "task families", sql: taskFamiliesSchema },
   { version: 9, name: "content-addressed images", sql: imagesSchema },
   { version: 10, name: "judges", sql: judgesSchema },
+  { version: 11, name: "analytics settings and judge calibrations", sql: analyticsSchema },
 ];
