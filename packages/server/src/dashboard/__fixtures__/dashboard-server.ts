@@ -38,7 +38,8 @@ export interface DashboardServer {
 /**
  * Starts `arc serve` (PGlite in a temp home, real HTTP, the orchestrator, validator and deployer running) and plays a
  * short cycle through it: gateway traffic fails a booking pattern, the orchestrator trains a real run (the shipped
- * tiny toolcall model, a two-step DPO recipe), validation passes the candidate and the deployer starts its canary.
+ * tiny toolcall model, a two-step DPO recipe), validation passes the candidate and the deployer starts its canary;
+ * then the candidate teaches the production model at run time, which the NDR monitor measures.
  *
  * The gateway serves answer books (TEST DOUBLES for the trained models, which cannot be trained well within a test's
  * time): the production checkpoint's folder is named `wrong-pattern` and answers the booking pattern wrongly; any
@@ -130,6 +131,9 @@ export async function startDashboardServer(): Promise<DashboardServer> {
     { timeoutMs: 120_000, intervalMs: 250 },
   );
   await traffic(40);
+  // run-time teaching by the candidate, every taught call also answered by the student alone: live NDR
+  await call("PUT", "/teaching", { teacher: deployment.candidateId, mode: "always", baselineShare: 1 });
+  await traffic(12);
   return {
     server,
     url: server.url,
