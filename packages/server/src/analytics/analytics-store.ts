@@ -57,6 +57,27 @@ export async function promotionsBetween(
   }));
 }
 
+/** The latest promoted deployment of each of these versions: the baseline (control) it replaced, and when. */
+export async function replacementsOf(
+  db: Queryable,
+  tenantId: string,
+  versionIds: string[],
+): Promise<{ id: string; candidateId: string; controlId: string; at: Date }[]> {
+  if (versionIds.length === 0) return [];
+  const rows = await db.query<{ id: string; candidate_id: string; control_id: string; updated_at: string }>(
+    `select distinct on (candidate_id) id, candidate_id, control_id, updated_at from deployments
+      where tenant_id = $1 and status = 'promoted' and candidate_id = any($2::text[])
+      order by candidate_id, updated_at desc, id`,
+    [tenantId, versionIds],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    candidateId: r.candidate_id,
+    controlId: r.control_id,
+    at: new Date(r.updated_at),
+  }));
+}
+
 /** Traces the tenant started in the window. */
 export async function tracesBetween(db: Queryable, tenantId: string, w: Window): Promise<number> {
   const [row] = await db.query<{ n: number }>(

@@ -1,14 +1,25 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { Trace } from "@arc/core";
+import {
+  type FailurePattern,
+  failedVerdict,
+  failureRecord,
+  type Judgement,
+  passedVerdict,
+  Trace,
+  traceModelVersion,
+} from "@arc/core";
 import { serve } from "@hono/node-server";
 import { runArcCli } from "../cli/__fixtures__/run-arc-cli.ts";
 import { setReleaseSettings } from "../deploy/release-settings.ts";
 import { saveDataset } from "../failures/dataset-store.ts";
+import { insertFailures } from "../failures/failure-store.ts";
+import { savePatterns } from "../failures/pattern-store.ts";
+import { upsertVerdicts } from "../failures/verdict-store.ts";
 import { createApp } from "../http/app.ts";
 import { Authenticator } from "../http/authenticator.ts";
-import { saveCalibration } from "../judges/judge-store.ts";
+import { putJudgeModel, putRubric, saveCalibration } from "../judges/judge-store.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import { tenantRoutes } from "../serve/tenant-routes.ts";
 import type { Database } from "../store/database.ts";
@@ -21,22 +32,32 @@ import type { TenantAnalytics } from "./tenant-analytics.ts";
 
 const at = (day: string, minute = 0) => new Date(Date.parse(`2026-11-${day}T00:00:00Z`) + minute * 60_000);
 
-/** A trace with one LLM step of `model` and its token usage; `gateway` marks it as the gateway records its calls. */
-function trace(id: string, started: Date, model: string, usage: [number, number], gateway: boolean) {
+/**
+ * A trace with one LLM step answered by `model` (served by its name, version its id) and its token usage; `gateway`
+ * marks it as the gateway records its calls.
+ */
+function trace(
+  id: string,
+  started: Date,
+  model: { id: string; name: string },
+  usage: readonly number[],
+  gateway: boolean,
+) {
   return Trace.parse({
     id,
     name: "chat",
     startedAt: started.toISOString(),
     status: "ok",
-    metadata: gateway ? { source: "gateway" } : {},
+    metadata: gateway ? { source: "gateway", modelVersion: model.id } : {},
     steps: [
       {
         id: `${id}-llm`,
         kind: "llm",
         startedAt: started.toISOString(),
         llm: {
-          modelRequested: model,
-          modelServed: model,
+          modelRequested: model.name,
+          modelServed: model.name,
+          modelVersion: model.id,
           messages: [{ role: "user", content: "q" }],
           output: { content: "a" },
           usage: { promptTokens: usage[0], completionTokens: usage[1], totalTokens: usage[0] + usage[1] },
@@ -44,6 +65,43 @@ function trace(id: string, started: Date, model: string, usage: [number, number]
       },
     ],
   });
+}
+
+/** The judgement the detection worker would store: failed into `pattern`'s signature, else passed. */
+function judgement(t: Trace, pattern: string | undefined): Judgement {
+  const verdict = pattern
+    ? failedVerdict(t.id, "verifier", {
+        class: "wrong_argument",
+        severity: "medium",
+        message: `bad argument (${pattern})`,
+        signature: pattern,
+      })
+    : passedVerdict(t.id, "verifier", "ok");
+  return {
+    traceId: t.id,
+    status: verdict.status,
+    primary: pattern ? verdict : undefined,
+    verdicts: [verdict],
+  };
+}
+
+/** A pattern as the clusterer saves it, first seen at `first`. */
+function pattern(tenantId: string, id: string, first: Date): FailurePattern {
+  return {
+    id,
+    tenantId,
+    key: `wrong_argument||${id}`,
+    class: "wrong_argument",
+    label: `pattern ${id.slice(4)}`,
+    count: 1,
+    firstSeen: first.toISOString(),
+    lastSeen: first.toISOString(),
+    countsByDay: {},
+    countsByModelVersion: {},
+    countsByEnv: {},
+    examples: [],
+    topTerms: [],
+  };
 }
 
 for (const target of databasesUnderTest()) {
@@ -56,10 +114,11 @@ for (const target of databasesUnderTest()) {
     const ids: Record<string, string> = {};
 
     /**
-     * The scenario. Base serves 2026-11-03..09, its child from the promotion at 11-10 00:00 to 11-16; 40 gateway
-     * traces on each side, one a minute from midnight. Failures per pattern, before / after the promotion:
-     *   A 12 / 2, B 6 / 5, C 2 / 1 (first seen 11-03, 11-04, 11-05), and D (first seen 11-18) 3 failures on 11-18,
-     *   on traces that are not the gateway's. Every other window trace passed.
+     * The scenario. Base serves 2026-11-03 (40 gateway traces, one a minute from midnight); the promotion of its child
+     * in place of it is at 11-10 00:00; the child serves 40 gateway traces on 11-10. Failures per pattern, before /
+     * after the promotion: A 12 / 2, B 6 / 5, C 2 / 1 (first seen 11-03, 11-04, 11-05); D (first seen 11-18) has 3
+     * failures on 11-18, on traces that are not the gateway's. Every other trace passed. Traces go in through the
+     * ingest's store function, verdicts, failures and patterns through the detection worker's.
      */
     before(async () => {
       db = await target.open();
@@ -89,51 +148,54 @@ for (const target of databasesUnderTest()) {
       Object.assign(ids, { base: base.id, child: child.id, waiting: waiting.id });
 
       const failuresOf: Record<string, [number, number]> = { A: [12, 2], B: [6, 5], C: [2, 1] };
-      const traces = [];
-      const verdicts: [string, string, string][] = [];
-      const failures: [string, string, Date][] = [];
+      const seeded: { trace: Trace; pattern: string | undefined }[] = [];
       for (const [side, day, model, usage] of [
         ["before", "03", base, [100, 20]],
         ["after", "10", child, [100, 10]],
       ] as const) {
         const patternsHere = Object.entries(failuresOf).flatMap(([p, n]) =>
-          Array<string>(side === "before" ? n[0] : n[1]).fill(p),
+          Array<string>(side === "before" ? n[0] : n[1]).fill(`pat_${p}`),
         );
-        for (let i = 0; i < 40; i++) {
-          const id = `${side}-${i}`;
-          traces.push(trace(id, at(day, i), model.name, usage as unknown as [number, number], true));
-          verdicts.push([id, i < patternsHere.length ? "failed" : "passed", model.id]);
-          if (i < patternsHere.length) failures.push([id, patternsHere[i], at(day, i)]);
-        }
+        for (let i = 0; i < 40; i++)
+          seeded.push({
+            trace: trace(`${side}-${i}`, at(day, i), model, usage, true),
+            pattern: patternsHere[i],
+          });
       }
-      for (let i = 0; i < 3; i++) {
-        traces.push(trace(`d-${i}`, at("18", i), "other", [50, 5], false));
-        failures.push([`d-${i}`, "D", at("18", i)]);
-      }
-      await insertTraces(db, t, traces);
-      for (const [traceId, status, version] of verdicts)
-        await db.query(
-          "insert into verdicts (tenant_id, trace_id, status, model_version, judgement) values ($1, $2, $3, $4, '{}')",
-          [t, traceId, status, version],
-        );
-      for (const [traceId, pattern, started] of failures)
-        await db.query(
-          `insert into failures (tenant_id, trace_id, pattern_id, failure_class, started_at)
-           values ($1, $2, $3, 'wrong_argument', $4)`,
-          [t, traceId, `pat_${pattern}`, started.toISOString()],
-        );
-      for (const [p, first] of [
-        ["A", "03"],
-        ["B", "04"],
-        ["C", "05"],
-        ["D", "18"],
-      ])
-        await db.query(
-          `insert into patterns (tenant_id, id, key, failure_class, label, count, first_seen, last_seen, counts_by_day,
-                                 counts_by_model_version, counts_by_env, examples)
-           values ($1, $2, $2, 'wrong_argument', $3, 1, $4, $4, '{}', '{}', '{}', '[]')`,
-          [t, `pat_${p}`, `pattern ${p}`, at(first).toISOString()],
-        );
+      const other = { id: "mv_other", name: "other" };
+      for (let i = 0; i < 3; i++)
+        seeded.push({ trace: trace(`d-${i}`, at("18", i), other, [50, 5], false), pattern: "pat_D" });
+      // the rows the detection worker writes for these traces: verdicts, failure memberships, the patterns projection
+      await insertTraces(
+        db,
+        t,
+        seeded.map((s) => s.trace),
+      );
+      const judged = seeded.map((s) => ({ ...s, judgement: judgement(s.trace, s.pattern) }));
+      await upsertVerdicts(
+        db,
+        t,
+        judged.map((j) => ({
+          traceId: j.trace.id,
+          judgement: j.judgement,
+          patternId: j.pattern ?? null,
+          modelVersion: traceModelVersion(j.trace) ?? null,
+        })),
+      );
+      await insertFailures(
+        db,
+        t,
+        judged.flatMap((j) => {
+          const failure = failureRecord(j.trace, j.judgement);
+          return failure && j.pattern ? [{ failure, patternId: j.pattern }] : [];
+        }),
+      );
+      await savePatterns(db, t, [
+        pattern(t, "pat_A", at("03")),
+        pattern(t, "pat_B", at("04")),
+        pattern(t, "pat_C", at("05")),
+        pattern(t, "pat_D", at("18")),
+      ]);
       // the dataset draws on A only; the promotion is the child's canary against base
       await saveDataset(
         db,
@@ -155,13 +217,15 @@ for (const target of databasesUnderTest()) {
         },
         "t",
       );
+      // finishCanary stamps the promotion with now(); the scenario's promotion is in the past, so it is written as
+      // finishCanary leaves it: status promoted, share 1, updated_at the time of promotion
       await db.query(
         `insert into deployments (tenant_id, id, candidate_id, control_id, status, share, policy, updated_at)
          values ($1, 'dep_1', $2, $3, 'promoted', 1, '{}', $4)`,
         [t, child.id, base.id, at("10").toISOString()],
       );
       await saveCalibration(db, t, {
-        rubricVersion: 2,
+        rubricVersion: 1,
         model: "judge-small",
         report: {
           items: 50,
@@ -218,7 +282,18 @@ for (const target of databasesUnderTest()) {
       const window = await call("GET", "/analytics?since=2026-11-24&until=2026-11-01");
       assert.equal(window.status, 400);
       assert.match(window.body.error.message, /^since: expected a time before until/);
-      assert.equal((await call("GET", "/analytics?since=yesterday")).status, 400);
+      const vague = await call("GET", "/analytics?since=yesterday");
+      assert.equal(vague.status, 400);
+      assert.match(vague.body.error.message, /\bsince: expected an ISO 8601 date/);
+      const local = await call("GET", "/analytics?until=2026-11-24T00:00:00");
+      assert.equal(local.status, 400, "a date-time without its offset is ambiguous");
+      assert.match(local.body.error.message, /\buntil: expected an ISO 8601 date/);
+      const span = await call("GET", "/analytics?fixWindowDays=0");
+      assert.equal(span.status, 400);
+      assert.match(span.body.error.message, /\bfixWindowDays: /);
+      const stray = await call("GET", "/analytics?from=2026-11-01");
+      assert.equal(stray.status, 400);
+      assert.match(stray.body.error.message, /from/);
     });
 
     it("counts patterns per ISO week of their first failure", async () => {
@@ -233,7 +308,8 @@ for (const target of databasesUnderTest()) {
       const { fixSuccess } = await analytics();
       const byId = Object.fromEntries(fixSuccess.patterns.map((p) => [p.patternId, p]));
       // A: 12/40 = 0.30 before, 2/40 = 0.05 after; pooled 14/80 = 0.175, expected 7 failures a side;
-      //    z = 0.25 / sqrt(0.175 · 0.825 · (1/40 + 1/40)) = 0.25 / 0.0849632 = 2.94245; p = 1 − Φ(2.94245) = 0.00163
+      //    z = (0.30 − 0.05) / sqrt(0.175 · 0.825 · (1/40 + 1/40)) = 0.25 / sqrt(0.00721875) = 0.25 / 0.0849632273
+      //      = 2.9424494317; p = 1 − Φ(2.9424494) = 0.0016281 (< 0.05: fixed)
       assert.deepEqual(
         [byId.pat_A.before, byId.pat_A.after],
         [
@@ -241,13 +317,21 @@ for (const target of databasesUnderTest()) {
           { failures: 2, traces: 40, rate: 0.05 },
         ],
       );
-      assert.ok(Math.abs((byId.pat_A.z as number) - 2.94245) < 1e-4);
-      assert.ok(Math.abs((byId.pat_A.pValue as number) - 0.00163) < 1e-4);
+      assert.ok(Math.abs((byId.pat_A.z as number) - 2.9424494317) < 1e-9);
+      assert.ok(Math.abs((byId.pat_A.pValue as number) - 0.0016281) < 1e-4);
       assert.equal(byId.pat_A.fixed, true);
       // B: 6/40 = 0.15 → 5/40 = 0.125; pooled 11/80 = 0.1375, expected 5.5 a side;
-      //    z = 0.025 / sqrt(0.1375 · 0.8625 · 0.05) = 0.025 / 0.0770044 = 0.32466; p = 0.37272: not fixed
-      assert.ok(Math.abs((byId.pat_B.z as number) - 0.32466) < 1e-4);
-      assert.ok(Math.abs((byId.pat_B.pValue as number) - 0.37272) < 1e-4);
+      //    z = 0.025 / sqrt(0.1375 · 0.8625 · 0.05) = 0.025 / sqrt(0.00592969) = 0.025 / 0.0770044642
+      //      = 0.3246565024; p = 1 − Φ(0.3246565) = 0.3727205: not fixed
+      assert.deepEqual(
+        [byId.pat_B.before, byId.pat_B.after],
+        [
+          { failures: 6, traces: 40, rate: 0.15 },
+          { failures: 5, traces: 40, rate: 0.125 },
+        ],
+      );
+      assert.ok(Math.abs((byId.pat_B.z as number) - 0.3246565024) < 1e-9);
+      assert.ok(Math.abs((byId.pat_B.pValue as number) - 0.3727205) < 1e-4);
       assert.equal(byId.pat_B.fixed, false);
       // C: pooled 3/80, 1.5 failures expected a side: untested; D appeared after the promotion: not checked
       assert.equal(byId.pat_C.z, null);
@@ -297,7 +381,23 @@ for (const target of databasesUnderTest()) {
       ]);
       assert.ok(Math.abs(cost.totalUsd - 0.008) < 1e-12);
       assert.deepEqual(cost.unpriced, ["other"]);
-      // (0.5 − 0.2) × 40 = 12 failures avoided, × $2.5 = $30
+      // dep_1 put child in place of base (its control): base failed 20 of 40 judged calls in the 7 days before the
+      // promotion (11-03..11-09) = 0.5; child 8 of 40 = 0.2 in the window; (0.5 − 0.2) × 40 = 12 failures avoided,
+      // × $2.5 a failure = $30
+      assert.deepEqual(
+        cost.avoided.map((v) => ({ ...v, failuresAvoided: Number(v.failuresAvoided.toFixed(9)) })),
+        [
+          {
+            modelVersion: ids.child,
+            deploymentId: "dep_1",
+            baselineId: ids.base,
+            baselineFailureRate: 0.5,
+            failureRate: 0.2,
+            judged: 40,
+            failuresAvoided: 12,
+          },
+        ],
+      );
       assert.ok(Math.abs(cost.failuresAvoided - 12) < 1e-9);
       assert.ok(Math.abs((cost.failuresAvoidedUsd as number) - 30) < 1e-9);
     });
@@ -319,7 +419,28 @@ for (const target of databasesUnderTest()) {
         recommendations[0].reason,
         /pattern "pattern D" grew from 0 failures to 3 in the last 7 days/,
       );
-      assert.match(recommendations[2].reason, /agreement 0\.700 and kappa 0\.400/);
+      assert.match(recommendations[2].reason, /agreement 0\.700 and kappa 0\.400, below 0\.8 or 0\.6/);
+      // the judge switched on with the rubric and model it was calibrated with: still low; a new rubric version is
+      // not calibrated at all
+      const rubric = {
+        criteria: ["answers the question"],
+        classes: [{ name: "wrong", description: "wrong", severity: "high" }],
+      };
+      await putRubric(db, tenantId, rubric);
+      await putJudgeModel(db, tenantId, { upstream: "judges", model: "judge-small" }, { judges: {} });
+      const judged = async () =>
+        (await analytics()).recommendations.filter((r) => r.kind.startsWith("judge_"));
+      assert.deepEqual(
+        (await judged()).map((r) => r.kind),
+        ["judge_low_calibration"],
+      );
+      await putRubric(db, tenantId, rubric);
+      const [stale] = await judged();
+      assert.equal(stale.kind, "judge_uncalibrated");
+      assert.match(
+        stale.reason,
+        /runs rubric v2 on judge-small, but its latest calibration \(\d{4}-\d{2}-\d{2}\) was of rubric v1 on judge-small/,
+      );
     });
 
     it("prints the same figures through arc analytics, and sets prices with arc analytics settings", async () => {
@@ -342,6 +463,7 @@ for (const target of databasesUnderTest()) {
       ]);
       assert.match(table.out, /fix success rate: 1 of 2 tested patterns = 0\.500/);
       assert.match(table.out, /failures avoided 12\.0 = 30\.00 USD/);
+      assert.match(table.out, new RegExp(`${ids.child} +dep_1 +${ids.base} +0\\.500 +0\\.200 +40 +12\\.0\n`));
       const set = await runArcCli({ url, key }, [
         "analytics",
         "settings",

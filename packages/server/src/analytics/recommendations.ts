@@ -20,8 +20,8 @@ const WEEK_MS = 7 * 86_400_000;
 
 /**
  * The recommendations of a tenant at `until`: each pattern whose failures in the last 7 days outnumber the 7 before
- * and that no dataset draws on; each validated candidate waiting for a person's approval; a judge switched on with no
- * calibration, or whose latest calibration is low.
+ * and that no dataset draws on; each validated candidate waiting for a person's approval; a judge that runs a rubric
+ * and model it was never calibrated with, or whose latest calibration is low.
  */
 export async function recommend(
   db: Queryable,
@@ -31,7 +31,11 @@ export async function recommend(
     models: ModelVersion[];
     requireApproval: boolean;
     patternsWithDatasets: Set<string>;
-    judge: { on: boolean; calibration: StoredCalibration | undefined };
+    /** The judge's rubric version and model while it has both (it runs), and its latest calibration. */
+    judge: {
+      current: { rubricVersion: number; model: string } | undefined;
+      calibration: StoredCalibration | undefined;
+    };
   },
 ): Promise<Recommendation[]> {
   const split = new Date(context.until.getTime() - WEEK_MS);
@@ -62,12 +66,17 @@ export async function recommend(
         reason: `candidate ${m.name} passed validation and waits for a person's approval (arc models approve ${m.id}) before its canary starts`,
         ids: [m.id],
       });
-  const calibration = context.judge.calibration;
-  if (context.judge.on && !calibration)
+  const { current, calibration } = context.judge;
+  const stale =
+    current &&
+    calibration &&
+    (calibration.rubricVersion !== current.rubricVersion || calibration.model !== current.model);
+  if (current && (!calibration || stale))
     out.push({
       kind: "judge_uncalibrated",
-      reason:
-        "the judge runs on traffic but was never calibrated against known labels: run arc judges calibrate",
+      reason: calibration
+        ? `the judge runs rubric v${current.rubricVersion} on ${current.model}, but its latest calibration (${calibration.at.slice(0, 10)}) was of rubric v${calibration.rubricVersion} on ${calibration.model}: run arc judges calibrate`
+        : `the judge runs rubric v${current.rubricVersion} on ${current.model} but was never calibrated against known labels: run arc judges calibrate`,
       ids: [],
     });
   else if (calibration) {
@@ -78,7 +87,7 @@ export async function recommend(
     )
       out.push({
         kind: "judge_low_calibration",
-        reason: `the judge's latest calibration (${calibration.at.slice(0, 10)}, rubric v${calibration.rubricVersion}) has agreement ${agreement?.toFixed(3) ?? "–"} and kappa ${kappa?.toFixed(3) ?? "–"}, below ${LOW_CALIBRATION.agreement} or ${LOW_CALIBRATION.kappa}: revise the rubric or pick a stronger judge model`,
+        reason: `the judge's latest calibration (${calibration.at.slice(0, 10)}, rubric v${calibration.rubricVersion} on ${calibration.model}) has agreement ${agreement?.toFixed(3) ?? "–"} and kappa ${kappa?.toFixed(3) ?? "–"}, below ${LOW_CALIBRATION.agreement} or ${LOW_CALIBRATION.kappa}: revise the rubric or pick a stronger judge model`,
         ids: [],
       });
   }

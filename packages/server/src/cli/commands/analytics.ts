@@ -15,7 +15,9 @@ Usage:
   (no action)  patterns found per week; the fix success rate (patterns whose failure rate fell significantly
                after a promotion: a one-sided pooled two-proportion z-test, 7 days on each side by default); each
                model version's failure rate against the version it was trained from; tokens and their cost;
-               failures avoided; recommendations with their reasons. The last 28 days by default.
+               failures avoided by each promoted version against the baseline it replaced; recommendations
+               with their reasons. The last 28 days by default; --since and --until take a date (midnight UTC)
+               or a date-time with its offset.
   settings     shows the prices and cost per failure; with flags, sets them (prices in USD per 1M prompt and
                completion tokens, by the model name your traces record; both flags replace what was set)
 
@@ -28,7 +30,7 @@ const fixed = (x: number | null, digits = 3) => (x === null ? "–" : x.toFixed(
 function parsePrices(text: string): AnalyticsSettings["prices"] {
   const prices: AnalyticsSettings["prices"] = {};
   for (const entry of text.split(",").filter((e) => e.trim() !== "")) {
-    const match = /^(.+)=([0-9.]+):([0-9.]+)$/.exec(entry.trim());
+    const match = /^(.+)=(\d+(?:\.\d+)?):(\d+(?:\.\d+)?)$/.exec(entry.trim());
     if (!match)
       throw new InvalidInputError(
         `--prices: expected <model>=<prompt>:<completion> (USD per 1M tokens), got "${entry}"`,
@@ -86,7 +88,23 @@ function printAnalytics(a: TenantAnalytics): void {
     ]),
   );
   console.log(
-    `total ${fixed(a.cost.totalUsd, 4)} USD${a.cost.unpriced.length ? ` (no price set for ${a.cost.unpriced.join(", ")})` : ""}; failures avoided ${fixed(a.cost.failuresAvoided, 1)}${a.cost.failuresAvoidedUsd === null ? " (set a cost per failure to price them)" : ` = ${fixed(a.cost.failuresAvoidedUsd, 2)} USD`}`,
+    `total ${fixed(a.cost.totalUsd, 4)} USD${a.cost.unpriced.length ? ` (no price set for ${a.cost.unpriced.join(", ")})` : ""}`,
+  );
+  console.log("\nfailures avoided by promotions (baseline's rate in the window before the promotion):");
+  printTable(
+    ["MODEL VERSION", "DEPLOYMENT", "BASELINE", "BASELINE RATE", "FAILURE RATE", "JUDGED", "AVOIDED"],
+    a.cost.avoided.map((v) => [
+      v.modelVersion,
+      v.deploymentId,
+      v.baselineId,
+      fixed(v.baselineFailureRate),
+      fixed(v.failureRate),
+      v.judged,
+      fixed(v.failuresAvoided, 1),
+    ]),
+  );
+  console.log(
+    `failures avoided ${fixed(a.cost.failuresAvoided, 1)}${a.cost.failuresAvoidedUsd === null ? " (set a cost per failure to price them)" : ` = ${fixed(a.cost.failuresAvoidedUsd, 2)} USD`}`,
   );
   console.log("\nrecommendations:");
   if (a.recommendations.length === 0) console.log("  none");

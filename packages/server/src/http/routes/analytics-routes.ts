@@ -10,9 +10,15 @@ import { readJson } from "../read-json.ts";
 /** How far back `GET /v1/analytics` looks when `since` is not given. */
 const DEFAULT_DAYS = 28;
 
+const dateOnly = z.string().date();
+const dateTime = z.string().datetime({ offset: true });
+/** A date (UTC midnight) or a date-time with its offset. */
 const isoDate = z
   .string()
-  .refine((s) => !Number.isNaN(Date.parse(s)), "expected an ISO 8601 date or date-time, e.g. 2026-11-01")
+  .refine(
+    (s) => dateOnly.safeParse(s).success || dateTime.safeParse(s).success,
+    "expected an ISO 8601 date (2026-11-01, midnight UTC) or date-time with offset (2026-11-01T12:00:00Z)",
+  )
   .transform((s) => new Date(s));
 
 const AnalyticsQuery = z

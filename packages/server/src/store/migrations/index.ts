@@ -9,6 +9,7 @@ import { taskFamiliesSchema } from "./008-task-families.ts";
 import { imagesSchema } from "./009-images.ts";
 import { judgesSchema } from "./010-judges.ts";
 import { analyticsSchema } from "./011-analytics.ts";
+import { failuresByTimeSchema } from "./012-failures-by-time.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   { version: 9, name: "content-addressed images", sql: imagesSchema },
   { version: 10, name: "judges", sql: judgesSchema },
   { version: 11, name: "analytics settings and judge calibrations", sql: analyticsSchema },
+  { version: 12, name: "failures by time", sql: failuresByTimeSchema },
 ];
