@@ -38,7 +38,7 @@ import {
   diagnoseToolcallProbe,
   evaluateTeaching,
   falseConversions,
-  loadTeacherRecipe,
+  loadRecipe,
   ReferenceToolcallTeacher,
   type StrongStudentTeaching,
   type TeachingEvaluation,
@@ -61,10 +61,12 @@ const started = performance.now();
 const secs = () => ((performance.now() - started) / 1000).toFixed(0);
 const log = (line: string) => console.error(`[bench:teaching] ${line} (${secs()}s)`);
 
-const sftRecipe = await loadTeacherRecipe("recipes/teacher-sft.yaml");
-const grpoRecipe = await loadTeacherRecipe("recipes/teacher-grpo.yaml");
-const trainedDir = values.teacher ?? grpoRecipe.out;
-const sftDir = values["sft-teacher"] ?? sftRecipe.out;
+const sftRecipe = await loadRecipe("recipes/teacher-sft.yaml");
+const grpoRecipe = await loadRecipe("recipes/teacher-grpo.yaml");
+const sftTeaching = sftRecipe.teaching as NonNullable<typeof sftRecipe.teaching>;
+const grpoTeaching = grpoRecipe.teaching as NonNullable<typeof grpoRecipe.teaching>;
+const trainedDir = values.teacher ?? "models/teacher-toolcall";
+const sftDir = values["sft-teacher"] ?? grpoRecipe.model.path;
 if (!existsSync(trainedDir)) {
   log(`${trainedDir} is missing: training it with scripts/make-teacher.ts`);
   execFileSync("node", ["--import", "tsx", "scripts/make-teacher.ts"], { stdio: "inherit" });
@@ -72,7 +74,7 @@ if (!existsSync(trainedDir)) {
 
 const templates: TeachingTemplatesInput = {
   ...TOOLCALL_TEACHING_TEMPLATES,
-  maxProbeTokens: grpoRecipe.teaching.maxProbeTokens,
+  maxProbeTokens: grpoTeaching.maxProbeTokens,
 };
 // Held out: production traffic of another seed, minus every question the teacher was trained on.
 const family = toolcallFamily;
@@ -93,7 +95,7 @@ const teacherOf = async (label: string, dir: string | undefined): Promise<ChatMo
     return new EngineChatModel(await EmbeddedInferenceEngine.load(dir, { maxBatchSize: 64 }), {
       model: label,
     });
-  const config = configForSize(sftRecipe.teacher.size);
+  const config = configForSize(sftRecipe.model.init?.size ?? "small");
   return new EngineChatModel(await EmbeddedInferenceEngine.create(config, initWeights(config, 12345)), {
     model: label,
   });
@@ -115,7 +117,7 @@ async function run(
     templates,
     tokenCounter: byteTokenCounter,
     maxTeacherTokens: grpoRecipe.trainer.maxTokens,
-    maxSolutionTokens: grpoRecipe.teaching.maxSolutionTokens,
+    maxSolutionTokens: grpoTeaching.maxSolutionTokens,
     completed,
     answersOf: toolcallAnswers,
     ...(guarded ? { ungroundedClaims: family.ungroundedClaims } : {}),
@@ -131,7 +133,7 @@ const alone = await run("student alone", undefined);
 // The untrained teacher is what teacher training starts from: the SFT recipe's checkpoint, or fresh weights.
 const untrained = await run(
   "untrained teacher",
-  await teacherOf("teacher-untrained", sftRecipe.teacher.path),
+  await teacherOf("teacher-untrained", sftRecipe.model.init ? undefined : sftRecipe.model.path),
 );
 const sftOnly = await run("SFT teacher", await teacherOf("teacher-toolcall-sft", sftDir));
 const trainedTeacher = await teacherOf("teacher-toolcall", trainedDir);
@@ -143,7 +145,7 @@ const sftRecord = JSON.parse(await readFile(`${sftDir}/teacher.json`, "utf8").ca
   figures?: { conversionsTold?: ConversionsTold };
 };
 const measuredKinds = sftRecord.figures?.conversionsTold;
-const strongTeaching = sftRecipe.teaching.strongStudentTeaching;
+const strongTeaching = sftTeaching.strongStudentTeaching;
 if (strongTeaching === "measured" && !Array.isArray(measuredKinds))
   throw new Error(
     `${sftDir}/teacher.json: no figures.conversionsTold list; retrain the SFT teacher with scripts/make-teacher.ts`,
@@ -293,7 +295,7 @@ Student: ${studentRecord.steps ?? "?"} SFT steps, production failure rate ${stud
 | condition | accuracy | NDR | fixed | degradations | teaching tokens / task | TES | completion | teaching tokens (strong) | teaching tokens (weak) | teachings whose claim the guard cut | teachings the student read with a false conversion |
 |---|---|---|---|---|---|---|---|---|---|---|---|
 ${row("student alone", alone.overall, alone)}
-${row(`student + untrained teacher (${sftRecipe.teacher.path ?? "fresh weights"})`, untrained.overall, untrained)}
+${row(`student + untrained teacher (${sftRecipe.model.init ? "fresh weights" : sftRecipe.model.path})`, untrained.overall, untrained)}
 ${row("student + SFT warm-up teacher", sftOnly.overall, sftOnly)}
 ${row("student + trained teacher (SFT + GRPO)", trained.overall, trained)}
 ${row("student + trained teacher, no claim guard", trainedUnguarded.overall, trainedUnguarded)}
@@ -346,7 +348,7 @@ ${strongIndex >= 0 ? `- strong: ${sample(trained, strongIndex)}` : ""}
 
 ## How the teacher was made
 
-${teacherRecord.command ? `\`${teacherRecord.command}\` after \`node --import tsx scripts/make-teacher.ts recipes/teacher-sft.yaml\`; figures: \`${JSON.stringify(teacherRecord.figures)}\`, ${teacherRecord.trainSeconds} s.` : "(no teacher.json found)"}
+${teacherRecord.command ? `\`${teacherRecord.command}\` after \`node --import tsx scripts/make-teacher.ts sft\`; figures: \`${JSON.stringify(teacherRecord.figures)}\`, ${teacherRecord.trainSeconds} s.` : "(no teacher.json found)"}
 Reference call of the first task, for scale: \`${formatToolCall(tasks[0].solution as ToolcallSolution)}\`.
 `;
 await writeFile("bench/results/teaching.md", md);

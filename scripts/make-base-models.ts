@@ -11,16 +11,16 @@
  * (`data.skipSteps`); the continued model's base-model.json keeps the stages that made it. `--out` writes somewhere
  * other than models/<env>-base.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { generateTasks, getTaskFamily } from "@arc/core";
-import { EmbeddedInferenceEngine, readHfCheckpoint, writeHfCheckpoint } from "@arc/engine";
+import { EmbeddedInferenceEngine } from "@arc/engine";
 import { evaluate, loadRecipe, loadTaskFamilies, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";
+import { currentCommit, writeModelFolder } from "./shipped-model.ts";
 
 const RECIPE = "recipes/base-model-sft.yaml";
 /** Each family's overrides of the recipe (the toolcall plan is the recipe's own). */
@@ -33,18 +33,6 @@ interface Stage {
   command: string;
   /** `git rev-parse HEAD` when it ran, `-dirty` appended if packages/, scripts/ or recipes/ had changes; null if unknown. */
   commit: string | null;
-}
-
-function currentCommit(): string | null {
-  try {
-    const head = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "packages", "scripts", "recipes"], {
-      encoding: "utf8",
-    });
-    return dirty.trim() === "" ? head : `${head}-dirty`;
-  } catch {
-    return null;
-  }
 }
 
 /** The stages and steps of the model a continuation starts from (its base-model.json), or none for fresh weights. */
@@ -105,11 +93,7 @@ async function trainAndWrite(
   });
   if (result.status !== "completed" || !result.lastCheckpoint)
     throw new Error(`training ended ${result.status}`);
-  const final = join(result.dir, result.lastCheckpoint);
-  const { config, tensors } = await readHfCheckpoint(final);
-  await rm(out, { recursive: true, force: true });
-  await mkdir(out, { recursive: true });
-  await writeHfCheckpoint(out, config, tensors, { dtype: "BF16" });
+  await writeModelFolder(join(result.dir, result.lastCheckpoint), out, { dtype: "BF16" });
   const family = getTaskFamily(env);
   const engine = await EmbeddedInferenceEngine.load(out, { maxBatchSize: 64 });
   const confirmed = await evaluate(engine, generateTasks(family, CONFIRMATION), { maxTokens: 96 });

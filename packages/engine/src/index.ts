@@ -10,6 +10,7 @@ export {
   type EngineChatModelOptions,
   OpenAIChatModel,
   type OpenAIChatModelOptions,
+  tokenizerTokenCounter,
 } from "./chat-model/index.ts";
 export { CheckpointError } from "./checkpoint/checkpoint-error.ts";
 export {

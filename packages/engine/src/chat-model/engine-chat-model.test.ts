@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { EngineChatModel } from "@arc/core";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
 import { configForSize } from "../model/llama-config.ts";
 import { byteTokenCounter } from "./byte-token-counter.ts";
-import { EngineChatModel } from "./engine-chat-model.ts";
 
 const tiny = configForSize("tiny");
 const messages = [{ role: "user" as const, content: "Book a table for 2 at Nobu." }];

@@ -1,4 +1,5 @@
+export { EngineChatModel, type EngineChatModelOptions } from "@arc/core";
 export { byteTokenCounter } from "./byte-token-counter.ts";
 export { ChatModelError } from "./chat-model-error.ts";
-export { EngineChatModel, type EngineChatModelOptions } from "./engine-chat-model.ts";
 export { OpenAIChatModel, type OpenAIChatModelOptions } from "./openai-chat-model.ts";
+export { tokenizerTokenCounter } from "./tokenizer-token-counter.ts";

@@ -96,6 +96,44 @@ describe("recipes", () => {
     assert.throws(() => parseRecipe({ trainer: { ppoEpochs: 0 } }), /trainer\.ppoEpochs/);
   });
 
+  it("takes a teacher run's settings and refuses what a teacher run cannot do, naming the key", () => {
+    const teaching = { student: "models/toolcall-base" };
+    const sft = { algorithm: "sft" };
+    const grpo = parseRecipe({ teaching, trainer: { algorithm: "grpo" } });
+    assert.equal(grpo.teaching?.studentScore, "verdict");
+    assert.equal(grpo.teaching?.strongStudentTeaching, "none");
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [
+        { teaching, trainer: sft, data: { env: "arith" } },
+        /data\.env: teacher runs label and judge teachings of toolcall/,
+      ],
+      [{ teaching, trainer: { algorithm: "dpo" } }, /trainer\.algorithm: a teacher trains by sft/],
+      [
+        {
+          teaching: { ...teaching, studentScore: "reference-likelihood", reward: { form: "outcome" } },
+          trainer: sft,
+        },
+        /teaching\.reward\.form: studentScore 'reference-likelihood' needs form 'delta'/,
+      ],
+      [{ teaching: { ...teaching, studentScore: "likelihood" } }, /teaching\.studentScore/],
+      [{ teaching: { ...teaching, strongStudentTeaching: "hints" } }, /teaching\.strongStudentTeaching/],
+      [
+        { teaching: { ...teaching, reward: { degradationPenalty: 2 } } },
+        /teaching\.reward\.degradationPenalty/,
+      ],
+      [
+        { teaching, trainer: { algorithm: "grpo", asyncRollouts: true } },
+        /trainer\.asyncRollouts: teacher GRPO samples on-policy/,
+      ],
+      [
+        { teaching, trainer: { algorithm: "grpo" }, generator: { url: "http://127.0.0.1:1/v1" } },
+        /generator\.url: a teacher run samples with its own engine/,
+      ],
+      [{ teaching: {} }, /teaching\.student/],
+    ];
+    for (const [raw, message] of refusals) assert.throws(() => parseRecipe(raw), message);
+  });
+
   it("refuses __proto__, constructor and prototype anywhere in an override key, and no prototype is written", () => {
     try {
       for (const override of [

@@ -83,6 +83,7 @@ export function parseRecipe(
       );
     }
   }
+  if (recipe.teaching) checkTeacherRun(recipe, source);
   if (recipe.trainer.ppoEpochs > 1 && recipe.trainer.algorithm !== "grpo") {
     throw new InvalidInputError(
       `${source}: trainer.ppoEpochs: only GRPO takes several updates per rollout batch, got ${recipe.trainer.ppoEpochs} with algorithm ${recipe.trainer.algorithm}`,
@@ -90,6 +91,36 @@ export function parseRecipe(
     );
   }
   return recipe;
+}
+
+/** The settings a teacher run (`teaching`) cannot take, each refused by its key. */
+function checkTeacherRun(recipe: Recipe, source: string): void {
+  const refuse = (field: string, message: string) => {
+    throw new InvalidInputError(`${source}: ${field}: ${message}`, { field });
+  };
+  const teaching = recipe.teaching as NonNullable<Recipe["teaching"]>;
+  if (recipe.data.env !== "toolcall")
+    refuse(
+      "data.env",
+      `teacher runs label and judge teachings of toolcall tasks only, got ${JSON.stringify(recipe.data.env)}`,
+    );
+  if (recipe.trainer.algorithm === "dpo")
+    refuse("trainer.algorithm", "a teacher trains by sft (labelled teachings) or grpo (the teaching reward)");
+  if (teaching.studentScore === "reference-likelihood" && teaching.reward.form !== "delta")
+    refuse(
+      "teaching.reward.form",
+      `studentScore 'reference-likelihood' needs form 'delta' (a score in [0, 1]), got '${teaching.reward.form}'`,
+    );
+  if (recipe.trainer.workflow !== "single-turn")
+    refuse("trainer.workflow", "a teacher answers one prompt per task (single-turn)");
+  if (recipe.trainer.asyncRollouts)
+    refuse("trainer.asyncRollouts", "teacher GRPO samples on-policy, in step with the trainer");
+  if (recipe.generator.url) refuse("generator.url", "a teacher run samples with its own engine");
+  if (recipe.reward.judge || recipe.reward.module)
+    refuse(
+      recipe.reward.judge ? "reward.judge" : "reward.module",
+      "a teacher run is rewarded by teaching.reward",
+    );
 }
 
 /** Reads a scalar written on the command line: numbers, booleans, `inf`, else the string itself. */

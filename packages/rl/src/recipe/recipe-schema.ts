@@ -1,4 +1,6 @@
+import { AdaptiveTeachingRewardConfig } from "@arc/core";
 import { z } from "zod";
+import { STRONG_STUDENT_TEACHING } from "../teach/toolcall-teaching.ts";
 
 const syncInterval = z
   .union([z.number().int().positive(), z.literal("inf")])
@@ -412,6 +414,54 @@ export const SftWarmUpBlock = z
   })
   .strict();
 
+/**
+ * A teacher run: the model learns to teach a frozen student (adaptive teaching). SFT learns labelled teachings of the
+ * student's probes; GRPO samples teachings and rewards each by what it does to the student. The held-out tasks are
+ * judged as the student taught by the policy.
+ */
+export const TeachingBlock = z
+  .object({
+    student: z
+      .string()
+      .min(1)
+      .describe("HF checkpoint of the frozen student the teacher learns to help (it is never trained)."),
+    maxProbeTokens: z
+      .number()
+      .int()
+      .positive()
+      .default(50)
+      .describe("The probe budget, in the student's tokens: how much of its approach the teacher sees."),
+    maxSolutionTokens: z.number().int().positive().default(128).describe("Budget of each student solution."),
+    strongStudentTeaching: z
+      .enum(STRONG_STUDENT_TEACHING)
+      .default("none")
+      .describe(
+        "SFT labels: what a student whose probe opens the right call is told: nothing, the request's conversions, or those of the kinds of request measured to gain from them with the frozen student ('measured').",
+      ),
+    sampledProbes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(1)
+      .describe("SFT: sampled student probes per task besides the greedy one."),
+    syntheticShare: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.5)
+      .describe("SFT: share of tasks that also get a synthetic probe (keeps both diagnoses represented)."),
+    studentScore: z
+      .enum(["verdict", "reference-likelihood"])
+      .default("verdict")
+      .describe(
+        "GRPO: what the reward compares with and without the teaching: the greedy student's verdict (0 or 1), or its teacher-forced probability of the reference answer (dense; needs reward form 'delta').",
+      ),
+    reward: AdaptiveTeachingRewardConfig.default({}).describe(
+      "GRPO: the adaptive teaching reward (form, degradation penalty or multiplier, efficiency weight).",
+    ),
+  })
+  .strict();
+
 /** A whole run, as a recipe file describes it. */
 export const Recipe = z
   .object({
@@ -429,6 +479,9 @@ export const Recipe = z
     data: DataBlock,
     trainer: TrainerBlock,
     reward: RewardBlock,
+    teaching: TeachingBlock.optional().describe(
+      "Train the model as the adaptive teacher of a frozen student (toolcall): SFT on labelled teachings or GRPO with the adaptive teaching reward, in place of the run's reward block.",
+    ),
     sftWarmUp: SftWarmUpBlock.optional().describe(
       "A DPO or GRPO run's SFT warm-up: steps on the pool's reference answers and the preference rows' chosen answers (human corrections), in `<run>/sft-warm-up/`; the algorithm then starts from its last checkpoint (DPO's reference model too) with its own optimizer.",
     ),

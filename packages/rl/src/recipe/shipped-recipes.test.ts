@@ -9,8 +9,7 @@ const recipesDir = fileURLToPath(new URL("../../../../recipes/", import.meta.url
 
 describe("shipped recipes", () => {
   it("validates every recipe under recipes/ and covers SFT, DPO and GRPO", async () => {
-    // teacher-*.yaml are teacher-training recipes, validated by teach/teacher-recipe.test.ts.
-    const files = (await readdir(recipesDir)).filter((f) => f.endsWith(".yaml") && !f.startsWith("teacher-"));
+    const files = (await readdir(recipesDir)).filter((f) => f.endsWith(".yaml"));
     const algorithms = new Set<string>();
     for (const file of files) algorithms.add((await loadRecipe(`${recipesDir}${file}`)).trainer.algorithm);
     assert.deepEqual([...algorithms].sort(), ["dpo", "grpo", "sft"]);
@@ -20,7 +19,7 @@ describe("shipped recipes", () => {
     // base-model-*.yaml trains a base model from scratch for the operator (scripts/make-base-models.ts), never a
     // tenant's run, so its data and steps are past a run request's caps
     const files = (await readdir(recipesDir)).filter(
-      (f) => f.endsWith(".yaml") && !f.startsWith("teacher-") && !f.startsWith("base-model-"),
+      (f) => f.endsWith(".yaml") && !f.startsWith("base-model-"),
     );
     let commands = 0;
     for (const file of files) {

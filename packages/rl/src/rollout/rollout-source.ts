@@ -8,6 +8,8 @@ export interface RolloutBatch {
   generatorStep: number;
   /** Tokens generated for these groups. */
   generatedTokens: number;
+  /** Figures of the sampling the step's record carries (a teacher run's NDR and teaching tokens). */
+  extra?: Record<string, number>;
 }
 
 /** A step's batch of groups: its generator step is the oldest version among them (`version` when there are none). */

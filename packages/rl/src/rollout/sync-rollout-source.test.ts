@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { toolcallFamily, type WeightSource } from "@arc/core";
 import { pointwise, verifierReward } from "../reward/index.ts";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
-import { SyncRolloutSource } from "./sync-rollout-source.ts";
+import { SyncRolloutSource, workflowSampler } from "./sync-rollout-source.ts";
 
 const tasks = toolcallFamily.generate({ split: "production", seed: 2, count: 2 });
 const policy = (): WeightSource => ({ kind: "tensors", tensors: new Map() });
@@ -25,7 +25,7 @@ function source(syncInterval: number | "inf", onSync?: (step: number) => Promise
       maxTokens: 16,
       seed: 5,
       syncInterval,
-      reward: pointwise(verifierReward),
+      sample: workflowSampler(pointwise(verifierReward)),
       generatorStep: 0,
       onSync,
     }),

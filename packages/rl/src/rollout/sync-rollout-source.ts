@@ -3,6 +3,36 @@ import { type SyncInterval, syncDue } from "../algo/sync-schedule.ts";
 import type { GroupReward } from "../reward/index.ts";
 import type { RolloutBatch, RolloutSource } from "./rollout-source.ts";
 import { rolloutSeed, sampleGroups } from "./sample-groups.ts";
+import type { ScoredGroup } from "./scored-group.ts";
+
+/** How one step's groups are sampled: n samples per task, the seed of each task's samples fixed by the source. */
+export interface GroupSamplingOptions {
+  n: number;
+  temperature: number;
+  maxTokens: number;
+  seedOf: (task: Task) => number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Samples and scores one step's groups on `engine`: the recipe's workflow and reward (`workflowSampler`), or a
+ * teacher run's teachings scored by their student. `extra` holds figures the step's record carries.
+ */
+export type GroupSampler = (
+  engine: InferenceEngine,
+  tasks: readonly Task[],
+  options: GroupSamplingOptions,
+) => Promise<{ groups: ScoredGroup[]; extra?: Record<string, number> }>;
+
+/** The sampler of a recipe's workflow: single-turn answers or multi-turn episodes, scored by `reward`. */
+export function workflowSampler(
+  reward: GroupReward,
+  workflow: "single-turn" | "multi-turn" = "single-turn",
+): GroupSampler {
+  return async (engine, tasks, options) => ({
+    groups: await sampleGroups(engine, tasks, { ...options, reward, workflow }),
+  });
+}
 
 /** Options of the synchronous source. */
 export interface SyncRolloutSourceOptions {
@@ -11,9 +41,8 @@ export interface SyncRolloutSourceOptions {
   maxTokens: number;
   seed: number;
   syncInterval: SyncInterval;
-  reward: GroupReward;
-  /** Single-turn answers or multi-turn episodes (see `sampleGroups`). */
-  workflow?: "single-turn" | "multi-turn";
+  /** Samples and scores each step's groups. */
+  sample: GroupSampler;
   /** The policy step of the generator's current weights (a resumed run passes its checkpoint's). */
   generatorStep: number;
   /** The generator's weights at construction when they are neither the starting model nor the policy (resume). */
@@ -41,20 +70,18 @@ export class SyncRolloutSource implements RolloutSource {
 
   async next(_step: number, tasks: Task[], signal?: AbortSignal): Promise<RolloutBatch> {
     const generatorStep = this.step;
-    const groups = await sampleGroups(this.engine, tasks, {
+    const { groups, extra } = await this.options.sample(this.engine, tasks, {
       n: this.options.n,
       temperature: this.options.temperature,
       maxTokens: this.options.maxTokens,
       seedOf: (task) => rolloutSeed(this.options.seed, task, generatorStep),
-      reward: this.options.reward,
-      workflow: this.options.workflow,
       signal,
     });
     const generatedTokens = groups.reduce(
       (a, g) => a + (g.episodes?.flat() ?? g.samples).reduce((b, s) => b + s.outputTokens.length, 0),
       0,
     );
-    return { groups, generatorStep, generatedTokens };
+    return { groups, generatorStep, generatedTokens, ...(extra ? { extra } : {}) };
   }
 
   async afterStep(step: number, policy: () => WeightSource | Promise<WeightSource>): Promise<void> {

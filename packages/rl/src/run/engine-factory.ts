@@ -1,4 +1,4 @@
-import type { GenMessage, InferenceEngine, TrainEngine, WeightSource } from "@arc/core";
+import type { GenMessage, InferenceEngine, TokenCounter, TrainEngine, WeightSource } from "@arc/core";
 import type { Recipe } from "../recipe/recipe-schema.ts";
 
 /**
@@ -56,6 +56,8 @@ export interface EngineFactory {
   saveWeights(dir: string, weights: WeightSource, configDir: string): Promise<void>;
   /** How a checkpoint's tokenizer and chat template turn chat data into training tokens. */
   renderExample(modelDir: string): Promise<RenderExample>;
+  /** Counts and cuts text in a checkpoint's own tokens. */
+  tokenCounter(modelDir: string): Promise<TokenCounter>;
   /** Writes freshly initialised weights of Arc's byte-level Llama of `size` to `dir` (HF layout). */
   initModel(dir: string, size: "tiny" | "small" | "base", seed: number): Promise<void>;
 }

@@ -2,5 +2,12 @@ export type { ChatMessage, EngineFactory, RenderExample, TrainEngineSettings } f
 export { metricsChartSvg } from "./metrics-chart.ts";
 export { formatDuration, progressLine } from "./progress-line.ts";
 export { RunDir } from "./run-dir.ts";
-export { type AsyncSourceFactory, newRunId, type RunOptions, resumeRun, startRun } from "./run-training.ts";
+export {
+  type AsyncSourceFactory,
+  newRunId,
+  type RunOptions,
+  resumeRun,
+  startRun,
+  TEACHING_DATA_FILE,
+} from "./run-training.ts";
 export type { CheckpointInfo, RunHooks, RunResult, RunState, RunStatus, StepRecord } from "./run-types.ts";

@@ -17,9 +17,11 @@ import { scheduledSftBatch } from "../algo/sft-batch.ts";
 import { batchAt } from "../data/index.ts";
 import { evaluate } from "../eval/index.ts";
 import { loadRecipe, type Recipe } from "../recipe/index.ts";
+import type { GroupReward } from "../reward/index.ts";
 import { EngineRolloutSource } from "../rollout/engine-rollout-source.ts";
 import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
-import { SyncRolloutSource } from "../rollout/sync-rollout-source.ts";
+import { SyncRolloutSource, workflowSampler } from "../rollout/sync-rollout-source.ts";
+import { openTeacherRun } from "../teach/teacher-run.ts";
 import { buildReward } from "./build-reward.ts";
 import type { EngineChoice, EngineFactory } from "./engine-factory.ts";
 import { grpoUpdates } from "./grpo-updates.ts";
@@ -134,6 +136,9 @@ export async function resumeRun(runId: string, options: RunOptions): Promise<Run
   await dir.writeState(resumed);
   return execute(recipe, dir, resumed, checkpoint, options);
 }
+
+/** A teacher run's file of what labelling its SFT data measured (`TeacherRun.summary`). */
+export const TEACHING_DATA_FILE = "teaching.json";
 
 /** The folder, inside a run's, of its SFT warm-up run. */
 export const SFT_WARM_UP_RUN = "sft-warm-up";
@@ -267,8 +272,14 @@ async function execute(
     throw new Error("cluster.address: only the torch engine runs on a Ray cluster; set engine.kind to torch");
   const engine: EngineChoice = { ...recipe.engine, cluster: recipe.cluster };
   const renderExample = await factory.renderExample(modelDir);
-  const data = await loadTrainingData(recipe, renderExample);
-  const { reward, judgeUsage } = await buildReward(recipe.reward);
+  const teacher = recipe.teaching ? await openTeacherRun(recipe, factory, engine) : undefined;
+  if (teacher && Object.keys(teacher.summary).length > 0)
+    await writeFile(join(dir.dir, TEACHING_DATA_FILE), `${JSON.stringify(teacher.summary, null, 2)}\n`);
+  const data = teacher ? teacher.data : await loadTrainingData(recipe, renderExample);
+  const { reward, judgeUsage } = teacher
+    ? { reward: undefined, judgeUsage: undefined }
+    : await buildReward(recipe.reward);
+  const sample = teacher ? teacher.sampler : workflowSampler(reward as GroupReward, t.workflow);
   // a resumed run restores its own checkpoint's training state; a new run starts a fresh optimizer on the model,
   // even when the model is another run's checkpoint
   const train = await factory.trainEngine(
@@ -310,7 +321,7 @@ async function execute(
         trainer: t,
         prompts: data.prompts,
         dataSeed: recipe.data.seed,
-        reward,
+        reward: reward as GroupReward,
         generatorStep,
       });
     } else if (t.asyncRollouts) {
@@ -325,8 +336,7 @@ async function execute(
         maxTokens: t.maxTokens,
         seed: t.seed,
         syncInterval: t.algorithm === "grpo" ? 1 : t.syncInterval,
-        reward,
-        workflow: t.workflow,
+        sample,
         generatorStep,
         initialWeights:
           checkpoint?.generator === "generator" ? { kind: "checkpoint", dir: generatorDir } : undefined,
@@ -343,18 +353,29 @@ async function execute(
   let lastEval: number | undefined = [...records]
     .reverse()
     .find((r) => r.evalFailureRate !== undefined)?.evalFailureRate;
+  /** The held-out evaluation after `step`: the policy's answers, or for a teacher the student it teaches. */
   const runEval = async (
     step: number,
-  ): Promise<{ evalAccuracy: number; evalFailureRate: number; evalS: number } | undefined> => {
+  ): Promise<
+    | { evalAccuracy: number; evalFailureRate: number; evalS: number; evalExtra: Record<string, number> }
+    | undefined
+  > => {
     if (!evalEngine) return undefined;
     const began = performance.now();
     if (step > 0) await evalEngine.setWeights(step, await train.weights());
-    const result = await evaluate(evalEngine, data.evalTasks, { maxTokens: t.maxTokens });
-    lastEval = result.failureRate;
+    const result = teacher
+      ? await teacher.evaluate(evalEngine, signal)
+      : await evaluate(evalEngine, data.evalTasks, { maxTokens: t.maxTokens }).then((r) => ({
+          evalAccuracy: r.accuracy,
+          evalFailureRate: r.failureRate,
+          extra: {},
+        }));
+    lastEval = result.evalFailureRate;
     return {
-      evalAccuracy: result.accuracy,
-      evalFailureRate: result.failureRate,
+      evalAccuracy: result.evalAccuracy,
+      evalFailureRate: result.evalFailureRate,
       evalS: (performance.now() - began) / 1000,
+      evalExtra: result.extra,
     };
   };
 
@@ -386,6 +407,7 @@ async function execute(
     await generator?.close?.();
     await snapshots?.remove();
     await evalEngine?.close?.();
+    await teacher?.close();
     await train.close?.();
     state.status = status;
     state.updatedAt = new Date().toISOString();
@@ -404,7 +426,7 @@ async function execute(
 
   try {
     if (!checkpoint && records.length === 0) {
-      const ev = await runEval(0);
+      const { evalExtra, ...ev } = (await runEval(0)) ?? {};
       const zero: StepRecord = {
         step: 0,
         algorithm: t.algorithm,
@@ -423,7 +445,7 @@ async function execute(
         generatorStep: 0,
         ...ev,
         elapsedS: 0,
-        extra: {},
+        extra: evalExtra ?? {},
       };
       records.push(zero);
       await dir.appendMetrics(zero);
@@ -477,22 +499,23 @@ async function execute(
       elapsed += (performance.now() - began) / 1000;
       const seconds = (performance.now() - began) / 1000;
       const due = (step % t.evalEvery === 0 && step >= (t.evalFrom ?? t.evalEvery)) || step === t.steps;
-      const ev = due ? await runEval(step) : undefined;
+      const { evalExtra, ...ev } = (due ? await runEval(step) : undefined) ?? {};
       // a judge reward's spending so far, in every record (the judge's own calls, not the evaluations')
       const judge = judgeUsage?.();
       const full: StepRecord = {
         ...record,
-        ...(judge
-          ? {
-              extra: {
-                ...record.extra,
+        extra: {
+          ...record.extra,
+          ...(judge
+            ? {
                 judgeCalls: judge.calls,
                 judgeTokens: judge.tokens,
                 judgeScored: judge.scored,
                 judgeUnjudged: judge.unjudged,
-              },
-            }
-          : {}),
+              }
+            : {}),
+          ...evalExtra,
+        },
         ...ev,
         elapsedS: elapsed,
         tokensPerSecond: record.tokens / seconds,
@@ -555,6 +578,18 @@ function meanStd(values: readonly number[]): [number | null, number | null] {
 
 /** One DPO or GRPO optimizer step on a batch of scored groups. */
 async function trainOnRollouts(
+  step: number,
+  recipe: Recipe,
+  train: TrainEngine,
+  rollouts: RolloutBatch,
+  data: TrainingData,
+): Promise<Omit<StepRecord, "elapsedS" | "tokensPerSecond">> {
+  const record = await trainOnGroups(step, recipe, train, rollouts, data);
+  return rollouts.extra ? { ...record, extra: { ...rollouts.extra, ...record.extra } } : record;
+}
+
+/** The DPO or GRPO update of `trainOnRollouts`. */
+async function trainOnGroups(
   step: number,
   recipe: Recipe,
   train: TrainEngine,

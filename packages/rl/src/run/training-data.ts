@@ -271,13 +271,16 @@ export async function loadTrainingData(recipe: Recipe, render: RenderExample): P
           };
         })
       : [];
-  const evalTasks =
-    recipe.data.evalCount > 0
-      ? generateTasks(family, {
-          split: recipe.data.evalSplit,
-          seed: recipe.data.evalSeed,
-          count: recipe.data.evalCount,
-        })
-      : [];
-  return { prompts, examples, preferences, evalTasks };
+  return { prompts, examples, preferences, evalTasks: heldOutTasks(recipe) };
+}
+
+/** The recipe's held-out tasks (`data.evalSplit`, `evalSeed`, `evalCount`); none when `evalCount` is 0. */
+export function heldOutTasks(recipe: Recipe): Task[] {
+  const { data } = recipe;
+  if (data.evalCount === 0) return [];
+  return generateTasks(getTaskFamily(data.env), {
+    split: data.evalSplit,
+    seed: data.evalSeed,
+    count: data.evalCount,
+  });
 }

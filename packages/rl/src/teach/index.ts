@@ -10,13 +10,8 @@ export {
 } from "./measure-strong-conversions.ts";
 export { trainEngineReferenceLikelihood } from "./reference-likelihood.ts";
 export { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
-export {
-  type TeacherGrpoSettings,
-  type TeacherGrpoStepResult,
-  teacherGrpoStep,
-} from "./teacher-grpo-step.ts";
 export { probeMessages, teacherMessages } from "./teacher-messages.ts";
-export { loadTeacherRecipe, TeacherRecipe } from "./teacher-recipe.ts";
+export { openTeacherRun, type TeacherEvaluation, type TeacherRun } from "./teacher-run.ts";
 export {
   generateTeachingExamples,
   type TeachingExample,
@@ -28,6 +23,7 @@ export {
   type TeachingRewarderOptions,
   type TeachingScore,
 } from "./teaching-rewarder.ts";
+export { teachingSampler } from "./teaching-sampler.ts";
 export {
   type ConversionsTold,
   diagnoseToolcallProbe,
@@ -41,4 +37,3 @@ export {
   toolcallTeacherReply,
   verifyToolcallAttempt,
 } from "./toolcall-teaching.ts";
-export { trainTeacherGrpo, trainTeacherSft } from "./train-teacher.ts";

@@ -8,6 +8,7 @@ import {
   readHfCheckpoint,
   TorchInferenceEngine,
   TorchTrainEngine,
+  tokenizerTokenCounter,
   writeHfCheckpoint,
 } from "@arc/engine";
 import type { EngineChoice, EngineFactory, TrainEngineSettings } from "../run/engine-factory.ts";
@@ -79,5 +80,8 @@ export const engineFactory: EngineFactory = {
   async renderExample(modelDir) {
     const tokenizer = await loadChatTokenizer(modelDir);
     return (messages, reply, tools) => tokenizer.renderExample(messages, reply, tools ? { tools } : {});
+  },
+  async tokenCounter(modelDir) {
+    return tokenizerTokenCounter(await loadChatTokenizer(modelDir));
   },
 };

@@ -1,4 +1,5 @@
 export type { ChatCompletion, ChatModel, CompleteOptions, TeachMessage } from "./chat-model.ts";
+export { EngineChatModel, type EngineChatModelOptions } from "./engine-chat-model.ts";
 export {
   type PhaseWarning,
   type ProbeJudgement,

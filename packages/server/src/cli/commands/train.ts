@@ -91,8 +91,12 @@ async function train(args: ParsedArgs): Promise<number> {
         );
       }
       const recipe = await loadRecipe(recipePath, overrides);
+      const from = recipe.model.init
+        ? `fresh ${recipe.model.init.size} weights (seed ${recipe.model.init.seed})`
+        : recipe.model.path;
+      const teaching = recipe.teaching ? `, teaching the frozen ${recipe.teaching.student}` : "";
       process.stderr.write(
-        `run ${recipe.name}: ${recipe.trainer.algorithm}, ${recipe.trainer.steps} steps from ${recipe.model.path}\n`,
+        `run ${recipe.name}: ${recipe.trainer.algorithm}, ${recipe.trainer.steps} steps from ${from}${teaching}\n`,
       );
       result = await startRun(recipe, { ...options, runId: stringFlag(args, "run-id") });
     }

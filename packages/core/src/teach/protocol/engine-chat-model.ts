@@ -1,4 +1,5 @@
-import type { ChatCompletion, ChatModel, CompleteOptions, InferenceEngine, TeachMessage } from "@arc/core";
+import type { InferenceEngine } from "../../engine-api/index.ts";
+import type { ChatCompletion, ChatModel, CompleteOptions, TeachMessage } from "./chat-model.ts";
 
 /** Options of a ChatModel over an InferenceEngine. */
 export interface EngineChatModelOptions {

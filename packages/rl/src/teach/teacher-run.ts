@@ -1,0 +1,191 @@
+import { basename, resolve } from "node:path";
+import {
+  EngineChatModel,
+  generateTasks,
+  getTaskFamily,
+  type InferenceEngine,
+  parseToolCall,
+  type Task,
+  type TrainEngine,
+} from "@arc/core";
+import type { ChatExample } from "../data/index.ts";
+import type { Recipe } from "../recipe/index.ts";
+import type { GroupSampler } from "../rollout/index.ts";
+import type { EngineChoice, EngineFactory } from "../run/engine-factory.ts";
+import { heldOutTasks, type TrainingData } from "../run/training-data.ts";
+import { evaluateTeaching } from "./evaluate-teaching.ts";
+import { kindsWorthTelling, measureStrongConversions } from "./measure-strong-conversions.ts";
+import { trainEngineReferenceLikelihood } from "./reference-likelihood.ts";
+import { generateTeachingExamples } from "./teaching-examples.ts";
+import { TeachingRewarder } from "./teaching-rewarder.ts";
+import { teachingSampler } from "./teaching-sampler.ts";
+import {
+  type ConversionsTold,
+  TOOLCALL_TEACHING_TEMPLATES,
+  toolcallAnswers,
+  verifyToolcallAttempt,
+} from "./toolcall-teaching.ts";
+
+/** A held-out evaluation of a teacher: its student's figures when taught by it. */
+export interface TeacherEvaluation {
+  /** The taught student's accuracy on the held-out tasks. */
+  evalAccuracy: number;
+  evalFailureRate: number;
+  /** NDR (share of tasks the teaching left no worse), the student's accuracy alone, mean teaching tokens. */
+  extra: Record<string, number>;
+}
+
+/** What a recipe's `teaching` block makes of a run: its data, its rollouts and its held-out evaluation. */
+export interface TeacherRun {
+  /** Tasks to teach on (the prompt pool), SFT's labelled teachings, and the held-out tasks. */
+  data: TrainingData;
+  /** GRPO: teachings sampled from the generator, each rewarded by what it does to the frozen student. */
+  sampler: GroupSampler;
+  /** The frozen student taught by the teacher on `engine`, on the held-out tasks. */
+  evaluate(engine: InferenceEngine, signal?: AbortSignal): Promise<TeacherEvaluation>;
+  /** What building the data measured (labelled examples, the conversions strong students are told). */
+  summary: Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Which strong students the SFT labels tell their request's conversions (`teaching.strongStudentTeaching`); for
+ * `measured`, the kinds of request whose telling clearly out-earned silence with the frozen student on the run's
+ * tasks (`kindsWorthTelling`), with the scores measured.
+ */
+async function strongStudentConversions(
+  setting: NonNullable<Recipe["teaching"]>["strongStudentTeaching"],
+  tasks: readonly Task[],
+  rewarder: TeachingRewarder,
+): Promise<{ told: ConversionsTold; measured?: unknown }> {
+  if (setting !== "measured") return { told: setting === "conversions" ? "all" : [] };
+  const scores = await measureStrongConversions(tasks, rewarder);
+  return { told: kindsWorthTelling(scores), measured: scores };
+}
+
+/**
+ * Opens a teacher run: loads the frozen student on the run's engine (and, for the reference-likelihood score, once
+ * more as a train engine that is never stepped, for its teacher-forced log-probs), builds the rewarder the SFT
+ * labels and the GRPO reward share, and for SFT probes the student to label its teachings.
+ */
+export async function openTeacherRun(
+  recipe: Recipe,
+  factory: EngineFactory,
+  engine: EngineChoice,
+): Promise<TeacherRun> {
+  const teaching = recipe.teaching as NonNullable<Recipe["teaching"]>;
+  const family = getTaskFamily(recipe.data.env);
+  const studentDir = resolve(teaching.student);
+  const studentEngine = await factory.inferenceEngine(studentDir, 0, engine);
+  let likelihoodStudent: TrainEngine | undefined;
+  try {
+    const student = new EngineChatModel(studentEngine, {
+      model: basename(studentDir),
+      seed: recipe.data.seed,
+    });
+    const tokenCounter = await factory.tokenCounter(studentDir);
+    const templates = { ...TOOLCALL_TEACHING_TEMPLATES, maxProbeTokens: teaching.maxProbeTokens };
+    if (teaching.studentScore === "reference-likelihood")
+      likelihoodStudent = await factory.trainEngine(studentDir, {
+        learningRate: 0,
+        warmupSteps: 0,
+        decaySteps: 0,
+        minLearningRate: 0,
+        weightDecay: 0,
+        maxGradNorm: 0,
+        trainThreads: 1,
+        engine: { ...engine, lora: undefined, processes: 1 },
+      });
+    const studentRender = await factory.renderExample(studentDir);
+    const rewarder = new TeachingRewarder({
+      student,
+      verify: verifyToolcallAttempt,
+      templates,
+      reward: teaching.reward,
+      tokenCounter,
+      maxSolutionTokens: teaching.maxSolutionTokens,
+      answersOf: toolcallAnswers,
+      // the run-time guard the teacher serves under: a conversion the request does not support never reaches the
+      // student, so a teacher earns nothing from stating one
+      ungroundedClaims: family.ungroundedClaims,
+      ...(likelihoodStudent
+        ? {
+            referenceLikelihood: trainEngineReferenceLikelihood(
+              likelihoodStudent,
+              studentRender,
+              (task) => family.reference(task)[0],
+            ),
+          }
+        : {}),
+    });
+    const tasks = generateTasks(family, {
+      split: recipe.data.split,
+      seed: recipe.data.seed,
+      count: recipe.data.count,
+    });
+    const evalTasks = heldOutTasks(recipe);
+    const summary: Record<string, unknown> = {};
+    let examples: ChatExample[] = [];
+    if (recipe.trainer.algorithm === "sft") {
+      const conversions = await strongStudentConversions(teaching.strongStudentTeaching, tasks, rewarder);
+      const labelled = await generateTeachingExamples({
+        tasks,
+        student,
+        templates,
+        tokenCounter,
+        sampledProbes: teaching.sampledProbes,
+        syntheticShare: teaching.syntheticShare,
+        seed: recipe.data.seed,
+        conversionsTold: conversions.told,
+      });
+      examples = labelled.map((e) => ({ messages: e.messages, reply: e.reply, guided: false }));
+      Object.assign(summary, {
+        examples: labelled.length,
+        weakExamples: labelled.filter((e) => e.diagnosis === "weak").length,
+        conversionsTold: conversions.told,
+        ...(conversions.measured ? { strongStudentsTold: conversions.measured } : {}),
+      });
+    }
+    return {
+      data: { prompts: tasks, examples, preferences: [], evalTasks },
+      sampler: teachingSampler(rewarder),
+      async evaluate(teacherEngine, signal) {
+        const result = await evaluateTeaching({
+          student,
+          teacher: new EngineChatModel(teacherEngine, { model: "teacher", seed: recipe.trainer.seed }),
+          mode: "adaptive",
+          tasks: evalTasks,
+          verify: verifyToolcallAttempt,
+          templates,
+          tokenCounter,
+          maxTeacherTokens: recipe.trainer.maxTokens,
+          maxSolutionTokens: teaching.maxSolutionTokens,
+          completed: (text) => parseToolCall(text).ok,
+          answersOf: toolcallAnswers,
+          ungroundedClaims: family.ungroundedClaims,
+          concurrency: 32,
+          signal,
+        });
+        const accuracy = result.overall.taughtAccuracy ?? 0;
+        return {
+          evalAccuracy: accuracy,
+          evalFailureRate: 1 - accuracy,
+          extra: {
+            evalNdr: result.overall.ndr ?? 1,
+            evalStudentAloneAccuracy: result.overall.baselineAccuracy ?? 0,
+            evalTeachingTokens: result.overall.meanTeachingTokens ?? 0,
+          },
+        };
+      },
+      summary,
+      async close() {
+        await likelihoodStudent?.close?.();
+        await studentEngine.close?.();
+      },
+    };
+  } catch (error) {
+    await likelihoodStudent?.close?.();
+    await studentEngine.close?.();
+    throw error;
+  }
+}
