@@ -169,7 +169,7 @@ for (const target of databasesUnderTest()) {
       const bad = [
         { overrides: ["trainer.steps=many"] },
         { overrides: ["trainer.temperature=0.5", "trainer.decoupled=true"] },
-        { recipe: "teacher-grpo" },
+        { recipe: "toolcall-grpo", overrides: ["trainer.steps=many"] },
       ];
       for (const body of bad) {
         const res = await call("acme", "POST", "/runs", body);
