@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Creates the project's Python venv (.venv) for the PyTorch engine worker from packages/engine/python/requirements.txt,
-// once: it is kept while the requirements and the Python are the same. Without python3 it says so and does nothing.
+// and adds VERL's configuration from requirements-verl.txt without its dependencies (only Arc's check that its VERL
+// overrides load uses it), once: it is kept while the requirements and the Python are the same. Without python3 it
+// says so and does nothing.
 // Usage: node scripts/python-env.mjs        (npm test runs it first)
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -9,6 +11,7 @@ import { join } from "node:path";
 
 const venv = ".venv";
 const requirements = "packages/engine/python/requirements.txt";
+const verlRequirements = "packages/engine/python/requirements-verl.txt";
 const stamp = join(venv, "arc-requirements.sha256");
 
 const version = spawnSync("python3", ["--version"], { encoding: "utf8" });
@@ -16,7 +19,11 @@ if (version.error || version.status !== 0) {
   console.log("python-env: no python3 on this machine; the PyTorch engine's tests will skip");
   process.exit(0);
 }
-const digest = createHash("sha256").update(readFileSync(requirements)).update(version.stdout).digest("hex");
+const digest = createHash("sha256")
+  .update(readFileSync(requirements))
+  .update(readFileSync(verlRequirements))
+  .update(version.stdout)
+  .digest("hex");
 if (existsSync(stamp) && readFileSync(stamp, "utf8").trim() === digest) process.exit(0);
 
 /** Runs a command with its output shown; exits with its status when it fails. */
@@ -29,17 +36,13 @@ function run(command, args) {
     process.exit(1);
   }
 }
-console.log(`python-env: installing ${requirements} into ${venv} (${version.stdout.trim()})`);
+console.log(
+  `python-env: installing ${requirements} and ${verlRequirements} into ${venv} (${version.stdout.trim()})`,
+);
 const started = Date.now();
 if (!existsSync(join(venv, "bin", "python"))) run("python3", ["-m", "venv", venv]);
-run(join(venv, "bin", "python"), [
-  "-m",
-  "pip",
-  "install",
-  "--quiet",
-  "--disable-pip-version-check",
-  "-r",
-  requirements,
-]);
+const pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"];
+run(join(venv, "bin", "python"), [...pip, "-r", requirements]);
+run(join(venv, "bin", "python"), [...pip, "--no-deps", "-r", verlRequirements]);
 writeFileSync(stamp, `${digest}\n`);
 console.log(`python-env: ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -18,6 +18,7 @@ export {
   type WriteCheckpointOptions,
   writeHfCheckpoint,
 } from "./checkpoint/hf-checkpoint.ts";
+export { mergeLoraCheckpoint } from "./checkpoint/lora-merge.ts";
 export {
   decodeSafetensors,
   encodeSafetensors,
@@ -30,6 +31,15 @@ export {
   EmbeddedInferenceEngine,
   type InferenceEngineOptions,
 } from "./inference/embedded-inference-engine.ts";
+export {
+  type RayJobDetails,
+  type RayJobStatus,
+  type RayJobSubmission,
+  RayJobsClient,
+  type RayJobsClientOptions,
+  RayJobsError,
+  TERMINAL_JOB_STATUSES,
+} from "./jobs/ray-jobs-client.ts";
 export { initWeights, mulberry32 } from "./model/llama.ts";
 export {
   configForSize,

@@ -9,4 +9,5 @@ export * from "./reward/index.ts";
 export * from "./rollout/index.ts";
 export * from "./run/index.ts";
 export * from "./teach/index.ts";
+export * from "./verl/index.ts";
 export * from "./workflow/index.ts";

@@ -9,6 +9,7 @@ import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm";
 import { simulatedFailureItems } from "../__fixtures__/failure-items.ts";
 import { InvalidInputError } from "../errors/arc-error.ts";
+import { getTaskFamily } from "../families/index.ts";
 import { buildEvalSet, buildPromptPool, type EvalRow, IMAGE_REF_PREFIX } from "../synth/index.ts";
 import {
   generateArithTasks,
@@ -16,7 +17,8 @@ import {
   generateToolcallTasks,
   taskToRow,
 } from "../tasks/index.ts";
-import { toVerlParquet } from "./verl-parquet.ts";
+import { toOpenAiTools } from "../tasks/tool-spec.ts";
+import { toolsSystemText, toVerlParquet } from "./verl-parquet.ts";
 
 /** Reads parquet bytes with an independent reader: parquet-wasm (Rust arrow-rs) → Arrow IPC → apache-arrow. */
 function readBack(bytes: Uint8Array) {
@@ -113,7 +115,7 @@ describe("VERL parquet export", () => {
       "prompt: List<Struct<{role:Utf8, content:Utf8}>>",
       "ability: Utf8",
       "reward_model: Struct<{style:Utf8, ground_truth:Utf8}>",
-      "extra_info: Struct<{split:Utf8, index:Int32, id:Utf8, question:Utf8, pattern_id:Utf8, source_trace_ids:List<Utf8>}>",
+      "extra_info: Struct<{split:Utf8, index:Int32, id:Utf8, question:Utf8, env:Utf8, context:Utf8, pattern_id:Utf8, source_trace_ids:List<Utf8>}>",
     ]);
   });
 
@@ -124,10 +126,11 @@ describe("VERL parquet export", () => {
       const got = rows[i];
       assert.equal(got.data_source, `arc/${row.env}`);
       const prompt = row.context?.messages ?? [{ role: "user", content: row.question }];
-      assert.deepEqual(
-        got.prompt,
-        prompt.map((m) => ({ role: m.role, content: m.content ?? "" })),
-      );
+      const tools = row.context ? row.context.tools : toOpenAiTools(getTaskFamily(row.env!).tools ?? []);
+      assert.deepEqual(got.prompt, [
+        ...(tools?.length ? [{ role: "system", content: toolsSystemText(tools) }] : []),
+        ...prompt.map((m) => ({ role: m.role, content: m.content ?? "" })),
+      ]);
       assert.equal(got.ability, row.env === "arith" ? "math" : "tool_use");
       assert.equal(got.reward_model.style, "rule");
       assert.deepEqual(JSON.parse(got.reward_model.ground_truth), row.solution);
@@ -136,10 +139,50 @@ describe("VERL parquet export", () => {
         index: i,
         id: row.id,
         question: row.question,
+        env: row.env,
+        context: row.context ? JSON.stringify(row.context) : null,
         pattern_id: row.meta.patternId ?? null,
         source_trace_ids: row.meta.sourceTraceIds,
       });
     }
+  });
+
+  it("writes the agent's tools into its system message and an assistant's tool calls as <tool_call> text", () => {
+    const tools = toOpenAiTools(getTaskFamily("toolcall").tools ?? []);
+    const call = {
+      id: "c1",
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    };
+    const row: EvalRow = {
+      id: "r1",
+      question: "And in Lima?",
+      env: "toolcall",
+      solution: { tool: "get_weather", args: { city: "Lima", unit: "c" } },
+      context: {
+        messages: [
+          { role: "system", content: "You book things." },
+          { role: "user", content: "Weather in Oslo?" },
+          { role: "assistant", content: null, tool_calls: [call] },
+          { role: "tool", content: "4 C", tool_call_id: "c1" },
+          { role: "user", content: "And in Lima?" },
+        ],
+        tools,
+      },
+      meta: { sourceTraceIds: ["t1"], slice: "general" },
+    };
+    const [got] = readBack(toVerlParquet([row], { split: "test" })).rows;
+    assert.deepEqual(got.prompt, [
+      { role: "system", content: `You book things.\n\n${toolsSystemText(tools)}` },
+      { role: "user", content: "Weather in Oslo?" },
+      {
+        role: "assistant",
+        content: '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Oslo"}}\n</tool_call>',
+      },
+      { role: "tool", content: "4 C" },
+      { role: "user", content: "And in Lima?" },
+    ]);
+    assert.deepEqual(JSON.parse(got.extra_info.context), row.context);
   });
 
   it("exports a PromptPool with the caller's data_source and ability", () => {

@@ -1,7 +1,14 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { InvalidInputError } from "../errors/arc-error.ts";
 import { familyPrompt, type TaskFamilyRegistry, taskFamilies } from "../families/index.ts";
-import { type ContentImage, type EvalRow, imageBytes, type PromptRow } from "../synth/index.ts";
+import {
+  type ContentImage,
+  type EvalRow,
+  imageBytes,
+  type PromptContext,
+  type PromptRow,
+} from "../synth/index.ts";
+import { toOpenAiTools } from "../tasks/tool-spec.ts";
 import type { ChatMessage } from "../trace/index.ts";
 
 /** Options of a VERL export. */
@@ -41,11 +48,13 @@ const schema = (withImages: boolean) => [
   { name: "reward_model", repetition_type: "REQUIRED", num_children: 2 },
   text("style"),
   text("ground_truth"),
-  { name: "extra_info", repetition_type: "REQUIRED", num_children: 6 },
+  { name: "extra_info", repetition_type: "REQUIRED", num_children: 8 },
   text("split"),
   { name: "index", type: "INT32", repetition_type: "REQUIRED" },
   text("id"),
   text("question"),
+  text("env", "OPTIONAL"),
+  text("context", "OPTIONAL"),
   text("pattern_id", "OPTIONAL"),
   { name: "source_trace_ids", repetition_type: "REQUIRED", num_children: 1, converted_type: "LIST" },
   { name: "list", repetition_type: "REPEATED", num_children: 1 },
@@ -73,21 +82,81 @@ function contentText(message: ChatMessage): string {
     .join("");
 }
 
-/** The chat a row prompts with: the agent's recorded prompt, else its family's, else the question alone. */
-function promptOf(row: EvalRow | PromptRow, families: TaskFamilyRegistry): ChatMessage[] {
-  if (row.context) return row.context.messages;
-  if (row.env === undefined) return [{ role: "user", content: row.question }];
+/**
+ * The chat a row prompts with and the tools it offers: the agent's recorded prompt, else its family's (with the
+ * family's tools, as its agent offers them), else the question alone.
+ */
+function promptOf(row: EvalRow | PromptRow, families: TaskFamilyRegistry): PromptContext {
+  if (row.context) return row.context;
+  if (row.env === undefined) return { messages: [{ role: "user", content: row.question }] };
+  const family = families.get(row.env);
   const task = { id: row.id, env: row.env, question: row.question, solution: row.solution };
-  return familyPrompt(families.get(row.env), task);
+  return {
+    messages: familyPrompt(family, task),
+    ...(family.tools?.length ? { tools: toOpenAiTools(family.tools) } : {}),
+  };
+}
+
+/**
+ * The tools section of a system prompt, as Qwen2.5's chat template writes it (Hermes-style `<tools>` and
+ * `<tool_call>`): VERL's single-turn rollouts render no `tools`, so the exported prompt carries them as text.
+ */
+export function toolsSystemText(tools: readonly Record<string, unknown>[]): string {
+  return [
+    "# Tools",
+    "",
+    "You may call one or more functions to assist with the user query.",
+    "",
+    "You are provided with function signatures within <tools></tools> XML tags:",
+    "<tools>",
+    ...tools.map((tool) => JSON.stringify(tool)),
+    "</tools>",
+    "",
+    "For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:",
+    "<tool_call>",
+    '{"name": <function-name>, "arguments": <args-json-object>}',
+    "</tool_call>",
+  ].join("\n");
+}
+
+/** An assistant message's tool calls as the text a Hermes-style template renders them in. */
+function toolCallsText(message: ChatMessage): string {
+  const calls = (message as { tool_calls?: unknown }).tool_calls;
+  if (!Array.isArray(calls)) return "";
+  return calls
+    .map((call) => {
+      const fn = (call as { function?: { name?: unknown; arguments?: unknown } }).function ?? {};
+      const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+      return `<tool_call>\n{"name": ${JSON.stringify(String(fn.name ?? ""))}, "arguments": ${args}}\n</tool_call>`;
+    })
+    .join("\n");
+}
+
+/** A prompt as VERL's `prompt` list: role and text, tools in the system message, tool calls in their text. */
+function verlMessages(prompt: PromptContext): { role: string; content: string }[] {
+  const messages = prompt.messages.map((m) => {
+    const calls = m.role === "assistant" ? toolCallsText(m) : "";
+    const content = contentText(m);
+    return { role: m.role, content: calls ? (content ? `${content}\n${calls}` : calls) : content };
+  });
+  if (!prompt.tools?.length) return messages;
+  const tools = toolsSystemText(prompt.tools);
+  if (messages[0]?.role === "system") {
+    messages[0] = { role: "system", content: `${messages[0].content}\n\n${tools}` };
+    return messages;
+  }
+  return [{ role: "system", content: tools }, ...messages];
 }
 
 /**
  * VERL parquet (the layout of `verl.trainer.main_ppo` data files): `data_source`, `prompt` as the whole chat list
- * (the agent's recorded prompt where there is one; each image an `<image>` in its text), `ability`,
- * `reward_model {style, ground_truth}` (`rule` with the solution as JSON, or `model` for a reference-free row),
- * `extra_info` (split, index, id, question, pattern id and source trace ids for lineage), and when any prompt has
- * images, `images`: each row's images in the order of its `<image>`s, as VERL's multimodal datasets hold them.
- * Pure: returns the file's bytes.
+ * (the agent's recorded prompt where there is one, else its family's; the tools it offers as a tools section of the
+ * system message, since VERL's single-turn rollouts render none; an assistant's tool calls as `<tool_call>` text;
+ * each image an `<image>` in its text), `ability`, `reward_model {style, ground_truth}` (`rule` with the solution as
+ * JSON, or `model` for a reference-free row), `extra_info` (split, index, id, question, env, the recorded prompt as
+ * JSON for a judge to read, pattern id and source trace ids for lineage), and when any prompt has images, `images`:
+ * each row's images in the order of its `<image>`s, as VERL's multimodal datasets hold them. Pure: returns the
+ * file's bytes.
  */
 export function toVerlParquet(
   rows: readonly (EvalRow | PromptRow)[],
@@ -98,7 +167,7 @@ export function toVerlParquet(
   const prompts = rows.map((r) => promptOf(r, families));
   const images = prompts.map((p, i) => {
     try {
-      return imageBytes(p, options.images ?? new Map());
+      return imageBytes(p.messages, options.images ?? new Map());
     } catch (error) {
       if (error instanceof InvalidInputError)
         throw new InvalidInputError(`rows[${i}] (${rows[i].id}): ${error.message}`, { field: "images" });
@@ -109,7 +178,7 @@ export function toVerlParquet(
   const buffer = parquetWriteBuffer({
     columnData: [
       { name: "data_source", data: rows.map((r) => options.dataSource ?? `arc/${r.env ?? "agent"}`) },
-      { name: "prompt", data: prompts.map((p) => p.map((m) => ({ role: m.role, content: contentText(m) }))) },
+      { name: "prompt", data: prompts.map(verlMessages) },
       { name: "ability", data: abilities.map((a) => options.ability ?? a ?? "agent") },
       {
         name: "reward_model",
@@ -126,6 +195,8 @@ export function toVerlParquet(
           index,
           id: r.id,
           question: r.question,
+          env: r.env ?? null,
+          context: r.context ? JSON.stringify(r.context) : null,
           pattern_id: r.meta.patternId ?? null,
           source_trace_ids: r.meta.sourceTraceIds,
         })),

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import queue
+import signal
 import sys
 import threading
 import traceback
@@ -114,6 +115,10 @@ def main():
 
     transformers_logging.disable_progress_bar()
     parallel = DataParallel()
+    if parallel.world == 1:
+        # the parent ends this worker by closing stdin; a SIGTERM sent to the whole process tree (a Ray job being
+        # stopped) is the parent's to act on: it checkpoints through this worker first
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     remote = None
     if args.ray_address:
         if parallel.world > 1:

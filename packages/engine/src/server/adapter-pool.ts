@@ -1,85 +1,31 @@
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
 import type { InferenceEngine } from "@arc/core";
+import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
+import { type LoraAdapter, mergeLoraAdapter, readLoraAdapter } from "../checkpoint/lora-merge.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
-import { readSafetensors } from "../checkpoint/safetensors.ts";
 import { OpenAIError } from "./openai-error.ts";
 
-/** A PEFT LoRA adapter as read from its directory: scale and per-weight (A, B) in HF's layout. */
-interface Adapter {
-  path: string;
-  scale: number;
-  /** By the base weight's HF name: A [r, in] and B [out, r]. */
-  pairs: Map<string, { a: NamedTensor; b: NamedTensor }>;
+/** An adapter read, or its fault as vLLM answers one: 400 InvalidUserInput. */
+async function readAdapter(path: string): Promise<LoraAdapter | null> {
+  try {
+    return await readLoraAdapter(path);
+  } catch (error) {
+    throw asUserError(error);
+  }
 }
 
-/** Reads a PEFT adapter directory (`adapter_config.json`, `adapter_model.safetensors`); null when there is none. */
-async function readAdapter(path: string): Promise<Adapter | null> {
-  const dir = resolve(path);
-  if (!existsSync(join(dir, "adapter_config.json")) || !existsSync(join(dir, "adapter_model.safetensors")))
-    return null;
-  const config = JSON.parse(await readFile(join(dir, "adapter_config.json"), "utf8"));
-  if (config.peft_type !== "LORA" || !(config.r > 0) || !(config.lora_alpha > 0))
-    throw new OpenAIError(400, `${path}/adapter_config.json: expected a LoRA adapter with r and lora_alpha`, {
-      type: "InvalidUserInput",
-    });
-  const unsupported = [
-    config.use_rslora === true && "use_rslora",
-    config.use_dora === true && "use_dora",
-    config.fan_in_fan_out === true && "fan_in_fan_out",
-    Object.keys(config.rank_pattern ?? {}).length > 0 && "rank_pattern",
-    Object.keys(config.alpha_pattern ?? {}).length > 0 && "alpha_pattern",
-    (config.modules_to_save ?? []).length > 0 && "modules_to_save",
-  ].filter(Boolean);
-  if (unsupported.length > 0)
-    throw new OpenAIError(
-      400,
-      `${path}/adapter_config.json: ${unsupported.join(", ")} is not supported here`,
-      {
-        type: "InvalidUserInput",
-      },
-    );
-  const pairs = new Map<string, { a: NamedTensor; b: NamedTensor }>();
-  for (const [name, tensor] of await readSafetensors(join(dir, "adapter_model.safetensors"))) {
-    const match = /^base_model\.model\.(.+)\.lora_([AB])\.weight$/.exec(name);
-    if (!match)
-      throw new OpenAIError(400, `${path}/adapter_model.safetensors: ${name} is not a LoRA A or B weight`, {
-        type: "InvalidUserInput",
-      });
-    const weight = `${match[1]}.weight`;
-    const pair = pairs.get(weight) ?? ({} as { a: NamedTensor; b: NamedTensor });
-    pair[match[2] === "A" ? "a" : "b"] = tensor;
-    pairs.set(weight, pair);
+/** The base weights with the adapter merged, or the fault as vLLM answers one. */
+function merged(base: Map<string, NamedTensor>, adapter: LoraAdapter): Map<string, NamedTensor> {
+  try {
+    return mergeLoraAdapter(base, adapter);
+  } catch (error) {
+    throw asUserError(error);
   }
-  return { path: dir, scale: config.lora_alpha / config.r, pairs };
 }
 
-/** The base weights with the adapter merged: W [out, in] + scale · B [out, r] · A [r, in]. */
-function merged(base: Map<string, NamedTensor>, adapter: Adapter): Map<string, NamedTensor> {
-  const out = new Map(base);
-  for (const [name, { a, b }] of adapter.pairs) {
-    const w = base.get(name);
-    if (!w || !a || !b || w.shape[0] !== b.shape[0] || w.shape[1] !== a.shape[1] || a.shape[0] !== b.shape[1])
-      throw new OpenAIError(
-        400,
-        `${adapter.path}: its ${name} adapter does not fit the base model's weight`,
-        {
-          type: "InvalidUserInput",
-        },
-      );
-    const [rows, cols] = w.shape;
-    const rank = a.shape[0];
-    const data = Float32Array.from(w.data);
-    for (let i = 0; i < rows; i++)
-      for (let k = 0; k < rank; k++) {
-        const bik = adapter.scale * b.data[i * rank + k];
-        if (bik === 0) continue;
-        for (let j = 0; j < cols; j++) data[i * cols + j] += bik * a.data[k * cols + j];
-      }
-    out.set(name, { shape: w.shape, data });
-  }
-  return out;
+function asUserError(error: unknown): unknown {
+  return error instanceof CheckpointError
+    ? new OpenAIError(400, error.message, { type: "InvalidUserInput" })
+    : error;
 }
 
 /**

@@ -4,6 +4,7 @@ import { InvalidInputError, type TaskFamilyRegistry, taskFamilies } from "@arc/c
 import { parse } from "yaml";
 import type { ZodError } from "zod";
 import { FAMILIES_ENV, loadTaskFamilies } from "../families/index.ts";
+import { checkVerlRecipe } from "../verl/verl-overrides.ts";
 import { Recipe, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
 
 /** Turns a zod error into one message per issue, each naming the dotted key. */
@@ -84,6 +85,7 @@ export function parseRecipe(
     }
   }
   if (recipe.teaching) checkTeacherRun(recipe, source);
+  if (recipe.trainer.backend === "verl") checkVerlRecipe(recipe, source);
   if (recipe.trainer.ppoEpochs > 1 && recipe.trainer.algorithm !== "grpo") {
     throw new InvalidInputError(
       `${source}: trainer.ppoEpochs: only GRPO takes several updates per rollout batch, got ${recipe.trainer.ppoEpochs} with algorithm ${recipe.trainer.algorithm}`,

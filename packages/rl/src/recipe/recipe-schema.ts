@@ -99,10 +99,70 @@ export const ClusterBlock = z
       ),
     gpusPerWorker: z.number().nonnegative().default(0).describe("GPUs each engine actor asks Ray for."),
     cpusPerWorker: z.number().positive().default(1).describe("CPUs each engine actor asks Ray for."),
+    jobsUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe(
+        "A Ray cluster's dashboard (http://host:8265): a run on the server is submitted there as a Ray job through the Jobs REST API, followed, stopped when cancelled, and its final checkpoint imported (trainer.backend verl needs it).",
+      ),
+    arcCommand: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "trainer.backend arc on jobsUrl: the `arc` the job runs on the cluster (default: this server's, with its Node; a cluster needs Node and Arc's packages where the job's driver runs).",
+      ),
   })
   .strict()
   .default({})
-  .describe("The cluster the torch engine runs on.");
+  .describe("The cluster the torch engine runs on, and the Ray cluster a run is submitted to as a job.");
+
+/** How a GRPO recipe runs on VERL (`trainer.backend: verl`): what VERL needs that Arc's own trainer does not. */
+export const VerlBlock = z
+  .object({
+    rollout: z.enum(["vllm", "sglang"]).default("vllm").describe("VERL's rollout engine."),
+    nodes: z.number().int().positive().default(1).describe("trainer.nnodes: machines of the job."),
+    gpusPerNode: z.number().int().positive().default(8).describe("trainer.n_gpus_per_node."),
+    tensorParallel: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe("The rollout engine's tensor-parallel size (GPUs per model replica)."),
+    gpuMemoryUtilization: z
+      .number()
+      .positive()
+      .max(1)
+      .default(0.5)
+      .describe("The share of each GPU's memory the rollout engine takes."),
+    maxPromptLength: z
+      .number()
+      .int()
+      .positive()
+      .default(1024)
+      .describe("data.max_prompt_length, in tokens of the model (the agent's tools included)."),
+    microBatchPerGpu: z
+      .number()
+      .int()
+      .positive()
+      .default(4)
+      .describe("Rows of each forward and backward pass on one GPU (actor, reference and log-prob passes)."),
+    python: z
+      .string()
+      .min(1)
+      .default("python3")
+      .describe("The Python on the cluster that has VERL installed (`pip install 'verl[vllm]'`)."),
+    overrides: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "Further Hydra overrides of verl.trainer.main_ppo, passed after Arc's (e.g. trainer.val_before_train=false).",
+      ),
+  })
+  .strict()
+  .default({})
+  .describe("trainer.backend verl: the VERL job's rollout engine, cluster shape and lengths.");
 
 /** An inference server that samples a run's rollouts instead of an engine of the run's own. */
 export const GeneratorBlock = z
@@ -239,6 +299,12 @@ export const TrainerBlock = z
       .enum(["sft", "dpo", "grpo"])
       .default("dpo")
       .describe("SFT warm-up, semi-online DPO, or GRPO."),
+    backend: z
+      .enum(["arc", "verl"])
+      .default("arc")
+      .describe(
+        "arc: Arc's own trainer (`arc train`, either engine). verl: GRPO compiled into a VERL job (verl.trainer.main_ppo) on a Ray cluster, rewarded by Arc through its API.",
+      ),
     steps: z.number().int().positive().default(100).describe("Optimizer steps of the run."),
     promptsPerStep: z
       .number()
@@ -482,6 +548,7 @@ export const Recipe = z
     teaching: TeachingBlock.optional().describe(
       "Train the model as the adaptive teacher of a frozen student (toolcall): SFT on labelled teachings or GRPO with the adaptive teaching reward, in place of the run's reward block.",
     ),
+    verl: VerlBlock,
     sftWarmUp: SftWarmUpBlock.optional().describe(
       "A DPO or GRPO run's SFT warm-up: steps on the pool's reference answers and the preference rows' chosen answers (human corrections), in `<run>/sft-warm-up/`; the algorithm then starts from its last checkpoint (DPO's reference model too) with its own optimizer.",
     ),

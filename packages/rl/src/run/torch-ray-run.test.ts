@@ -6,59 +6,35 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { TorchTrainEngine, torchPython } from "@arc/engine";
+import {
+  type LocalRayHead,
+  RAY_CLI,
+  startLocalRayHead,
+} from "../../../engine/src/jobs/__fixtures__/local-ray-head.ts";
 import { parseRecipe } from "../recipe/index.ts";
 import { engineFactory } from "../worker/index.ts";
 import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
 
-const rayCli = join(dirname(torchPython()), "ray");
 const probe = spawnSync(torchPython(), ["-c", "import torch, transformers, peft, ray"]);
 const skip =
-  probe.status === 0 && existsSync(rayCli)
+  probe.status === 0 && existsSync(RAY_CLI)
     ? false
     : `no Python with torch, transformers, peft and ray (and its ray command) at ${torchPython()}`;
 
-/** A TCP port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe("runs on a Ray cluster", { skip }, () => {
+  let head: LocalRayHead;
   let address: string;
-  let tempDir: string;
   before(async () => {
-    const port = await freePort();
-    tempDir = await mkdtemp(join(tmpdir(), "arc-ray-"));
-    const started = spawnSync(
-      rayCli,
-      [
-        "start",
-        "--head",
-        `--port=${port}`,
-        "--num-cpus=2",
-        "--num-gpus=0",
-        "--include-dashboard=false",
-        "--disable-usage-stats",
-        `--temp-dir=${tempDir}`,
-      ],
-      { encoding: "utf8" },
-    );
-    assert.equal(started.status, 0, started.stderr);
-    address = `127.0.0.1:${port}`;
+    head = await startLocalRayHead({ cpus: 2 });
+    address = head.address;
   });
-  after(() => {
-    spawnSync(rayCli, ["stop", "--force"], { encoding: "utf8" });
-  });
+  after(() => head?.stop());
 
   it("runs the engine as an actor on the cluster, with errors named as in a local worker", async () => {
     const root = await mkdtemp(join(tmpdir(), "arc-ray-engine-"));

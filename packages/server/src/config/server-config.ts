@@ -88,6 +88,13 @@ export const ServerConfig = z.object({
     .describe(
       "A folder of shipped checkpoints every tenant may register, e.g. the repo's models/ (ARC_MODELS_DIR).",
     ),
+  publicUrl: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "Where training jobs on a cluster reach this server's API, for their rewards (ARC_PUBLIC_URL; default: the address it listens on).",
+    ),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
@@ -107,6 +114,7 @@ const envConfig: EnvConfigSpec<keyof ServerConfig> = {
     gatewayModelPoolSize: "ARC_GATEWAY_MODEL_POOL_SIZE",
     upstreams: "ARC_UPSTREAMS",
     modelsDir: "ARC_MODELS_DIR",
+    publicUrl: "ARC_PUBLIC_URL",
   },
   convert: {
     port: envNumber,

@@ -971,6 +971,24 @@ const ROUTES: RouteSpec[] = [
     readBack: () => [{ path: "/v1/judges", must: 200 }],
   },
   {
+    method: "POST",
+    path: "/v1/rewards",
+    bodies: [
+      () => ({
+        kind: "partial",
+        items: [
+          {
+            env: "toolcall",
+            question: "Weather in Oslo in celsius?",
+            answer: '{"tool":"get_weather","args":{"city":"Oslo","unit":"c"}}',
+            solution: { tool: "get_weather", args: { city: "Oslo", unit: "c" } },
+          },
+        ],
+      }),
+    ],
+    readBack: () => [{ path: "/v1/judges", must: 200 }],
+  },
+  {
     method: "PUT",
     path: "/v1/detectors",
     bodies: [

@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
-import { checkTunableOverrides, loadRecipe, type StepRecord } from "@arc/rl";
+import { checkTunableOverrides, loadRecipe, type Recipe, type RunState, type StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import { tenantTaskFamilies, writeTenantFamilies } from "../families/task-family-store.ts";
 import type { Database, Queryable } from "../store/database.ts";
+import { createApiKey, revokeApiKey } from "../store/keys.ts";
 import {
   getModelVersion,
   listModelVersions,
@@ -12,6 +13,7 @@ import {
   registerModelVersion,
 } from "../store/model-registry.ts";
 import { buildRunDatasets, exportRunDataset, runDataset } from "./build-run-datasets.ts";
+import { type RayJobRunRequest, trainOnRayJob } from "./ray-job-run.ts";
 import {
   finishRun,
   getRun,
@@ -39,6 +41,8 @@ export interface ExecuteRunContext {
    * candidate (a time-boxed run, e.g. the demo's); the run's metrics say `stoppedAtDeadline: true`.
    */
   deadline?: number;
+  /** Where a training job on a cluster reaches this server's API (a VERL job's reward module scores through it). */
+  publicUrl?: string;
   /** What an abort means: `cancel` ends the run cancelled; `requeue` (a server shutting down) hands it back to be resumed. */
   onAbort: "cancel" | "requeue";
   /** Every poll of a running run: the new step records and the run's row after the update. */
@@ -178,6 +182,43 @@ async function registerCandidate(
 }
 
 /**
+ * Trains a run as a Ray job on its recipe's cluster (`trainOnRayJob`). A VERL job scores its samples through this
+ * server's API, with a key of the run's tenant made for the job and revoked when it ends.
+ */
+async function onCluster(
+  db: Database,
+  run: RunRecord,
+  recipe: Recipe,
+  ctx: ExecuteRunContext,
+  training: Omit<RayJobRunRequest, "recipe" | "attempt" | "env" | "metadata">,
+) {
+  if (recipe.trainer.backend !== "verl")
+    return trainOnRayJob({
+      ...training,
+      recipe,
+      attempt: run.attempts,
+      metadata: { arc_tenant_id: run.tenantId },
+    });
+  if (!ctx.publicUrl)
+    throw new InvalidInputError(
+      "trainer.backend verl: the job's rewards are scored through this server's API, and it has no address for it (ARC_PUBLIC_URL)",
+      { field: "ARC_PUBLIC_URL" },
+    );
+  const key = await createApiKey(db, { role: "tenant", tenantId: run.tenantId }, `verl job of run ${run.id}`);
+  try {
+    return await trainOnRayJob({
+      ...training,
+      recipe,
+      attempt: run.attempts,
+      env: { ARC_URL: ctx.publicUrl, ARC_API_KEY: key.key },
+      metadata: { arc_tenant_id: run.tenantId },
+    });
+  } finally {
+    await revokeApiKey(db, key.id, run.tenantId);
+  }
+}
+
+/**
  * Runs a run this owner has claimed to its end: builds (or re-exports) its datasets, trains from the tenant's
  * production model in an `arc train` child process (resuming from the last checkpoint when the run has one),
  * mirrors progress into its row, and on success registers the final checkpoint as a `candidate` for the validator.
@@ -218,7 +259,14 @@ export async function executeRun(
     ];
     let cancelled = false;
     let deadlineHit = false;
-    const outcome = await trainInChildProcess({
+    const families = await tenantTaskFamilies(db, run.tenantId);
+    const recipe = await loadRecipe(
+      recipeFile(run.recipePath),
+      overrides,
+      shownRecipePath(run.recipePath),
+      families,
+    );
+    const training = {
       runsDir: resolve(run.runsDir),
       runId: run.id,
       recipePath: recipeFile(run.recipePath),
@@ -227,7 +275,7 @@ export async function executeRun(
       resume: existsSync(join(runDir, "state.json")),
       pollMs: ctx.pollMs,
       onLog: ctx.onLog,
-      async onPoll(fresh, state) {
+      async onPoll(fresh: StepRecord[], state: RunState | null): Promise<"continue" | "stop"> {
         records.push(...fresh);
         const report = await reportProgress(db, run.tenantId, run.id, owner, {
           step: state?.step,
@@ -241,7 +289,15 @@ export async function executeRun(
           ? "stop"
           : "continue";
       },
-    });
+    };
+    if (recipe.trainer.backend === "verl" && !recipe.cluster.jobsUrl)
+      throw new InvalidInputError(
+        "trainer.backend verl: set cluster.jobsUrl, the dashboard of the Ray cluster the VERL job runs on",
+        { field: "cluster.jobsUrl" },
+      );
+    const outcome = recipe.cluster.jobsUrl
+      ? await onCluster(db, run, recipe, ctx, { ...training, families })
+      : await trainInChildProcess(training);
     records = outcome.records;
     await reportProgress(db, run.tenantId, run.id, owner, {
       step: outcome.state.step,

@@ -59,6 +59,8 @@ export interface OrchestratorOptions {
   setupRegistry?: RegistrySetup;
   /** The upstreams a tenant's judge may run on (`ARC_UPSTREAMS`): its runs for families with no verifier use it. */
   judgeUpstreams?: JudgeUpstreams;
+  /** Where a training job on a cluster reaches this server's API (its reward module's ARC_URL). */
+  publicUrl?: () => string | undefined;
   /** One line per thing it does (run triggered, started, ended). */
   onEvent?: (line: string) => void;
   /** A look that failed (the database went away...); the next look tries again. */
@@ -264,6 +266,7 @@ export class Orchestrator {
       pollMs: this.options.config.pollMs,
       datasetSize: this.options.config.datasetSize,
       setupRegistry: this.options.setupRegistry,
+      publicUrl: this.options.publicUrl?.(),
       signal: this.controller.signal,
       onAbort: "requeue",
     })

@@ -29,6 +29,8 @@ export async function createRunService(options: {
   setupRegistry?: RegistrySetup;
   /** The upstreams a tenant's judge may run on: it rewards the runs of families with no verifier. */
   judgeUpstreams?: JudgeUpstreams;
+  /** Where a training job on a cluster reaches this server's API (its reward module's ARC_URL). */
+  publicUrl?: () => string | undefined;
   env?: NodeJS.ProcessEnv;
 }): Promise<RunService> {
   const env = options.env ?? process.env;
@@ -48,6 +50,7 @@ export async function createRunService(options: {
     artifactsDir: join(options.home, "artifacts"),
     setupRegistry: options.setupRegistry ?? (await registrySetupFromEnv(env)),
     judgeUpstreams: options.judgeUpstreams,
+    publicUrl: options.publicUrl,
     onEvent: (line) => console.error(`orchestrator: ${line}`),
     onError: (error) => console.error(`orchestrator: ${error.message}`),
   });

@@ -71,8 +71,11 @@ export async function startServer(
   });
   metrics.watch({ db, gatewayTraceQueue: () => release.gateway.recorder.queued });
   const failures = await createFailureService({ db, judgeUpstreams: config.upstreams, ...options.failures });
+  /** The address the server listens on, once it does. */
+  let listening: string | undefined;
   const runs = await createRunService({
     db,
+    publicUrl: () => config.publicUrl ?? listening,
     home: config.home,
     config: options.orchestrator,
     setupRegistry: options.failures?.setupRegistry,
@@ -115,11 +118,12 @@ export async function startServer(
     throw error;
   }
   const { port } = server.address() as AddressInfo;
+  listening = `http://${config.host}:${port}`;
   release.start();
   failures.start();
   runs.start();
   return {
-    url: `http://${config.host}:${port}`,
+    url: listening,
     db,
     app,
     metrics,

@@ -11,6 +11,7 @@ import { gatewayRoutes } from "../http/routes/gateway-routes.ts";
 import { judgeRoutes } from "../http/routes/judge-routes.ts";
 import { modelRoutes } from "../http/routes/model-routes.ts";
 import { patternRoutes } from "../http/routes/pattern-routes.ts";
+import { rewardRoutes } from "../http/routes/reward-routes.ts";
 import { runRoutes } from "../http/routes/run-routes.ts";
 import { teachingRoutes } from "../http/routes/teaching-routes.ts";
 import type { RunService } from "../orchestrator/run-service.ts";
@@ -71,6 +72,10 @@ export function tenantRoutes(services: TenantRouteServices): TenantRoutes {
           upstreams: services.release?.registration.upstreams ?? {},
           setupRegistry,
         }),
+      },
+      {
+        path: "/",
+        app: rewardRoutes({ db, maxBodyBytes, upstreams: services.release?.registration.upstreams ?? {} }),
       },
     );
   }

@@ -16,6 +16,7 @@ import { teachingCommand } from "./teaching.ts";
 import { tenantsCommand } from "./tenants.ts";
 import { tracesCommand } from "./traces.ts";
 import { trainCommand } from "./train.ts";
+import { verlCommand } from "./verl.ts";
 
 /** Every `arc` command, in the order `arc --help` lists them. One file per command in this folder. */
 export const commands: Command[] = [
@@ -31,6 +32,7 @@ export const commands: Command[] = [
   engineCommand,
   trainCommand,
   runsCommand,
+  verlCommand,
   orchestratorCommand,
   modelsCommand,
   deployCommand,

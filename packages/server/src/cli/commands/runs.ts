@@ -15,6 +15,7 @@ Usage:
   arc runs start [recipe] [key=value ...] [--json]     queue a run of a shipped recipe (default toolcall-dpo)
                                                        from the production model on the tenant's failures
   arc runs cancel <id>                                 stop it after its current step (no candidate)
+  arc runs logs <id> [--tail 200]                      the last lines of a run's Ray job log (cluster.jobsUrl)
 
 Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
 --home (ARC_HOME; default ./.arc)`;
@@ -31,7 +32,7 @@ export const runsCommand: Command = {
   name: "runs",
   summary: "list, show, start and cancel training runs on the server (tenant)",
   help,
-  flags: { ...CLIENT_FLAGS, status: "string", json: "boolean" },
+  flags: { ...CLIENT_FLAGS, status: "string", json: "boolean", tail: "string" },
   async run(args) {
     const [action, ...rest] = args.positionals;
     const client = arcClient(args, "tenant");
@@ -76,7 +77,7 @@ export const runsCommand: Command = {
       return 0;
     }
     const id = rest[0];
-    if (!id) throw new InvalidInputError(`usage: arc runs ${action ?? "<ls|show|start|cancel>"} <id>`);
+    if (!id) throw new InvalidInputError(`usage: arc runs ${action ?? "<ls|show|start|cancel|logs>"} <id>`);
     const path = `/v1/runs/${encodeURIComponent(id)}`;
     if (action === "show") {
       const shown = await client.request<{ run: TenantRun; records: StepRecord[] }>("GET", path);
@@ -113,6 +114,15 @@ export const runsCommand: Command = {
       );
       return 0;
     }
+    if (action === "logs") {
+      const tail = stringFlag(args, "tail");
+      const { logs } = await client.request<{ logs: string }>(
+        "GET",
+        `${path}/logs${tail ? `?tail=${encodeURIComponent(tail)}` : ""}`,
+      );
+      console.log(logs);
+      return 0;
+    }
     if (action === "cancel") {
       const run = await client.request<TenantRun>("POST", `${path}/cancel`, {});
       console.log(
@@ -125,7 +135,7 @@ export const runsCommand: Command = {
       return 0;
     }
     throw new InvalidInputError(
-      `unknown action "${action ?? ""}": expected ls, show, start or cancel (see arc runs --help)`,
+      `unknown action "${action ?? ""}": expected ls, show, start, cancel or logs (see arc runs --help)`,
     );
   },
 };

@@ -1,9 +1,11 @@
 import { resolve } from "node:path";
 import { InvalidInputError } from "@arc/core";
 import {
+  ARC_STEP_PREFIX,
   type CheckpointInfo,
   loadRecipe,
   progressLine,
+  type RunHooks,
   type RunOptions,
   type RunResult,
   type RunState,
@@ -27,7 +29,8 @@ Usage:
 
 A run lives in <runs-dir>/<runId>/: recipe.yaml, state.json, metrics.jsonl, metrics.svg and
 checkpoints/step-N/ (Hugging Face layout plus optimizer state). Ctrl-C stops after the current step
-with a checkpoint and status "cancelled"; --resume continues it.
+with a checkpoint and status "cancelled" (so does SIGTERM, as a stopped Ray job gets); --resume continues it.
+--json-steps also prints each step's record on stdout as an "arc-step <json>" line (a Ray job's log is read so).
 
 With a server configured (--url or ARC_URL; --key, --home as for arc models), a completed run's last checkpoint is
 registered there as a candidate ModelVersion (--base-model <id> names its parent; --no-register skips it).
@@ -58,21 +61,40 @@ function progressPrinter(stream: NodeJS.WriteStream) {
   };
 }
 
+/** `--json-steps`: each step record on stdout as one `arc-step <json>` line, for a job's log to be followed. */
+function jsonStepPrinter(): Pick<RunHooks, "onStep"> {
+  return {
+    onStep(record) {
+      process.stdout.write(`${ARC_STEP_PREFIX}${JSON.stringify(record)}\n`);
+    },
+  };
+}
+
 async function train(args: ParsedArgs): Promise<number> {
   const runsDir = resolve(stringFlag(args, "runs-dir", ".arc/runs") as string);
   const controller = new AbortController();
-  const onSigint = () => {
-    process.stderr.write("\nstopping after this step (Ctrl-C again to kill)…\n");
+  // Ctrl-C, or SIGTERM (a Ray job being stopped), stops the run after its step with a checkpoint
+  const onStop = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopping after this step (Ctrl-C again to kill)…\n`);
     controller.abort();
-    process.off("SIGINT", onSigint);
+    process.off("SIGINT", onStop);
+    process.off("SIGTERM", onStop);
   };
-  process.on("SIGINT", onSigint);
+  process.on("SIGINT", onStop);
+  process.on("SIGTERM", onStop);
   const printer = progressPrinter(process.stderr);
+  const steps = args.flags["json-steps"] === true ? jsonStepPrinter() : undefined;
   const options: RunOptions = {
     runsDir,
     factory: engineFactory,
     asyncSource: asyncRolloutSource,
-    hooks: printer,
+    hooks: {
+      onStep: async (record, state) => {
+        printer.onStep(record, state);
+        steps?.onStep?.(record, state);
+      },
+      onCheckpoint: printer.onCheckpoint,
+    },
     signal: controller.signal,
   };
   let result: RunResult;
@@ -101,7 +123,8 @@ async function train(args: ParsedArgs): Promise<number> {
       result = await startRun(recipe, { ...options, runId: stringFlag(args, "run-id") });
     }
   } finally {
-    process.off("SIGINT", onSigint);
+    process.off("SIGINT", onStop);
+    process.off("SIGTERM", onStop);
   }
   const server = stringFlag(args, "url") ?? process.env.ARC_URL;
   if (
@@ -143,6 +166,7 @@ export const trainCommand: Command = {
     resume: "string",
     "base-model": "string",
     "no-register": "boolean",
+    "json-steps": "boolean",
   },
   run: train,
 };

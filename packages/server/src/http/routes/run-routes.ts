@@ -1,11 +1,14 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { InvalidInputError, toInvalidInputError } from "@arc/core";
+import { InvalidInputError, NotFoundError, toInvalidInputError } from "@arc/core";
 import { RunDir } from "@arc/rl";
 import { Hono } from "hono";
 import type { JudgeUpstreams } from "../../judges/tenant-judge.ts";
 import { tenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
 import type { OrchestratorConfig } from "../../orchestrator/orchestrator-config.ts";
 import { queueRun, RunRequest } from "../../orchestrator/queue-run.ts";
+import { JOB_LOG_FILE } from "../../orchestrator/ray-job-run.ts";
 import {
   getRun,
   listRuns,
@@ -13,6 +16,7 @@ import {
   requestCancel,
   TENANT_TRIGGER,
   tenantRun,
+  withoutServerPaths,
 } from "../../orchestrator/run-store.ts";
 import type { Database } from "../../store/database.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
@@ -22,7 +26,8 @@ const STATUSES: RunRowStatus[] = ["queued", "running", "succeeded", "failed", "c
 
 /**
  * Training runs under `/v1` (tenant key): `GET /runs` (with the orchestrator's status for the tenant),
- * `GET /runs/:id` (progress, metrics per step), `POST /runs` (queue one now), `POST /runs/:id/cancel`,
+ * `GET /runs/:id` (progress, metrics per step), `GET /runs/:id/logs?tail=N` (a Ray job's log), `POST /runs` (queue one
+ * now), `POST /runs/:id/cancel`,
  * `GET /orchestrator`. A run is shown as `tenantRun` shows it: no server path.
  */
 export function runRoutes(deps: {
@@ -59,6 +64,18 @@ export function runRoutes(deps: {
     const run = await getRun(deps.db, c.get("tenantId"), c.req.param("id"));
     const records = await new RunDir(join(run.runsDir, run.id)).readMetrics();
     return c.json({ run: tenantRun(run), records });
+  });
+
+  app.get("/runs/:id/logs", async (c) => {
+    const run = await getRun(deps.db, c.get("tenantId"), c.req.param("id"));
+    const file = join(run.runsDir, run.id, JOB_LOG_FILE);
+    if (!existsSync(file))
+      throw new NotFoundError(
+        `run ${run.id} has no job log: only a run on a Ray cluster (cluster.jobsUrl) keeps one`,
+      );
+    const lines = (await readFile(file, "utf8")).split("\n");
+    const tail = Math.min(Math.max(1, Number(c.req.query("tail") ?? 200) || 200), 10_000);
+    return c.json({ logs: withoutServerPaths(lines.slice(-tail).join("\n"), run.runsDir) });
   });
 
   app.post("/runs", async (c) => {

@@ -1,0 +1,92 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { torchPython } from "../../torch/index.ts";
+
+/** The `ray` command of the project's venv. */
+export const RAY_CLI = join(dirname(torchPython()), "ray");
+
+/** A TCP port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A local Ray head of this test alone: its GCS address, its dashboard (Jobs API), and a stop of it alone. */
+export interface LocalRayHead {
+  address: string;
+  dashboardUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a Ray head in the foreground (`ray start --head --block`) in a process group of its own, every port its
+ * own, token authentication off, so that tests beside it (and their heads) are untouched: `stop` ends this group
+ * only, where `ray stop` would end every Ray process of the machine. Resolves once the dashboard answers.
+ */
+export async function startLocalRayHead(options: { cpus?: number } = {}): Promise<LocalRayHead> {
+  const temp = await mkdtemp(join(tmpdir(), "arc-ray-"));
+  const [gcs, dashboard, ...ports] = await Promise.all(Array.from({ length: 9 }, freePort));
+  const [agentHttp, agentGrpc, metrics, client, runtimeEnv, nodeManager, objectManager] = ports;
+  const minWorker = 20_000 + Math.floor(Math.random() * 20_000);
+  const head: ChildProcess = spawn(
+    RAY_CLI,
+    [
+      "start",
+      "--head",
+      "--block",
+      `--port=${gcs}`,
+      "--node-ip-address=127.0.0.1",
+      `--num-cpus=${options.cpus ?? 2}`,
+      "--num-gpus=0",
+      "--include-dashboard=true",
+      "--dashboard-host=127.0.0.1",
+      `--dashboard-port=${dashboard}`,
+      `--dashboard-agent-listen-port=${agentHttp}`,
+      `--dashboard-agent-grpc-port=${agentGrpc}`,
+      `--metrics-export-port=${metrics}`,
+      `--ray-client-server-port=${client}`,
+      `--runtime-env-agent-port=${runtimeEnv}`,
+      `--node-manager-port=${nodeManager}`,
+      `--object-manager-port=${objectManager}`,
+      `--min-worker-port=${minWorker}`,
+      `--max-worker-port=${minWorker + 200}`,
+      "--disable-usage-stats",
+      `--temp-dir=${temp}`,
+    ],
+    { detached: true, stdio: "ignore", env: { ...process.env, RAY_AUTH_MODE: "disabled" } },
+  );
+  const exited = new Promise<void>((resolve) => head.once("exit", () => resolve()));
+  const stop = async () => {
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      try {
+        process.kill(-(head.pid as number), signal);
+      } catch {
+        break;
+      }
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    }
+    await rm(temp, { recursive: true, force: true });
+  };
+  const dashboardUrl = `http://127.0.0.1:${dashboard}`;
+  const started = Date.now();
+  while (Date.now() - started < 120_000) {
+    if (head.exitCode !== null) break;
+    const up = await fetch(`${dashboardUrl}/api/version`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return { address: `127.0.0.1:${gcs}`, dashboardUrl, stop };
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  await stop();
+  throw new Error(
+    `ray start --head did not bring up its dashboard (exit ${head.exitCode}; ${existsSync(temp)})`,
+  );
+}
