@@ -1,9 +1,9 @@
 // npm run bench:judges: the shipped toolcall judge (models/toolcall-judge) against the toolcall verifier, and GRPO
 // rewarded by each.
 //  1. Agreement. The toolcall base answers held-out production requests (seed 1000, greedy, as the demo's agent asks
-//     them), the verifier labels each answer, and the judge, served by `arc engine serve` and asked through the judge
-//     detector (its rubric, structured output), judges the same answers: agreement, Cohen's kappa, precision and
-//     recall per class, and judge calls a second at 4 in flight.
+//     them), the verifier labels the first 512 distinct answers it can decide, and the judge, served by `arc engine
+//     serve` and asked through the judge detector (its rubric, structured output), judges the same answers:
+//     agreement, Cohen's kappa, precision and recall per class, and judge calls a second at 4 in flight.
 //  2. GRPO. recipes/toolcall-grpo.yaml from the toolcall base, the same steps, rewarded by the verifier and by the
 //     judge (pointwise); each final checkpoint judged by the verifier on 512 held-out production tasks (seed 1000).
 // Usage: npm run bench:judges [-- --traces 512] [-- --grpo-steps 60]
@@ -45,10 +45,11 @@ const KEY = "bench-judges";
 
 const rubric = parseRubric(TOOLCALL_JUDGE_RUBRIC);
 const work = await mkdtemp(join(tmpdir(), "arc-bench-judges-"));
+/** Held-out requests drawn: a fifth more than the traces measured, as repeated and undecidable answers are left out. */
 const heldOut = generateToolcallTasks({
   split: "production",
   seed: TOOLCALL_JUDGE_BENCH_SEED,
-  count: traceCount,
+  count: Math.ceil(traceCount * 1.2),
 });
 /** The held-out tasks GRPO's checkpoints are judged on by the verifier: those every held-out figure uses. */
 const GRPO_HELD_OUT = generateToolcallTasks({ split: "production", seed: 1000, count: 512 });
@@ -70,8 +71,10 @@ const labelled = await sampleLabelledTraces({
   model: "toolcall-base",
   tasks: heldOut,
   temperatures: [0],
-});
+}).then((traces) => traces.slice(0, traceCount));
 await base.close();
+if (labelled.length < traceCount)
+  throw new Error(`only ${labelled.length} distinct decidable answers of ${heldOut.length} requests`);
 
 // ... judged by the judge
 const judgeServer = await startEngineServer(await EmbeddedInferenceEngine.load(JUDGE, { maxBatchSize: 8 }), {

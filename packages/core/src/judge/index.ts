@@ -1,4 +1,4 @@
-export { answerTrace } from "./answer-trace.ts";
+export { answerTrace, taskAnswerTrace } from "./answer-trace.ts";
 export { type JudgeBudget, MinuteWindow } from "./budget-window.ts";
 export {
   type CalibrationItem,

@@ -1,11 +1,11 @@
 import {
-  answerTrace,
   createGroupJudge,
   createJudgeDetector,
   getTaskFamily,
   type JudgeBudget,
   type JudgeClient,
   type Rubric,
+  taskAnswerTrace,
   taskPrompt,
 } from "@arc/core";
 import type { GroupReward } from "./group-reward.ts";
@@ -72,10 +72,10 @@ export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward;
   const pointwise =
     (judge: ReturnType<typeof createJudgeDetector>): GroupReward =>
     async ({ task, samples }) => {
-      const { messages, tools } = taskPrompt(getTaskFamily(task.env), task);
+      const family = getTaskFamily(task.env);
       const scores = await Promise.all(
         samples.map(async (sample) => {
-          const trace = answerTrace(messages, tools, sample.text);
+          const trace = taskAnswerTrace(family, task, sample.text);
           const verdict = await judge.judge(trace);
           if (verdict.status === "unknown") {
             usage.unjudged++;

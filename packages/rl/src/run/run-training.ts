@@ -28,7 +28,7 @@ import { grpoUpdates } from "./grpo-updates.ts";
 import { metricsChartSvg } from "./metrics-chart.ts";
 import { RunDir } from "./run-dir.ts";
 import type { RunHooks, RunResult, RunState, StepRecord } from "./run-types.ts";
-import { loadTrainingData, type TrainingData } from "./training-data.ts";
+import { hasSftData, loadTrainingData, type TrainingData } from "./training-data.ts";
 
 /** Creates the rollout source of an async run (see `rollout/async-rollout-source.ts`); injected so this file stays engine-free. */
 export type AsyncSourceFactory = (args: {
@@ -244,7 +244,13 @@ async function execute(
   let modelDir = recipe.model.init
     ? await initialModel(recipe.model.init, dir, factory)
     : resolve(recipe.model.path);
-  if (recipe.sftWarmUp) {
+  // a judge-rewarded run on reference-free production prompts with no corrections has nothing to warm up on
+  const warmUp = recipe.sftWarmUp && (recipe.reward.kind !== "judge" || (await hasSftData(recipe)));
+  if (recipe.sftWarmUp && !warmUp)
+    console.warn(
+      `${recipe.name}: SFT warm-up skipped: ${recipe.data.prompts} has no reference answer and the run no correction to learn`,
+    );
+  if (warmUp) {
     let warmed: Awaited<ReturnType<typeof sftWarmUpModel>>;
     try {
       warmed = await sftWarmUpModel(recipe, dir, options);

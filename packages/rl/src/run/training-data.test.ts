@@ -10,7 +10,7 @@ import type { ChatExample } from "../data/index.ts";
 import { parseRecipe } from "../recipe/index.ts";
 import { engineFactory } from "../worker/engine-factory.ts";
 import type { RenderExample } from "./engine-factory.ts";
-import { loadTrainingData } from "./training-data.ts";
+import { hasSftData, loadTrainingData } from "./training-data.ts";
 
 /** Renders text as its character codes, prompt as the joined contents: enough to check what went where. */
 const render: RenderExample = (messages, reply) => ({
@@ -129,6 +129,31 @@ describe("loadTrainingData", () => {
       loadTrainingData(parseRecipe({ data: { prompts: pool, evalCount: 0 } }), render),
       /pool\.jsonl: expected at least one prompt row with a solution, got 1 reference-free rows/,
     );
+  });
+
+  it("says whether a run's data holds anything SFT can learn: a reference answer, a correction or generated tasks", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "arc-pool-"));
+    const free = join(dir, "free.jsonl");
+    await writeFile(free, `${JSON.stringify({ question: "Book Nobu", env: "toolcall" })}\n`);
+    const solved = join(dir, "solved.jsonl");
+    await writeFile(
+      solved,
+      `${JSON.stringify({ question: "Book Nobu", env: "toolcall", solution: { tool: "book_table", args: {} } })}\n`,
+    );
+    const prefs = join(dir, "prefs.jsonl");
+    await writeFile(
+      prefs,
+      `${JSON.stringify({ prompt: "Book Nobu", chosen: "fixed", rejected: "wrong" })}\n`,
+    );
+    const empty = join(dir, "empty.jsonl");
+    await writeFile(empty, "\n");
+    const has = (data: Record<string, unknown>) =>
+      hasSftData(parseRecipe({ data: { ...data, evalCount: 0 } }));
+    assert.equal(await has({ prompts: free }), false);
+    assert.equal(await has({ prompts: free, preferences: empty }), false);
+    assert.equal(await has({ prompts: free, preferences: prefs }), true);
+    assert.equal(await has({ prompts: solved }), true);
+    assert.equal(await has({}), true);
   });
 
   it("names the line and field of a malformed preference row", async () => {

@@ -209,6 +209,17 @@ async function readPromptPool(
   return { tasks, rows: lines.length };
 }
 
+/**
+ * Whether the recipe's data holds anything SFT can learn: chat examples, generated tasks, a prompt row with a
+ * reference answer, or a preference row (a correction). A judge-rewarded pool of production prompts may hold none.
+ */
+export async function hasSftData(recipe: Recipe): Promise<boolean> {
+  if (recipe.data.examples || !recipe.data.prompts) return true;
+  if ((await readPromptPool(recipe.data.prompts, recipe.data.env, false)).tasks.length > 0) return true;
+  if (!recipe.data.preferences) return false;
+  return (await readFile(recipe.data.preferences, "utf8")).trim() !== "";
+}
+
 /** Builds the run's data from its recipe. */
 export async function loadTrainingData(recipe: Recipe, render: RenderExample): Promise<TrainingData> {
   const family = getTaskFamily(recipe.data.env);

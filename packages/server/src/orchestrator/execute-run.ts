@@ -58,9 +58,13 @@ export interface ExecuteRunResult {
   records: StepRecord[];
 }
 
-/** The figures a run's row shows: the latest step's, and the held-out failure rate at its start and now. */
+/**
+ * The figures a run's row shows: the latest step's, the held-out failure rate at its start and now, and a judge
+ * reward's calls and tokens so far.
+ */
 export function metricsSummary(records: StepRecord[]): Record<string, unknown> {
   const last = records.at(-1);
+  const judged = [...records].reverse().find((r) => r.extra.judgeCalls !== undefined);
   const evals = records.filter((r) => r.evalFailureRate !== undefined);
   const lastTrained = [...records].reverse().find((r) => r.reward !== null || r.loss !== null);
   return {
@@ -71,6 +75,7 @@ export function metricsSummary(records: StepRecord[]): Record<string, unknown> {
     elapsedS: last?.elapsedS ?? null,
     heldOutFailureRateStart: evals[0]?.evalFailureRate ?? null,
     heldOutFailureRate: evals.at(-1)?.evalFailureRate ?? null,
+    ...(judged ? { judgeCalls: judged.extra.judgeCalls, judgeTokens: judged.extra.judgeTokens } : {}),
   };
 }
 

@@ -1,10 +1,9 @@
 import {
-  answerTrace,
   type GenResult,
   InvalidInputError,
   type Task,
   type TaskFamilyRegistry,
-  taskPrompt,
+  taskAnswerTrace,
 } from "@arc/core";
 import { partialCreditReward, verifierReward } from "@arc/rl";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
@@ -112,8 +111,7 @@ export async function scoreRewards(
           `items[${i}]: ${item.solution === undefined ? "a reference-free row" : `the ${item.env} family has no verifier`} needs the tenant's judge, and it has none (PUT /v1/judges/rubric and /v1/judges/model)`,
           { field: `items.${i}` },
         );
-      const { messages, tools } = taskPrompt(family, task);
-      const verdict = await judges.detector.judge(answerTrace(messages, tools, item.answer));
+      const verdict = await judges.detector.judge(taskAnswerTrace(family, task, item.answer));
       const judgedBy = `judge:${judges.model}`;
       if (verdict.status === "unknown")
         return { score: null, passed: null, judgedBy, reason: verdict.evidence.message };

@@ -14,7 +14,6 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import {
-  answerTrace,
   createJudgeDetector,
   formatToolCall,
   type GenResult,
@@ -24,6 +23,7 @@ import {
   parseRubric,
   type Task,
   type ToolcallSolution,
+  taskAnswerTrace,
   toolcallFamily,
   toVerlParquet,
 } from "@arc/core";
@@ -158,7 +158,7 @@ describe("Arc's reward module for VERL, against arc serve", { skip }, () => {
     });
     const expected = await Promise.all(
       tasks.map(async (task, i) => {
-        const verdict = await detector.judge(answerTrace(toolcallFamily.prompt(task), undefined, answers[i]));
+        const verdict = await detector.judge(taskAnswerTrace(toolcallFamily, task, answers[i]));
         assert.notEqual(verdict.status, "unknown", `the judge decides ${task.id}`);
         return verdict.score;
       }),

@@ -78,7 +78,7 @@ describe("pairwise validation of reference-free rows", () => {
   });
 
   /** A tenant whose production model and candidate answer from the books named, judged pairwise; its validation. */
-  async function validatePairwise(production: string, candidate: string) {
+  async function validatePairwise(production: string, candidate: string, judgeUrl = judge.url) {
     const local = await startReleaseTestServer(db, { pool, startWorkers: false });
     try {
       const evalSet = {
@@ -109,7 +109,7 @@ describe("pairwise validation of reference-free rows", () => {
         artifactDir: `/models/${candidate}`,
         actor: "test",
       });
-      const upstreams = { judges: { baseUrl: judge.url } };
+      const upstreams = { judges: { baseUrl: judgeUrl } };
       await putRubric(db, local.tenantId, CITY_RUBRIC);
       await putJudgeModel(db, local.tenantId, { upstream: "judges", model: "scripted-judge" }, upstreams);
       await setReleaseSettings(db, local.tenantId, { gates: { judging: "pairwise" } });
@@ -152,6 +152,14 @@ describe("pairwise validation of reference-free rows", () => {
     assert.match(report.reasons.join("\n"), /win rate 0\.0% over the current model on 12 judged items/);
     const slice = report.slices.find((s) => s.slice === "pat-cancel");
     assert.deepEqual([slice?.n, slice?.candidateFailureRate, slice?.baselineFailureRate], [12, 1, 0]);
+  });
+
+  it("decides nothing while the judge is down, and says why", async () => {
+    // nothing listens on port 9: every judge call fails, so no row is decided
+    await assert.rejects(
+      validatePairwise("refuses", "cancels", "http://127.0.0.1:9/v1"),
+      /the judge \(scripted-judge\) decided none of the 12 reference-free eval rows yet/,
+    );
   });
 
   it("ties two candidates the judge scores alike, and a tie wins nothing", async () => {

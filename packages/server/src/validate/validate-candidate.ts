@@ -112,6 +112,11 @@ export async function validateCandidate(
     { ...deps.judge, families, rubricJudge },
   );
   const decided = items.filter((item) => item.kind !== "safety").length;
+  if (decided === 0 && rubricJudge) {
+    throw new InvalidInputError(
+      `the judge (${rubricJudge.model}) decided none of the ${judgeable.length} reference-free eval rows yet (its budget, an outage or unreadable replies): validate again once it answers`,
+    );
+  }
   const report = { ...decideValidation(items, settings.gates), unjudged: rows.length - decided };
   const id = `val_${randomBytes(6).toString("hex")}`;
   const inserted = await deps.db.query(

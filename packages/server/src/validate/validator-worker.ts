@@ -3,7 +3,8 @@ import { type ValidatorDeps, validateCandidate } from "./validate-candidate.ts";
 
 /**
  * Validates every tenant's candidates, oldest first, one at a time. A tenant with no EvalSet or no production model
- * yet is skipped (its candidates wait) and said once; a candidate another validator decided first is left to it.
+ * yet, or whose judge decided none of its rows yet, is skipped (its candidates wait) and said once; a candidate
+ * another validator decided first is left to it.
  */
 export class Validator {
   private readonly waiting = new Set<string>();
@@ -40,7 +41,7 @@ export class Validator {
         } catch (error) {
           const message = (error as Error).message;
           if (/only from candidate|only a candidate is validated/.test(message)) continue;
-          if (!/no EvalSet|no production model/.test(message)) throw error;
+          if (!/no EvalSet|no production model|decided none of the/.test(message)) throw error;
           if (!this.waiting.has(tenantId)) console.warn(`validator: tenant ${tenantId} waits: ${message}`);
           this.waiting.add(tenantId);
           break;
