@@ -61,10 +61,10 @@ describe("a family with no verifier: the tenant's judge detects, rewards and val
       release: { validatorIntervalMs: 300, deployerIntervalMs: 200, judge: { maxTokens: 128 } },
       orchestrator: {
         enabled: true,
-        minNewFailures: 40,
+        minNewFailures: 24,
         intervalMs: 300,
         pollMs: 300,
-        datasetSize: 64,
+        datasetSize: 48,
         recipe: "recipes/corrections-dpo.yaml",
         overrides: TRAINING,
       },
