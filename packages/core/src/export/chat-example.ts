@@ -1,8 +1,7 @@
 import { InvalidInputError } from "../errors/index.ts";
 import { familyPrompt, type TaskFamilyRegistry, taskFamilies } from "../families/index.ts";
 import type { PreferenceRow, PromptContext } from "../synth/index.ts";
-import { parseToolCall } from "../tasks/parse-tool-call.ts";
-import { toOpenAiTools } from "../tasks/tool-spec.ts";
+import { offeredToolCall, offeredToolNames, offeredTools } from "../tasks/offered-tools.ts";
 import type { ChatMessage } from "../trace/index.ts";
 
 /** One fine-tuning conversation in OpenAI's chat format: the assistant turns are what the model learns. */
@@ -20,33 +19,15 @@ interface ReferenceRow {
   context?: PromptContext;
 }
 
-/** The names of the functions a tool list offers. */
-function toolNames(tools: readonly Record<string, unknown>[] | undefined): Set<string> {
-  return new Set(
-    (tools ?? [])
-      .map((t) => (t.function as { name?: unknown } | undefined)?.name)
-      .filter((n) => typeof n === "string"),
-  );
-}
-
 /**
  * An assistant turn as OpenAI's format writes it: a call to an offered tool (`{"tool","args"}` text) becomes
  * `tool_calls`, anything else plain content.
  */
 function assistantTurn(text: string, offered: Set<string>, id: string): ChatMessage {
-  const parsed = parseToolCall(text);
-  if (!parsed.ok || !offered.has(parsed.call.tool)) return { role: "assistant", content: text };
-  return {
-    role: "assistant",
-    content: null,
-    tool_calls: [
-      {
-        id,
-        type: "function",
-        function: { name: parsed.call.tool, arguments: JSON.stringify(parsed.call.args) },
-      },
-    ],
-  };
+  const call = offeredToolCall(text, offered, id);
+  return call
+    ? { role: "assistant", content: null, tool_calls: [call] }
+    : { role: "assistant", content: text };
 }
 
 /** Whether a row has what a chat example needs: a family that knows it and a reference solution. */
@@ -71,8 +52,8 @@ export function chatExampleOf(row: ReferenceRow, families: TaskFamilyRegistry = 
   const task = { id: "export", env: row.env, question: row.question, solution: row.solution };
   const outputs = family.reference(task);
   const session = family.session?.(task);
-  const tools = row.context?.tools ?? (family.tools ? toOpenAiTools(family.tools) : undefined);
-  const offered = toolNames(tools);
+  const tools = offeredTools(row.context?.tools, family);
+  const offered = offeredToolNames(tools);
   const messages: ChatMessage[] =
     row.context && !session ? structuredClone(row.context.messages) : familyPrompt(family, task);
   for (const [i, output] of (session ? outputs : outputs.slice(0, 1)).entries()) {
@@ -95,7 +76,7 @@ export function chatExampleOf(row: ReferenceRow, families: TaskFamilyRegistry = 
 /** The chosen side of each preference pair as a chat example (SFT on corrections), with the tools offered. */
 export function chatExamplesFromPreferences(rows: readonly PreferenceRow[]): ChatExample[] {
   return rows.map((r) => ({
-    messages: [...structuredClone(r.prompt), assistantTurn(r.chosen, toolNames(r.tools), "call_0")],
+    messages: [...structuredClone(r.prompt), assistantTurn(r.chosen, offeredToolNames(r.tools), "call_0")],
     ...(r.tools?.length ? { tools: r.tools } : {}),
   }));
 }

@@ -1,38 +1,20 @@
 import { createHash } from "node:crypto";
 import { taskPrompt } from "../families/registry.ts";
 import type { Task } from "../rollout/index.ts";
-import { parseToolCall } from "../tasks/parse-tool-call.ts";
+import { offeredToolCall, offeredToolNames, offeredTools } from "../tasks/offered-tools.ts";
 import type { TaskFamily } from "../tasks/task-family.ts";
-import { toOpenAiTools } from "../tasks/tool-spec.ts";
 import { Trace } from "../trace/index.ts";
 
 /** When an answer's trace says it was written: fixed, so the trace (and a judge's cache key) is its content. */
 const ANSWER_TIME = "2026-01-01T00:00:00.000Z";
-
-/** A tool's name in OpenAI's form (`{type, function: {name}}`) or a family's (`{name}`). */
-function toolName(tool: object): string | undefined {
-  const t = tool as { name?: unknown; function?: { name?: unknown } };
-  const name = t.function?.name ?? t.name;
-  return typeof name === "string" ? name : undefined;
-}
 
 /**
  * The answer as the gateway records a model's output: a `{"tool","args"}` call of one of the offered tools becomes
  * a tool call, anything else stays text.
  */
 function answerOutput(tools: readonly object[] | undefined, answer: string) {
-  const parsed = tools?.length ? parseToolCall(answer) : undefined;
-  if (!parsed?.ok || !tools?.some((tool) => toolName(tool) === parsed.call.tool)) return { content: answer };
-  return {
-    content: null,
-    toolCalls: [
-      {
-        id: "call_0",
-        type: "function",
-        function: { name: parsed.call.tool, arguments: JSON.stringify(parsed.call.args) },
-      },
-    ],
-  };
+  const call = offeredToolCall(answer, offeredToolNames(tools), "call_0");
+  return call ? { content: null, toolCalls: [call] } : { content: answer };
 }
 
 /**
@@ -69,5 +51,5 @@ export function answerTrace(
  */
 export function taskAnswerTrace(family: TaskFamily, task: Task, answer: string): Trace {
   const { messages, tools } = taskPrompt(family, task);
-  return answerTrace(messages, tools ?? (family.tools ? toOpenAiTools(family.tools) : undefined), answer);
+  return answerTrace(messages, offeredTools(tools, family), answer);
 }

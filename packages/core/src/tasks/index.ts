@@ -10,6 +10,7 @@ export {
 } from "./dataset-row.ts";
 export { DEFAULT_YEAR, formatDateLong, formatTime12, parseDate, parseTime } from "./dates.ts";
 export { type JsonSchema, type SchemaIssue, validateJsonSchema } from "./json-schema.ts";
+export { type OpenAiToolCall, offeredToolCall, offeredToolNames, offeredTools } from "./offered-tools.ts";
 export {
   allowedAction,
   applyAction,

@@ -7,10 +7,10 @@ import {
   type JudgeDetector,
   judgeSafety,
   type ModelOutcome,
+  offeredTools,
   type SafetyItem,
   type TaskFamilyRegistry,
   taskFamilies,
-  toOpenAiTools,
   toolCallText,
   type ValidationItem,
   verifyTask,
@@ -97,17 +97,6 @@ export function isJudgeable(row: EvalRow, families: TaskFamilyRegistry = taskFam
     !isVerifiable(row, families) &&
     (row.context !== undefined || (row.env !== undefined && families.find(row.env) !== undefined))
   );
-}
-
-/** The tools a row's prompt offers the agent: those it recorded, else its family's (as the family's agent offers them). */
-function offeredTools(
-  row: EvalRow,
-  prompt: { tools?: Record<string, unknown>[] },
-  families: TaskFamilyRegistry,
-): Record<string, unknown>[] | undefined {
-  if (prompt.tools) return prompt.tools;
-  const family = row.env === undefined ? undefined : families.find(row.env);
-  return family?.tools ? toOpenAiTools(family.tools) : undefined;
 }
 
 /** The judge's verdict on an answer as an outcome; null when it could not decide (budget, outage, bad reply). */
@@ -234,7 +223,8 @@ export async function judgeModels(
       const compared = await pairwiseOutcomes(rubricJudge.pairwise, row.id, prompts[i], b[i], c[i]);
       return compared && { ...slice, judgedBy: `judge:${rubricJudge.model}`, ...compared };
     }
-    const judged = { ...prompts[i], tools: offeredTools(row, prompts[i], families) };
+    const family = row.env === undefined ? undefined : families.find(row.env);
+    const judged = { ...prompts[i], tools: offeredTools(prompts[i].tools, family) };
     const [before, after] = await Promise.all([
       judgedOutcome(rubricJudge.detector, judged, b[i]),
       judgedOutcome(rubricJudge.detector, judged, c[i]),
