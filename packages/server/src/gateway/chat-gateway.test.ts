@@ -122,6 +122,21 @@ for (const dbUnderTest of databasesUnderTest()) {
       assert.equal(plain.status, "ok");
     });
 
+    it("records a call after its answer is handed back, and flush stores it", async () => {
+      const { gateway } = server.release;
+      const answer = await gateway.chat(server.tenantId, {
+        model: "arc",
+        messages: [{ role: "user", content: "Recorded after the answer" }],
+        max_tokens: 3,
+      });
+      assert.equal(answer.status, 200);
+      await answer.arrayBuffer();
+      await gateway.flush();
+      const page = await listTraces(db, server.tenantId, { text: "Recorded after the answer" });
+      assert.equal(page.data.length, 1);
+      assert.equal(page.data[0].status, "ok");
+    });
+
     it("forwards an upstream's error status and OpenAI error body untouched, and records the failed call", async () => {
       const upstreamServer = await startEngineServer(new AnswerBookEngine(new Map()), {
         modelId: "served-name",

@@ -77,6 +77,10 @@ function teachable(request: Record<string, unknown>): boolean {
 export class ChatGateway {
   readonly routing: RoutingTable;
   readonly recorder: TraceRecorder;
+  /** Traces of answers handed back but not yet queued (see `afterResponse`). */
+  private pending = 0;
+  /** `flush` calls waiting for `pending` to reach zero. */
+  private readonly settled: (() => void)[] = [];
 
   constructor(private readonly deps: ChatGatewayDeps) {
     this.routing = deps.routing ?? new RoutingTable(deps.db);
@@ -165,14 +169,14 @@ export class ChatGateway {
       return taught.response;
     }
     const startedAt = new Date();
-    const finish = (status: number, summary: CompletionSummary) =>
+    const finish = (status: number, summary: CompletionSummary, endedAt = new Date()) =>
       this.record(
         tenantId,
         gatewayTrace({
           body: request,
           choice,
           startedAt,
-          endedAt: new Date(),
+          endedAt,
           status,
           summary,
           userId,
@@ -209,11 +213,13 @@ export class ChatGateway {
       } catch {
         parsed = upstream.ok ? null : { error: { message: `HTTP ${upstream.status} with a non-JSON body` } };
       }
-      finish(upstream.status, summarizeCompletion(parsed));
+      const endedAt = new Date();
+      const status = upstream.status;
+      this.afterResponse(() => finish(status, summarizeCompletion(parsed), endedAt));
       if (renames && upstream.ok && parsed !== null) {
-        return new Response(renameModelInText(text, requestedModel), { status: upstream.status, headers });
+        return new Response(renameModelInText(text, requestedModel), { status, headers });
       }
-      return new Response(bytes, { status: upstream.status, headers });
+      return new Response(bytes, { status, headers });
     }
     const rename = renames ? new StreamModelRename(requestedModel) : undefined;
     const accumulator = new SseAccumulator();
@@ -262,8 +268,26 @@ export class ChatGateway {
     this.recorder.record(tenantId, trace);
   }
 
-  /** Stores the traces still queued (call before closing the database). */
-  flush(): Promise<void> {
+  /**
+   * Runs `work` (a call's trace) once the answer has been handed back, so that the caller's response is written
+   * first; `flush` waits for it.
+   */
+  private afterResponse(work: () => void): void {
+    this.pending++;
+    setImmediate(() => {
+      this.pending--;
+      try {
+        work();
+      } catch (error) {
+        console.error("gateway: could not record a call:", error);
+      }
+      if (this.pending === 0) for (const settle of this.settled.splice(0)) settle();
+    });
+  }
+
+  /** Stores the traces still queued, those of answers just handed back included (call before closing the database). */
+  async flush(): Promise<void> {
+    if (this.pending > 0) await new Promise<void>((resolve) => this.settled.push(resolve));
     return this.recorder.flush();
   }
 }
