@@ -17,6 +17,22 @@ export interface DetectionClaim {
 }
 
 /**
+ * Whether a trace is due for judging (quiet for `quietMs`, not leased, not a dead letter): a read that costs a
+ * fraction of a claim, so an idle worker looks without writing.
+ */
+export async function hasDueTraces(db: Queryable, quietMs: number): Promise<boolean> {
+  const rows = await db.query<{ due: boolean }>(
+    `select exists (
+       select 1 from detection_queue
+        where enqueued_at <= now() - $1::float8 * interval '1 millisecond' and dead_lettered_at is null
+          and (lease_until is null or lease_until < now())
+     ) as due`,
+    [quietMs],
+  );
+  return rows[0].due;
+}
+
+/**
  * Claims up to `limit` traces that have been quiet for `quietMs` and are not leased by another worker, leasing them
  * for `leaseMs`. One statement with `FOR UPDATE SKIP LOCKED`, so workers in several processes sharing a PostgreSQL
  * server never claim the same trace. A claim whose worker died is claimed again when its lease runs out, alone: if

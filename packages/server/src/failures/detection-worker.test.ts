@@ -124,6 +124,45 @@ for (const target of databasesUnderTest()) {
         total,
       );
     });
+
+    it("looks less often the longer it finds nothing, without claiming, and judges a new trace at its next look", async () => {
+      await drain(new DetectionWorker(db, { config }));
+      const queueQueries: string[] = [];
+      const counted = new Proxy(db, {
+        get(target, key) {
+          if (key === "query")
+            return (sql: string, params?: unknown[]) => {
+              if (sql.includes("set lease_until = now()")) queueQueries.push("claim");
+              else if (sql.includes("select exists")) queueQueries.push("look");
+              return target.query(sql, params);
+            };
+          const value = Reflect.get(target, key);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const worker = new DetectionWorker(counted, { config: { ...config, pollMs: 10, idlePollMs: 160 } });
+      worker.start();
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        // waits of 10, 20, 40, 80 and then 160 ms: about 9 looks in a second, where a fixed 10 ms would make 100
+        assert.ok(queueQueries.length >= 3 && queueQueries.length <= 15, `${queueQueries.length} looks`);
+        assert.deepEqual(
+          queueQueries.filter((q) => q === "claim"),
+          [],
+          "no claims while nothing is due",
+        );
+        const [trace] = simulateProductionTraffic({ seed: 8, count: 1 }).map((s) => Trace.parse(s.trace));
+        await insertTraces(db, tenant, [trace]);
+        const started = Date.now();
+        await waitUntil(() => getVerdict(db, tenant, trace.id), "the new trace's verdict", {
+          intervalMs: 10,
+        });
+        assert.ok(Date.now() - started < 1_000, `judged after ${Date.now() - started} ms`);
+        assert.ok(queueQueries.includes("claim"), "a claim once the trace is due");
+      } finally {
+        await worker.stop();
+      }
+    });
   });
 }
 

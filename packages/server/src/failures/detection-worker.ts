@@ -21,6 +21,7 @@ import {
   completeClaims,
   type DetectionClaim,
   deadLetterClaims,
+  hasDueTraces,
   releaseClaims,
   requeueLater,
 } from "./detection-queue.ts";
@@ -102,12 +103,13 @@ export class DetectionWorker {
 
   /** Claims and judges one batch of due traces; resolves to what it did. Safe to call while started. */
   async runOnce(): Promise<DetectionPass> {
+    const pass: DetectionPass = { judged: 0, assigned: 0, released: 0 };
+    if (!(await hasDueTraces(this.db, this.config.quietMs))) return pass;
     const claims = await claimDueTraces(this.db, {
       quietMs: this.config.quietMs,
       limit: this.config.batchSize,
       leaseMs: this.config.leaseMs,
     });
-    const pass: DetectionPass = { judged: 0, assigned: 0, released: 0 };
     const byTenant = new Map<string, DetectionClaim[]>();
     for (const c of claims) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), c]);
     // Tenants are judged side by side, so one whose detectors are slow (a judge model) does not hold back the others.
@@ -159,19 +161,26 @@ export class DetectionWorker {
     await this.judgeApart(tenantId, live, registry, pass);
   }
 
-  /** Runs passes until `stop`: back to back while batches come full, every `pollMs` when idle. */
+  /**
+   * Runs passes until `stop`: back to back while batches come full, every `pollMs` while passes find traces, and
+   * while they find none, after a wait that doubles from `pollMs` up to `idlePollMs`.
+   */
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    const { pollMs, idlePollMs, batchSize } = this.config;
+    let wait = pollMs;
     const loop = async () => {
-      let full = false;
       try {
-        const pass = await this.runOnce();
-        full = pass.judged + pass.released >= this.config.batchSize;
+        const { judged, released } = await this.runOnce();
+        const settled = judged + released;
+        wait =
+          settled >= batchSize ? 0 : settled > 0 ? pollMs : Math.max(pollMs, Math.min(wait * 2, idlePollMs));
       } catch (error) {
         this.onError(error);
+        wait = pollMs;
       }
-      if (!this.stopped) this.timer = setTimeout(tick, full ? 0 : this.config.pollMs);
+      if (!this.stopped) this.timer = setTimeout(tick, wait);
     };
     const tick = () => {
       this.running = loop();

@@ -40,7 +40,16 @@ export const FailurePipelineConfig = z.object({
     .int()
     .min(1)
     .default(100)
-    .describe("How often an idle worker looks for due traces (ARC_DETECT_POLL_MS)"),
+    .describe("How often a worker looks for due traces while it finds some (ARC_DETECT_POLL_MS)"),
+  idlePollMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(500)
+    .describe(
+      "The longest a worker waits between looks while it finds none: its wait doubles from pollMs up to this " +
+        "(ARC_DETECT_IDLE_POLL_MS), so an idle server does not keep its database busy",
+    ),
   leaseMs: z
     .number()
     .int()
@@ -77,6 +86,7 @@ const envConfig: EnvConfigSpec<keyof FailurePipelineConfig> = {
     quietMs: "ARC_DETECT_QUIET_MS",
     batchSize: "ARC_DETECT_BATCH",
     pollMs: "ARC_DETECT_POLL_MS",
+    idlePollMs: "ARC_DETECT_IDLE_POLL_MS",
     leaseMs: "ARC_DETECT_LEASE_MS",
     maxAttempts: "ARC_DETECT_MAX_ATTEMPTS",
     scheduleCheckMs: "ARC_SYNTH_CHECK_MS",
@@ -86,6 +96,7 @@ const envConfig: EnvConfigSpec<keyof FailurePipelineConfig> = {
     quietMs: envNumber,
     batchSize: envNumber,
     pollMs: envNumber,
+    idlePollMs: envNumber,
     leaseMs: envNumber,
     maxAttempts: envNumber,
     scheduleCheckMs: envNumber,
