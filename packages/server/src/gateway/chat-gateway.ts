@@ -77,10 +77,8 @@ function teachable(request: Record<string, unknown>): boolean {
 export class ChatGateway {
   readonly routing: RoutingTable;
   readonly recorder: TraceRecorder;
-  /** Traces of answers handed back but not yet queued (see `afterResponse`). */
-  private pending = 0;
-  /** `flush` calls waiting for `pending` to reach zero. */
-  private readonly settled: (() => void)[] = [];
+  /** Settles when the latest answer's trace is queued; earlier ones are queued before it (see `afterResponse`). */
+  private lastRecorded: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: ChatGatewayDeps) {
     this.routing = deps.routing ?? new RoutingTable(deps.db);
@@ -273,21 +271,21 @@ export class ChatGateway {
    * first; `flush` waits for it.
    */
   private afterResponse(work: () => void): void {
-    this.pending++;
-    setImmediate(() => {
-      this.pending--;
-      try {
-        work();
-      } catch (error) {
-        console.error("gateway: could not record a call:", error);
-      }
-      if (this.pending === 0) for (const settle of this.settled.splice(0)) settle();
-    });
+    this.lastRecorded = new Promise((resolve) =>
+      setImmediate(() => {
+        try {
+          work();
+        } catch (error) {
+          console.error("gateway: could not record a call:", error);
+        }
+        resolve();
+      }),
+    );
   }
 
   /** Stores the traces still queued, those of answers just handed back included (call before closing the database). */
   async flush(): Promise<void> {
-    if (this.pending > 0) await new Promise<void>((resolve) => this.settled.push(resolve));
+    await this.lastRecorded;
     return this.recorder.flush();
   }
 }
