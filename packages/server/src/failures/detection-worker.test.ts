@@ -163,6 +163,47 @@ for (const target of databasesUnderTest()) {
         await worker.stop();
       }
     });
+
+    it("rests after each pass while the server is busy, so detection takes at most busyShare of the time", async () => {
+      await drain(new DetectionWorker(db, { config }));
+      const passes: { start: number; end: number; judged: number }[] = [];
+      /** A worker that notes when each of its passes ran. */
+      class TimedWorker extends DetectionWorker {
+        override async runOnce() {
+          const start = performance.now();
+          const pass = await super.runOnce();
+          passes.push({ start, end: performance.now(), judged: pass.judged });
+          return pass;
+        }
+      }
+      const fresh = simulateProductionTraffic({ seed: 9, count: 60 }).map((s) => Trace.parse(s.trace));
+      await insertTraces(db, tenant, fresh);
+      const worker = new TimedWorker(db, {
+        config: { ...config, batchSize: 20, busyShare: 0.5, idlePollMs: 5_000 },
+        busy: () => true,
+      });
+      worker.start();
+      try {
+        await waitUntil(
+          () => passes.filter((p) => p.judged > 0).length >= 3 && passes.length >= 4,
+          "4 passes",
+          {
+            intervalMs: 10,
+          },
+        );
+      } finally {
+        await worker.stop();
+      }
+      // a full batch would be followed at once by the next pass; busy at share 0.5, each rests as long as it ran
+      for (const [i, pass] of passes.slice(0, 3).entries()) {
+        assert.equal(pass.judged, 20);
+        const rest = passes[i + 1].start - pass.end;
+        assert.ok(
+          rest >= pass.end - pass.start - 2,
+          `pass ${i} ran ${pass.end - pass.start} ms, rested ${rest} ms`,
+        );
+      }
+    });
   });
 }
 

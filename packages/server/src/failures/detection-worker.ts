@@ -58,6 +58,8 @@ export interface DetectionWorkerOptions {
   judgeRetryMs?: number;
   /** Where pass errors go (default: console.error); the worker keeps going after one. */
   onError?: (error: unknown) => void;
+  /** Whether the process is answering requests now; while it is, passes take at most `busyShare` of the time. */
+  busy?: () => boolean;
 }
 
 /** A judged trace before it is written: the judgement, and the failure record if it failed and could be read. */
@@ -89,6 +91,7 @@ export class DetectionWorker {
   private readonly judgeUpstreams: JudgeUpstreams | undefined;
   private readonly judgeRetryMs: number;
   private readonly onError: (error: unknown) => void;
+  private readonly busy: () => boolean;
 
   constructor(
     private readonly db: Database,
@@ -99,6 +102,7 @@ export class DetectionWorker {
     this.judgeUpstreams = options.judgeUpstreams;
     this.judgeRetryMs = options.judgeRetryMs ?? 60_000;
     this.onError = options.onError ?? ((error) => console.error("detection worker:", error));
+    this.busy = options.busy ?? (() => false);
   }
 
   /** Claims and judges one batch of due traces; resolves to what it did. Safe to call while started. */
@@ -163,19 +167,25 @@ export class DetectionWorker {
 
   /**
    * Runs passes until `stop`: back to back while batches come full, every `pollMs` while passes find traces, and
-   * while they find none, after a wait that doubles from `pollMs` up to `idlePollMs`.
+   * while they find none, after a wait that doubles from `pollMs` up to `idlePollMs`. While the process is `busy`
+   * answering requests, a pass of d ms is followed by a rest of d × (1 / `busyShare` − 1) ms, at most `idlePollMs`.
    */
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    const { pollMs, idlePollMs, batchSize } = this.config;
+    const { pollMs, idlePollMs, batchSize, busyShare } = this.config;
     let wait = pollMs;
     const loop = async () => {
+      const started = performance.now();
       try {
         const { judged, released } = await this.runOnce();
         const settled = judged + released;
         wait =
           settled >= batchSize ? 0 : settled > 0 ? pollMs : Math.max(pollMs, Math.min(wait * 2, idlePollMs));
+        if (settled > 0 && this.busy()) {
+          const rest = (performance.now() - started) * (1 / busyShare - 1);
+          wait = Math.max(wait, Math.min(rest, idlePollMs));
+        }
       } catch (error) {
         this.onError(error);
         wait = pollMs;

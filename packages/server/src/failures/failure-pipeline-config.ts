@@ -50,6 +50,16 @@ export const FailurePipelineConfig = z.object({
       "The longest a worker waits between looks while it finds none: its wait doubles from pollMs up to this " +
         "(ARC_DETECT_IDLE_POLL_MS), so an idle server does not keep its database busy",
     ),
+  busyShare: z
+    .number()
+    .gt(0)
+    .max(1)
+    .default(0.25)
+    .describe(
+      "While the server is answering requests, the most of its time detection takes (ARC_DETECT_BUSY_SHARE): after " +
+        "a pass of d ms the worker rests d × (1 / share − 1) ms, at most idlePollMs, so a burst of gateway calls " +
+        "is answered first and judged just after. 1 never rests",
+    ),
   leaseMs: z
     .number()
     .int()
@@ -87,6 +97,7 @@ const envConfig: EnvConfigSpec<keyof FailurePipelineConfig> = {
     batchSize: "ARC_DETECT_BATCH",
     pollMs: "ARC_DETECT_POLL_MS",
     idlePollMs: "ARC_DETECT_IDLE_POLL_MS",
+    busyShare: "ARC_DETECT_BUSY_SHARE",
     leaseMs: "ARC_DETECT_LEASE_MS",
     maxAttempts: "ARC_DETECT_MAX_ATTEMPTS",
     scheduleCheckMs: "ARC_SYNTH_CHECK_MS",
@@ -97,6 +108,7 @@ const envConfig: EnvConfigSpec<keyof FailurePipelineConfig> = {
     batchSize: envNumber,
     pollMs: envNumber,
     idlePollMs: envNumber,
+    busyShare: envNumber,
     leaseMs: envNumber,
     maxAttempts: envNumber,
     scheduleCheckMs: envNumber,

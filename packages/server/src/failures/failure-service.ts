@@ -21,6 +21,8 @@ export interface FailureServiceOptions {
   env?: NodeJS.ProcessEnv;
   /** The upstreams tenants' judges may run on (the server's allowlist, `ARC_UPSTREAMS`). */
   judgeUpstreams?: JudgeUpstreams;
+  /** Whether the server is answering requests now; detection then yields to them (see `busyShare`). */
+  busy?: () => boolean;
 }
 
 /** The failure pipeline of one server process: its detection worker and synthesis schedules (serve/ mounts its routes). */
@@ -45,7 +47,12 @@ export async function createFailureService(options: FailureServiceOptions): Prom
     : failurePipelineConfigFromEnv(env);
   const setupRegistry = options.setupRegistry ?? (await registrySetupFromEnv(env));
   const { db } = options;
-  const worker = new DetectionWorker(db, { config, setupRegistry, judgeUpstreams: options.judgeUpstreams });
+  const worker = new DetectionWorker(db, {
+    config,
+    setupRegistry,
+    judgeUpstreams: options.judgeUpstreams,
+    busy: options.busy,
+  });
   let timer: NodeJS.Timeout | undefined;
   let scheduling: Promise<unknown> = Promise.resolve();
   return {

@@ -11,6 +11,8 @@ export interface LiveSources {
   db: Queryable;
   /** Gateway traces waiting in this process's memory to be written. */
   gatewayTraceQueue: () => number;
+  /** HTTP requests this process is answering now. */
+  requestsInFlight: () => number;
 }
 
 /** Label values and the value of each series of a gauge. */
@@ -52,7 +54,17 @@ function liveGauge(
 }
 
 /** Registers the gauges of queue depths, live failure rates, canaries and training runs, read at scrape time. */
-export function registerLiveGauges(register: Registry, { db, gatewayTraceQueue }: LiveSources): void {
+export function registerLiveGauges(
+  register: Registry,
+  { db, gatewayTraceQueue, requestsInFlight }: LiveSources,
+): void {
+  liveGauge(
+    register,
+    "arc_http_requests_in_flight",
+    "HTTP requests this process is answering now (this scrape included); detection yields to them.",
+    [],
+    async () => [[{}, requestsInFlight()]],
+  );
   liveGauge(
     register,
     "arc_gateway_trace_queue_depth",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -93,6 +94,23 @@ describe("arc serve's /metrics", () => {
     assert.match(text, /^# TYPE nodejs_gc_duration_seconds histogram$/m);
   });
 
+  it("counts the requests it is answering, a slow upload included, and forgets one its client dropped", async () => {
+    assert.equal(sample(await scrape(), "arc_http_requests_in_flight"), 1, "the scrape itself");
+    const upload = request(`${server.url}/v1/traces`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${server.credentials?.tenantKey}`,
+        "content-type": "application/json",
+        "content-length": "1000",
+      },
+    });
+    upload.on("error", () => {});
+    upload.write("[");
+    await waitUntil(async () => sample(await scrape(), "arc_http_requests_in_flight") === 2, "2 in flight");
+    upload.destroy();
+    await waitUntil(async () => sample(await scrape(), "arc_http_requests_in_flight") === 1, "1 in flight");
+  });
+
   it("counts the prompt and completion tokens of gateway calls by tenant and model", async () => {
     const series = (kind: string) =>
       `arc_gateway_tokens_total{tenant="${tenantId}",model="prod",kind="${kind}"}`;
@@ -170,7 +188,7 @@ describe("/metrics when the database cannot answer", () => {
     const db = await openPgliteDatabase("memory://");
     await db.close();
     const metrics = new ServerMetrics();
-    metrics.watch({ db, gatewayTraceQueue: () => 4 });
+    metrics.watch({ db, gatewayTraceQueue: () => 4, requestsInFlight: () => 0 });
     const app = createApp({ db, authenticator: new Authenticator(db), metrics, maxBodyBytes: 1024 });
     const logged = t.mock.method(console, "error", () => {});
     const res = await app.request("/metrics");

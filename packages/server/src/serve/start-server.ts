@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
@@ -69,8 +70,19 @@ export async function startServer(
     modelPoolSize: config.gatewayModelPoolSize,
     ...options.release,
   });
-  metrics.watch({ db, gatewayTraceQueue: () => release.gateway.recorder.queued });
-  const failures = await createFailureService({ db, judgeUpstreams: config.upstreams, ...options.failures });
+  /** Requests this server is answering now: detection yields to them. */
+  let requestsInFlight = 0;
+  metrics.watch({
+    db,
+    gatewayTraceQueue: () => release.gateway.recorder.queued,
+    requestsInFlight: () => requestsInFlight,
+  });
+  const failures = await createFailureService({
+    db,
+    judgeUpstreams: config.upstreams,
+    busy: () => requestsInFlight > 0,
+    ...options.failures,
+  });
   /** The address the server listens on, once it does. */
   let listening: string | undefined;
   const runs = await createRunService({
@@ -107,6 +119,11 @@ export async function startServer(
       headersTimeout: timeout,
       connectionsCheckingInterval: Math.min(1_000, timeout),
     },
+  });
+  // ahead of the app's listener, which may read the count before it first awaits
+  server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
+    requestsInFlight++;
+    response.once("close", () => requestsInFlight--);
   });
   try {
     await new Promise<void>((resolve, reject) => {
