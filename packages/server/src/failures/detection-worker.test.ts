@@ -324,6 +324,40 @@ describe("detection worker and asynchronous judges", () => {
     }
   });
 
+  it("judges a large batch a slice at a time, letting the event loop turn between slices", async () => {
+    const target = databasesUnderTest()[0];
+    const db = await target.open();
+    let turn = 0;
+    let spinning = true;
+    const spin = () => {
+      turn++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    try {
+      const tenant = (await createTenant(db, "sliced")).id;
+      const turnsJudgedIn = new Set<number>();
+      const setup = (registry: DetectorRegistry) => {
+        registry.register({
+          id: "turn_noter",
+          description: "notes the event-loop turn it judges in",
+          detect: () => {
+            turnsJudgedIn.add(turn);
+            return [];
+          },
+        });
+      };
+      const batch = simulateProductionTraffic({ seed: 10, count: 64 }).map((s) => Trace.parse(s.trace));
+      await insertTraces(db, tenant, batch);
+      const worker = new DetectionWorker(db, { config, setupRegistry: setup });
+      assert.equal((await worker.runOnce()).judged, 64);
+      assert.ok(turnsJudgedIn.size >= 4, `64 traces judged in ${turnsJudgedIn.size} turns`);
+    } finally {
+      spinning = false;
+      await db.close();
+    }
+  });
+
   it("judges again, after its retry delay, a trace the tenant's judge could not judge", async () => {
     const target = databasesUnderTest()[0];
     const db = await target.open();

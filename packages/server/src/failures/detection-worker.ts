@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import {
   type ClusterState,
   type DetectorRegistry,
@@ -35,6 +36,9 @@ import {
 import { assignedPatterns, insertFailures } from "./failure-store.ts";
 import { savePatterns } from "./pattern-store.ts";
 import { type NewVerdict, upsertVerdicts } from "./verdict-store.ts";
+
+/** Traces judged between two turns of the event loop. */
+const TRACES_PER_TURN = 16;
 
 /** What one pass of the worker did. */
 export interface DetectionPass {
@@ -333,7 +337,16 @@ export class DetectionWorker {
       tenantId,
       claims.map((c) => c.traceId),
     );
-    return Promise.all(claims.map((claim) => this.judgeOne(claim, traces.get(claim.traceId), registry)));
+    // Judging is mostly synchronous work: a slice at a time, so that the requests the process is answering are
+    // served between slices. Every judgement is started before any is awaited (a judge model's calls overlap).
+    const judging: Promise<Judged>[] = [];
+    for (const claim of claims) {
+      if (judging.length > 0 && judging.length % TRACES_PER_TURN === 0) await nextTurn();
+      const judged = this.judgeOne(claim, traces.get(claim.traceId), registry);
+      judged.catch(() => {}); // its error reaches Promise.all below; this keeps it handled across the turns
+      judging.push(judged);
+    }
+    return Promise.all(judging);
   }
 
   /** The `unknown` judgement of a trace whose judging failed `maxAttempts` times: kept and counted, with the error. */
