@@ -5,8 +5,8 @@
  */
 
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { type LlamaConfig, parameterShapes, validateConfig } from "../model/llama-config.ts";
 import { parseRopeScaling, type RopeScaling } from "../model/rope-scaling.ts";
 import { specialId } from "../tokenizer/byte-tokenizer.ts";
@@ -22,7 +22,22 @@ export interface WriteCheckpointOptions {
   maxShardBytes?: number;
   /** Extra `generation_config.json` fields (temperature, top_p...). */
   generation?: Record<string, unknown>;
+  /**
+   * The checkpoint this one's weights came from: its tokenizer and generation settings are kept (its tokenizer files
+   * and `generation_config.json` copied). Default: Arc's byte tokenizer.
+   */
+  tokenizerFrom?: string;
 }
+
+/** The files of a checkpoint that make up its tokenizer and chat template. */
+const TOKENIZER_FILES = [
+  "tokenizer.json",
+  "tokenizer_config.json",
+  "special_tokens_map.json",
+  "vocab.json",
+  "merges.txt",
+  "chat_template.jinja",
+];
 
 /** `config.json` contents for a config, with the fields HF's LlamaConfig / Qwen2Config read. */
 export function configJson(config: LlamaConfig, dtype: SafetensorsDtype = "F32"): Record<string, unknown> {
@@ -177,6 +192,10 @@ export async function writeHfCheckpoint(
       JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2),
     );
   }
+  if (options.tokenizerFrom && resolve(options.tokenizerFrom) !== resolve(dir)) {
+    await copyTokenizer(options.tokenizerFrom, dir, options.generation);
+    return;
+  }
   await writeTokenizerFiles(dir);
   await writeFile(
     join(dir, "generation_config.json"),
@@ -194,6 +213,35 @@ export async function writeHfCheckpoint(
       2,
     ),
   );
+}
+
+/**
+ * Copies the tokenizer files of checkpoint `from` into `dir`, and its generation settings (`generation_config.json`,
+ * else the bos/eos/pad ids of its `config.json`) with `generation` over them.
+ */
+async function copyTokenizer(
+  from: string,
+  dir: string,
+  generation: Record<string, unknown> = {},
+): Promise<void> {
+  for (const file of TOKENIZER_FILES) {
+    if (existsSync(join(from, file))) await copyFile(join(from, file), join(dir, file));
+  }
+  const settings = existsSync(join(from, "generation_config.json"))
+    ? await readJson(join(from, "generation_config.json"))
+    : pickIds(await readJson(join(from, "config.json")));
+  await writeFile(
+    join(dir, "generation_config.json"),
+    JSON.stringify({ ...settings, ...generation }, null, 2),
+  );
+}
+
+/** The special token ids of a `config.json`. */
+function pickIds(config: Record<string, unknown>): Record<string, unknown> {
+  const ids: Record<string, unknown> = {};
+  for (const key of ["bos_token_id", "eos_token_id", "pad_token_id"])
+    if (key in config) ids[key] = config[key];
+  return ids;
 }
 
 async function readJson(path: string): Promise<Record<string, unknown>> {

@@ -21,6 +21,7 @@ export async function withWeightsDirectory<T>(
       dir,
       parseConfigJson(JSON.parse(await readFile(file, "utf8")), file),
       weights.tensors,
+      { tokenizerFrom: configDir },
     );
     return await use(dir);
   } finally {

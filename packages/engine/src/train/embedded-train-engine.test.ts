@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import type { Objective, StepMetrics } from "@arc/core";
 import { tf } from "../backend/tf-backend.ts";
+import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { initWeights } from "../model/llama.ts";
@@ -356,5 +358,28 @@ describe("EmbeddedTrainEngine", () => {
     const before = tf.memory().numTensors;
     for (let i = 0; i < 3; i++) await round();
     assert.equal(tf.memory().numTensors, before);
+  });
+});
+
+describe("the embedded trainer's checkpoints of a model with its own tokenizer", () => {
+  it("keep the BPE model's tokenizer, template and stop tokens, so the saved checkpoint talks as the model did", async () => {
+    const source = fileURLToPath(new URL("../../../../models/toolcall-bpe", import.meta.url));
+    const engine = await EmbeddedTrainEngine.fromCheckpoint(source, { learningRate: 1e-4 });
+    const dir = await mkdtemp(join(tmpdir(), "arc-bpe-save-"));
+    await engine.save(dir);
+    await engine.close();
+    for (const file of ["tokenizer.json", "tokenizer_config.json"])
+      assert.equal(await readFile(join(dir, file), "utf8"), await readFile(join(source, file), "utf8"), file);
+    const [saved, original] = await Promise.all([readHfCheckpoint(dir), readHfCheckpoint(source)]);
+    assert.deepEqual(saved.eosTokenIds, original.eosTokenIds);
+    const messages = [{ role: "user", content: "Weather in Oslo, in celsius?" }];
+    const [fromSaved, fromOriginal] = await Promise.all(
+      [dir, source].map(async (d) => {
+        const inference = await EmbeddedInferenceEngine.load(d);
+        const [answer] = await inference.generate([{ messages, maxTokens: 40, temperature: 0 }]);
+        return answer.text;
+      }),
+    );
+    assert.equal(fromSaved, fromOriginal);
   });
 });

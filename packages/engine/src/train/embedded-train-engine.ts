@@ -153,6 +153,8 @@ function sliceRows(batch: TrainBatch, start: number, end: number): TrainBatch {
  */
 export class EmbeddedTrainEngine implements TrainEngine {
   readonly config: LlamaConfig;
+  /** The checkpoint the engine was loaded from, whose tokenizer its saves keep (none: Arc's byte tokenizer). */
+  private tokenizerDir: string | undefined;
   private readonly params = new Map<string, tf.Variable>();
   /** LoRA adapters by `<weight name>.lora_A` / `.lora_B` ([in, r] and [r, out]); empty without LoRA. */
   private readonly adapters = new Map<string, tf.Variable>();
@@ -274,7 +276,9 @@ export class EmbeddedTrainEngine implements TrainEngine {
   static async fromCheckpoint(dir: string, options: TrainEngineOptions = {}): Promise<EmbeddedTrainEngine> {
     await initBackend();
     const { config, tensors } = await readHfCheckpoint(dir);
-    return EmbeddedTrainEngine.build(config, tensors, options);
+    const engine = await EmbeddedTrainEngine.build(config, tensors, options);
+    engine.tokenizerDir = dir;
+    return engine;
   }
 
   /**
@@ -617,7 +621,7 @@ export class EmbeddedTrainEngine implements TrainEngine {
   }
 
   async save(dir: string): Promise<void> {
-    await writeHfCheckpoint(dir, this.config, this.exportTensors());
+    await writeHfCheckpoint(dir, this.config, this.exportTensors(), { tokenizerFrom: this.tokenizerDir });
     const state = new Map<string, NamedTensor>();
     const put = (key: string, t: tf.Tensor) =>
       state.set(key, { shape: [...t.shape], data: t.dataSync() as Float32Array });

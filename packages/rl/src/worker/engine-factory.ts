@@ -71,7 +71,7 @@ export const engineFactory: EngineFactory = {
     if (weights.kind !== "tensors")
       throw new TypeError(`weights: expected in-memory tensors, got a ${weights.kind}`);
     const { config } = await readHfCheckpoint(configDir);
-    await writeHfCheckpoint(dir, config, weights.tensors);
+    await writeHfCheckpoint(dir, config, weights.tensors, { tokenizerFrom: configDir });
   },
   async initModel(dir, size, seed) {
     const config = configForSize(size);
