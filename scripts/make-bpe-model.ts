@@ -17,6 +17,7 @@ import {
   generateArithTasks,
   generateOrderdeskTasks,
   generateToolcallTasks,
+  offeredTools,
   orderdeskFamily,
   type Task,
   type TaskFamily,
@@ -33,9 +34,32 @@ const overrides = args.filter((a) => a.includes("="));
 const out = resolve("models/toolcall-bpe");
 const log = (line: string) => console.error(`[make-bpe-model] ${line}`);
 
-/** Corpus lines: every message of each task's prompt and its reference answers. */
+/**
+ * The lines of the tools section the chat template writes for a family's tools (arc_torch/make_bpe_model.py), each
+ * tool as its signature `name(arg, optional?)`.
+ */
+function toolsSection(family: TaskFamily): string[] {
+  if (!family.tools?.length) return [];
+  const signature = (tool: { function: { name: string; parameters?: Record<string, unknown> } }) => {
+    const parameters = (tool.function.parameters ?? {}) as { properties?: object; required?: string[] };
+    const names = Object.keys(parameters.properties ?? {});
+    const args = names.map((n) => (parameters.required?.includes(n) ? n : `${n}?`));
+    return `${tool.function.name}(${args.join(", ")})`;
+  };
+  return [
+    "# Tools",
+    ...(offeredTools(undefined, family) as Parameters<typeof signature>[0][]).map(signature),
+  ];
+}
+
+/** Corpus lines: every message of each task's prompt, its tools section, and its reference answers. */
 function corpusLines(family: TaskFamily, tasks: Task[]): string[] {
-  return tasks.flatMap((task) => [...family.prompt(task).map((m) => m.content), ...family.reference(task)]);
+  const tools = toolsSection(family);
+  return tasks.flatMap((task) => [
+    ...family.prompt(task).map((m) => m.content),
+    ...tools,
+    ...family.reference(task),
+  ]);
 }
 
 const work = await mkdtemp(join(tmpdir(), "arc-bpe-model-"));

@@ -1,5 +1,6 @@
 import { InvalidInputError } from "../errors/index.ts";
 import type { Task, TaskContext } from "../rollout/index.ts";
+import { offeredTools } from "../tasks/offered-tools.ts";
 import type { TaskFamily, TaskGenerateOptions } from "../tasks/task-family.ts";
 import type { ChatMessage } from "../trace/index.ts";
 import type { Verifier } from "../verify/verifier.ts";
@@ -82,11 +83,13 @@ export function familyPrompt(family: TaskFamily, task: Task): ChatMessage[] {
 
 /**
  * The prompt the model answers for a task: the agent's recorded messages and tools when the task carries them and
- * its family is single-turn, else the family's own prompt (a multi-turn family's session replays from that).
+ * its family is single-turn, else the family's own prompt with the family's tools (a multi-turn family's session
+ * replays from that).
  */
 export function taskPrompt(family: TaskFamily, task: Task): TaskContext {
   if (task.context && !family.session) return task.context;
-  return { messages: family.prompt(task) };
+  const tools = offeredTools(undefined, family);
+  return { messages: family.prompt(task), ...(tools?.length ? { tools } : {}) };
 }
 
 /** Draws tasks from a family's generator; throws an InvalidInputError when the family has none. */

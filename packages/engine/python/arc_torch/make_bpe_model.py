@@ -4,8 +4,9 @@ with random weights (training it is a recipe's job: recipes/toolcall-bpe-sft.yam
     python -m arc_torch.make_bpe_model --corpus corpus.txt --out models/toolcall-bpe [--vocab 1024]
 
 The tokenizer is trained with HF `tokenizers` (byte-level BPE, GPT-2's byte alphabet and split pattern, as Qwen2's);
-the chat template is ChatML with a tools section, rendering the OpenAI message format: `tools`, assistant
-`tool_calls` and `tool` messages.
+the chat template is ChatML with a tools section, rendering the OpenAI message format: `tools` (a line per tool,
+its signature `name(arg, optional?)`, so that a prompt with tools stays short), assistant `tool_calls` (in the
+model's own answer format, `{"tool":name,"args":{...}}`) and `tool` messages.
 """
 
 import argparse
@@ -26,9 +27,13 @@ SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|
 CHAT_TEMPLATE = (
     r"""{% if tools %}{{ '<|im_start|>system\n' }}"""
     r"""{% if messages[0].role == 'system' %}{{ messages[0].content + '\n\n' }}{% endif %}"""
-    r"""{{ '# Tools\n\nCall a function as <tool_call>{"name": ..., "arguments": {...}}</tool_call>. """
-    r"""The functions:\n<tools>' }}"""
-    r"""{% for tool in tools %}{{ '\n' + (tool | tojson) }}{% endfor %}{{ '\n</tools><|im_end|>\n' }}"""
+    r"""{{ '# Tools' }}"""
+    r"""{% for tool in tools %}{{ '\n' + tool.function.name + '(' }}"""
+    r"""{% if tool.function.parameters and tool.function.parameters.properties %}"""
+    r"""{% for name, spec in tool.function.parameters.properties.items() %}"""
+    r"""{% if not loop.first %}{{ ', ' }}{% endif %}{{ name }}"""
+    r"""{% if name not in (tool.function.parameters.required or []) %}{{ '?' }}{% endif %}"""
+    r"""{% endfor %}{% endif %}{{ ')' }}{% endfor %}{{ '<|im_end|>\n' }}"""
     r"""{% elif messages[0].role == 'system' %}"""
     r"""{{ '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}{% endif %}"""
     r"""{% for message in messages %}"""
@@ -37,9 +42,9 @@ CHAT_TEMPLATE = (
     r"""{% if message.content %}{{ message.content }}{% endif %}"""
     r"""{% if message.tool_calls %}{% for call in message.tool_calls %}"""
     r"""{% if message.content or not loop.first %}{{ '\n' }}{% endif %}"""
-    r"""{{ '<tool_call>{"name": ' + (call.function.name | tojson) + ', "arguments": ' }}"""
+    r"""{{ '{"tool":' + (call.function.name | tojson) + ',"args":' }}"""
     r"""{% if call.function.arguments is string %}{{ call.function.arguments }}"""
-    r"""{% else %}{{ call.function.arguments | tojson }}{% endif %}{{ '}</tool_call>' }}"""
+    r"""{% else %}{{ call.function.arguments | tojson }}{% endif %}{{ '}' }}"""
     r"""{% endfor %}{% endif %}{{ '<|im_end|>\n' }}"""
     r"""{% elif message.role == 'tool' %}"""
     r"""{{ '<|im_start|>tool\n<tool_response>' + message.content + '</tool_response><|im_end|>\n' }}"""

@@ -254,7 +254,8 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
     responseFormat: parseResponseFormat(b.response_format),
     generation: {
       messages,
-      ...(tools.length > 0 && toolChoice !== "none" ? { tools: b.tools as object[] } : {}),
+      // the model sees the tools offered even under `none`, as OpenAI's and vLLM's do; it just may not call them
+      ...(tools.length > 0 ? { tools: b.tools as object[] } : {}),
       n: optionalInteger(b, "n", 1, 64) ?? 1,
       maxTokens: maxTokens ?? defaultMaxTokens,
       temperature: optionalNumber(b, "temperature", 0, 2) ?? 1,

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { GenerateOptions, GenRequest, GenResult, InferenceEngine } from "@arc/core";
+import {
+  type GenerateOptions,
+  type GenRequest,
+  type GenResult,
+  type InferenceEngine,
+  TOOLCALL_TOOLS,
+  toOpenAiTools,
+} from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
@@ -233,7 +240,15 @@ describe("the engine server on a checkpoint with a BPE tokenizer and its own cha
       const messages = [
         { role: "user" as const, content: "Book a table for 4 at Sakura House on 2026-03-05." },
       ];
-      const reply = await client.chat.completions.create({ model: "toolcall-bpe", messages, temperature: 0 });
+      // the family's tools, as the model was trained; `none` leaves its call as the text it wrote
+      const tools = toOpenAiTools(TOOLCALL_TOOLS) as unknown as OpenAI.ChatCompletionTool[];
+      const offered = { tools, tool_choice: "none" as const };
+      const reply = await client.chat.completions.create({
+        model: "toolcall-bpe",
+        messages,
+        temperature: 0,
+        ...offered,
+      });
       const text = reply.choices[0].message.content ?? "";
       assert.equal(reply.choices[0].finish_reason, "stop");
       assert.match(text, /^\{"tool":"book_table","args":\{.*"Sakura House".*\}\}$/);
@@ -243,6 +258,7 @@ describe("the engine server on a checkpoint with a BPE tokenizer and its own cha
         messages,
         temperature: 0,
         stream: true,
+        ...offered,
       });
       let streamed = "";
       for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";

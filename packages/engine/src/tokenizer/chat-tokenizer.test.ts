@@ -95,6 +95,20 @@ describe("the chat tokenizer of an HF checkpoint, against transformers", { skip 
     });
   });
 
+  it("reads tool calls in the syntax its template writes them: Arc's JSON for the shipped BPE model", async () => {
+    const tokenizer = await loadChatTokenizer(BPE_MODEL);
+    assert.equal(tokenizer.toolCallSyntax, "arc-json");
+    const text = tokenizer.decode(
+      tokenizer.render(
+        [{ role: "assistant", content: null, tool_calls: [call("get_weather", '{"city":"Oslo"}')] }],
+        {
+          addGenerationPrompt: false,
+        },
+      ),
+    );
+    assert.match(text, /\{"tool":"get_weather","args":\{"city":"Oslo"\}\}/);
+  });
+
   it("ends a training reply with the token that ends a turn, which generation stops at", async () => {
     const tokenizer = await loadChatTokenizer(BPE_MODEL);
     const messages = [{ role: "user", content: "hi" }];

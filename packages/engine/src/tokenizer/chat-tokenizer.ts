@@ -125,7 +125,10 @@ class HfChatTokenizer implements ChatTokenizer {
   private readonly template: Template | undefined;
   /** The token that ends a turn: the config's eos token, when it is one token. */
   readonly endOfTurn: number | undefined;
-  /** Hermes when the template writes calls in `<tool_call>` tags (Qwen2.5, Hermes), else none. */
+  /**
+   * Hermes when the template writes calls in `<tool_call>` tags (Qwen2.5, Hermes), Arc's JSON when it writes them as
+   * `{"tool":name,"args":...}` (the shipped BPE model), else none.
+   */
   readonly toolCallSyntax: ToolCallSyntax | undefined;
 
   constructor(
@@ -137,7 +140,11 @@ class HfChatTokenizer implements ChatTokenizer {
   ) {
     const source = chatTemplateOf(config);
     this.template = source === undefined ? undefined : new Template(source);
-    this.toolCallSyntax = source?.includes("<tool_call>") ? "hermes" : undefined;
+    this.toolCallSyntax = source?.includes("<tool_call>")
+      ? "hermes"
+      : source?.includes(`'{"tool":'`)
+        ? "arc-json"
+        : undefined;
     const eos = tokenText(config.eos_token);
     this.endOfTurn = eos === undefined ? undefined : this.tokenId(eos);
   }

@@ -16,6 +16,7 @@ import {
   type InferenceEngine,
   type TokenEvent,
   type TrainBatch,
+  taskPrompt,
   toolcallFamily,
 } from "@arc/core";
 import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
@@ -174,8 +175,9 @@ describe("torch engine generation", { skip }, () => {
       EmbeddedInferenceEngine.load(bpe),
     ]);
     try {
+      // the family's prompt with its tools, as the model was trained
       const requests = generateToolcallTasks({ split: "production", seed: 8, count: 4 }).map((t) => ({
-        messages: toolcallFamily.prompt(t),
+        ...taskPrompt(toolcallFamily, t),
         temperature: 0,
         maxTokens: 64,
       }));

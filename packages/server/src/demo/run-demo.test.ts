@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it, mock } from "node:test";
 import { fileURLToPath } from "node:url";
-import { configForSize, initWeights, writeHfCheckpoint } from "@arc/engine";
+import { toolcallFamily } from "@arc/core";
+import { configForSize, initWeights, loadChatTokenizer, writeHfCheckpoint } from "@arc/engine";
 import { main } from "../cli/main.ts";
+import { longestAgentPrompt } from "./production-agent.ts";
 import { demoPaths } from "./run-demo.ts";
 
 /**
@@ -148,18 +150,30 @@ describe("arc demo (tiny model, one-minute budget)", () => {
   });
 });
 
-describe("arc demo with a base model it cannot run", () => {
-  it("names the prompt that does not fit the model's context, and leaves the demo's last files alone", async () => {
+describe("arc demo with a BPE base model", () => {
+  const bpe = fileURLToPath(new URL("../../../../models/toolcall-bpe", import.meta.url));
+
+  it("fits the agent's longest prompt, its tools included, and an answer in the shipped BPE model's context", async () => {
+    const context = JSON.parse(readFileSync(join(bpe, "config.json"), "utf8")).max_position_embeddings;
+    const tasks = toolcallFamily.generate({ split: "production", seed: 1, count: 256 });
+    const longest = longestAgentPrompt(await loadChatTokenizer(bpe), tasks);
+    assert.ok(longest + 96 <= context, `${longest} + 96 tokens in a context of ${context}`);
+  });
+
+  it("names the prompt that does not fit a model's context, and leaves the demo's last files alone", async () => {
     const home = mkdtempSync(join(tmpdir(), "arc-demo-refused-"));
     writeFileSync(join(home, "summary.json"), "{}\n");
-    const bpe = fileURLToPath(new URL("../../../../models/toolcall-bpe", import.meta.url));
+    const small = join(home, "small-context");
+    cpSync(bpe, small, { recursive: true });
+    const config = JSON.parse(readFileSync(join(small, "config.json"), "utf8"));
+    writeFileSync(join(small, "config.json"), JSON.stringify({ ...config, max_position_embeddings: 128 }));
     const err = mock.method(console, "error", () => {});
     try {
-      assert.equal(await main(["demo", "--home", home, "--base-model", bpe]), 2);
+      assert.equal(await main(["demo", "--home", home, "--base-model", small]), 2);
       const printed = err.mock.calls.map((c) => c.arguments.join(" ")).join("\n");
       assert.match(
         printed,
-        /chat template renders the agent's prompt with its tools in \d{4} tokens \(the longest of 256\), which with 96 to answer exceeds its context of 1024/,
+        /chat template renders the agent's prompt with its tools in \d+ tokens \(the longest of 256\), which with 96 to answer exceeds its context of 128/,
       );
       assert.equal(readFileSync(join(home, "summary.json"), "utf8"), "{}\n");
     } finally {

@@ -33,7 +33,7 @@ and <home>/report.html.
                   is surely at the target (half the baseline's live rate); time it saves goes to measuring
                   (default 2000)
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
-  --base-model    the starting checkpoint (default models/toolcall-base)
+  --base-model    the starting checkpoint (default models/toolcall-base; models/toolcall-bpe is the BPE one)
   --max-tokens    output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
   --train-set     more recipe overrides, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2
   --serve         leave the platform running afterwards and print its URL, the dashboard's URL and the keys`;
