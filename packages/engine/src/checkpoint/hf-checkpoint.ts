@@ -192,8 +192,10 @@ export async function writeHfCheckpoint(
       JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2),
     );
   }
-  if (options.tokenizerFrom && resolve(options.tokenizerFrom) !== resolve(dir)) {
-    await copyTokenizer(options.tokenizerFrom, dir, options.generation);
+  if (options.tokenizerFrom) {
+    // saved over the checkpoint it came from: its tokenizer files are already there
+    if (resolve(options.tokenizerFrom) !== resolve(dir))
+      await copyTokenizer(options.tokenizerFrom, dir, options.generation);
     return;
   }
   await writeTokenizerFiles(dir);
