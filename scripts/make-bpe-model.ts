@@ -14,10 +14,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
   arithFamily,
+  type FamilyTool,
   generateArithTasks,
   generateOrderdeskTasks,
   generateToolcallTasks,
-  offeredTools,
   orderdeskFamily,
   type Task,
   type TaskFamily,
@@ -40,16 +40,13 @@ const log = (line: string) => console.error(`[make-bpe-model] ${line}`);
  */
 function toolsSection(family: TaskFamily): string[] {
   if (!family.tools?.length) return [];
-  const signature = (tool: { function: { name: string; parameters?: Record<string, unknown> } }) => {
-    const parameters = (tool.function.parameters ?? {}) as { properties?: object; required?: string[] };
-    const names = Object.keys(parameters.properties ?? {});
-    const args = names.map((n) => (parameters.required?.includes(n) ? n : `${n}?`));
-    return `${tool.function.name}(${args.join(", ")})`;
+  const signature = ({ name, parameters }: FamilyTool) => {
+    const args = Object.keys(parameters.properties ?? {}).map((n) =>
+      parameters.required?.includes(n) ? n : `${n}?`,
+    );
+    return `${name}(${args.join(", ")})`;
   };
-  return [
-    "# Tools",
-    ...(offeredTools(undefined, family) as Parameters<typeof signature>[0][]).map(signature),
-  ];
+  return ["# Tools", ...family.tools.map(signature)];
 }
 
 /** Corpus lines: every message of each task's prompt, its tools section, and its reference answers. */
