@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, open, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -25,13 +24,34 @@ export interface LocalRayHead {
   stop(): Promise<void>;
 }
 
+/** How many times a head that exits before its dashboard answers is started again, on fresh ports. */
+const START_ATTEMPTS = 3;
+
 /**
  * Starts a Ray head in the foreground (`ray start --head --block`) in a process group of its own, every port its
  * own, token authentication off, so that tests beside it (and their heads) are untouched: `stop` ends this group
  * only, where `ray stop` would end every Ray process of the machine. Resolves once the dashboard answers.
+ * A free port can be taken by another process before Ray binds it (another test's head picks nine at once), so a
+ * head that exits early is started again on fresh ports; the last attempt's log is in the error.
  */
 export async function startLocalRayHead(options: { cpus?: number } = {}): Promise<LocalRayHead> {
+  let failure = "";
+  for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+    const started = await startHeadOnce(options.cpus ?? 2);
+    if ("head" in started) return started.head;
+    failure = started.failure;
+    if (!started.exitedEarly) break;
+  }
+  throw new Error(failure);
+}
+
+/** One start of a head: the head once its dashboard answers, or why not and the tail of its log. */
+async function startHeadOnce(
+  cpus: number,
+): Promise<{ head: LocalRayHead } | { failure: string; exitedEarly: boolean }> {
   const temp = await mkdtemp(join(tmpdir(), "arc-ray-"));
+  const logPath = join(temp, "head.log");
+  const log = await open(logPath, "w");
   const [gcs, dashboard, ...ports] = await Promise.all(Array.from({ length: 9 }, freePort));
   const [agentHttp, agentGrpc, metrics, client, runtimeEnv, nodeManager, objectManager] = ports;
   const minWorker = 20_000 + Math.floor(Math.random() * 20_000);
@@ -43,7 +63,7 @@ export async function startLocalRayHead(options: { cpus?: number } = {}): Promis
       "--block",
       `--port=${gcs}`,
       "--node-ip-address=127.0.0.1",
-      `--num-cpus=${options.cpus ?? 2}`,
+      `--num-cpus=${cpus}`,
       "--num-gpus=0",
       "--include-dashboard=true",
       "--dashboard-host=127.0.0.1",
@@ -60,8 +80,9 @@ export async function startLocalRayHead(options: { cpus?: number } = {}): Promis
       "--disable-usage-stats",
       `--temp-dir=${temp}`,
     ],
-    { detached: true, stdio: "ignore", env: { ...process.env, RAY_AUTH_MODE: "disabled" } },
+    { detached: true, stdio: ["ignore", log.fd, log.fd], env: { ...process.env, RAY_AUTH_MODE: "disabled" } },
   );
+  await log.close();
   const exited = new Promise<void>((resolve) => head.once("exit", () => resolve()));
   const stop = async () => {
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
@@ -82,11 +103,16 @@ export async function startLocalRayHead(options: { cpus?: number } = {}): Promis
       (r) => r.ok,
       () => false,
     );
-    if (up) return { address: `127.0.0.1:${gcs}`, dashboardUrl, stop };
+    if (up) return { head: { address: `127.0.0.1:${gcs}`, dashboardUrl, stop } };
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
+  const exitCode = head.exitCode;
+  const tail = (await readFile(logPath, "utf8").catch(() => "")).trim().split("\n").slice(-20).join("\n");
   await stop();
-  throw new Error(
-    `ray start --head did not bring up its dashboard (exit ${head.exitCode}; ${existsSync(temp)})`,
-  );
+  const why =
+    exitCode === null ? "its dashboard did not answer within 120 s" : `it exited with code ${exitCode}`;
+  return {
+    failure: `ray start --head did not bring up its dashboard: ${why}. The end of its log:\n${tail}`,
+    exitedEarly: exitCode !== null,
+  };
 }
