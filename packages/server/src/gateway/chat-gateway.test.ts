@@ -22,6 +22,7 @@ import type { Database } from "../store/database.ts";
 import { registerModelVersion } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
 import { getTrace, listTraces } from "../store/trace-store.ts";
+import { answerBytes } from "./model-answer.ts";
 import { ModelPool } from "./model-pool.ts";
 
 for (const dbUnderTest of databasesUnderTest()) {
@@ -130,7 +131,7 @@ for (const dbUnderTest of databasesUnderTest()) {
         max_tokens: 3,
       });
       assert.equal(answer.status, 200);
-      await answer.arrayBuffer();
+      await answerBytes(answer);
       await gateway.flush();
       const page = await listTraces(db, server.tenantId, { text: "Recorded after the answer" });
       assert.equal(page.data.length, 1);

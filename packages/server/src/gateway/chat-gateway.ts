@@ -5,7 +5,7 @@ import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { checkChatRequest } from "./chat-request-check.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
-import { responseBytes } from "./held-bytes.ts";
+import { isWholeBody, jsonAnswer, type ModelAnswer, relayStream } from "./model-answer.ts";
 import type { ModelPool } from "./model-pool.ts";
 import { renameModelInText, StreamModelRename } from "./model-rename.ts";
 import { openAiError } from "./openai-error.ts";
@@ -58,6 +58,22 @@ const DROPPED_HEADERS = new Set([
   "keep-alive",
 ]);
 
+const utf8 = new TextDecoder();
+
+/** A whole body's text. */
+function textOf(body: string | Uint8Array): string {
+  return typeof body === "string" ? body : utf8.decode(body);
+}
+
+/** A whole answer parsed for its trace: null for a 2xx that is not JSON, an error naming the status for another. */
+function parseAnswer(body: string | Uint8Array, ok: boolean, status: number): unknown {
+  try {
+    return JSON.parse(textOf(body));
+  } catch {
+    return ok ? null : { error: { message: `HTTP ${status} with a non-JSON body` } };
+  }
+}
+
 /**
  * Whether run-time teaching may answer a request: the teaching protocol returns one plain-text choice, so a request
  * offering tools or functions (the client expects tool calls) or asking for several choices (`n` > 1) goes to the
@@ -86,14 +102,14 @@ export class ChatGateway {
   }
 
   /** `GET /v1/models`: the tenant's deployed versions, plus `arc`, the name that follows the tenant's route. */
-  async models(tenantId: string): Promise<Response> {
-    return Response.json({ object: "list", data: await this.modelList(tenantId) });
+  async models(tenantId: string): Promise<ModelAnswer> {
+    return jsonAnswer(200, { object: "list", data: await this.modelList(tenantId) });
   }
 
   /** `GET /v1/models/{id}`: one of `models`, else OpenAI's 404 `model_not_found`. */
-  async model(tenantId: string, id: string): Promise<Response> {
+  async model(tenantId: string, id: string): Promise<ModelAnswer> {
     const found = (await this.modelList(tenantId)).find((m) => m.id === id);
-    if (found) return Response.json(found);
+    if (found) return jsonAnswer(200, found);
     return openAiError(
       404,
       `The model \`${id}\` does not exist or you do not have access to it.`,
@@ -120,8 +136,11 @@ export class ChatGateway {
     ];
   }
 
-  /** `POST /v1/chat/completions` for a tenant, body already parsed. */
-  async chat(tenantId: string, body: unknown, context: ChatCallContext = {}): Promise<Response> {
+  /**
+   * `POST /v1/chat/completions` for a tenant, body already parsed. A JSON answer is handed back as the model's bytes
+   * (its `model` renamed to the name asked for); it is parsed for its trace only after it has been handed back.
+   */
+  async chat(tenantId: string, body: unknown, context: ChatCallContext = {}): Promise<ModelAnswer> {
     if (!body || typeof body !== "object" || Array.isArray(body)) {
       return openAiError(400, "expected a JSON object body", "invalid_request_error", "invalid_body");
     }
@@ -164,7 +183,7 @@ export class ChatGateway {
       : null;
     if (taught) {
       this.record(tenantId, taught.trace);
-      return taught.response;
+      return taught.answer;
     }
     const startedAt = new Date();
     const finish = (status: number, summary: CompletionSummary, endedAt = new Date()) =>
@@ -185,7 +204,7 @@ export class ChatGateway {
       );
 
     const requestedModel = typeof request.model === "string" ? request.model : choice.model.name;
-    let upstream: Response;
+    let upstream: ModelAnswer;
     let renames: boolean;
     try {
       const backend = await this.deps.pool.backend(choice.model);
@@ -196,61 +215,37 @@ export class ChatGateway {
       finish(502, { content: null, toolCalls: [], error: { message, type: "api_error" } });
       return openAiError(502, message, "api_error", "model_unavailable");
     }
-    const headers = new Headers();
-    upstream.headers.forEach((value, key) => {
-      if (!DROPPED_HEADERS.has(key)) headers.set(key, value);
-    });
-    headers.set("x-arc-model-version", choice.model.id);
-    const isStream = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
-    if (!isStream || !upstream.body) {
-      const bytes = await responseBytes(upstream);
-      const text = new TextDecoder().decode(bytes);
-      let parsed: unknown = null;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = upstream.ok ? null : { error: { message: `HTTP ${upstream.status} with a non-JSON body` } };
-      }
+    const headers: Record<string, string | string[]> = {};
+    for (const name in upstream.headers) {
+      if (!DROPPED_HEADERS.has(name)) headers[name] = upstream.headers[name];
+    }
+    headers["x-arc-model-version"] = choice.model.id;
+    const { status } = upstream;
+    const ok = status >= 200 && status < 300;
+    if (isWholeBody(upstream.body)) {
+      const bytes = upstream.body;
       const endedAt = new Date();
-      const status = upstream.status;
-      this.afterResponse(() => finish(status, summarizeCompletion(parsed), endedAt));
-      if (renames && upstream.ok && parsed !== null) {
-        return new Response(renameModelInText(text, requestedModel), { status, headers });
-      }
-      return new Response(bytes, { status, headers });
+      this.afterResponse(() => finish(status, summarizeCompletion(parseAnswer(bytes, ok, status)), endedAt));
+      // the answer's own text with its model renamed, so that it is not parsed and written again on this path
+      const answer = renames && ok ? renameModelInText(textOf(bytes), requestedModel) : bytes;
+      return { status, headers, body: answer };
     }
     const rename = renames ? new StreamModelRename(requestedModel) : undefined;
     const accumulator = new SseAccumulator();
-    const reader = upstream.body.getReader();
-    let recorded = false;
-    const done = (status: number) => {
-      if (recorded) return;
-      recorded = true;
-      finish(status, accumulator.summary());
-    };
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done: ended, value } = await reader.read();
-          if (ended) {
-            done(upstream.status);
-            if (rename) controller.enqueue(rename.end());
-            controller.close();
-            return;
-          }
-          accumulator.push(value);
-          controller.enqueue(rename ? rename.push(value) : value);
-        } catch (error) {
-          done(499);
-          controller.error(error);
-        }
+    const stream = relayStream(upstream.body, {
+      chunk(value) {
+        accumulator.push(value);
+        return rename ? rename.push(value) : value;
       },
-      cancel(reason) {
-        done(499);
-        return reader.cancel(reason);
+      end() {
+        finish(status, accumulator.summary());
+        return rename?.end();
+      },
+      stop() {
+        finish(499, accumulator.summary());
       },
     });
-    return new Response(stream, { status: upstream.status, headers });
+    return { status, headers, body: stream };
   }
 
   /** Counts the tokens of a call's LLM steps (the teacher's too, when taught), then queues its trace to be stored. */

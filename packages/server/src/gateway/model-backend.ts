@@ -1,10 +1,9 @@
-import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { Readable } from "node:stream";
 import type { InferenceEngine } from "@arc/core";
 import { createEngineServer } from "@arc/engine";
 import type { UpstreamModel } from "../store/model-registry.ts";
-import { bytesResponse } from "./held-bytes.ts";
+import { answerFromResponse, type ModelAnswer } from "./model-answer.ts";
 import { openAiError } from "./openai-error.ts";
 
 /** Something that answers OpenAI chat completion requests for one model version. */
@@ -16,7 +15,7 @@ export interface ModelBackend {
    * come back untouched, errors included, so the gateway can forward them faithfully. An upstream gets its own model
    * name in the body (and answers with it); the embedded engine answers with the name the client asked for.
    */
-  chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response>;
+  chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<ModelAnswer>;
 }
 
 /**
@@ -41,7 +40,7 @@ function leastPromptTokens(messages: unknown): number {
 }
 
 /** OpenAI's answer to a prompt that leaves a model no room to reply. */
-function contextLengthExceeded(contextTokens: number, tokens: number): Response {
+function contextLengthExceeded(contextTokens: number, tokens: number): ModelAnswer {
   return openAiError(
     400,
     `This model's maximum context length is ${contextTokens} tokens. However, your messages resulted in at least ${tokens} tokens, which leaves no room for a reply. Please reduce the length of the messages.`,
@@ -68,7 +67,7 @@ export function embeddedBackend(
       const tokens = contextTokens === undefined ? 0 : leastPromptTokens(body.messages);
       if (contextTokens !== undefined && tokens >= contextTokens)
         return contextLengthExceeded(contextTokens, tokens);
-      return app.fetch(
+      const response = await app.fetch(
         new Request("http://embedded/v1/chat/completions", {
           method: "POST",
           headers: { "content-type": "application/json" },
@@ -76,6 +75,7 @@ export function embeddedBackend(
           signal,
         }),
       );
+      return answerFromResponse(response);
     },
   };
 }
@@ -94,25 +94,30 @@ const agents = {
  * A backend over an OpenAI-compatible server (vLLM, SGLang, a hosted API, `arc engine serve`). `baseUrl` ends where
  * OpenAI's client base URL does (e.g. `http://host:8000/v1`); the key is read from `apiKeyEnv` at each call, so a
  * rotated key takes effect without a restart and is never stored. Calls go through node:http with keep-alive
- * connections (about half the per-call cost of `fetch`); a streamed answer streams through as it arrives, a JSON
- * answer is read whole first.
+ * connections (about half the per-call cost of `fetch`), with the request's options made once; a streamed answer
+ * streams through as it arrives, a JSON answer is read whole first.
  */
 export function upstreamBackend(upstream: UpstreamModel, env: NodeJS.ProcessEnv = process.env): ModelBackend {
   const url = new URL(`${upstream.baseUrl.replace(/\/$/, "")}/chat/completions`);
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-  const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
+  const target: RequestOptions = {
+    protocol: url.protocol,
+    hostname: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port || undefined,
+    path: `${url.pathname}${url.search}`,
+    method: "POST",
+    agent: url.protocol === "https:" ? agents["https:"] : agents["http:"],
+  };
   return {
     kind: "upstream",
     chat(body, signal) {
       const key = upstream.apiKeyEnv ? env[upstream.apiKeyEnv] : undefined;
       const payload = JSON.stringify({ ...body, model: upstream.model });
-      return new Promise<Response>((resolve, reject) => {
+      return new Promise<ModelAnswer>((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
         const req = send(
-          url,
           {
-            method: "POST",
-            agent,
-            signal,
+            ...target,
             headers: {
               "content-type": "application/json",
               "content-length": Buffer.byteLength(payload),
@@ -120,21 +125,25 @@ export function upstreamBackend(upstream: UpstreamModel, env: NodeJS.ProcessEnv 
             },
           },
           (res) => {
-            const headers = new Headers();
-            for (let i = 0; i < res.rawHeaders.length; i += 2)
-              headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+            const headers = res.headers as Record<string, string | string[]>;
             const status = res.statusCode ?? 502;
             if (isEventStream(res.headers["content-type"])) {
-              resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, headers }));
+              resolve({ status, headers, body: res });
               return;
             }
-            // a whole JSON answer is read here, so that no web stream is made for it
+            // a whole JSON answer is read here, so that no stream is handed on for it
             const chunks: Buffer[] = [];
             res.on("data", (chunk: Buffer) => chunks.push(chunk));
-            res.once("end", () => resolve(bytesResponse(Buffer.concat(chunks), { status, headers })));
+            res.once("end", () => resolve({ status, headers, body: Buffer.concat(chunks) }));
             res.once("error", reject);
           },
         );
+        if (signal) {
+          // cheaper than handing node:http the signal, which watches the whole stream's end to let go of it
+          const abort = () => req.destroy(signal.reason);
+          signal.addEventListener("abort", abort, { once: true });
+          req.once("close", () => signal.removeEventListener("abort", abort));
+        }
         req.once("error", reject);
         req.end(payload);
       });

@@ -6,6 +6,7 @@ import { seriesValue } from "../metrics/__fixtures__/metric-values.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { ModelVersion } from "../store/model-registry.ts";
 import { FAULT_INJECTED_OUTPUT } from "./fault-injecting-engine.ts";
+import { answerBytes, answerJson } from "./model-answer.ts";
 import { ModelPool } from "./model-pool.ts";
 
 function version(tenantId: string, id: string, name: string): ModelVersion {
@@ -30,7 +31,8 @@ async function answer(pool: ModelPool, v: ModelVersion): Promise<string> {
     messages: [{ role: "user", content: "q" }],
     max_tokens: 8,
   });
-  return ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content;
+  return ((await answerJson(res)) as { choices: { message: { content: string } }[] }).choices[0].message
+    .content;
 }
 
 describe("ModelPool fault injection", () => {
@@ -85,13 +87,16 @@ describe("ModelPool bound", () => {
     const [v1, v2, v3] = ["mv_01", "mv_02", "mv_03"].map((id) => version("ten_a", id, id));
     assert.equal(await answer(pool, v1), "/m/mv_01");
     await answer(pool, v2);
-    // a call on v1 whose answer is not read yet holds v1's engine
-    const unread = await (await pool.backend(v1)).chat({ messages: [{ role: "user", content: "q" }] });
+    // a call on v1 whose streamed answer is not read yet holds v1's engine
+    const unread = await (await pool.backend(v1)).chat({
+      messages: [{ role: "user", content: "q" }],
+      stream: true,
+    });
     await answer(pool, v2);
     await answer(pool, v3); // v1 is now the least recently used: let go of, but its call has not ended
     await nextTurn();
     assert.deepEqual(closes, [], "an engine with a call in flight stays open");
-    assert.equal(((await unread.json()) as { choices: unknown[] }).choices.length, 1);
+    assert.match(Buffer.from(await answerBytes(unread)).toString(), /data: \[DONE\]/);
     await nextTurn();
     assert.deepEqual(closes, ["/m/mv_01"], "closed as its last call ends");
     assert.equal(await answer(pool, v1), "/m/mv_01", "a call after that loads it again");
@@ -114,13 +119,13 @@ describe("ModelPool bound", () => {
     assert.deepEqual(closes, ["/m/mv_11"]);
     assert.equal(pool.stats().loaded, 0);
     const late = await handle.chat({ messages: [{ role: "user", content: "q" }] });
-    await late.text();
+    await answerBytes(late);
     await nextTurn();
     assert.deepEqual(loads, ["/m/mv_11", "/m/mv_11"]);
     assert.deepEqual(closes, ["/m/mv_11", "/m/mv_11"], "retired: closed again after its late call");
     assert.equal(pool.stats().loaded, 0, "a retired version does not count against the bound");
     const looked = await pool.backend(v1); // a request that chose v1 before it left service
-    await (await looked.chat({ messages: [{ role: "user", content: "q" }] })).text();
+    await answerBytes(await looked.chat({ messages: [{ role: "user", content: "q" }] }));
     await nextTurn();
     assert.equal(closes.length, 3, "looked up again after its retirement, it is still closed after its call");
   });

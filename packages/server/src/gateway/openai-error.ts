@@ -1,3 +1,5 @@
+import { jsonAnswer, type ModelAnswer } from "./model-answer.ts";
+
 /** An OpenAI-shaped error answer made by the gateway itself (not forwarded from a model). */
 export function openAiError(
   status: number,
@@ -5,6 +7,6 @@ export function openAiError(
   type: string,
   code: string,
   param: string | null = null,
-): Response {
-  return Response.json({ error: { message, type, param, code } }, { status });
+): ModelAnswer {
+  return jsonAnswer(status, { error: { message, type, param, code } });
 }

@@ -1,3 +1,4 @@
+import { isWholeBody, type ModelAnswer, relayStream } from "./model-answer.ts";
 import type { ModelBackend } from "./model-backend.ts";
 
 /** A backend as made: what answers, and what frees it (an engine's weights, an adapter on its upstream). */
@@ -15,45 +16,19 @@ export interface BackendKeeper {
 }
 
 /**
- * Calls `done` once, when the response's body has been read to its end, failed, or been cancelled (a client that
- * went away); at once for a response without a body.
+ * Calls `done` once, when the answer's body has been read to its end, failed, or been stopped (a client that went
+ * away); at once for a whole body.
  */
-export function onBodyEnd(response: Response, done: () => void): Response {
-  if (!response.body) {
+export function onBodyEnd(answer: ModelAnswer, done: () => void): ModelAnswer {
+  if (isWholeBody(answer.body)) {
     done();
-    return response;
+    return answer;
   }
-  let called = false;
-  const finish = () => {
-    if (!called) {
-      called = true;
-      done();
-    }
+  const end = () => {
+    done();
+    return undefined;
   };
-  const reader = response.body.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done: ended, value } = await reader.read();
-        if (ended) {
-          finish();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        finish();
-        controller.error(error);
-      }
-    },
-    async cancel(reason) {
-      finish();
-      await reader.cancel(reason);
-    },
-  });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  return { ...answer, body: relayStream(answer.body, { end, stop: done }) };
 }
 
 /**
@@ -104,21 +79,21 @@ export class PooledBackend implements ModelBackend {
     if (this.retired) this.closeSoonIfIdle();
   }
 
-  async chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+  async chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<ModelAnswer> {
     // a plain upstream holds nothing here: its calls go straight through, off the count
     if (!this.closes) return (await this.ensure()).backend.chat(body, signal);
     this.running++;
     this.closeWhenIdle = false;
-    let response: Response;
+    let answer: ModelAnswer;
     try {
       const { backend } = await this.ensure();
       if (this.inProcess) this.keeper.used(this);
-      response = await backend.chat(body, signal);
+      answer = await backend.chat(body, signal);
     } catch (error) {
       this.ended();
       throw error;
     }
-    return onBodyEnd(response, () => this.ended());
+    return onBodyEnd(answer, () => this.ended());
   }
 
   /** Lets go of it: closed now when idle, else when its last call ends (unless a new call takes it up again). */

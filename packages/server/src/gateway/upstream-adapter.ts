@@ -1,4 +1,5 @@
 import type { UpstreamModel } from "../store/model-registry.ts";
+import { discardAnswer } from "./model-answer.ts";
 import { type ModelBackend, upstreamBackend } from "./model-backend.ts";
 
 /** A model version served as a LoRA adapter on a base model's upstream server. */
@@ -85,7 +86,7 @@ export function adapterBackend(
     async chat(body, signal) {
       const first = await inner.chat(body, signal);
       if (first.status !== 404) return first;
-      await first.body?.cancel();
+      await discardAnswer(first);
       onLoad(await loadAdapter(upstream, env));
       return inner.chat(body, signal);
     },

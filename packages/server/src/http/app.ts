@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import { Hono } from "hono";
 import type { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
@@ -28,8 +29,11 @@ export function createApp(deps: AppDeps): Hono {
   app.use(async (c, next) => {
     const started = performance.now();
     await next();
+    // a route that wrote its answer to the socket itself (the gateway) has its status there
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    const status = outgoing?.headersSent ? outgoing.statusCode : c.res.status;
     deps.metrics.requestDuration.observe(
-      { route: c.req.routePath, method: c.req.method, status: String(c.res.status) },
+      { route: c.req.routePath, method: c.req.method, status: String(status) },
       (performance.now() - started) / 1000,
     );
   });

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Principal } from "../store/keys.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { HttpError } from "./http-error.ts";
+import { requestHeader } from "./request-header.ts";
 
 /** Hono context variables the auth middleware sets. */
 export type AuthVariables = { principal: Principal; tenantId: string };
@@ -25,7 +26,7 @@ export function requireRole(
   onReject?: () => void,
 ): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
-    const key = bearerKey(c.req.header("authorization"));
+    const key = bearerKey(requestHeader(c, "authorization"));
     if (!key) {
       onReject?.();
       throw new HttpError(
@@ -39,7 +40,7 @@ export function requireRole(
       onReject?.();
       throw new HttpError(401, "invalid_api_key", "Incorrect API key provided: unknown or revoked key");
     }
-    const actingFor = c.req.header(actingTenantHeader);
+    const actingFor = requestHeader(c, actingTenantHeader);
     if (role === "tenant" && actingFor !== undefined) {
       if (principal.role === "tenant") {
         if (actingFor !== principal.tenantId) {

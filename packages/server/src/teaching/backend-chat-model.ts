@@ -1,5 +1,6 @@
 import type { ChatModel } from "@arc/core";
 import { OpenAIChatModel } from "@arc/engine";
+import { answerToResponse } from "../gateway/model-answer.ts";
 import type { ModelBackend } from "../gateway/model-backend.ts";
 
 /**
@@ -9,6 +10,11 @@ import type { ModelBackend } from "../gateway/model-backend.ts";
  */
 export function backendChatModel(backend: ModelBackend, name: string): ChatModel {
   const fetchViaBackend: typeof fetch = async (_url, init) =>
-    backend.chat(JSON.parse(String(init?.body)) as Record<string, unknown>, init?.signal ?? undefined);
+    answerToResponse(
+      await backend.chat(
+        JSON.parse(String(init?.body)) as Record<string, unknown>,
+        init?.signal ?? undefined,
+      ),
+    );
   return new OpenAIChatModel({ baseURL: "http://backend.invalid/v1", model: name, fetch: fetchViaBackend });
 }

@@ -12,6 +12,7 @@ import {
 } from "@arc/core";
 import { existingPatternIds, listPatterns } from "../failures/pattern-store.ts";
 import { gatewayTrace } from "../gateway/gateway-trace.ts";
+import { jsonAnswer, type ModelAnswer } from "../gateway/model-answer.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
 import type { RouteChoice } from "../gateway/routing-table.ts";
 import { appendAudit } from "../store/audit-log.ts";
@@ -55,7 +56,7 @@ export interface TeachCallContext {
 
 /** A request answered under teaching: the OpenAI-shaped answer and its trace (one step per phase). */
 export interface TaughtAnswer {
-  response: Response;
+  answer: ModelAnswer;
   trace: Trace;
 }
 
@@ -362,12 +363,10 @@ export class TeachingRuntime {
       ],
       usage,
     };
-    const response = Response.json(body, {
-      headers: {
-        "x-arc-model-version": choice.model.id,
-        "x-arc-teaching": `mode=${run.mode}; judgement=${run.judgement}; pattern=${patternId}; teaching-tokens=${run.teachingTokens}`,
-      },
+    const answer = jsonAnswer(200, body, {
+      "x-arc-model-version": choice.model.id,
+      "x-arc-teaching": `mode=${run.mode}; judgement=${run.judgement}; pattern=${patternId}; teaching-tokens=${run.teachingTokens}`,
     });
-    return { response, trace };
+    return { answer, trace };
   }
 }

@@ -15,6 +15,7 @@ import {
   type ValidationItem,
   verifyTask,
 } from "@arc/core";
+import { answerJson } from "../gateway/model-answer.ts";
 import type { ModelBackend } from "../gateway/model-backend.ts";
 
 /** How items are sent to the models. */
@@ -52,14 +53,15 @@ async function ask(
     max_tokens: maxTokens,
     seed: 0,
   });
-  const body = (await res.json().catch(() => null)) as {
+  const body = (await answerJson(res)) as {
     error?: { message?: string };
     choices?: {
       message?: { content?: string | null; tool_calls?: { function: { name: string; arguments: string } }[] };
     }[];
     usage?: { completion_tokens?: number };
   } | null;
-  if (!res.ok) throw new Error(`model answered ${res.status}: ${body?.error?.message ?? "no error message"}`);
+  if (res.status < 200 || res.status >= 300)
+    throw new Error(`model answered ${res.status}: ${body?.error?.message ?? "no error message"}`);
   const message = body?.choices?.[0]?.message;
   const call = message?.tool_calls?.[0]?.function;
   const text = call ? toolCallText(call) : (message?.content ?? "");
