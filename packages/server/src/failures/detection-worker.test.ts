@@ -58,6 +58,28 @@ for (const target of databasesUnderTest()) {
       assert.equal(await pendingDetections(db, tenant), 0);
     });
 
+    it("writes a trace's queue row once when its trace and steps are stored together", async () => {
+      const other = (await createTenant(db, "queued-once")).id;
+      const updates = await db.transaction(async (tx) => {
+        // PGlite's view also counts earlier transactions whose counts it has not flushed: a difference holds on both
+        const queueUpdates = async () =>
+          Number(
+            (
+              await tx.query<{ n: string }>(
+                "select n_tup_upd as n from pg_stat_xact_user_tables where relname = 'detection_queue'",
+              )
+            )[0].n,
+          );
+        const before = await queueUpdates();
+        await insertTraces(tx, other, traces.slice(0, 3));
+        return (await queueUpdates()) - before;
+      });
+      assert.ok(traces.slice(0, 3).every((t) => t.steps.length > 0));
+      assert.equal(updates, 0, "the steps' trigger leaves the rows their traces queued as they are");
+      assert.equal(await pendingDetections(db, other), 3);
+      await db.query("delete from detection_queue where tenant_id = $1", [other]);
+    });
+
     it("judges every trace once and clusters the failures into patterns named after their modes", async () => {
       await insertTraces(db, tenant, traces.slice(1, 150));
       const worker = new DetectionWorker(db, { config });

@@ -10,6 +10,7 @@ import { imagesSchema } from "./009-images.ts";
 import { judgesSchema } from "./010-judges.ts";
 import { analyticsSchema } from "./011-analytics.ts";
 import { failuresByTimeSchema } from "./012-failures-by-time.ts";
+import { enqueueOncePerTransactionSchema } from "./013-enqueue-once-per-transaction.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [
   { version: 10, name: "judges", sql: judgesSchema },
   { version: 11, name: "analytics settings and judge calibrations", sql: analyticsSchema },
   { version: 12, name: "failures by time", sql: failuresByTimeSchema },
+  { version: 13, name: "detection queued once per transaction", sql: enqueueOncePerTransactionSchema },
 ];
