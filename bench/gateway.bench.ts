@@ -1,9 +1,10 @@
 // npm run bench:gateway: the latency Arc's gateway adds to each call, and the throughput it keeps, against an upstream
 // that answers every call after a fixed 20 ms (bench/fixed-latency-upstream.ts), with LiteLLM's proxy and a bare
 // Node.js pass-through proxy (bench/bare-proxy.ts, the least any Node.js gateway can cost here) measured the same way
-// in the same run. Each runs in a process of its own: the upstream, Arc's server (every call recorded as a trace,
-// PGlite, then a PostgreSQL server when ARC_TEST_DATABASE_URL names one), LiteLLM's proxy (while Arc is stopped), the
-// bare proxy, and this load generator.
+// in the same run. Each runs in a process of its own: the upstream; `arc serve` as installed (the compiled packages,
+// built first, on plain Node: bench/arc-serve-compiled.mjs), every call recorded as a trace and judged by its
+// detection worker, on PGlite, then on a PostgreSQL server when ARC_TEST_DATABASE_URL names one; LiteLLM's proxy
+// (while Arc is stopped); the bare proxy; and this load generator.
 //
 // Overhead: `c` workers each make pairs of calls, one straight to the upstream and one through a gateway, in random
 // order. A call's own time is its time end to end less the time the upstream held it (noted by the upstream per call),
@@ -13,8 +14,11 @@
 // per second with 32 in flight for a few seconds, through each gateway and straight to the upstream, one after the
 // other in each round; the ratio is the median over rounds of the ratios measured in the same round.
 // Usage: npm run bench:gateway [-- --rounds N --seconds S]
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
@@ -280,13 +284,53 @@ const names = {
   upstream: "upstream alone",
 };
 
-/** Starts Arc's bench server over `upstreamUrl` (PGlite, or the PostgreSQL database at `databaseUrl`). */
+/**
+ * Starts `arc serve` as installed (bench/arc-serve-compiled.mjs) in a home of its own, on PGlite or the PostgreSQL
+ * database at `databaseUrl`, with the upstream allowed (ARC_UPSTREAMS); registers the upstream's model as the default
+ * tenant's production model over the API. Resolves with the process and the tenant's `/v1` URL and key.
+ */
 async function startArc(upstreamUrl: string, databaseUrl?: string) {
-  const arc = await startProcess(["bench/gateway-bench-server.ts"], {
-    ARC_BENCH_UPSTREAM_URL: upstreamUrl,
-    ARC_BENCH_DATABASE_URL: databaseUrl ?? "",
+  const home = mkdtempSync(join(tmpdir(), "arc-gateway-bench-"));
+  const child = spawn(
+    process.execPath,
+    ["bench/arc-serve-compiled.mjs", "serve", "--port", "0", "--home", home],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: {
+        ...process.env,
+        ARC_UPSTREAMS: JSON.stringify({ bench: { baseUrl: upstreamUrl } }),
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      },
+    },
+  );
+  child.once("exit", () => rmSync(home, { recursive: true, force: true }));
+  const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (d) => {
+      out += d;
+      const url = /listening at (http:\/\/\S+)/.exec(out)?.[1];
+      const key = /API key: (\S+)/.exec(out)?.[1];
+      if (url && key) resolve({ url, key });
+    });
+    child.once("exit", (code) => reject(new Error(`arc serve exited with ${code}: ${out}`)));
   });
-  return { child: arc.child, target: { name: "arc", url: arc.info.url, key: arc.info.key } };
+  const registered = await fetch(`${url}/v1/model-versions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      name: "bench-upstream-model",
+      status: "promoted",
+      upstream: { name: "bench", model: "bench-model" },
+    }),
+  });
+  if (!registered.ok) throw new Error(`registering the upstream model: ${await registered.text()}`);
+  return { child, target: { name: "arc", url: `${url}/v1`, key } };
+}
+
+/** Compiles the packages (`npm run build`), so that `arc serve` runs what `npm pack` would ship. */
+function buildPackages(): void {
+  const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
+  if (built.status !== 0) throw new Error(`npm run build failed (exit ${built.status})`);
 }
 
 /**
@@ -297,6 +341,7 @@ async function startArc(upstreamUrl: string, databaseUrl?: string) {
 export async function runGatewayBench(options: { rounds?: number; seconds?: number } = {}) {
   const rounds = options.rounds ?? 3;
   const seconds = options.seconds ?? 5;
+  buildPackages();
   const upstreamProcess = await startProcess(
     ["bench/fixed-latency-upstream.ts", String(upstreamLatencyMs)],
     {},

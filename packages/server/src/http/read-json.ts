@@ -39,11 +39,17 @@ function tooLarge(maxBytes: number): HttpError {
 }
 
 /**
- * A node:http request's body, read through its events (cheaper than iterating the stream). Past `maxBytes` the
- * request is destroyed unread, as leaving an iteration of it would.
+ * A node:http request's body: at once when it has arrived whole, else through its events (cheaper than iterating
+ * the stream). Past `maxBytes` the request is destroyed unread, as leaving an iteration of it would.
  */
 function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Buffer> {
   if (incoming.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  if (incoming.complete && incoming.readableLength <= maxBytes) {
+    // the whole body has arrived (a small one comes with its headers): taken from the stream's buffer at once
+    const whole = incoming.read() as Buffer | null;
+    incoming.resume();
+    return Promise.resolve(whole ?? Buffer.alloc(0));
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
