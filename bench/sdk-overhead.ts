@@ -2,6 +2,7 @@
 // against a local OpenAI-compatible test server, wrapped and unwrapped calls interleaved in the same run (in
 // random order per pair), with the exporter shipping the traces to a local collector as it would in production.
 // Called by bench/backbone.bench.ts; also runnable alone: node --import tsx bench/sdk-overhead.ts
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import OpenAI from "openai";
 import { createArc } from "../packages/sdk/src/index.ts";
@@ -52,43 +53,13 @@ function quantile(sorted: number[], q: number): number {
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-/** A prompt the size of a small agent's turn: system prompt, a few turns, a tool call and its result, one tool. */
-export const agentTurn = {
-  model: "bench-model",
-  temperature: 0.2,
-  max_tokens: 256,
-  messages: [
-    { role: "system" as const, content: "You are a support agent. Use tools when needed. ".repeat(10) },
-    { role: "user" as const, content: "My order 1234 has not arrived, where is it?" },
-    {
-      role: "assistant" as const,
-      content: null,
-      tool_calls: [
-        {
-          id: "call_1",
-          type: "function" as const,
-          function: { name: "get_order", arguments: '{"id":"1234"}' },
-        },
-      ],
-    },
-    {
-      role: "tool" as const,
-      tool_call_id: "call_1",
-      content: JSON.stringify({ status: "shipped", eta: "tomorrow" }),
-    },
-    { role: "user" as const, content: "Can you also check the invoice?" },
-  ],
-  tools: [
-    {
-      type: "function" as const,
-      function: {
-        name: "get_order",
-        description: "Look an order up by id",
-        parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
-      },
-    },
-  ],
-};
+/**
+ * A prompt the size of a small agent's turn: system prompt, a few turns, a tool call and its result, one tool
+ * (bench/agent-turn.json, which the in-process measurement reads too).
+ */
+export const agentTurn = JSON.parse(
+  readFileSync(new URL("./agent-turn.json", import.meta.url), "utf8"),
+) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 
 /** Measures the added latency per wrapped call; see the file header. */
 export async function measureSdkOverhead(options: SdkOverheadOptions = {}): Promise<SdkOverhead> {

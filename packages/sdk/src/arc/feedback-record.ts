@@ -1,4 +1,5 @@
 import { ArcInputError } from "../errors/arc-sdk-error.ts";
+import { randomId } from "../trace/random-id.ts";
 import type { WireFeedback } from "../wire/wire-types.ts";
 
 /** Arguments of `arc.feedback`: a judgement of a trace (or one of its steps). */
@@ -47,7 +48,7 @@ export function feedbackRecord(input: FeedbackInput): WireFeedback {
   if (input.score === undefined && input.label === undefined && input.correction === undefined)
     throw new ArcInputError("feedback", "needs at least one of score, label or correction");
   const record: WireFeedback = {
-    id: crypto.randomUUID(),
+    id: randomId(),
     traceId: input.traceId,
     createdAt: new Date().toISOString(),
   };

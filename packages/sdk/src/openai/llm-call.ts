@@ -1,3 +1,4 @@
+import { isoNow } from "../trace/iso-now.ts";
 import { toStepError } from "../trace/step-error.ts";
 import type { StepScope, Tracer } from "../trace/tracer.ts";
 import { CHAT_COMPLETIONS, type LlmProtocol } from "./llm-protocol.ts";
@@ -175,7 +176,7 @@ export class LlmCall {
   }
 
   private timing(): { endedAt: string; latencyMs: number } {
-    return { endedAt: new Date().toISOString(), latencyMs: performance.now() - this.started };
+    return { endedAt: isoNow(), latencyMs: performance.now() - this.started };
   }
 
   private safely(body: () => void): void {

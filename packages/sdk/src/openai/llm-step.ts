@@ -1,3 +1,5 @@
+import { isoNow } from "../trace/iso-now.ts";
+import { randomId } from "../trace/random-id.ts";
 import type { WireLlmCall, WireStep, WireToolCall, WireUsage } from "../wire/wire-types.ts";
 import type { ChatCompletionLike, ChatRequestLike, ToolCallLike, UsageLike } from "./openai-shapes.ts";
 
@@ -28,7 +30,7 @@ export function llmStep(
   if (typeof model === "string") llm.modelRequested = model;
   if (tools) llm.tools = tools;
   if (Object.keys(params).length > 0) llm.params = params;
-  return { id: crypto.randomUUID(), kind: "llm", name, startedAt: new Date().toISOString(), llm };
+  return { id: randomId(), kind: "llm", name, startedAt: isoNow(), llm };
 }
 
 function toolCall(call: ToolCallLike): WireToolCall {

@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { WireStep, WireStepKind, WireTrace } from "../wire/wire-types.ts";
+import { isoNow } from "./iso-now.ts";
+import { randomId } from "./random-id.ts";
 import { toStepError } from "./step-error.ts";
 import { TraceState } from "./trace-state.ts";
 
@@ -140,7 +142,7 @@ export class Tracer {
     const context = this.storage.getStore();
     if (context?.parentStepId) step.parentId = context.parentStepId;
     context?.state.stepStarted();
-    const traceId = context?.state.record.id ?? crypto.randomUUID();
+    const traceId = context?.state.record.id ?? randomId();
     let ended = false;
     return {
       step,
@@ -178,9 +180,9 @@ export class Tracer {
 
   private root<T>(name: string, fn: (handle: TraceHandle) => T, options: TraceOptions): T {
     const record: WireTrace = {
-      id: crypto.randomUUID(),
+      id: randomId(),
       name: clip(name, MAX_NAME),
-      startedAt: new Date().toISOString(),
+      startedAt: isoNow(),
       steps: [],
     };
     let outputSet = false;
@@ -211,7 +213,7 @@ export class Tracer {
       () => this.storage.run({ state }, fn, handle),
       (failed, valueOrError) =>
         safely(this.report, () => {
-          record.endedAt = new Date().toISOString();
+          record.endedAt = isoNow();
           record.status = failed ? "error" : "ok";
           if (failed) record.metadata = { ...record.metadata, error: toStepError(valueOrError) };
           else if (!outputSet && options.captureOutput !== false && valueOrError !== undefined)
@@ -229,10 +231,10 @@ export class Tracer {
   ): T {
     const started = performance.now();
     const scope = this.beginStep({
-      id: crypto.randomUUID(),
+      id: randomId(),
       kind: options.kind ?? "custom",
       name: clip(name, MAX_NAME),
-      startedAt: new Date().toISOString(),
+      startedAt: isoNow(),
     });
     const step = scope.step;
     let outputSet = false;
@@ -258,7 +260,7 @@ export class Tracer {
       () => this.storage.run({ state: parent.state, parentStepId: step.id }, fn, handle),
       (failed, valueOrError) => {
         const patch: Partial<WireStep> = {
-          endedAt: new Date().toISOString(),
+          endedAt: isoNow(),
           latencyMs: performance.now() - started,
         };
         if (failed) patch.error = toStepError(valueOrError);
