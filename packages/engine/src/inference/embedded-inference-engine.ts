@@ -105,6 +105,8 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private readonly pending: Row[] = [];
   private running = false;
   private readonly tokenizer: TokenizerInfo;
+  /** `longestTokenBytes`, once read off the vocabulary. */
+  private longestToken: number | undefined;
 
   private constructor(
     config: LlamaConfig,
@@ -154,6 +156,23 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
 
   getVersion(): number {
     return this.version;
+  }
+
+  /**
+   * The most bytes of text one token of the checkpoint's tokenizer stands for (1 for Arc's byte-level one), so that a
+   * prompt's bytes bound its tokens from below before it is tokenized; undefined when the tokenizer cannot be read.
+   */
+  get longestTokenBytes(): number | undefined {
+    const chat = this.tokenizer.chat;
+    if (!chat) return undefined;
+    if (chat.kind === "byte") return 1;
+    if (this.longestToken === undefined) {
+      let longest = 1;
+      for (let id = 0; id < this.config.vocab_size; id++)
+        longest = Math.max(longest, chat.tokenBytes(id)?.byteLength ?? 0);
+      this.longestToken = longest;
+    }
+    return this.longestToken;
   }
 
   get toolCallSyntax(): ToolCallSyntax | undefined {

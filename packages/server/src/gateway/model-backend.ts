@@ -19,20 +19,21 @@ export interface ModelBackend {
 }
 
 /**
- * The fewest tokens the embedded engine's chat template makes of `messages`: a token per UTF-8 byte of each text,
- * one for the role and one for the end of each message, and the two around the conversation.
+ * The fewest tokens the embedded engine's chat template can make of `messages`, when one token stands for at most
+ * `longestTokenBytes` bytes of text: each text's UTF-8 bytes over that, one for the role and one for the end of each
+ * message, and the two around the conversation. With Arc's byte-level tokenizer (1) it is exact for the text.
  */
-function leastPromptTokens(messages: unknown): number {
+function leastPromptTokens(messages: unknown, longestTokenBytes: number): number {
   if (!Array.isArray(messages)) return 0;
   let tokens = 2;
   for (const message of messages) {
     const content = (message as { content?: unknown } | null)?.content;
     tokens += 2;
-    if (typeof content === "string") tokens += Buffer.byteLength(content);
+    if (typeof content === "string") tokens += Math.ceil(Buffer.byteLength(content) / longestTokenBytes);
     else if (Array.isArray(content)) {
       for (const part of content) {
         const text = (part as { text?: unknown } | null)?.text;
-        if (typeof text === "string") tokens += Buffer.byteLength(text);
+        if (typeof text === "string") tokens += Math.ceil(Buffer.byteLength(text) / longestTokenBytes);
       }
     }
   }
@@ -50,23 +51,26 @@ function contextLengthExceeded(contextTokens: number, tokens: number): ModelAnsw
   );
 }
 
+/** What bounds an embedded engine's prompts: its context, and the most bytes of text one of its tokens stands for. */
+export interface PromptBound {
+  contextTokens: number;
+  longestTokenBytes: number;
+}
+
 /**
  * A backend over an engine in this process: the engine's OpenAI-compatible app, called without a socket. With the
- * engine's context length (`contextTokens`), a prompt that cannot fit is answered 400 `context_length_exceeded`,
- * as OpenAI answers it, before the engine tokenizes it.
+ * engine's `bound`, a prompt that surely cannot fit is answered 400 `context_length_exceeded`, as OpenAI answers it,
+ * before the engine tokenizes it (the engine answers the same for one that does not fit once tokenized).
  */
-export function embeddedBackend(
-  engine: InferenceEngine,
-  modelId: string,
-  contextTokens?: number,
-): ModelBackend {
+export function embeddedBackend(engine: InferenceEngine, modelId: string, bound?: PromptBound): ModelBackend {
   const app = createEngineServer(engine, { modelId, acceptAnyModel: true });
   return {
     kind: "embedded",
     async chat(body, signal) {
-      const tokens = contextTokens === undefined ? 0 : leastPromptTokens(body.messages);
-      if (contextTokens !== undefined && tokens >= contextTokens)
-        return contextLengthExceeded(contextTokens, tokens);
+      if (bound) {
+        const tokens = leastPromptTokens(body.messages, bound.longestTokenBytes);
+        if (tokens >= bound.contextTokens) return contextLengthExceeded(bound.contextTokens, tokens);
+      }
       const response = await app.fetch(
         new Request("http://embedded/v1/chat/completions", {
           method: "POST",

@@ -187,15 +187,14 @@ export class ModelPool {
     const faults = this.options.faultInjection ?? {};
     const key = Object.hasOwn(faults, version.id) ? version.id : `${version.tenantId}/${version.name}`;
     const fault = Object.hasOwn(faults, key) ? faults[key] : undefined;
-    // the engine takes chat messages only through its byte-level template, so its context bounds their bytes
-    const contextTokens =
-      engine instanceof EmbeddedInferenceEngine ? engine.config.max_position_embeddings : undefined;
+    const longestTokenBytes =
+      engine instanceof EmbeddedInferenceEngine ? engine.longestTokenBytes : undefined;
+    const bound =
+      engine instanceof EmbeddedInferenceEngine && longestTokenBytes !== undefined
+        ? { contextTokens: engine.config.max_position_embeddings, longestTokenBytes }
+        : undefined;
     return {
-      backend: embeddedBackend(
-        fault ? new FaultInjectingEngine(engine, fault) : engine,
-        version.id,
-        contextTokens,
-      ),
+      backend: embeddedBackend(fault ? new FaultInjectingEngine(engine, fault) : engine, version.id, bound),
       close: async () => engine.close?.(),
     };
   }
