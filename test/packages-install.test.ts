@@ -176,6 +176,21 @@ describe("the packed packages install with npm and run from plain Node", {
     assert.equal(existsSync(join(ROOT, "packages", "server", "recipes")), false);
   });
 
+  it("ships the Python the server runs: the PyTorch worker, VERL's reward module and their requirements", () => {
+    const python = join(project, "node_modules", "@arc", "engine", "python");
+    for (const file of [
+      "arc_torch/worker.py",
+      "arc_torch/engine.py",
+      "arc_verl/reward.py",
+      "arc_verl/check_config.py",
+      "requirements.txt",
+      "requirements-verl.txt",
+      "PROTOCOL.md",
+    ]) {
+      assert.ok(existsSync(join(python, file)), `@arc/engine ships python/${file}`);
+    }
+  });
+
   it("`arc --help` prints the commands", async () => {
     const out = await run(arc, ["--help"], { cwd: project, timeoutMs: 30_000 });
     assert.match(out, /Usage: arc <command>/);

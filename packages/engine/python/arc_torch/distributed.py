@@ -23,7 +23,10 @@ class DataParallel:
         self.rank = int(os.environ.get("RANK", "0"))
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         if self.world > 1 and not dist.is_initialized():
-            dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+            # collectives go by their tensors' device: the control messages and a CPU engine's gradients over
+            # gloo, a GPU engine's over NCCL, so a recipe with `device: cpu` trains on a machine with GPUs too
+            backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
+            dist.init_process_group(backend=backend)
 
     @property
     def leader(self) -> bool:

@@ -161,6 +161,26 @@ for (const name of ["toolcall-base", "toolcall-bpe"])
       assert.ok(gap < 1e-4, `parameters differ by ${gap} (relative)`);
       console.log(`${name} parameters after one step: gap ${gap.toExponential(2)} (relative)`);
     });
+
+    it("takes the policy as its reference on syncReference, as the embedded engine does", async () => {
+      // after the step above the policy has moved off the reference: DPO's implicit rewards are not 0
+      const dpo: Objective = { kind: "dpo", beta: 0.5 };
+      const rewards = async () => {
+        const want = embedded.batchGradients(batch, dpo);
+        const got = await torch.batchGradients(batch, dpo, join(scratch, "sync.safetensors"));
+        assert.ok(Math.abs(want.loss - got.loss) < 1e-4, `loss ${want.loss} vs ${got.loss}`);
+        return [want.extra, got.extra].map((e) => [e.chosenReward, e.rejectedReward, e.margin]);
+      };
+      const moved = await rewards();
+      for (const engine of moved)
+        assert.ok(
+          engine.some((r) => Math.abs(r) > 1e-3),
+          `rewards ${engine}`,
+        );
+      await Promise.all([embedded.syncReference(), torch.syncReference()]);
+      const synced = await rewards();
+      for (const engine of synced) for (const r of engine) assert.ok(Math.abs(r) < 1e-5, `rewards ${engine}`);
+    });
   });
 
 describe("a 50-step SFT run on either engine", { skip }, () => {
