@@ -339,7 +339,7 @@ function buildPackages(): void {
  * a PostgreSQL store when ARC_TEST_DATABASE_URL names a server.
  */
 export async function runGatewayBench(options: { rounds?: number; seconds?: number } = {}) {
-  const rounds = options.rounds ?? 3;
+  const rounds = options.rounds ?? 5;
   const seconds = options.seconds ?? 5;
   buildPackages();
   const upstreamProcess = await startProcess(

@@ -171,16 +171,30 @@ const ROWS: Row[] = [
   // npm run bench: the backbone
   {
     bench: "backbone",
-    figure: "SDK overhead per wrapped call, p50 (in process, paired per call)",
-    value: figure("sdk_overhead_p50_ms", 3, " ms", true),
-    medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 pairs"),
+    figure: "SDK time in its own code per wrapped call, p50 (in process, the compiled SDK)",
+    value: figure("sdk_capture_p50_ms", 4, " ms"),
+    medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 calls"),
   },
   {
     bench: "backbone",
-    figure: "SDK overhead per wrapped call, p99 (in process, paired per call)",
-    value: figure("sdk_overhead_p99_ms", 3, " ms", true),
-    medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 pairs"),
+    figure: "SDK time in its own code per wrapped call, p99 (in process, the compiled SDK)",
+    value: figure("sdk_capture_p99_ms", 4, " ms"),
+    medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 calls"),
     target: "< 0.05 ms",
+  },
+  {
+    bench: "backbone",
+    figure:
+      "SDK overhead per wrapped call end to end, p50 / p99 (in process, paired per call; A/A noise p99 beside)",
+    value: (f) => {
+      const p50 = numberAt(f, "sdk_overhead_p50_ms");
+      const p99 = numberAt(f, "sdk_overhead_p99_ms");
+      const noise = numberAt(f, "sdk_overhead_noise_p99_ms");
+      if (noise === undefined) return undefined;
+      const shown = (x: number | undefined) => (x === undefined ? "below the noise" : `+${fmt(x, 3)} ms`);
+      return `${shown(p50)} / ${shown(p99)} (noise p99 ${fmt(noise, 3)} ms)`;
+    },
+    medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 pairs"),
   },
   {
     bench: "backbone",
@@ -232,7 +246,7 @@ const ROWS: Row[] = [
   ...[1, 16, 64].map(
     (c): Row => ({
       bench: "gateway",
-      figure: `Gateway overhead, c = ${c}: p50 / p99 added per call (20 ms upstream, PGlite store)`,
+      figure: `Gateway overhead of \`arc serve\` as installed, c = ${c}: p50 / p99 added per call (20 ms upstream, PGlite store)`,
       value: overheadAt("arc", c),
       medianOf: medianOf("rounds", "rounds"),
       target: c === 1 ? "< 0.3 ms / < 1 ms" : undefined,
