@@ -97,8 +97,20 @@ export const ClusterBlock = z
       .describe(
         "A Ray cluster (host:port of its head, or auto): the torch engine's workers run as actors there.",
       ),
-    gpusPerWorker: z.number().nonnegative().default(0).describe("GPUs each engine actor asks Ray for."),
-    cpusPerWorker: z.number().positive().default(1).describe("CPUs each engine actor asks Ray for."),
+    gpusPerWorker: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe(
+        "GPUs each engine actor asks Ray for; on jobsUrl without address, the job asks for them for each training process.",
+      ),
+    cpusPerWorker: z
+      .number()
+      .positive()
+      .default(1)
+      .describe(
+        "CPUs each engine actor asks Ray for; on jobsUrl without address, the job asks for them for each training process.",
+      ),
     jobsUrl: z
       .string()
       .url()

@@ -105,6 +105,20 @@ describe("runs on a Ray cluster as jobs", { skip }, () => {
 
   const jobStatus = (runId: string, attempt = 1): Promise<RayJobStatus> =>
     new RayJobsClient({ url: head.dashboardUrl }).job(`arc-${runId}-${attempt}`).then((job) => job.status);
+  /** What the job's entrypoint asked the cluster for: its supervisor actor's resources, from Ray's state API. */
+  const jobResources = async (runId: string, attempt = 1): Promise<Record<string, number>> => {
+    const name = `_ray_internal_job_actor_arc-${runId}-${attempt}`;
+    const query = `detail=true&filter_keys=name&filter_predicates=%3D&filter_values=${encodeURIComponent(name)}`;
+    // the dashboard turns away requests that look like a browser's
+    const response = await fetch(`${head.dashboardUrl}/api/v0/actors?${query}`, {
+      headers: { "user-agent": "arc-test" },
+    });
+    const actors = (await response.json()).data.result.result as {
+      required_resources: Record<string, number>;
+    }[];
+    assert.equal(actors.length, 1, `one supervisor actor named ${name}`);
+    return actors[0].required_resources;
+  };
 
   it("trains on the PyTorch engine as a job, streams progress into arc runs show, stops a cancelled one, and registers the checkpoint", async () => {
     const sft = {
@@ -140,6 +154,8 @@ describe("runs on a Ray cluster as jobs", { skip }, () => {
     assert.equal(shownMidway?.status, "running");
     assert.ok((shownMidway?.step ?? 0) >= 2 && (shownMidway?.records ?? 0) >= 3, JSON.stringify(shownMidway));
     assert.equal(await jobStatus(completed.id), "SUCCEEDED");
+    // the engine's worker ran inside the job, so the job asked the cluster for its CPU (and no GPU: device cpu)
+    assert.deepEqual(await jobResources(completed.id), { CPU: 1 });
     const shown = await api(`/runs/${completed.id}`);
     const records = shown.records as { step: number; loss: number }[];
     assert.deepEqual(
@@ -193,6 +209,7 @@ describe("runs on a Ray cluster as jobs", { skip }, () => {
     assert.equal(ended.run.status, "failed");
     assert.match(ended.run.error ?? "", /Ray job arc-.* failed: .*No module named 'verl'/s);
     assert.equal(await jobStatus(run.id), "FAILED");
+    assert.deepEqual(await jobResources(run.id), {}, "VERL places its own workers");
     const dir = join(tenantRunsDir(artifactsDir, tenantId), run.id, "verl");
     for (const file of ["train.parquet", "val.parquet", "arc_reward.py", "overrides.json"])
       assert.ok(existsSync(join(dir, file)), file);

@@ -61,6 +61,27 @@ function arcEntrypoint(request: RayJobRunRequest): string {
   return `cd ${shellWord(REPOSITORY_ROOT)} && exec ${arc} ${words.join(" ")}`;
 }
 
+/**
+ * What a job's entrypoint asks Ray for. Arc's trainer on the torch engine with no `cluster.address` runs its workers
+ * as local processes of the entrypoint, so the entrypoint asks for theirs: `gpusPerWorker` and `cpusPerWorker` for
+ * each of `engine.processes` (its generator and evaluator share the first process's device). With an address the
+ * workers are actors that ask for their own; the embedded engine trains in the entrypoint itself (its CPUs); VERL
+ * places its own workers.
+ */
+export function jobEntrypointResources(recipe: Recipe): {
+  entrypointNumCpus?: number;
+  entrypointNumGpus?: number;
+} {
+  const { cluster, engine } = recipe;
+  if (recipe.trainer.backend === "verl" || (engine.kind === "torch" && cluster.address)) return {};
+  const workers = engine.kind === "torch" ? engine.processes : 1;
+  const gpus = engine.kind === "torch" ? cluster.gpusPerWorker * workers : 0;
+  return {
+    entrypointNumCpus: cluster.cpusPerWorker * workers,
+    ...(gpus > 0 ? { entrypointNumGpus: gpus } : {}),
+  };
+}
+
 /** Writes a VERL job's data and reward module into `<run>/verl/`; returns its entrypoint and checkpoint folder. */
 async function verlJob(request: RayJobRunRequest): Promise<{ entrypoint: string; checkpointDir: string }> {
   const dir = join(request.runsDir, request.runId, "verl");
@@ -116,6 +137,7 @@ export async function trainOnRayJob(request: RayJobRunRequest): Promise<TrainPro
       env_vars: { RAY_COLOR_PREFIX: "0", RAY_DEDUP_LOGS: "0", PYTHONUNBUFFERED: "1", ...request.env },
     },
     metadata: { arc_run_id: request.runId, ...request.metadata },
+    ...jobEntrypointResources(recipe),
   });
   request.onLog?.(`submitted Ray job ${submissionId} to ${url}`);
   const logFile = join(runDir.dir, JOB_LOG_FILE);
