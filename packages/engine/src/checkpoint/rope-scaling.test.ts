@@ -1,7 +1,7 @@
 /**
  * Long-context RoPE scalings against transformers itself: tiny Llamas that transformers saves with `rope_scaling`
  * (linear, Llama 3, YaRN) load here and give transformers' logits over 200 positions, past the original context of
- * 64 where the scalings differ.
+ * 64 where the scalings differ; the PyTorch engine loads them too and scores the same positions.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -12,6 +12,7 @@ import { before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { initBackend } from "../backend/tf-backend.ts";
 import { torchUnavailable } from "../torch/__fixtures__/torch-available.ts";
+import { TorchTrainEngine } from "../torch/torch-train-engine.ts";
 import { torchPython } from "../torch/torch-worker.ts";
 import { forwardLogits } from "./__fixtures__/forward-logits.ts";
 import { CheckpointError } from "./checkpoint-error.ts";
@@ -63,6 +64,25 @@ describe("RoPE scaling against transformers", { skip: torchUnavailable() }, () =
         });
       });
       assert.ok(worst < 1e-4, `${name}: largest logit gap ${worst}`);
+      // the PyTorch engine trains and scores it with the same positions
+      const torch = await TorchTrainEngine.fromCheckpoint(join(out, name), { device: "cpu" });
+      try {
+        const [scored] = await torch.logprobs({
+          promptTokens: [tokens.slice(0, 1)],
+          outputTokens: [tokens.slice(1)],
+        });
+        let gap = 0;
+        scored.forEach((x, t) => {
+          const row = want[name][t];
+          const top = Math.max(...row);
+          const logZ = top + Math.log(row.reduce((sum, v) => sum + Math.exp(v - top), 0));
+          gap = Math.max(gap, Math.abs(x - (row[tokens[t + 1]] - logZ)));
+        });
+        assert.equal(scored.length, tokens.length - 1);
+        assert.ok(gap < 1e-4, `${name}: the torch engine's log-probs differ by ${gap}`);
+      } finally {
+        await torch.close();
+      }
       // and writes it back so that it reads the same
       const copy = join(out, `${name}-copy`);
       await writeHfCheckpoint(copy, config, tensors);

@@ -221,6 +221,52 @@ describe("torch engine generation", { skip }, () => {
     assert.ok(stopped.outputVersions.every((v) => v === 0));
   });
 
+  it("keeps top-k and top-p to their tokens, and reports the top log-probs the embedded engine reports", async () => {
+    const [prompt] = prompts(5, 1);
+    const [greedy] = await sampler.generate([{ promptTokens: prompt, temperature: 0, maxTokens: 24 }]);
+    // at a temperature that makes other tokens likely, top-k 1 and a tiny top-p leave only the most likely one
+    const hot = { promptTokens: prompt, n: 3, temperature: 8, maxTokens: 24, seed: 11 };
+    const [loose, topK1, topPTiny] = await Promise.all([
+      sampler.generate([hot]),
+      sampler.generate([{ ...hot, topK: 1 }]),
+      sampler.generate([{ ...hot, topP: 0.01 }]),
+    ]);
+    assert.ok(
+      loose.some((r) => r.text !== greedy.text),
+      "untruncated samples at temperature 8 leave the greedy path",
+    );
+    for (const r of [...topK1, ...topPTiny]) assert.equal(r.text, greedy.text);
+    // top-k 3 draws every token from the three most likely, as the alternatives reported beside it show
+    const topK3 = await sampler.generate([{ ...hot, topK: 3, topLogprobs: 3 }]);
+    let drawnOffGreedy = 0;
+    for (const r of topK3) {
+      r.outputTokens.forEach((token, t) => {
+        const top = r.topLogprobs?.[t] ?? [];
+        assert.equal(top.length, 3);
+        assert.ok(
+          top.some((alt) => alt.token === token),
+          `token ${token} at ${t} is not among ${JSON.stringify(top)}`,
+        );
+        if (token !== top[0].token) drawnOffGreedy++;
+      });
+    }
+    assert.ok(drawnOffGreedy > 0, "top-k 3 at temperature 8 draws more than the most likely token");
+    const embedded = await EmbeddedInferenceEngine.load(MODEL);
+    const request = { promptTokens: prompt, temperature: 0, maxTokens: 12, topLogprobs: 5 };
+    const [[want], [got]] = await Promise.all([embedded.generate([request]), sampler.generate([request])]);
+    assert.equal(got.topLogprobs?.length, got.outputTokens.length);
+    got.topLogprobs?.forEach((alternatives, t) => {
+      const expected = want.topLogprobs?.[t] ?? [];
+      assert.deepEqual(
+        alternatives.map((a) => a.token),
+        expected.map((a) => a.token),
+        `alternatives at ${t}`,
+      );
+      for (const [j, a] of alternatives.entries())
+        assert.ok(Math.abs(a.logprob - expected[j].logprob) < 1e-4);
+    });
+  });
+
   it("streams each token as it is sampled, with the text the embedded engine streams", async () => {
     const embedded = await EmbeddedInferenceEngine.load(MODEL);
     const requests = prompts(8, 2).map((p) => ({
