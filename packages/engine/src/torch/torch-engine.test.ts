@@ -1,14 +1,17 @@
 /**
  * The torch engine's own contract, on a shipped model: checkpoints that resume exactly, LoRA, generation, named
- * errors, and data-parallel training under torchrun (two CPU processes, gloo) equal to one process.
+ * errors, data-parallel training under torchrun (two CPU processes, gloo) equal to one process, and the worker's
+ * smoke check and bench run from Python alone in bfloat16.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import {
   type GenRequest,
   type GenResult,
@@ -30,7 +33,7 @@ import { torchUnavailable } from "./__fixtures__/torch-available.ts";
 import { GenerationQueue } from "./generation-queue.ts";
 import { TorchInferenceEngine } from "./torch-inference-engine.ts";
 import { TorchTrainEngine } from "./torch-train-engine.ts";
-import { TorchWorker, TorchWorkerError } from "./torch-worker.ts";
+import { TORCH_WORKER_DIR, TorchWorker, TorchWorkerError, torchPython } from "./torch-worker.ts";
 
 const MODEL = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
 const skip = torchUnavailable();
@@ -439,6 +442,44 @@ describe("data-parallel training under torchrun", { skip }, () => {
       assert.ok(gap < 1e-5, `parameters differ by up to ${gap}`);
     } finally {
       await Promise.all([single.close(), pair.close()]);
+    }
+  });
+});
+
+describe("the worker from Python alone, as on a GPU machine without Node.js", { skip }, () => {
+  /** Runs `python -m <module> <args>` in the worker's folder; resolves to what it printed. */
+  const python = (args: string[]) =>
+    promisify(execFile)(torchPython(), args, { cwd: TORCH_WORKER_DIR, maxBuffer: 16 * 2 ** 20 });
+
+  it("passes its smoke check in bfloat16 on the CPU: every objective with LoRA, generation, save and load", async () => {
+    const { stdout } = await python([
+      "-m",
+      "arc_torch.smoke",
+      MODEL,
+      "--device",
+      "cpu",
+      "--dtype",
+      "bfloat16",
+    ]);
+    const report = JSON.parse(stdout);
+    assert.equal(report.info.dtype, "bfloat16");
+    for (const kind of ["sft", "dpo", "grpo"])
+      assert.ok(Number.isFinite(report[kind].loss) && report[kind].gradNorm > 0, kind);
+    assert.equal(report.ok, true, stdout);
+  });
+
+  it("measures training and generation in bfloat16 with its own bench", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "arc-torch-bench-"));
+    try {
+      const out = join(dir, "bench.json");
+      const small = ["--shape=small", "--device=cpu", "--batch=2", "--length=64", "--steps=2"];
+      await python(["-m", "arc_torch.bench", ...small, "--gen-batch=2", "--new-tokens=8", `--out=${out}`]);
+      const figures = JSON.parse(await readFile(out, "utf8"));
+      assert.equal(figures.device, "cpu");
+      assert.equal(figures.dtype, "bfloat16");
+      assert.ok(figures.train_tokens_per_s > 0 && figures.generate_tokens_per_s > 0, JSON.stringify(figures));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
