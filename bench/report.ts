@@ -472,7 +472,7 @@ const ROWS: Row[] = [
   {
     bench: "torch",
     figure:
-      "The same short recipes from `toolcall-base` on either engine, judged alike on 512 held-out production tasks: SFT → DPO / GRPO (mean of 3 seeds) failure rate, embedded vs torch",
+      "The same recipes from `toolcall-base` on either engine, judged alike on 512 held-out production tasks: SFT (200 steps) → DPO (30) / the shipped GRPO (60 steps, asynchronous, decoupled; mean of 3 seeds) failure rate, embedded vs torch",
     value: (f) => {
       const e = (k: string) => numberAt(f, `outcome.embedded.${k}`);
       const t = (k: string) => numberAt(f, `outcome.torch.${k}`);

@@ -1,6 +1,7 @@
-// The same recipes on both engines, judged alike: SFT then semi-online DPO, and GRPO with three sampling seeds, from
-// models/toolcall-base on the embedded engine and on the torch engine, each final checkpoint judged greedily by the
-// embedded engine on 512 held-out production tasks (seed 1000). Part of `npm run bench:torch -- --outcome`.
+// The same recipes on both engines, judged alike: SFT then semi-online DPO, and the shipped GRPO recipe (60 steps,
+// asynchronous rollouts, decoupled PPO) with three sampling seeds, from models/toolcall-base on the embedded engine and
+// on the torch engine, each final checkpoint judged greedily by the embedded engine on 512 held-out production tasks
+// (seed 1000). Part of `npm run bench:torch -- --outcome`.
 import { join } from "node:path";
 import { generateToolcallTasks } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
@@ -10,7 +11,7 @@ import { asyncRolloutSource, engineFactory } from "@arc/rl/embedded";
 /** Held-out production tasks no recipe trains or selects on. */
 const HELD_OUT = generateToolcallTasks({ split: "production", seed: 1000, count: 512 });
 
-/** The recipes' sizes: short versions of the shipped ones, on one thread each, rollouts in the trainer's thread. */
+/** The recipes' sizes: SFT and DPO shorter than the shipped ones; GRPO as shipped, without its periodic evaluation. */
 export const SFT = [
   "data.split=production",
   "data.count=4096",
@@ -29,13 +30,7 @@ export const DPO = [
   "trainer.learningRate=0.00003",
   "trainer.checkpointEvery=30",
 ];
-export const GRPO = [
-  "data.evalCount=0",
-  "trainer.steps=30",
-  "trainer.asyncRollouts=false",
-  "trainer.decoupled=false",
-  "trainer.checkpointEvery=30",
-];
+export const GRPO = ["data.evalCount=0", "trainer.checkpointEvery=60"];
 
 /** Runs a recipe with overrides in `runsDir`; the path of its last checkpoint. */
 export async function run(recipePath: string, overrides: string[], runsDir: string): Promise<string> {
