@@ -80,7 +80,8 @@ describe("docs/benchmarks.md", () => {
         "backbone",
         {
           sdk_overhead_p50_ms: 0.021,
-          sdk_overhead_p99_ms: 0.4,
+          sdk_overhead_noise_p99_ms: 0.3,
+          sdk_capture_p99_ms: 0.0412,
           ingest_pglite_steps_per_s: 8123,
           ingest_rounds: 3,
         },
@@ -98,12 +99,19 @@ describe("docs/benchmarks.md", () => {
       const row = (figure: string) => rows.find((r) => r[0] === figure) as string[];
       const machine = thisMachine();
 
-      const p99 = row("SDK overhead per wrapped call, p99 (in process, paired per call)");
-      assert.equal(p99[1], "+0.400 ms");
+      const p99 = row("SDK time in its own code per wrapped call, p99 (in process, the compiled SDK)");
+      assert.equal(p99[1], "0.0412 ms");
       assert.equal(p99[2], "< 0.05 ms");
       assert.equal(p99[3], "`npm run bench`");
       assert.ok(p99[4].startsWith(`${machine.cpus} cores, ${machine.model}, `), p99[4]);
       assert.equal(p99[5], new Date().toISOString().slice(0, 10));
+      // a paired p99 the bench left out (it was below the noise) is said so, not shown as a number
+      assert.equal(
+        row(
+          "SDK overhead per wrapped call end to end, p50 / p99 (in process, paired per call; A/A noise p99 beside)",
+        )[1],
+        "+0.021 ms / below the noise (noise p99 0.300 ms)",
+      );
       assert.equal(
         row("Ingest into PGlite, detection in the same process (batches of 100 steps)")[1].split(" (")[0],
         "8,123 steps/s",
