@@ -68,6 +68,19 @@ function figure(path: string, digits: number, unit = "", sign = false): Row["val
   };
 }
 
+/**
+ * A paired overhead's p50 / p99 (`<prefix>_p50_ms`, `<prefix>_p99_ms`), each "below the noise" where the bench left
+ * it out, with the figure at `beside` that shows the measurement's scale; undefined until `beside` is measured.
+ */
+function pairedOverhead(prefix: string, beside: string, besideLabel: string): Row["value"] {
+  return (f) => {
+    const scale = numberAt(f, beside);
+    if (scale === undefined) return undefined;
+    const shown = (x: number | undefined) => (x === undefined ? "below the noise" : `+${fmt(x, 3)} ms`);
+    return `${shown(numberAt(f, `${prefix}_p50_ms`))} / ${shown(numberAt(f, `${prefix}_p99_ms`))} (${besideLabel} ${fmt(scale, 3)} ms)`;
+  };
+}
+
 function medianOf(path: string, of: string): Row["medianOf"] {
   return (f) => {
     const n =
@@ -186,14 +199,7 @@ const ROWS: Row[] = [
     bench: "backbone",
     figure:
       "SDK overhead per wrapped call end to end, p50 / p99 (in process, paired per call; A/A noise p99 beside)",
-    value: (f) => {
-      const p50 = numberAt(f, "sdk_overhead_p50_ms");
-      const p99 = numberAt(f, "sdk_overhead_p99_ms");
-      const noise = numberAt(f, "sdk_overhead_noise_p99_ms");
-      if (noise === undefined) return undefined;
-      const shown = (x: number | undefined) => (x === undefined ? "below the noise" : `+${fmt(x, 3)} ms`);
-      return `${shown(p50)} / ${shown(p99)} (noise p99 ${fmt(noise, 3)} ms)`;
-    },
+    value: pairedOverhead("sdk_overhead", "sdk_overhead_noise_p99_ms", "noise p99"),
     medianOf: medianOf("sdk_overhead_runs", "runs of 3,000 pairs"),
   },
   {
@@ -205,14 +211,7 @@ const ROWS: Row[] = [
     bench: "backbone",
     figure:
       "SDK overhead over loopback HTTP, p50 / p99 (paired per call; an unwrapped call's own p99 beside)",
-    value: (f) => {
-      const p50 = numberAt(f, "sdk_overhead_loopback_p50_ms");
-      const p99 = numberAt(f, "sdk_overhead_loopback_p99_ms");
-      const own = numberAt(f, "sdk_unwrapped_loopback_p99_ms");
-      if (own === undefined) return undefined;
-      const shown = (x: number | undefined) => (x === undefined ? "below the noise" : `+${fmt(x, 3)} ms`);
-      return `${shown(p50)} / ${shown(p99)} (unwrapped p99 ${fmt(own, 3)} ms)`;
-    },
+    value: pairedOverhead("sdk_overhead_loopback", "sdk_unwrapped_loopback_p99_ms", "unwrapped p99"),
   },
   {
     bench: "backbone",
