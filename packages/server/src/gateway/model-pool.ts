@@ -3,7 +3,7 @@ import { EmbeddedInferenceEngine } from "@arc/engine";
 import type { Counter, Gauge, Histogram } from "prom-client";
 import type { ModelVersion } from "../store/model-registry.ts";
 import { FaultInjectingEngine, FaultInjection } from "./fault-injecting-engine.ts";
-import { embeddedBackend, type ModelBackend, upstreamBackend } from "./model-backend.ts";
+import { embeddedBackend, type ModelBackend, type PromptBound, upstreamBackend } from "./model-backend.ts";
 import { type LoadedBackend, PooledBackend } from "./pooled-backend.ts";
 import { adapterBackend, isAdapterUpstream, loadAdapter, unloadAdapter } from "./upstream-adapter.ts";
 
@@ -187,12 +187,11 @@ export class ModelPool {
     const faults = this.options.faultInjection ?? {};
     const key = Object.hasOwn(faults, version.id) ? version.id : `${version.tenantId}/${version.name}`;
     const fault = Object.hasOwn(faults, key) ? faults[key] : undefined;
-    const longestTokenBytes =
-      engine instanceof EmbeddedInferenceEngine ? engine.longestTokenBytes : undefined;
-    const bound =
-      engine instanceof EmbeddedInferenceEngine && longestTokenBytes !== undefined
-        ? { contextTokens: engine.config.max_position_embeddings, longestTokenBytes }
-        : undefined;
+    let bound: PromptBound | undefined;
+    if (engine instanceof EmbeddedInferenceEngine && engine.longestTokenBytes !== undefined) {
+      const { longestTokenBytes } = engine;
+      bound = { contextTokens: engine.config.max_position_embeddings, longestTokenBytes };
+    }
     return {
       backend: embeddedBackend(fault ? new FaultInjectingEngine(engine, fault) : engine, version.id, bound),
       close: async () => engine.close?.(),

@@ -74,10 +74,10 @@ export function jobEntrypointResources(recipe: Recipe): {
 } {
   const { cluster, engine } = recipe;
   if (recipe.trainer.backend === "verl" || (engine.kind === "torch" && cluster.address)) return {};
-  const workers = engine.kind === "torch" ? engine.processes : 1;
-  const gpus = engine.kind === "torch" ? cluster.gpusPerWorker * workers : 0;
+  if (engine.kind !== "torch") return { entrypointNumCpus: cluster.cpusPerWorker };
+  const gpus = cluster.gpusPerWorker * engine.processes;
   return {
-    entrypointNumCpus: cluster.cpusPerWorker * workers,
+    entrypointNumCpus: cluster.cpusPerWorker * engine.processes,
     ...(gpus > 0 ? { entrypointNumGpus: gpus } : {}),
   };
 }
