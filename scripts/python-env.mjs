@@ -2,12 +2,13 @@
 // Creates the project's Python venv (.venv) for the PyTorch engine worker from packages/engine/python/requirements.txt,
 // and adds VERL's configuration from requirements-verl.txt without its dependencies (only Arc's check that its VERL
 // overrides load uses it), once: it is kept while the requirements and the Python are the same. Without python3 it
-// says so and does nothing.
+// says so and does nothing, unless ARC_REQUIRE names python (scripts/required-parts.mjs): then it fails.
 // Usage: node scripts/python-env.mjs        (npm test runs it first)
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { MissingPartError, requiredParts } from "./required-parts.mjs";
 
 const venv = ".venv";
 const requirements = "packages/engine/python/requirements.txt";
@@ -16,7 +17,12 @@ const stamp = join(venv, "arc-requirements.sha256");
 
 const version = spawnSync("python3", ["--version"], { encoding: "utf8" });
 if (version.error || version.status !== 0) {
-  console.log("python-env: no python3 on this machine; the PyTorch engine's tests will skip");
+  const why = `no python3 on PATH (${version.error?.message ?? `python3 --version exited with ${version.status}`})`;
+  if (requiredParts().has("python")) {
+    console.error(`python-env: ${new MissingPartError("python", why).message}`);
+    process.exit(1);
+  }
+  console.log(`python-env: ${why}; the tests that need the project's Python will skip`);
   process.exit(0);
 }
 const digest = createHash("sha256")

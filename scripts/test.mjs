@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 // Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time, then
-// the `*.alone.test.ts` files one at a time.
+// the `*.alone.test.ts` files one at a time, and ends with one line counting the skipped tests by reason. First it
+// checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { missingParts } from "./required-parts.mjs";
+import { skipSummary } from "./skip-summary.mjs";
 
 function findTests(dir) {
   const found = [];
@@ -17,6 +21,14 @@ function findTests(dir) {
   return found;
 }
 
+const missing = await missingParts();
+if (missing.length > 0) {
+  console.error(
+    `required parts missing (ARC_REQUIRE=${process.env.ARC_REQUIRE}):\n  ${missing.join("\n  ")}`,
+  );
+  process.exit(1);
+}
+
 const filters = process.argv.slice(2);
 const files = [...findTests("packages"), ...findTests("test")]
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
@@ -25,11 +37,21 @@ if (files.length === 0) {
   console.error(`no test files match ${JSON.stringify(filters)}`);
   process.exit(1);
 }
-/** Runs test files with Node's test runner through tsx, `concurrency` files at a time; resolves to the exit code. */
-function run(testFiles, concurrency) {
+const skipsDir = mkdtempSync(join(tmpdir(), "arc-test-skips-"));
+/**
+ * Runs test files with Node's test runner through tsx, `concurrency` files at a time, the spec reporter on stdout and
+ * the skipped tests' reasons to `skipsFile`; resolves to the exit code.
+ */
+function run(testFiles, concurrency, skipsFile) {
+  const reporters = [
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    `--test-reporter=${join(import.meta.dirname, "skip-reporter.mjs")}`,
+    `--test-reporter-destination=${skipsFile}`,
+  ];
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...testFiles],
+    ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporters, ...testFiles],
     { stdio: "inherit" },
   );
   return new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal ? 1 : (code ?? 1))));
@@ -39,6 +61,13 @@ function run(testFiles, concurrency) {
 const alone = files.filter((f) => f.endsWith(".alone.test.ts"));
 const together = files.filter((f) => !f.endsWith(".alone.test.ts"));
 const codes = [];
-if (together.length > 0) codes.push(await run(together, 2));
-if (alone.length > 0) codes.push(await run(alone, 1));
+const skipsFiles = [join(skipsDir, "together.jsonl"), join(skipsDir, "alone.jsonl")];
+if (together.length > 0) codes.push(await run(together, 2, skipsFiles[0]));
+if (alone.length > 0) codes.push(await run(alone, 1, skipsFiles[1]));
+const skips = skipsFiles
+  .filter((file) => existsSync(file))
+  .flatMap((file) => readFileSync(file, "utf8").split("\n").filter(Boolean))
+  .map((line) => JSON.parse(line));
+rmSync(skipsDir, { recursive: true, force: true });
+console.log(skipSummary(skips));
 process.exit(codes.find((code) => code !== 0) ?? 0);

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm";
+import { projectPython, pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { simulatedFailureItems } from "../__fixtures__/failure-items.ts";
 import { InvalidInputError } from "../errors/arc-error.ts";
 import { getTaskFamily } from "../families/index.ts";
@@ -45,13 +45,8 @@ const evalSet = buildEvalSet({
 });
 
 /** The project's Python (the venv `npm test` makes, or ARC_PYTHON), for pyarrow, VERL's own parquet reader. */
-const python =
-  process.env.ARC_PYTHON ?? fileURLToPath(new URL("../../../../.venv/bin/python", import.meta.url));
-const noPyarrow = !existsSync(python)
-  ? `no project Python at ${python}: npm test makes it (scripts/python-env.mjs)`
-  : spawnSync(python, ["-c", "import pyarrow"]).status !== 0
-    ? `${python} has no pyarrow (packages/engine/python/requirements.txt pins it)`
-    : false;
+const python = projectPython();
+const noPyarrow = skipWithout("python", pythonLacks(python, ["pyarrow"]));
 
 /** Reads parquet bytes with pyarrow, as VERL does: the schema as pyarrow prints it, and the rows as JSON. */
 function readWithPyarrow(bytes: Uint8Array) {

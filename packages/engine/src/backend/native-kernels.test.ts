@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { commandLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { KvCache } from "../model/kv-cache.ts";
 import { fusedCachedAttention } from "./fused-kernels.ts";
 import { nativeAddon, nativeAddonStatus } from "./native-addon.ts";
@@ -10,19 +11,13 @@ import { nativeMatMulInstalled, packRightOperand } from "./native-matmul.ts";
 import { initBackend, tf } from "./tf-backend.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const hasCompiler = (() => {
-  try {
-    execFileSync(process.env.CC || "cc", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const skip = !hasCompiler
-  ? "no C compiler (cc) on this machine: the engine runs on the wasm backend's own kernels"
-  : process.env.ARC_ENGINE_NATIVE === "0"
-    ? "ARC_ENGINE_NATIVE=0"
-    : false;
+const noCompiler = commandLacks(process.env.CC || "cc");
+const skip = skipWithout(
+  "cc",
+  noCompiler
+    ? `${noCompiler}: the engine runs on the wasm backend's own kernels`
+    : process.env.ARC_ENGINE_NATIVE === "0" && "ARC_ENGINE_NATIVE=0 turns the native kernels off",
+);
 
 /** Runs a fixture script (its JSON output) in a child process with the native kernels on ("1") or off ("0"). */
 function runFixture<T>(name: string, native: "0" | "1"): T {

@@ -4,21 +4,18 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
+import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { initBackend } from "../backend/tf-backend.ts";
 import { initWeights } from "../model/llama.ts";
 import { configForSize, type LlamaConfig } from "../model/llama-config.ts";
+import { torchPython } from "../torch/torch-worker.ts";
 import { forwardLogits } from "./__fixtures__/forward-logits.ts";
 import { readHfCheckpoint, type WriteCheckpointOptions, writeHfCheckpoint } from "./hf-checkpoint.ts";
 
 const script = join(import.meta.dirname, "../../scripts/hf_reference.py");
-const hasNumpy = (() => {
-  try {
-    execFileSync("python3", ["-c", "import numpy"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+/** The project's Python, whose NumPy runs the independent implementation. */
+const python = torchPython();
+const noNumpy = skipWithout("python", pythonLacks(python, ["numpy"]));
 
 const tokens = [256, 260, 72, 101, 108, 108, 111, 33, 263, 261, 200, 13, 7];
 
@@ -28,9 +25,7 @@ async function compare(config: LlamaConfig, options: WriteCheckpointOptions, tol
   for (const t of weights.values())
     for (let i = 0; i < t.data.length; i++) t.data[i] *= t.data.length > 64 ? 5 : 1;
   await writeHfCheckpoint(dir, config, weights, options);
-  const reference = JSON.parse(
-    execFileSync("python3", [script, dir, tokens.join(",")], { encoding: "utf8" }),
-  );
+  const reference = JSON.parse(execFileSync(python, [script, dir, tokens.join(",")], { encoding: "utf8" }));
   const loaded = await readHfCheckpoint(dir);
   for (const mode of ["train", "infer"] as const) {
     const ours = forwardLogits(loaded.config, loaded.tensors, tokens, mode);
@@ -45,7 +40,7 @@ async function compare(config: LlamaConfig, options: WriteCheckpointOptions, tol
 }
 
 describe("exported checkpoints against an independent HF-semantics implementation", {
-  skip: !hasNumpy && "python3 with numpy is not available",
+  skip: noNumpy,
 }, () => {
   before(() => initBackend());
 

@@ -4,19 +4,15 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
+import { torchPython } from "../torch/torch-worker.ts";
 import { decodeTokens, encodeText, SPECIAL_TOKENS, specialId, VOCAB_SIZE } from "./byte-tokenizer.ts";
 import { CHAT_TEMPLATE_JINJA, renderChat, renderChatExample } from "./chat-template.ts";
 import { byteToUnicode, readTokenizerFiles, writeTokenizerFiles } from "./tokenizer-files.ts";
 
-/** Why this machine cannot render Jinja with Python (python3 or its jinja2 module is missing), else undefined. */
-function jinjaMissing(): string | undefined {
-  const probe = spawnSync("python3", ["-c", "import jinja2"], { encoding: "utf8" });
-  if ((probe.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT")
-    return "python3 is not installed";
-  if (probe.status !== 0 && probe.stderr.includes("No module named 'jinja2'"))
-    return "python3 has no jinja2 module";
-  return undefined;
-}
+/** The project's Python, whose jinja2 renders the template as HF's tokenizer does. */
+const python = torchPython();
+const noJinja = skipWithout("python", pythonLacks(python, ["jinja2"]));
 
 describe("byte tokenizer and chat template", () => {
   it("round-trips any UTF-8 text through byte ids", () => {
@@ -82,7 +78,7 @@ describe("byte tokenizer and chat template", () => {
     assert.match(chatTemplate, /<\|' \+ message\['role'\] \+ '\|>/);
   });
 
-  it("renders the same tokens as its Jinja chat_template does under HF's settings", (t) => {
+  it("renders the same tokens as its Jinja chat_template does under HF's settings", { skip: noJinja }, () => {
     const messages = [
       { role: "system", content: "be brief" },
       { role: "user", content: "héllo, 世界?" },
@@ -113,20 +109,15 @@ describe("byte tokenizer and chat template", () => {
       "env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)",
       "print(env.from_string(args['template']).render(messages=args['messages'], bos_token='<|bos|>', add_generation_prompt=True), end='')",
     ].join("\n");
-    const missing = jinjaMissing();
-    if (missing) {
-      t.skip(missing);
-      return;
-    }
     const render = spawnSync(
-      "python3",
+      python,
       ["-c", script, JSON.stringify({ template: CHAT_TEMPLATE_JINJA, messages })],
       { encoding: "utf8" },
     );
     assert.equal(
       render.status,
       0,
-      `python3 could not render the chat template: ${render.error ?? render.stderr}`,
+      `${python} could not render the chat template: ${render.error ?? render.stderr}`,
     );
     const rendered = render.stdout;
     // what HF's tokenizer does with the rendered string: special-token strings become their ids, the rest bytes

@@ -7,7 +7,6 @@
  * toolcall-sft, toolcall-dpo and toolcall-grpo to their held-out failure rates.)
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,14 +14,14 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { torchPython } from "@arc/engine";
+import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { loadRecipe, readRecipeYaml } from "../recipe/index.ts";
 import { engineFactory } from "../worker/index.ts";
 import { startRun } from "./run-training.ts";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 const RECIPES = join(ROOT, "recipes");
-const probe = spawnSync(torchPython(), ["-c", "import torch, transformers, peft"]);
-const skip = probe.status === 0 ? false : `no Python with torch, transformers and peft at ${torchPython()}`;
+const skip = skipWithout("python", pythonLacks(torchPython(), ["torch", "transformers", "peft"]));
 
 /** A value at a dotted path of a raw recipe, or undefined. */
 function at(raw: Record<string, unknown>, path: string): unknown {

@@ -3,16 +3,14 @@
  * actor; the run trains there, records its progress, stops when cancelled, and its checkpoint holds the torch state.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { TorchTrainEngine, torchPython } from "@arc/engine";
+import { pythonLacks, rayLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import {
   type LocalRayHead,
-  RAY_CLI,
   startLocalRayHead,
 } from "../../../engine/src/jobs/__fixtures__/local-ray-head.ts";
 import { parseRecipe } from "../recipe/index.ts";
@@ -21,11 +19,9 @@ import { writeTinyModel } from "./__fixtures__/tiny-model.ts";
 import { startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
 
-const probe = spawnSync(torchPython(), ["-c", "import torch, transformers, peft, ray"]);
 const skip =
-  probe.status === 0 && existsSync(RAY_CLI)
-    ? false
-    : `no Python with torch, transformers, peft and ray (and its ray command) at ${torchPython()}`;
+  skipWithout("python", pythonLacks(torchPython(), ["torch", "transformers", "peft"])) ||
+  skipWithout("ray", rayLacks(torchPython()));
 
 describe("runs on a Ray cluster", { skip }, () => {
   let head: LocalRayHead;

@@ -3,13 +3,13 @@
  * worker processes, and weights pass between them as checkpoint directories.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { torchPython } from "@arc/engine";
+import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { parseRecipe } from "../recipe/index.ts";
 import { engineFactory } from "../worker/index.ts";
 import { assertStalenessUpToOne } from "./__fixtures__/bounded-staleness.ts";
@@ -18,8 +18,7 @@ import { startRun } from "./run-training.ts";
 import type { StepRecord } from "./run-types.ts";
 
 const rewardModule = fileURLToPath(new URL("./__fixtures__/digit-reward.ts", import.meta.url));
-const probe = spawnSync(torchPython(), ["-c", "import torch, transformers, peft"]);
-const skip = probe.status === 0 ? false : `no Python with torch, transformers and peft at ${torchPython()}`;
+const skip = skipWithout("python", pythonLacks(torchPython(), ["torch", "transformers", "peft"]));
 
 const mean = (records: StepRecord[]) => records.reduce((a, r) => a + (r.reward ?? 0), 0) / records.length;
 

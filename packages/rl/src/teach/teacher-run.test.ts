@@ -4,20 +4,18 @@
  * judged as that student taught by the policy.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { torchPython } from "@arc/engine";
+import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { parseRecipe } from "../recipe/index.ts";
 import { writeTinyModel } from "../run/__fixtures__/tiny-model.ts";
 import { startRun, TEACHING_DATA_FILE } from "../run/run-training.ts";
 import { engineFactory } from "../worker/index.ts";
 
-const probe = spawnSync(torchPython(), ["-c", "import torch, transformers, peft"]);
-const noTorch =
-  probe.status === 0 ? false : `no Python with torch, transformers and peft at ${torchPython()}`;
+const noTorch = skipWithout("python", pythonLacks(torchPython(), ["torch", "transformers", "peft"]));
 
 describe("teacher runs", () => {
   it("learns labelled teachings of the frozen student's probes by SFT, and judges the student it teaches", async () => {

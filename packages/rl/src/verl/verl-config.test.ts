@@ -5,7 +5,7 @@
  * neither of which runs here; the configuration is what can be checked on a CPU.
  */
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,15 +13,13 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { TORCH_WORKER_DIR, torchPython } from "@arc/engine";
+import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { loadRecipe, parseRecipe } from "../recipe/index.ts";
 import { shellWord, verlEntrypoint, verlOverrides } from "./verl-overrides.ts";
 
 const recipes = fileURLToPath(new URL("../../../../recipes/", import.meta.url));
 const python = torchPython();
-const skip =
-  spawnSync(python, ["-c", "import verl, hydra"]).status === 0
-    ? false
-    : `no Python with verl and hydra-core at ${python} (npm test installs requirements-verl.txt)`;
+const skip = skipWithout("python", pythonLacks(python, ["verl", "hydra"]));
 
 const paths = {
   trainFile: "/data/run 1/train.parquet",

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FailurePattern } from "@arc/core";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { chromiumLacks, chromiumPath, skipWithout } from "../../../../scripts/required-parts.mjs";
 import type { TenantAnalytics } from "../analytics/tenant-analytics.ts";
 import type { DatasetInfo } from "../failures/dataset-store.ts";
 import type { TenantRun } from "../orchestrator/run-store.ts";
@@ -13,11 +14,11 @@ import { count, percent } from "./format.ts";
 import { tenantPages } from "./page-shell.ts";
 import { type TrafficAnswer, trafficTotals } from "./pages/overview-page.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = chromiumPath();
 const SCREENSHOTS = join(import.meta.dirname, "../../../../test-output/dashboard");
 
 describe("the dashboard in Chromium, on arc serve after a short improvement cycle", {
-  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent`,
+  skip: skipWithout("chromium", chromiumLacks()),
 }, () => {
   let arc: DashboardServer;
   let browser: Browser;

@@ -7,10 +7,11 @@ import { pathToFileURL } from "node:url";
 import { type SliceReport, ValidationGates } from "@arc/core";
 import type { StepRecord } from "@arc/rl";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { chromiumLacks, chromiumPath, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { demoReportHtml } from "./demo-report.ts";
 import type { DemoResult } from "./demo-result.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = chromiumPath();
 
 function step(n: number, reward: number, evalFailureRate?: number): StepRecord {
   return {
@@ -159,7 +160,7 @@ async function ticks(page: Page, chart: string, axis: "x" | "y"): Promise<string
     .allTextContents();
 }
 
-describe("report.html in a browser", { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent` }, () => {
+describe("report.html in a browser", { skip: skipWithout("chromium", chromiumLacks()) }, () => {
   let dir: string;
   let browser: Browser;
 

@@ -11,6 +11,7 @@ import { readParquet } from "parquet-wasm";
 import pg from "pg";
 import { loadServerConfig } from "../config/server-config.ts";
 import { type RunningServer, startServer } from "../serve/start-server.ts";
+import { noPostgresServer } from "../store/test-databases.ts";
 
 /** What the label of each injected mode's main pattern must say: the class and the tool/path or topic at fault. */
 const LABELS: Record<string, RegExp> = {
@@ -50,7 +51,7 @@ const stores: Store[] = [
   { name: "PGlite", skip: false, open: async () => ({ drop: async () => {} }) },
   {
     name: "PostgreSQL",
-    skip: serverUrl ? false : "ARC_TEST_DATABASE_URL is not set: no PostgreSQL server to test against",
+    skip: noPostgresServer(),
     async open() {
       const name = `arc_failures_${randomBytes(5).toString("hex")}`;
       const admin = new pg.Client({ connectionString: serverUrl });

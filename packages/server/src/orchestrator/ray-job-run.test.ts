@@ -7,7 +7,7 @@
  * cluster reports, with the key it was given revoked.
  */
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,9 +16,9 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type RayJobStatus, RayJobsClient, torchPython } from "@arc/engine";
 import { stringify } from "yaml";
+import { pythonLacks, rayLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import {
   type LocalRayHead,
-  RAY_CLI,
   startLocalRayHead,
 } from "../../../engine/src/jobs/__fixtures__/local-ray-head.ts";
 import { loadServerConfig } from "../config/server-config.ts";
@@ -30,11 +30,9 @@ import { executeRun } from "./execute-run.ts";
 import { createRun, getRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
 
 const ARC = fileURLToPath(new URL("../../../../bin/arc.mjs", import.meta.url));
-const probe = spawnSync(torchPython(), ["-c", "import torch, transformers, ray"]);
 const skip =
-  probe.status === 0 && existsSync(RAY_CLI)
-    ? false
-    : `no Python with torch, transformers and ray (and its ray command) at ${torchPython()}`;
+  skipWithout("python", pythonLacks(torchPython(), ["torch", "transformers"])) ||
+  skipWithout("ray", rayLacks(torchPython()));
 
 const { traffic, setupRegistry } = toolcallTraffic(77, 100);
 

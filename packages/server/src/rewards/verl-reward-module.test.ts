@@ -6,8 +6,8 @@
  * (the shipped toolcall judge on `arc engine serve`).
  */
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -35,6 +35,7 @@ import {
   torchPython,
 } from "@arc/engine";
 import { partialCreditReward } from "@arc/rl";
+import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { loadServerConfig } from "../config/server-config.ts";
 import { TOOLCALL_JUDGE_RUBRIC } from "../judges/toolcall-judge-rubric.ts";
 import { type RunningServer, startServer } from "../serve/start-server.ts";
@@ -42,10 +43,7 @@ import { type RunningServer, startServer } from "../serve/start-server.ts";
 const execFileAsync = promisify(execFile);
 const JUDGE = fileURLToPath(new URL("../../../../models/toolcall-judge", import.meta.url));
 const python = torchPython();
-const skip =
-  existsSync(python) && spawnSync(python, ["-c", "import pyarrow"]).status === 0
-    ? false
-    : `no Python with pyarrow at ${python} (npm test makes the project's venv)`;
+const skip = skipWithout("python", pythonLacks(python, ["pyarrow"]));
 
 /** An answer to a task: right, a wrong value, the wrong tool, or no call at all, by the task's index. */
 function answerOf(task: Task, i: number): string {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { openPostgresDatabase } from "../store/postgres-database.ts";
+import { noPostgresServer } from "../store/test-databases.ts";
 
 const arc = join(import.meta.dirname, "../../../../bin/arc.mjs");
 const ROUNDS = 3;
@@ -151,9 +152,7 @@ const targets = [
   { name: "pglite", skip: false as const },
   {
     name: "postgres",
-    skip: process.env.ARC_TEST_DATABASE_URL
-      ? (false as const)
-      : "ARC_TEST_DATABASE_URL is not set: no PostgreSQL server to probe",
+    skip: noPostgresServer(),
   },
 ];
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { skipWithout } from "../../../../scripts/required-parts.mjs";
 import type { Database } from "./database.ts";
 import { migrate } from "./migrate.ts";
 import { openPgliteDatabase } from "./pglite-database.ts";
@@ -14,7 +15,10 @@ export interface DatabaseUnderTest {
   skip: string | false;
 }
 
-/** Embedded PGlite always; the PostgreSQL server named by ARC_TEST_DATABASE_URL when set (each open in its own schema). */
+/**
+ * Embedded PGlite always; the PostgreSQL server named by ARC_TEST_DATABASE_URL when set (each open in its own
+ * schema). Without it the server's tests skip, or, where ARC_REQUIRE names postgres, this throws.
+ */
 export function databasesUnderTest(): DatabaseUnderTest[] {
   const url = process.env.ARC_TEST_DATABASE_URL;
   return [
@@ -29,7 +33,7 @@ export function databasesUnderTest(): DatabaseUnderTest[] {
     },
     {
       name: "postgres",
-      skip: url ? false : "ARC_TEST_DATABASE_URL is not set: no PostgreSQL server to test against",
+      skip: noPostgresServer(),
       async open() {
         const schema = `arc_test_${randomBytes(6).toString("hex")}`;
         const admin = await openPostgresDatabase(url as string, { maxConnections: 1 });
@@ -47,4 +51,13 @@ export function databasesUnderTest(): DatabaseUnderTest[] {
       },
     },
   ];
+}
+
+/** Why the PostgreSQL server's tests cannot run here (ARC_TEST_DATABASE_URL unset), for `describe`'s `skip`, or false. */
+export function noPostgresServer(): string | false {
+  return skipWithout(
+    "postgres",
+    !process.env.ARC_TEST_DATABASE_URL &&
+      "ARC_TEST_DATABASE_URL is not set: no PostgreSQL server to test against",
+  );
 }

@@ -1,18 +1,17 @@
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it, mock } from "node:test";
 import { torchPython } from "@arc/engine";
 import OpenAI from "openai";
+import { pythonLacks, skipWithout } from "../../../../../scripts/required-parts.mjs";
 import { main } from "../main.ts";
 
 const arc = join(import.meta.dirname, "../../../../../bin/arc.mjs");
 const BPE_MODEL = join(import.meta.dirname, "../../../../../models/toolcall-bpe");
-const probe = spawnSync(torchPython(), ["-c", "import torch, transformers, peft"]);
-const noTorch =
-  probe.status === 0 ? false : `no Python with torch, transformers and peft at ${torchPython()}`;
+const noTorch = skipWithout("python", pythonLacks(torchPython(), ["torch", "transformers", "peft"]));
 
 /** `arc engine serve` in a child process, and the base URL it prints once it listens. */
 function serveProcess(flags: string[]) {

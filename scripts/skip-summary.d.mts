@@ -1,0 +1,4 @@
+// Types of scripts/skip-summary.mjs, for its test.
+
+/** `skipped 3 (a skipped suite counts once): 2 × python: ...; 1 × chromium: ...`, or `skipped 0`. */
+export declare function skipSummary(skips: { reason: string }[]): string;

@@ -1,0 +1,176 @@
+/**
+ * Required means required: where ARC_REQUIRE names a part of the machine (as .ci/run names them all), a missing part
+ * fails the run and says which; elsewhere the tests that need it skip, say why, and the runner counts them.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { MissingPartError, postgresLacks, requiredParts, skipWithout } from "../scripts/required-parts.mjs";
+import { skipSummary } from "../scripts/skip-summary.mjs";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * This process's environment without ARC_REQUIRE (nor the test runner's mark of a child it runs), with `extra` over it
+ * (an undefined value removes the name).
+ */
+function envWith(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const { ARC_REQUIRE: _required, NODE_TEST_CONTEXT: _child, ...env } = process.env;
+  const merged: NodeJS.ProcessEnv = { ...env, ...extra };
+  for (const [name, value] of Object.entries(extra)) if (value === undefined) delete merged[name];
+  return merged;
+}
+
+/** Runs a script of the repository with plain Node; its exit status and what it printed. */
+function node(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  const run = spawnSync(process.execPath, [join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env,
+    encoding: "utf8",
+  });
+  return { status: run.status, out: `${run.stdout}${run.stderr}` };
+}
+
+/** A PATH with node on it and no python3. */
+function pathWithoutPython(): string {
+  const bin = mkdtempSync(join(tmpdir(), "arc-no-python-"));
+  symlinkSync(process.execPath, join(bin, "node"));
+  assert.equal(
+    spawnSync("python3", ["--version"], { env: { PATH: bin } }).error?.message.includes("ENOENT"),
+    true,
+  );
+  return bin;
+}
+
+describe("the parts a run requires", () => {
+  it("skips with the part and the reason where ARC_REQUIRE does not name the part, and throws where it does", () => {
+    assert.equal(skipWithout("chromium", undefined, {}), false);
+    assert.equal(
+      skipWithout("chromium", "/usr/bin/chromium is absent", {}),
+      "chromium: /usr/bin/chromium is absent",
+    );
+    assert.equal(
+      skipWithout("chromium", "/usr/bin/chromium is absent", { ARC_REQUIRE: "python, postgres" }),
+      "chromium: /usr/bin/chromium is absent",
+    );
+    assert.throws(
+      () => skipWithout("chromium", "/usr/bin/chromium is absent", { ARC_REQUIRE: "python,chromium" }),
+      (error) =>
+        MissingPartError.isInstance(error) &&
+        error.part === "chromium" &&
+        /ARC_REQUIRE names chromium .*, but \/usr\/bin\/chromium is absent/.test(error.message),
+    );
+    assert.equal(skipWithout("chromium", undefined, { ARC_REQUIRE: "chromium" }), false);
+  });
+
+  it("refuses a name in ARC_REQUIRE that is not a part, listing the parts", () => {
+    assert.deepEqual([...requiredParts({ ARC_REQUIRE: "python,ray" })], ["python", "ray"]);
+    assert.throws(
+      () => requiredParts({ ARC_REQUIRE: "python,pyton" }),
+      /ARC_REQUIRE: expected parts among python, ray, postgres, chromium, cc, npm, got pyton/,
+    );
+  });
+
+  it("fails the venv step without python3 where python is required, and says the tests will skip elsewhere", () => {
+    const PATH = pathWithoutPython();
+    const required = node("scripts/python-env.mjs", [], envWith({ PATH, ARC_REQUIRE: "python" }));
+    assert.equal(required.status, 1, required.out);
+    assert.match(required.out, /ARC_REQUIRE names python .*, but no python3 on PATH/);
+    const optional = node("scripts/python-env.mjs", [], envWith({ PATH }));
+    assert.equal(optional.status, 0, optional.out);
+    assert.match(optional.out, /no python3 on PATH .*; the tests that need the project's Python will skip/);
+  });
+
+  it("fails the check of required parts without Chromium, naming it, and passes with it", () => {
+    const absent = join(mkdtempSync(join(tmpdir(), "arc-no-chromium-")), "chromium");
+    const missing = node(
+      "scripts/required-parts.mjs",
+      [],
+      envWith({ ARC_REQUIRE: "chromium", ARC_CHROMIUM: absent }),
+    );
+    assert.equal(missing.status, 1, missing.out);
+    assert.match(missing.out, new RegExp(`chromium: ${absent} is absent or not executable`));
+    const present = node(
+      "scripts/required-parts.mjs",
+      [],
+      envWith({ ARC_REQUIRE: "chromium", ARC_CHROMIUM: process.execPath }),
+    );
+    assert.equal(present.status, 0, present.out);
+    assert.match(present.out, /required parts present: chromium/);
+  });
+
+  it("fails the check of required parts without a PostgreSQL server, naming it and why", () => {
+    const unset = node(
+      "scripts/required-parts.mjs",
+      [],
+      envWith({ ARC_REQUIRE: "postgres", ARC_TEST_DATABASE_URL: undefined }),
+    );
+    assert.equal(unset.status, 1, unset.out);
+    assert.match(unset.out, /postgres: ARC_TEST_DATABASE_URL is not set/);
+    const closed = node(
+      "scripts/required-parts.mjs",
+      [],
+      envWith({
+        ARC_REQUIRE: "postgres",
+        ARC_TEST_DATABASE_URL: "postgres://postgres:secret@127.0.0.1:1/test",
+      }),
+    );
+    assert.equal(closed.status, 1, closed.out);
+    assert.match(
+      closed.out,
+      /postgres: the server at ARC_TEST_DATABASE_URL \(postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/test\) does not answer/,
+    );
+  });
+
+  it("finds the PostgreSQL test server answering where one is named", {
+    skip: skipWithout("postgres", !process.env.ARC_TEST_DATABASE_URL && "ARC_TEST_DATABASE_URL is not set"),
+  }, async () => {
+    assert.equal(await postgresLacks(process.env), undefined);
+  });
+
+  it("runs in CI with every part required, Chromium checked right after its install and before anything else", () => {
+    const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8");
+    const required = /^export ARC_REQUIRE=(\S+)$/m.exec(ci)?.[1].split(",") ?? [];
+    for (const part of ["python", "ray", "postgres", "chromium"]) assert.ok(required.includes(part), part);
+    const check = ci.indexOf("ARC_REQUIRE=chromium node scripts/required-parts.mjs");
+    assert.ok(check > ci.indexOf("apt-get install"), "Chromium is checked after its install");
+    assert.ok(check < ci.indexOf("npm ci"), "and before the install of the packages");
+    assert.match(ci, /^set -euo pipefail$/m, "a failed check stops the script");
+  });
+});
+
+describe("the test runner's skips", () => {
+  it("counts the skipped tests by reason in one line", () => {
+    assert.equal(skipSummary([]), "skipped 0");
+    assert.equal(
+      skipSummary([
+        { reason: "python: no venv" },
+        { reason: "chromium: absent" },
+        { reason: "python: no venv" },
+      ]),
+      "skipped 3 (a skipped suite counts once): 2 × python: no venv; 1 × chromium: absent",
+    );
+  });
+
+  it("ends with that line after the spec output, and fails before running anything where a required part is missing", () => {
+    const env = envWith({ CC: "/nonexistent/cc" });
+    const skipped = node("scripts/test.mjs", ["backend/native-kernels.test"], env);
+    assert.equal(skipped.status, 0, skipped.out);
+    assert.match(skipped.out, /﹣ native kernels .*# cc: cannot run \/nonexistent\/cc/);
+    assert.match(
+      skipped.out.trim().split("\n").at(-1) ?? "",
+      /^skipped 1 \(a skipped suite counts once\): 1 × cc: cannot run \/nonexistent\/cc/,
+    );
+    const required = node("scripts/test.mjs", ["backend/native-kernels.test"], { ...env, ARC_REQUIRE: "cc" });
+    assert.equal(required.status, 1, required.out);
+    assert.match(
+      required.out,
+      /required parts missing \(ARC_REQUIRE=cc\):\n {2}cc: cannot run \/nonexistent\/cc/,
+    );
+    assert.doesNotMatch(required.out, /native kernels/);
+  });
+});
