@@ -3,12 +3,14 @@
     python -m arc_verl.check_config overrides.json
 
 The file holds one list of overrides, or an object of named lists, each checked in turn.
-Composes VERL's `ppo_trainer` configuration with the overrides (an unknown key fails here), runs the
+VERL's own code composes its `ppo_trainer` configuration with the overrides (an unknown key fails here), runs the
 `validate_config` that `main_ppo` runs before it trains (batch sizes against GPUs, micro-batches, the actor's
-loss aggregation, the critic), builds the actor, rollout and algorithm dataclasses, and then checks what VERL leaves
-unchecked until its GPU job starts: scalar types, the advantage estimator, the KL estimator and the rollout engine.
-Prints one JSON line per configuration, `{"name", "ok": true, ...}` or `{"name", "ok": false, "error"}`, and exits
-with status 1 when any failed.
+loss aggregation, the critic) and builds the actor, rollout and algorithm dataclasses. Then Arc's own checks here
+refuse what VERL leaves unchecked until its GPU job starts: scalar types, the advantage estimator, the KL estimator
+and the rollout engine. Without vLLM, `validate_config`'s LoRA-rank helper from vLLM is replaced by Arc's stand-in.
+Prints one JSON line per configuration, `{"name", "ok": true, ...}` or `{"name", "ok": false, "refused_by", "error"}`
+(`refused_by`: "verl" for VERL's and Hydra's own errors, "arc" for Arc's checks), and exits with status 1 when any
+failed.
 """
 
 import contextlib
@@ -31,12 +33,16 @@ KL_ESTIMATORS = {"kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3"}
 ROLLOUT_ENGINES = {"vllm", "sglang", "trtllm"}
 
 
+class ArcCheckError(ValueError):
+    """A value VERL itself accepts until its GPU job starts, refused by Arc's checks here."""
+
+
 def _without_vllm():
-    """Stands in for vLLM's LoRA-rank helper, which `validate_config` imports for a LoRA run on vLLM."""
+    """Stands in for vLLM's LoRA-rank helper, which `validate_config` imports for a LoRA run on vLLM; True if it did."""
     name = "verl.workers.rollout.vllm_rollout.utils"
     try:
         __import__(name)
-        return
+        return False
     except Exception:  # without vLLM the module refuses to import (ImportError, or ValueError naming the version)
         sys.modules.pop(name, None)
 
@@ -49,6 +55,7 @@ def _without_vllm():
     stand_in = types.ModuleType(name)
     stand_in.get_vllm_max_lora_rank = max_lora_rank
     sys.modules[name] = stand_in
+    return True
 
 
 def _type_errors(obj, path):
@@ -80,8 +87,7 @@ def _type_errors(obj, path):
 
 
 def check(overrides):
-    """The composed configuration of `overrides`; raises with VERL's own error, or one that names the key."""
-    _without_vllm()
+    """The composed configuration of `overrides`; raises with VERL's own error, or ArcCheckError naming the key."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
@@ -112,24 +118,26 @@ def check(overrides):
         if value not in allowed:
             errors.append(f"{key}: expected one of {', '.join(sorted(allowed))}, got {value!r}")
     if errors:
-        raise ValueError("; ".join(errors))
+        raise ArcCheckError("; ".join(errors))
     OmegaConf.to_container(config, resolve=True)
     return config
 
 
-def _report(name, overrides):
+def _report(name, overrides, vllm_stand_in):
     try:
         # VERL prints its own progress on stdout; the reports alone go there
         with contextlib.redirect_stdout(sys.stderr):
             config = check(overrides)
     except Exception as error:  # VERL's and Hydra's errors are many; each is reported as it is
-        return {"name": name, "ok": False, "error": f"{type(error).__name__}: {error}"}
+        refused_by = "arc" if isinstance(error, ArcCheckError) else "verl"
+        return {"name": name, "ok": False, "refused_by": refused_by, "error": f"{type(error).__name__}: {error}"}
     return {
         "name": name,
         "ok": True,
         "adv_estimator": config.algorithm.adv_estimator,
         "reference_policy": bool(config.actor_rollout_ref.actor.use_kl_loss),
         "lora_rank": config.actor_rollout_ref.model.lora_rank,
+        "vllm_stand_in": vllm_stand_in,
     }
 
 
@@ -140,7 +148,8 @@ def main():
     with open(sys.argv[1]) as file:
         given = json.load(file)
     configs = given if isinstance(given, dict) else {"overrides": given}
-    reports = [_report(name, overrides) for name, overrides in configs.items()]
+    vllm_stand_in = _without_vllm()
+    reports = [_report(name, overrides, vllm_stand_in) for name, overrides in configs.items()]
     for report in reports:
         print(json.dumps(report))
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
