@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
@@ -18,6 +18,7 @@ import type { Database } from "../store/database.ts";
 import { openDatabase } from "../store/open-database.ts";
 import { bootstrapDatabase } from "./bootstrap.ts";
 import { type LocalCredentials, readCredentials, writeCredentials } from "./credentials.ts";
+import { answerProtocolErrors } from "./protocol-errors.ts";
 import { tenantRoutes } from "./tenant-routes.ts";
 
 /** A running Arc server. */
@@ -120,6 +121,7 @@ export async function startServer(
       connectionsCheckingInterval: Math.min(1_000, timeout),
     },
   });
+  answerProtocolErrors(server as Server, { requestTimeoutMs: timeout });
   // ahead of the app's listener, which may read the count before it first awaits
   server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
     requestsInFlight++;
