@@ -126,8 +126,8 @@ async function trainedRun(db: Database, tenantId: string, converse: () => Promis
   return { ...run, candidateId: run.candidateId };
 }
 
-/** The run's SFT warm-up completed its steps, and the run ends better on held-out tasks than the base began. */
-function assertWarmedUpAndBetter(run: RunRecord, warmUpSteps: number) {
+/** The run's SFT warm-up completed its steps; returns its first metrics row, the base's before any step. */
+function assertWarmedUp(run: RunRecord, warmUpSteps: number): Record<string, unknown> {
   const warmUp = join(run.runsDir, run.id, "sft-warm-up");
   const state = JSON.parse(readFileSync(join(warmUp, "state.json"), "utf8"));
   assert.deepEqual([state.status, state.step], ["completed", warmUpSteps]);
@@ -135,11 +135,25 @@ function assertWarmedUpAndBetter(run: RunRecord, warmUpSteps: number) {
     .trim()
     .split("\n")
     .map((line) => JSON.parse(line));
-  if (fromBase.evalFailureRate === undefined) return;
-  assert.ok(
-    (run.metrics.heldOutFailureRate as number) < fromBase.evalFailureRate,
-    `held-out failure rate ${fromBase.evalFailureRate} (base) -> ${run.metrics.heldOutFailureRate}`,
+  return fromBase;
+}
+
+/** The run's SFT warm-up completed its steps, and the run ends better on held-out tasks than the base began. */
+function assertWarmedUpAndBetter(run: RunRecord, warmUpSteps: number) {
+  const fromBase = assertWarmedUp(run, warmUpSteps);
+  const base = fromBase.evalFailureRate;
+  const final = run.metrics.heldOutFailureRate;
+  assert.equal(
+    typeof base,
+    "number",
+    `the warm-up judged the base on held-out tasks: ${JSON.stringify(fromBase)}`,
   );
+  assert.equal(
+    typeof final,
+    "number",
+    `the run judged its candidate on held-out tasks: ${JSON.stringify(run.metrics)}`,
+  );
+  assert.ok((final as number) < (base as number), `held-out failure rate ${base} (base) -> ${final}`);
 }
 
 /**
@@ -265,9 +279,10 @@ describe("families Arc has never seen, from production traffic to a release", ()
     assert.equal(put.status, 201, await put.text());
     const support = jsonTaskFamily(SUPPORT_FAMILY_SPEC);
     const trained = await trainedRun(db, tenant.id, reviewedAgent(server, key, support, supportTasks));
-    // no generator: the run has no generated held-out tasks; the validator judges it on the tenant's EvalSet
+    // no generator: the run has no generated held-out tasks, so it is judged against the base by the validator alone,
+    // on the tenant's EvalSet (below)
     assert.deepEqual(trained.overrides, [...TRAINING, "data.env=support", "data.evalCount=0"]);
-    assertWarmedUpAndBetter(trained, 100);
+    assertWarmedUp(trained, 100);
     const validation = await waitUntil(
       async () => (await listValidations(db, tenant.id, trained.candidateId))[0],
       "the validator's decision",
