@@ -1,4 +1,4 @@
-export type { ArcLanguageModelMiddleware } from "./ai-sdk/arc-middleware.ts";
+export type { ArcLanguageModelMiddleware, MiddlewareSpecificationVersion } from "./ai-sdk/arc-middleware.ts";
 export type { ArcOptions } from "./arc/arc-options.ts";
 export { type Arc, createArc } from "./arc/create-arc.ts";
 export type { FeedbackInput } from "./arc/feedback-record.ts";

@@ -267,4 +267,9 @@ describe("arc.languageModelMiddleware() with the Vercel AI SDK", () => {
     assert.equal(step.llm?.output?.content, "Cold ");
     assert.equal(step.metadata?.streamClosedEarly, true);
   });
+
+  it("declares ai 6's middleware specification, or ai 7's when asked", () => {
+    assert.equal(arc.languageModelMiddleware().specificationVersion, "v3");
+    assert.equal(arc.languageModelMiddleware({ specificationVersion: "v4" }).specificationVersion, "v4");
+  });
 });

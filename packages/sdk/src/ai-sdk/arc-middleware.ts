@@ -16,9 +16,15 @@ interface WrapOptions<G, S> {
   model: LanguageModelLike;
 }
 
-/** A language-model middleware of the Vercel AI SDK (`LanguageModelV4Middleware`), for `wrapLanguageModel`. */
-export interface ArcLanguageModelMiddleware {
-  readonly specificationVersion: "v4";
+/**
+ * The version of the AI SDK's middleware specification a middleware declares: `v3` for `ai` 6
+ * (`LanguageModelV3Middleware`), `v4` for `ai` 7 (`LanguageModelV4Middleware`). Both read calls the same way here.
+ */
+export type MiddlewareSpecificationVersion = "v3" | "v4";
+
+/** A language-model middleware of the Vercel AI SDK (`LanguageModelV3Middleware` or `V4`), for `wrapLanguageModel`. */
+export interface ArcLanguageModelMiddleware<V extends MiddlewareSpecificationVersion = "v3"> {
+  readonly specificationVersion: V;
   wrapGenerate<G extends GenerateResultLike, S>(options: WrapOptions<G, S>): Promise<G>;
   wrapStream<G, S extends { stream: ReadableStream<StreamPartLike> }>(options: WrapOptions<G, S>): Promise<S>;
 }
@@ -74,9 +80,12 @@ function observed(stream: ReadableStream<StreamPartLike>, call: LlmCall): Readab
  * (tool calls, tool results, images), the tools offered, the answer's text and tool calls, the finish reason and
  * usage. Results, streams and errors reach the caller unchanged.
  */
-export function arcLanguageModelMiddleware(tracer: Tracer): ArcLanguageModelMiddleware {
+export function arcLanguageModelMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
+  tracer: Tracer,
+  specificationVersion: V = "v3" as V,
+): ArcLanguageModelMiddleware<V> {
   return {
-    specificationVersion: "v4",
+    specificationVersion,
     async wrapGenerate<G extends GenerateResultLike, S>({ doGenerate, params, model }: WrapOptions<G, S>) {
       const call = begin(tracer, { operation: "doGenerate", model, params });
       let result: G;

@@ -1,4 +1,8 @@
-import { type ArcLanguageModelMiddleware, arcLanguageModelMiddleware } from "../ai-sdk/arc-middleware.ts";
+import {
+  type ArcLanguageModelMiddleware,
+  arcLanguageModelMiddleware,
+  type MiddlewareSpecificationVersion,
+} from "../ai-sdk/arc-middleware.ts";
 import { Exporter, type ExporterStats } from "../export/exporter.ts";
 import type { OpenAILike } from "../openai/openai-shapes.ts";
 import { wrapOpenAI } from "../openai/wrap-openai.ts";
@@ -17,9 +21,12 @@ export interface Arc {
   /**
    * A Vercel AI SDK middleware that traces every call of the models wrapped with it:
    * `wrapLanguageModel({ model, middleware: arc.languageModelMiddleware() })`. Results, streams and errors are
-   * the model's own.
+   * the model's own. It declares the middleware specification of `ai` 6 (`v3`); `{ specificationVersion: "v4" }`
+   * declares `ai` 7's.
    */
-  languageModelMiddleware(): ArcLanguageModelMiddleware;
+  languageModelMiddleware<V extends MiddlewareSpecificationVersion = "v3">(options?: {
+    specificationVersion?: V;
+  }): ArcLanguageModelMiddleware<V>;
   /**
    * Runs `fn` as one agent episode: every wrapped call made inside it (across awaits) becomes a step of the same
    * trace. Inside another `trace`, records a nested step instead. Returns what `fn` returns, throws what it throws.
@@ -73,7 +80,8 @@ export function createArc(options: ArcOptions = {}): Arc {
 
   return {
     wrapOpenAI: (client) => wrapOpenAI(client, tracer, opts.enabled ? opts.baseUrl : undefined),
-    languageModelMiddleware: () => arcLanguageModelMiddleware(tracer),
+    languageModelMiddleware: (middlewareOptions) =>
+      arcLanguageModelMiddleware(tracer, middlewareOptions?.specificationVersion),
     trace: (name, fn, traceOptions) => tracer.trace(name, fn, traceOptions),
     feedback(input) {
       const record = feedbackRecord(input);
