@@ -7,7 +7,7 @@
  * detection pass itself after each accepted ingest, and nothing it queues is ever trained.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,6 +38,8 @@ export interface HostileServerReady {
     candidate: string;
     deployment: string;
     run: string;
+    /** A checkpoint folder (its config.json) under the tenant's artifacts, as a registration names it. */
+    checkpoint: string;
   };
   /** Every route the app registered, as Hono lists them. */
   routes: { method: string; path: string }[];
@@ -48,18 +50,24 @@ export interface HostileServerReady {
   schema?: string;
 }
 
-/** Ids of the fuzzed tenant's things, as they stand now. */
+/** Ids of the fuzzed tenant's things, as they stand now (of each kind, the 20 most recent). */
 export interface HostileServerIds {
   models: { id: string; status: string }[];
   deployments: string[];
   runs: string[];
+  traces: string[];
+  datasets: string[];
+  patterns: string[];
+  schedules: string[];
+  families: string[];
+  /** Keys the suite made (the fixture's own keys are never listed, so no case revokes them). */
+  keys: string[];
 }
 
-/** What `{op: "state"}` answers: rows per table, what was added to the built-in prototypes (then removed), ids. */
+/** What `{op: "state"}` answers: rows per table, and what was added to the built-in prototypes (then removed). */
 export interface HostileServerState {
   counts: Record<string, number>;
   polluted: string[];
-  ids: HostileServerIds;
 }
 
 const database = process.argv[2];
@@ -133,7 +141,11 @@ const bystander = {
   name: other.name,
   key: (await createApiKey(db, { role: "tenant", tenantId: other.id })).key,
 };
+/** The keys the fixture made: no case may revoke them. */
+const ownKeys = (await db.query<{ id: string }>("select id from api_keys")).map((r) => r.id);
 const artifacts = (name: string) => join(home, "artifacts", tenant.id, name);
+mkdirSync(artifacts("checkpoint"), { recursive: true });
+writeFileSync(join(artifacts("checkpoint"), "config.json"), "{}\n");
 const production = await registerModelVersion(db, tenant.id, {
   name: "prod",
   status: "promoted",
@@ -179,22 +191,27 @@ const tables = (
   )
 ).map((r) => r.table_name);
 const countSql = `select ${tables.map((t) => `(select count(*)::int from ${t}) as "${t}"`).join(", ")}`;
+/** The 20 most recent ids of one kind of the fuzzed tenant's things, as a JSON array named `name`. */
+const recent = (name: string, table: string, id = "id", order = "created_at", where = "") =>
+  `(select coalesce(json_agg(id), '[]'::json) from (select ${id} as id from ${table} where tenant_id = $1 ${where}
+     order by ${order} desc limit 20) recent) as "${name}"`;
+const idsSql = `select
+  (select coalesce(json_agg(m), '[]'::json) from (select id, status from model_versions where tenant_id = $1
+     order by created_at desc limit 50) m) as models,
+  ${recent("deployments", "deployments")}, ${recent("runs", "runs")},
+  ${recent("traces", "traces", "id", "started_at")}, ${recent("datasets", "datasets")},
+  ${recent("patterns", "patterns", "id", "last_seen")},
+  ${recent("schedules", "dataset_schedules", "name", "name")}, ${recent("families", "task_families", "env")},
+  ${recent("keys", "api_keys", "id", "created_at", `and id <> all('{${ownKeys.join(",")}}')`)}`;
 
 const ops: Record<string, (args: { sql?: string; params?: unknown[] }) => Promise<unknown>> = {
   async state(): Promise<HostileServerState> {
     const [counts] = await db.query<Record<string, number>>(countSql);
-    const models = await db.query<{ id: string; status: string }>(
-      "select id, status from model_versions where tenant_id = $1 order by created_at",
-      [tenant.id],
-    );
-    const list = async (table: string) =>
-      (
-        await db.query<{ id: string }>(`select id from ${table} where tenant_id = $1 order by created_at`, [
-          tenant.id,
-        ])
-      ).map((r) => r.id);
-    const ids = { models, deployments: await list("deployments"), runs: await list("runs") };
-    return { counts, polluted: pollution(), ids };
+    return { counts, polluted: pollution() };
+  },
+  async ids(): Promise<HostileServerIds> {
+    const [ids] = await db.query(idsSql, [tenant.id]);
+    return ids as unknown as HostileServerIds;
   },
   sql: ({ sql, params }) => db.query(String(sql), params),
   detect: () => detection.runOnce(),
@@ -237,6 +254,7 @@ send({
       candidate: candidate.id,
       deployment: deployment.id,
       run: run.id,
+      checkpoint: "checkpoint",
     },
     routes: server.app.routes.map((r) => ({ method: r.method, path: r.path })),
     tables,
