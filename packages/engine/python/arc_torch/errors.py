@@ -11,3 +11,7 @@ class BatchError(WorkerError):
 
 class CheckpointError(WorkerError):
     """A checkpoint directory that cannot be read or does not fit this engine."""
+
+
+class GrammarError(WorkerError):
+    """A request's grammar over its bounds, or one that allows no output: that request fails, no other."""

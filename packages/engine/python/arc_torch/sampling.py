@@ -10,7 +10,7 @@ import random
 
 import torch
 
-from .errors import WorkerError
+from .errors import GrammarError, WorkerError
 from .grammar import GrammarConstraint, vocabulary_bytes
 
 DEFAULTS = {"n": 1, "maxTokens": 64, "temperature": 1.0, "topP": 1.0, "topK": 0, "topLogprobs": 0}
@@ -28,6 +28,7 @@ class Row:
         self.finish = None
         self.cut = None  # text length where a stop string begins
         self.constraint = None  # the request's grammar, followed token by token
+        self.error = None  # why the request failed, when its grammar did (GrammarError)
 
 
 def _rows(requests, vocab_size, tokenizer):
@@ -119,6 +120,18 @@ def _text(engine, row):
     return text if row.cut is None else text[: row.cut]
 
 
+def _fail_request(rows, failed, error, engine=None):
+    """Ends every unfinished sample of `failed`'s request with its grammar's error, the other requests going on; the
+    events that tell a listener so (when `engine` is given, to decode their text)."""
+    events = []
+    for r in rows:
+        if r.request_index == failed.request_index and r.finish is None:
+            r.finish, r.error = "abort", str(error)
+            if engine is not None:
+                events.append({"i": r.request_index, "s": r.sample_index, "finish": "abort", "text": _text(engine, r)})
+    return events
+
+
 def generate(engine, requests, aborted, on_tokens=None):
     """One result per sample, in request order then sample order; `aborted(request_id)` says whether a
     request (or the whole call, for None) was cancelled. `on_tokens(events)`, when given, hears after each decoding
@@ -127,8 +140,11 @@ def generate(engine, requests, aborted, on_tokens=None):
     model, device = engine.model, engine.device
     rows = _rows(requests, engine.hf_config.vocab_size, engine.tokenizer)
     for r in rows:
-        if r.request.get("grammar") is not None:
-            r.constraint = GrammarConstraint(r.request["grammar"], _token_bytes(engine), engine.eos_ids)
+        if r.request.get("grammar") is not None and r.finish is None:
+            try:
+                r.constraint = GrammarConstraint(r.request["grammar"], _token_bytes(engine), engine.eos_ids)
+            except GrammarError as error:
+                _fail_request(rows, r, error)
     longest_stop = max((len(s) for r in rows for s in r.request.get("stop") or []), default=0)
     prompt_len = max(len(r.request["promptTokens"]) for r in rows)
     ids = torch.zeros((len(rows), prompt_len), dtype=torch.long)
@@ -157,7 +173,10 @@ def generate(engine, requests, aborted, on_tokens=None):
             logits = out.logits[:, -1].float()
             for b, r in enumerate(rows):
                 if r.finish is None and r.constraint is not None:
-                    r.constraint.mask(logits[b])
+                    try:
+                        r.constraint.mask(logits[b])
+                    except GrammarError as error:
+                        events.extend(_fail_request(rows, r, error, engine))
             picked, log_probs = _pick(logits, rows, device)
             chosen = log_probs.gather(1, picked.unsqueeze(1)).squeeze(1).cpu().tolist()
             tokens = picked.cpu().tolist()
@@ -167,7 +186,11 @@ def generate(engine, requests, aborted, on_tokens=None):
                 if r.finish is not None:
                     continue
                 if r.constraint is not None:
-                    r.constraint.advance(tokens[b])
+                    try:
+                        r.constraint.advance(tokens[b])
+                    except GrammarError as error:
+                        events.extend(_fail_request(rows, r, error, engine))
+                        continue
                 r.tokens.append(tokens[b])
                 r.logprobs.append(chosen[b])
                 r.versions.append(engine.version)
@@ -204,5 +227,7 @@ def generate(engine, requests, aborted, on_tokens=None):
             result["requestId"] = r.request["id"]
         if r.request["topLogprobs"]:
             result["topLogprobs"] = r.top
+        if r.error is not None:
+            result["error"] = {"type": "GrammarError", "message": r.error}
         results.append(result)
     return results

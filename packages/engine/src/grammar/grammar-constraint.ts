@@ -1,22 +1,23 @@
 import type { OutputGrammar } from "@arc/core";
-import { grammarMatcher, type Matcher } from "./json-matcher.ts";
-
-/** What a token writes: its UTF-8 bytes, or null for a special token (which writes no text). */
-export type TokenBytesOf = (id: number) => Uint8Array | null;
+import { GrammarError, MAX_MASK_STEPS, StepBudget } from "./grammar-bounds.ts";
+import { type ByteMatcher, expandStates, grammarMatcher, stepStates } from "./json-matcher.ts";
+import type { TokenVocabulary } from "./token-vocabulary.ts";
 
 /**
  * Constrained decoding for one sample: before each token, every token that would take the output outside the
- * grammar is masked out; a turn-ending token is allowed only once the output is complete.
+ * grammar is masked out; a turn-ending token is allowed only once the output is complete. Masking one token takes
+ * at most MAX_MASK_STEPS matcher steps; past that, or when the grammar allows no token at all, it throws a
+ * GrammarError (which fails this sample's request, no other).
  */
 export class GrammarConstraint {
-  private states: Matcher[];
+  private states: ByteMatcher[];
 
   constructor(
     grammar: OutputGrammar,
-    private readonly bytesOf: TokenBytesOf,
+    private readonly vocabulary: TokenVocabulary,
     private readonly stopIds: ReadonlySet<number>,
   ) {
-    this.states = [grammarMatcher(grammar)];
+    this.states = expandStates([grammarMatcher(grammar)]);
   }
 
   /** Whether the output written so far is complete. */
@@ -26,39 +27,52 @@ export class GrammarConstraint {
 
   /** A copy of `logits[offset .. offset+V)` with every token the grammar forbids set to -Infinity. */
   mask(logits: Float32Array, offset: number, V: number): Float32Array {
+    const allowed = this.allowed(V);
     const row = logits.slice(offset, offset + V);
-    const complete = this.complete;
-    const memo = new Map<number, boolean>();
-    for (let id = 0; id < V; id++) {
-      const bytes = this.bytesOf(id);
-      const allowed =
-        bytes === null ? complete && this.stopIds.has(id) : bytes.length > 0 && this.allows(bytes, memo);
-      if (!allowed) row[id] = Number.NEGATIVE_INFINITY;
-    }
+    for (let id = 0; id < V; id++) if (!allowed[id]) row[id] = Number.NEGATIVE_INFINITY;
     return row;
   }
 
   /** Moves past `token` (which `mask` allowed). */
   advance(token: number): void {
-    const bytes = this.bytesOf(token);
-    if (bytes) this.states = step(this.states, bytes);
+    const bytes = this.vocabulary.bytes[token];
+    if (!bytes) return;
+    for (const byte of bytes) this.states = stepStates(this.states, byte);
   }
 
-  private allows(bytes: Uint8Array, firstByte: Map<number, boolean>): boolean {
-    let allowed = firstByte.get(bytes[0]);
-    if (allowed === undefined) {
-      allowed = step(this.states, bytes.subarray(0, 1)).length > 0;
-      firstByte.set(bytes[0], allowed);
+  /** 1 for each id below V the grammar allows next. */
+  private allowed(V: number): Uint8Array {
+    const allowed = new Uint8Array(V);
+    const { order, shared, bytes, special } = this.vocabulary;
+    const budget = new StepBudget(MAX_MASK_STEPS, "masking the vocabulary for one token");
+    /** `levels[d]` for d < depth: the states after the first d bytes of the token in hand (empty: none goes on). */
+    const levels: ByteMatcher[][] = [this.states];
+    let depth = 1;
+    let any = false;
+    for (let i = 0; i < order.length; i++) {
+      const id = order[i];
+      const b = bytes[id] as Uint8Array;
+      if (depth > shared[i] + 1) depth = shared[i] + 1;
+      let last = levels[depth - 1];
+      while (last.length > 0 && depth <= b.length) {
+        last = stepStates(last, b[depth - 1], budget);
+        levels[depth++] = last;
+      }
+      if (last.length > 0 && id < V) {
+        allowed[id] = 1;
+        any = true;
+      }
     }
-    return allowed && (bytes.length === 1 || step(this.states, bytes).length > 0);
+    if (this.complete) {
+      for (const id of special) {
+        if (id < V && this.stopIds.has(id)) {
+          allowed[id] = 1;
+          any = true;
+        }
+      }
+    }
+    if (!any)
+      throw new GrammarError("the grammar allows no token of the vocabulary here (it matches no output)");
+    return allowed;
   }
-}
-
-function step(states: Matcher[], bytes: Uint8Array): Matcher[] {
-  let current = states;
-  for (const byte of bytes) {
-    current = current.flatMap((s) => s.next(byte));
-    if (current.length === 0) return current;
-  }
-  return current;
 }

@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { checkGrammarSchema, grammarMatcher, type Matcher } from "./json-matcher.ts";
+import { ambiguousNesting, chainOfChoices } from "./__fixtures__/hostile-schemas.ts";
+import { GrammarError, MAX_LIVE_STATES } from "./grammar-bounds.ts";
+import { expandStates, grammarMatcher, stepStates } from "./json-matcher.ts";
 
 /** Whether the matcher takes the whole of `text` and may end there. */
 function matches(schema: Record<string, unknown> | true, text: string, before = "", after = ""): boolean {
-  let states: Matcher[] = [grammarMatcher({ kind: "json-schema", schema, before, after })];
+  let states = expandStates([grammarMatcher({ kind: "json-schema", schema, before, after })]);
   for (const byte of new TextEncoder().encode(text)) {
-    states = states.flatMap((s) => s.next(byte));
+    states = stepStates(states, byte);
     if (states.length === 0) return false;
   }
   return states.some((s) => s.accepts);
@@ -79,14 +81,43 @@ describe("JSON grammar matcher", () => {
     assert.equal(matches({ type: "integer" }, '<call>{"n": 7}', '<call>{"n": ', "}</call>"), false);
   });
 
-  it("names the part of a schema it cannot follow", () => {
-    assert.throws(() => checkGrammarSchema({ type: "object", properties: { a: { type: "text" } } }), {
-      message:
-        /schema\.properties\.a\.type: expected one of object, array, string, number, integer, boolean, null, got "text"/,
-    });
-    assert.throws(() => checkGrammarSchema({ $ref: "#/$defs/missing" }), { message: /points at nothing/ });
-    assert.throws(() => checkGrammarSchema({ $ref: "http://x/schema" }), {
-      message: /only local references/,
-    });
+  it("follows a schema that refers to itself inside an object's properties, as deep as the text goes", () => {
+    const tree = {
+      type: "object",
+      properties: { label: { type: "string" }, children: { type: "array", items: { $ref: "#" } } },
+      required: ["label", "children"],
+    };
+    assert.ok(
+      matches(tree, '{"label":"a","children":[{"label":"b","children":[{"label":"c","children":[]}]}]}'),
+    );
+    assert.equal(matches(tree, '{"label":"a","children":[{"label":"b"}]}'), false);
+  });
+
+  it("merges alternatives that lead to the same place: 16 levels of anyOf over two $refs to the next step in linear time", () => {
+    const started = performance.now();
+    let states = expandStates([grammarMatcher({ kind: "json-schema", schema: chainOfChoices(16) })]);
+    assert.equal(states.length, 1, "both branches of every level are one state");
+    for (const byte of new TextEncoder().encode('"abc"')) states = stepStates(states, byte);
+    assert.ok(states.some((s) => s.accepts));
+    assert.ok(performance.now() - started < 1000, `took ${performance.now() - started} ms`);
+  });
+
+  it("meets a $ref cycle that writes nothing as no output, without recursing", () => {
+    const states = expandStates([grammarMatcher({ kind: "json-schema", schema: { $ref: "#" } })]);
+    assert.deepEqual(states, []);
+  });
+
+  it("throws a GrammarError naming the bound when ambiguous recursion holds more than MAX_LIVE_STATES states", () => {
+    // two equal alternatives that each recurse: every level of nesting doubles the ways to read the text
+    let states = expandStates([grammarMatcher({ kind: "json-schema", schema: ambiguousNesting() })]);
+    const text = new TextEncoder().encode('{"a":'.repeat(20));
+    assert.throws(
+      () => {
+        for (const byte of text) states = stepStates(states, byte);
+      },
+      (error: unknown) =>
+        error instanceof GrammarError &&
+        error.message.includes(`more than ${MAX_LIVE_STATES} states at once`),
+    );
   });
 });

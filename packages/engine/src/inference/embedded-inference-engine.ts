@@ -11,6 +11,7 @@ import { initBackend, tf } from "../backend/tf-backend.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import { GrammarConstraint } from "../grammar/grammar-constraint.ts";
+import { TokenVocabulary } from "../grammar/token-vocabulary.ts";
 import { KvCache } from "../model/kv-cache.ts";
 import {
   attentionMask,
@@ -57,6 +58,8 @@ interface Call {
   remaining: number;
   resolve: () => void;
   reject: (error: unknown) => void;
+  /** Why the call failed, once one of its samples did: its other samples leave the batch unheard. */
+  failed?: unknown;
 }
 
 /** One sample: its request, sampling state and what it has produced so far. */
@@ -107,6 +110,8 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private readonly tokenizer: TokenizerInfo;
   /** `longestTokenBytes`, once read off the vocabulary. */
   private longestToken: number | undefined;
+  /** The vocabulary as grammars walk it, built for the first request with a grammar. */
+  private vocabulary: TokenVocabulary | undefined;
 
   private constructor(
     config: LlamaConfig,
@@ -173,6 +178,12 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       this.longestToken = longest;
     }
     return this.longestToken;
+  }
+
+  /** The vocabulary as grammars walk it, built once. */
+  private grammarVocabulary(chat: ChatTokenizer): TokenVocabulary {
+    this.vocabulary ??= new TokenVocabulary(this.config.vocab_size, (id) => chat.tokenBytes(id));
+    return this.vocabulary;
   }
 
   get toolCallSyntax(): ToolCallSyntax | undefined {
@@ -276,7 +287,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       text: "",
       emitted: 0,
       constraint: request.grammar
-        ? new GrammarConstraint(request.grammar, (id) => chat!.tokenBytes(id), this.tokenizer.stopIds)
+        ? new GrammarConstraint(request.grammar, this.grammarVocabulary(chat!), this.tokenizer.stopIds)
         : undefined,
     }));
   }
@@ -290,19 +301,21 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     this.running = true;
     let slots: Slot[] = [];
     let cache: KvCache | undefined;
+    let admitted: Row[] = [];
     try {
       while (slots.length > 0 || this.pending.length > 0) {
-        for (const row of this.pending) if (isAborted(row)) finish(row, "abort");
+        for (const row of this.pending) if (isAborted(row)) finish(row, "abort", !row.call.failed);
         this.pending.splice(0, this.pending.length, ...this.pending.filter((r) => !r.finish));
-        for (const slot of slots) if (isAborted(slot.row)) finish(slot.row, "abort");
+        for (const slot of slots) if (isAborted(slot.row)) finish(slot.row, "abort", !slot.row.call.failed);
 
         const room = this.maxBatchSize - slots.filter((s) => !s.row.finish).length;
         if (this.pending.length > 0 && room > 0) {
-          const admitted = this.pending.splice(0, room);
+          admitted = this.pending.splice(0, room);
           const fresh = this.prefill(admitted);
           const joined = admitRows(slots, cache, fresh.slots, fresh.cache);
           slots = joined.slots;
           cache = joined.cache;
+          admitted = [];
         } else if (slots.some((s) => !s.row.finish) && cache) {
           this.step(slots, cache);
         }
@@ -318,8 +331,9 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
         await new Promise((resolve) => setImmediate(resolve)); // lets requests, aborts and weight swaps in
       }
     } catch (error) {
-      // a failure of the math fails every call that had a sample in flight or queued
-      for (const row of [...slots.map((s) => s.row), ...this.pending.splice(0)]) row.call.reject(error);
+      // a failure of the math fails every call that had a sample in flight, being admitted or queued
+      const rows = [...slots.map((s) => s.row), ...admitted, ...this.pending.splice(0)];
+      for (const call of new Set(rows.map((row) => row.call))) call.reject(error);
     } finally {
       this.running = false;
     }
@@ -404,7 +418,13 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private sampleAll(slots: Slot[], logits: Float32Array, logitRow: number[]): void {
     const V = this.config.vocab_size;
     slots.forEach((slot, i) => {
-      if (!slot.row.finish) this.sample(slot.row, logits, logitRow[i] * V, this.version);
+      if (slot.row.finish || slot.row.call.failed) return;
+      try {
+        this.sample(slot.row, logits, logitRow[i] * V, this.version);
+      } catch (error) {
+        // what one sample's grammar or listener throws fails that sample's call, no other
+        fail(slot.row, error);
+      }
     });
   }
 
@@ -456,7 +476,21 @@ function distinctPrompts(rows: Row[]): { distinct: number[][]; first: number[]; 
 }
 
 function isAborted(row: Row): boolean {
-  return !row.finish && (row.call.options.signal?.aborted === true || row.request.signal?.aborted === true);
+  return (
+    !row.finish &&
+    (row.call.failed !== undefined ||
+      row.call.options.signal?.aborted === true ||
+      row.request.signal?.aborted === true)
+  );
+}
+
+/** Fails the row's call with `error` (once) and takes the row out of the batch. */
+function fail(row: Row, error: unknown): void {
+  if (row.call.failed === undefined) {
+    row.call.failed = error;
+    row.call.reject(error);
+  }
+  if (!row.finish) finish(row, "abort", false);
 }
 
 /** Marks a row finished, tells its listener (unless it already heard) and resolves its call when it was the last. */

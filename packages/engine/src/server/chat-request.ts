@@ -1,5 +1,5 @@
 import type { ChatToolCall, GenRequest } from "@arc/core";
-import { checkGrammarSchema } from "../grammar/json-matcher.ts";
+import { checkGrammarSchema, GrammarSizeBudget } from "../grammar/schema-check.ts";
 import { CHAT_ROLES, type ChatMessage } from "../tokenizer/chat-template.ts";
 import { OpenAIError } from "./openai-error.ts";
 import type { FunctionTool } from "./tool-calls/tool-call-format.ts";
@@ -142,7 +142,7 @@ function parseMessage(m: unknown, i: number): ChatMessage {
   return message;
 }
 
-function parseTools(value: unknown): FunctionTool[] {
+function parseTools(value: unknown, budget: GrammarSizeBudget): FunctionTool[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw invalid("tools", `expected an array of tools, got ${typeof value}`);
   if (value.length > 128) throw invalid("tools", `expected at most 128 tools, got ${value.length}`);
@@ -160,7 +160,7 @@ function parseTools(value: unknown): FunctionTool[] {
     names.add(fn.name);
     const parameters = fn.parameters ?? { type: "object", properties: {} };
     try {
-      checkGrammarSchema(parameters, `tools[${i}].function.parameters`);
+      checkGrammarSchema(parameters, `tools[${i}].function.parameters`, budget);
     } catch (error) {
       throw new OpenAIError(400, (error as Error).message, { param: `tools[${i}].function.parameters` });
     }
@@ -188,7 +188,7 @@ function parseToolChoice(value: unknown, tools: FunctionTool[]): ToolChoice {
   return { name: fn.name };
 }
 
-function parseResponseFormat(value: unknown): ResponseFormat {
+function parseResponseFormat(value: unknown, budget: GrammarSizeBudget): ResponseFormat {
   if (value === undefined || value === null) return { type: "text" };
   if (!isRecord(value)) throw invalid("response_format", `expected an object, got ${typeof value}`);
   if (value.type === "text" || value.type === "json_object") return { type: value.type };
@@ -203,7 +203,7 @@ function parseResponseFormat(value: unknown): ResponseFormat {
     throw invalid("response_format.json_schema", 'expected {"name", "schema", "strict"?}');
   const schema = spec.schema ?? {};
   try {
-    checkGrammarSchema(schema, "response_format.json_schema.schema");
+    checkGrammarSchema(schema, "response_format.json_schema.schema", budget);
   } catch (error) {
     throw new OpenAIError(400, (error as Error).message, { param: "response_format.json_schema.schema" });
   }
@@ -225,7 +225,9 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
     throw invalid("messages", `expected a non-empty array of messages, got ${JSON.stringify(b.messages)}`);
   }
   const messages: ChatMessage[] = b.messages.map((m: unknown, i: number) => parseMessage(m, i));
-  const tools = parseTools(b.tools);
+  // the tools and response_format of one request share one bound on the grammar they compile to
+  const grammarBudget = new GrammarSizeBudget();
+  const tools = parseTools(b.tools, grammarBudget);
   const toolChoice = parseToolChoice(b.tool_choice, tools);
   let stop: string[] | undefined;
   if (typeof b.stop === "string") stop = [b.stop];
@@ -251,7 +253,7 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
     tools,
     toolChoice,
     parallelToolCalls: optionalBoolean(b, "parallel_tool_calls") ?? true,
-    responseFormat: parseResponseFormat(b.response_format),
+    responseFormat: parseResponseFormat(b.response_format, grammarBudget),
     generation: {
       messages,
       // the model sees the tools offered even under `none`, as OpenAI's and vLLM's do; it just may not call them

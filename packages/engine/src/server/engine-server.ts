@@ -1,6 +1,7 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { GenResult, InferenceEngine, TokenEvent, ToolCallSyntax } from "@arc/core";
 import { Hono } from "hono";
+import { GrammarError } from "../grammar/grammar-bounds.ts";
 import { ContextLengthError } from "../inference/context-length-error.ts";
 import { tokenBytes, tokenString } from "../tokenizer/byte-tokenizer.ts";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
@@ -163,7 +164,9 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     const generation = { ...req.generation, grammar: plan.grammar, signal: abort.signal };
     if (!req.stream) {
       try {
-        const results = await target.generate([generation]);
+        const results = await target.generate([generation]).catch((error: unknown) => {
+          throw error instanceof GrammarError ? grammarRefusal(error, plan) : error;
+        });
         return c.json(completionBody(id, created, req, plan, results), 200, {
           "x-arc-weight-version": String(results[0]?.outputVersions[0] ?? target.getVersion()),
         });
@@ -204,6 +207,12 @@ function addAdapterRoutes(app: Hono, adapters: AdapterPool, maxBodyBytes: number
     adapters.unregister(lora);
     return c.text(`Success: LoRA adapter '${lora}' removed successfully.`);
   });
+}
+
+/** A grammar the engine could not follow within its bounds: the request's fault, a 400 naming the field it came from. */
+function grammarRefusal(error: GrammarError, plan: OutputPlan): OpenAIError {
+  const param = plan.grammarParam ?? "response_format";
+  return new OpenAIError(400, `${param}: ${error.message}`, { param });
 }
 
 /** The assistant message of a finished sample: its content, and its tool calls when the request offered tools. */
@@ -378,7 +387,11 @@ function streamCompletion(
           }
         })
         .catch((error: Error) => {
-          send({ error: new OpenAIError(500, `generation failed: ${error.message}`).body().error });
+          const refusal =
+            error instanceof GrammarError
+              ? grammarRefusal(error, plan)
+              : new OpenAIError(500, `generation failed: ${error.message}`);
+          send({ error: refusal.body().error });
           if (!abort.signal.aborted) controller.close();
         })
         .finally(release);

@@ -7,6 +7,8 @@ import { type ParsedCall, type ToolCallFormat, toolCallFormat } from "./tool-cal
 /** How a request's output is constrained and read: the grammar the engine follows, the tool-call format to parse. */
 export interface OutputPlan {
   grammar?: OutputGrammar;
+  /** The request field the grammar comes from, which a grammar error names. */
+  grammarParam?: string;
   /** Set when the output may hold tool calls. */
   format?: ToolCallFormat;
   /** `tool_choice` named this function: OpenAI then ends the choice with `stop`, not `tool_calls`. */
@@ -31,7 +33,10 @@ export function planOutput(req: ChatCompletionRequest, syntax: ToolCallSyntax | 
       : req.responseFormat.type === "json_schema"
         ? { kind: "json-schema", schema: req.responseFormat.schema }
         : undefined;
-  if (req.tools.length === 0 || req.toolChoice === "none") return { grammar: json };
+  const jsonParam =
+    req.responseFormat.type === "json_schema" ? "response_format.json_schema.schema" : "response_format";
+  if (req.tools.length === 0 || req.toolChoice === "none")
+    return json ? { grammar: json, grammarParam: jsonParam } : {};
   if (!syntax) {
     throw new OpenAIError(
       400,
@@ -42,12 +47,19 @@ export function planOutput(req: ChatCompletionRequest, syntax: ToolCallSyntax | 
   const format = req.parallelToolCalls ? toolCallFormat(syntax) : firstCallOnly(toolCallFormat(syntax));
   const choice = req.toolChoice;
   if (choice === "auto") {
-    return { format, grammar: json && { kind: "any-of", grammars: [format.callGrammar(req.tools), json] } };
+    return json
+      ? {
+          format,
+          grammar: { kind: "any-of", grammars: [format.callGrammar(req.tools), json] },
+          grammarParam: "tools",
+        }
+      : { format };
   }
-  if (choice === "required") return { format, grammar: format.callGrammar(req.tools) };
+  if (choice === "required") return { format, grammar: format.callGrammar(req.tools), grammarParam: "tools" };
   return {
     format,
     grammar: format.callGrammar(req.tools.filter((t) => t.name === choice.name)),
+    grammarParam: "tools",
     forcedFunction: choice.name,
   };
 }

@@ -1,4 +1,5 @@
 import type { GenerateOptions, GenRequest, GenResult, TokenEvent } from "@arc/core";
+import { GrammarError } from "../grammar/grammar-bounds.ts";
 import { stableLength } from "../inference/stable-text.ts";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { type TorchWorker, TorchWorkerError } from "./torch-worker.ts";
@@ -145,6 +146,12 @@ export class GenerationQueue {
         const { call: k, index } = owner[at];
         const mine = perCall[k];
         if (mine instanceof Error) continue;
+        const failed = (result as GenResult & { error?: { message: string } }).error;
+        if (failed) {
+          // a sample whose grammar failed fails its call; the others in the batch went on
+          perCall[k] = new GrammarError(failed.message);
+          continue;
+        }
         const given = calls[k].requests[index].id;
         mine.push({ ...result, requestId: given });
         if (calls[k].options.onToken) {

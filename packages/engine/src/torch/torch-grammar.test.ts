@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type JsonSchema, type OutputGrammar, TOOLCALL_TOOLS, validateJsonSchema } from "@arc/core";
+import { ambiguousNesting, chainOfChoices } from "../grammar/__fixtures__/hostile-schemas.ts";
+import { GrammarError, MAX_LIVE_STATES, MAX_MASK_STEPS } from "../grammar/grammar-bounds.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { arcJsonFormat, hermesFormat } from "../server/tool-calls/tool-call-format.ts";
 import { torchUnavailable } from "./__fixtures__/torch-available.ts";
@@ -102,7 +104,49 @@ describe("constrained decoding on the PyTorch engine", { skip }, () => {
       torch.generate([
         { messages: asks[0], grammar: { kind: "json-schema", schema: { type: "text" } }, maxTokens: 4 },
       ]),
-      /schema type 'text' is not one JSON Schema defines/,
+      /grammar\.schema\.type: expected one of object, array, string, number, integer, boolean, null, got "text"/,
     );
+  });
+
+  it("follows 16 levels of anyOf over two $refs to one place at once, as the embedded engine does", async () => {
+    const started = performance.now();
+    const [result] = await torch.generate([
+      {
+        messages: asks[0],
+        grammar: { kind: "json-schema", schema: chainOfChoices(16) },
+        maxTokens: 8,
+        temperature: 0,
+      },
+    ]);
+    assert.ok(result.text.startsWith('"'), result.text);
+    assert.ok(performance.now() - started < 10_000, `${performance.now() - started} ms`);
+  });
+
+  it("fails a request whose grammar is over its bounds alone, naming the bound, while a request batched with it streams on", async () => {
+    const heard: string[] = [];
+    const good = torch.generate([{ messages: asks[0], maxTokens: 24, temperature: 0, ignoreEos: true }], {
+      onToken: (e) => heard.push(e.textDelta),
+    });
+    const cyclic = torch.generate([
+      { messages: asks[1], maxTokens: 4, grammar: { kind: "json-schema", schema: { $ref: "#" } } },
+    ]);
+    const ambiguous = torch.generate([
+      { messages: asks[2], maxTokens: 120, grammar: { kind: "json-schema", schema: ambiguousNesting() } },
+    ]);
+    await assert.rejects(
+      cyclic,
+      (e: unknown) => e instanceof GrammarError && /\(a \$ref cycle\)/.test(e.message),
+    );
+    await assert.rejects(
+      ambiguous,
+      (e: unknown) =>
+        e instanceof GrammarError &&
+        new RegExp(`more than (${MAX_LIVE_STATES} states at once|${MAX_MASK_STEPS} matcher steps)`).test(
+          e.message,
+        ),
+    );
+    const [result] = await good;
+    assert.equal(result.outputTokens.length, 24);
+    assert.equal(heard.join(""), result.text);
   });
 });
