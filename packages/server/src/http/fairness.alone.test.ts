@@ -5,14 +5,19 @@ import { databasesUnderTest } from "../store/test-databases.ts";
 import { startTestAppServer, type TestAppServer } from "./test-app-server.ts";
 
 /**
- * Other tenants' requests keep a p99 under this during a large import: a bound that catches an import holding the
- * event loop or the database for seconds, with room for a slow, shared two-core machine. The p99s themselves
- * (target 200 ms) are printed; on the benchmark machine they are 90-240 ms.
+ * No request of another tenant waits longer than this share of a large import's own time. A request that waits
+ * behind an import holding the event loop or the database waits about as long as the hold, so a hold of half the
+ * import fails; the probes send one request after another, so a single hold delays one request of each, which is why
+ * the longest wait is bounded, not a percentile. The bound is relative because this test runs on machines busy with
+ * other work, which slow the import and the requests alike; it is a bound on stalls, not a latency target (the
+ * requests' p99s are printed).
  */
-const P99_BOUND_MS = 1000;
+const WAIT_SHARE_OF_IMPORT = 0.5;
 const IMPORT_ITEMS = 20_000;
 /** The most spans one export may carry (MAX_SPANS_PER_EXPORT). */
 const OTLP_SPANS = 10_000;
+
+const longest = (samples: number[]) => Math.max(...samples);
 
 function p99(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -46,7 +51,7 @@ for (const target of databasesUnderTest()) {
 
     /**
      * Sends `importRequest` while timing `/health` and another tenant's one-trace ingest, one request after another,
-     * until it ends; asserts both p99s stay under the bound and returns the import's answer.
+     * until it ends; asserts no request waited past half the import's time and returns the import's answer.
      */
     const duringImport = async (name: string, importRequest: () => Promise<Response>) => {
       const globex = server.tenants[1];
@@ -80,19 +85,26 @@ for (const target of databasesUnderTest()) {
         importMs: Math.round(importMs),
         healthP99: Math.round(p99(health)),
         ingestP99: Math.round(p99(ingest)),
+        healthLongest: Math.round(longest(health)),
+        ingestLongest: Math.round(longest(ingest)),
         samples: [health.length, ingest.length],
       };
+      const bound = importMs * WAIT_SHARE_OF_IMPORT;
       console.log(`fairness during ${name} on ${target.name}: ${JSON.stringify(figures)}`);
       assert.ok(
         health.length >= 5 && ingest.length >= 5,
         `too few probes to judge: ${JSON.stringify(figures)}`,
       );
-      assert.ok(figures.healthP99 < P99_BOUND_MS, `/health p99 ${figures.healthP99} ms`);
-      assert.ok(figures.ingestP99 < P99_BOUND_MS, `other tenant's ingest p99 ${figures.ingestP99} ms`);
+      const shown = `ms, bound ${Math.round(bound)} ms: ${JSON.stringify(figures)}`;
+      assert.ok(figures.healthLongest < bound, `/health waited ${figures.healthLongest} ${shown}`);
+      assert.ok(
+        figures.ingestLongest < bound,
+        `other tenant's ingest waited ${figures.ingestLongest} ${shown}`,
+      );
       return imported;
     };
 
-    it(`keeps /health and another tenant's ingest under a p99 of ${P99_BOUND_MS} ms during a ${IMPORT_ITEMS}-item feedback import`, async () => {
+    it(`answers every /health and other tenant's ingest within half the import's time during a ${IMPORT_ITEMS}-item feedback import`, async () => {
       const acme = server.tenants[0];
       const seeded = await request("/v1/traces", acme.key, {
         traces: [{ id: "t-feedback", startedAt: "2026-01-01T00:00:00Z" }],
