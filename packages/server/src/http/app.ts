@@ -7,6 +7,7 @@ import type { Authenticator } from "./authenticator.ts";
 import { errorBody, HttpError } from "./http-error.ts";
 import { isOpenAiPath, openAiEdgeError } from "./openai-edge-error.ts";
 import { adminRoutes } from "./routes/admin-routes.ts";
+import { metricsRoutes } from "./routes/metrics-routes.ts";
 import { otlpRoutes } from "./routes/otlp-routes.ts";
 import { traceRoutes } from "./routes/trace-routes.ts";
 
@@ -70,9 +71,7 @@ export function createApp(deps: AppDeps): Hono {
     }
     return c.json({ status: "ok", database: deps.db.kind });
   });
-  app.get("/metrics", async (c) =>
-    c.body(await deps.metrics.render(), 200, { "content-type": deps.metrics.contentType }),
-  );
+  app.route("/", metricsRoutes(deps));
 
   const admin = new Hono<{ Variables: AuthVariables }>();
   admin.use(requireRole(deps.authenticator, "admin"));

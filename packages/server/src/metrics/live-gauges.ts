@@ -53,34 +53,37 @@ function liveGauge(
   });
 }
 
-/** Registers the gauges of queue depths, live failure rates, canaries and training runs, read at scrape time. */
+/**
+ * Registers the gauges of queue depths, live failure rates, canaries and training runs, read at scrape time: those
+ * of this process in `process`, those labelled by tenant in `tenants`.
+ */
 export function registerLiveGauges(
-  register: Registry,
+  { process, tenants }: { process: Registry; tenants: Registry },
   { db, gatewayTraceQueue, requestsInFlight }: LiveSources,
 ): void {
   liveGauge(
-    register,
+    process,
     "arc_http_requests_in_flight",
     "HTTP requests this process is answering now (this scrape included); detection yields to them.",
     [],
     async () => [[{}, requestsInFlight()]],
   );
   liveGauge(
-    register,
+    process,
     "arc_gateway_trace_queue_depth",
     "Gateway traces waiting in this process's memory to be written to the database.",
     [],
     async () => [[{}, gatewayTraceQueue()]],
   );
   liveGauge(
-    register,
+    tenants,
     "arc_detection_queue_depth",
     "Traces waiting to be judged by the failure pipeline, by tenant (dead letters not counted).",
     ["tenant"],
     async () => (await pendingDetectionsByTenant(db)).map((q) => [{ tenant: q.tenantId }, q.pending]),
   );
   liveGauge(
-    register,
+    tenants,
     "arc_runs_queued",
     "Training runs waiting to start, by tenant.",
     ["tenant"],
@@ -93,7 +96,7 @@ export function registerLiveGauges(
     },
   );
   liveGauge(
-    register,
+    tenants,
     "arc_failure_rate",
     "Share of judged gateway calls that failed among calls started in the last hour, by tenant and the model version that answered.",
     ["tenant", "model_version"],
@@ -114,14 +117,14 @@ export function registerLiveGauges(
       d[value],
     ]);
   liveGauge(
-    register,
+    tenants,
     "arc_canary_share",
     "Share of a tenant's traffic (0..1) its running canary gets, by deployment and candidate model version.",
     ["tenant", "deployment", "candidate"],
     canaries("share"),
   );
   liveGauge(
-    register,
+    tenants,
     "arc_canary_stage",
     "Ramp stage of a tenant's running canary (0 is the ramp's first share), by deployment and candidate model version.",
     ["tenant", "deployment", "candidate"],
@@ -129,14 +132,14 @@ export function registerLiveGauges(
   );
   const runningRuns = async () => (await activeRuns(db)).filter((run) => run.status === "running");
   liveGauge(
-    register,
+    tenants,
     "arc_training_step",
     "Last step a running training run reported, by tenant and run.",
     ["tenant", "run"],
     async () => (await runningRuns()).map((run) => [{ tenant: run.tenantId, run: run.id }, run.step]),
   );
   liveGauge(
-    register,
+    tenants,
     "arc_training_reward",
     "Last reward a running training run reported (absent before its first trained step), by tenant and run.",
     ["tenant", "run"],

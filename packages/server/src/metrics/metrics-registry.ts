@@ -5,12 +5,20 @@ import { type LiveSources, registerLiveGauges } from "./live-gauges.ts";
 const secondsBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The server's metrics, rendered for `GET /metrics` in the Prometheus text format. Each instance has a registry of
- * its own (several servers may run in one process) holding the process metrics of `collectDefaultMetrics`, the
- * counters below, and — once `watch` is called — gauges read from the database at scrape time.
+ * What a scrape shows: `process`, the process's series (`collectDefaultMetrics` and Arc's series without a tenant
+ * label); `tenants`, those and the per-tenant series, whose labels name every tenant.
+ */
+export type MetricsScope = "process" | "tenants";
+
+/**
+ * The server's metrics, rendered for `GET /metrics` in the Prometheus text format. Each instance has registries of
+ * its own (several servers may run in one process): one for the process's series (the process metrics of
+ * `collectDefaultMetrics` and the counters below without a tenant label) and one for the per-tenant series, each
+ * holding — once `watch` is called — its gauges read from the database at scrape time.
  */
 export class ServerMetrics {
   private readonly register = new Registry();
+  private readonly tenantRegister = new Registry();
   readonly ingestedTraces = new Counter({
     name: "arc_ingested_traces_total",
     help: "Traces written anew by the ingest API, by source.",
@@ -39,7 +47,7 @@ export class ServerMetrics {
     name: "arc_gateway_tokens_total",
     help: "Tokens of the gateway's model calls (a teacher's calls during run-time teaching included), by tenant, model that answered and kind (prompt or completion).",
     labelNames: ["tenant", "model", "kind"],
-    registers: [this.register],
+    registers: [this.tenantRegister],
   });
   readonly requestDuration = new Histogram({
     name: "arc_http_request_duration_seconds",
@@ -79,7 +87,7 @@ export class ServerMetrics {
 
   /** Adds the gauges read at scrape time (queue depths, failure rates, canaries, training); call once. */
   watch(sources: LiveSources): void {
-    registerLiveGauges(this.register, sources);
+    registerLiveGauges({ process: this.register, tenants: this.tenantRegister }, sources);
   }
 
   /** The `content-type` of `render`'s text. */
@@ -87,8 +95,9 @@ export class ServerMetrics {
     return this.register.contentType;
   }
 
-  /** The body of `GET /metrics`. */
-  render(): Promise<string> {
-    return this.register.metrics();
+  /** The body of `GET /metrics`: the process's series, and with `tenants` the per-tenant series after them. */
+  async render(scope: MetricsScope = "process"): Promise<string> {
+    const processSeries = await this.register.metrics();
+    return scope === "process" ? processSeries : `${processSeries}${await this.tenantRegister.metrics()}`;
   }
 }

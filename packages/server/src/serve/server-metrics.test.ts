@@ -29,7 +29,13 @@ describe("arc serve's /metrics", () => {
   let server: RunningServer;
   let tenantId: string;
   let production: ModelVersion;
-  const scrape = async () => (await fetch(`${server.url}/metrics`)).text();
+  /** The whole page, the per-tenant series included: what an admin key scrapes. */
+  const scrape = async () =>
+    (
+      await fetch(`${server.url}/metrics`, {
+        headers: { authorization: `Bearer ${server.credentials?.adminKey}` },
+      })
+    ).text();
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${server.url}/v1${path}`, {
       method: "POST",
@@ -189,16 +195,25 @@ describe("/metrics when the database cannot answer", () => {
     await db.close();
     const metrics = new ServerMetrics();
     metrics.watch({ db, gatewayTraceQueue: () => 4, requestsInFlight: () => 0 });
-    const app = createApp({ db, authenticator: new Authenticator(db), metrics, maxBodyBytes: 1024 });
+    const adminKey = "arc_admin_metrics_test_key";
+    const app = createApp({
+      db,
+      authenticator: new Authenticator(db, adminKey),
+      metrics,
+      maxBodyBytes: 1024,
+    });
     const logged = t.mock.method(console, "error", () => {});
-    const res = await app.request("/metrics");
+    const res = await app.request("/metrics", { headers: { authorization: `Bearer ${adminKey}` } });
     assert.equal(res.status, 200);
     const text = await res.text();
     assert.ok((sample(text, "process_cpu_user_seconds_total") ?? -1) >= 0);
     assert.equal(sample(text, "arc_gateway_trace_queue_depth"), 4);
     assert.match(text, /^# TYPE arc_failure_rate gauge$/m);
     assert.doesNotMatch(text, /^arc_(detection_queue_depth|runs_queued|failure_rate|canary_|training_)/m);
-    assert.equal((await app.request("/metrics")).status, 200);
+    assert.equal(
+      (await app.request("/metrics", { headers: { authorization: `Bearer ${adminKey}` } })).status,
+      200,
+    );
     const failed = logged.mock.calls.map((c) => String(c.arguments[0]).match(/\/metrics: (\w+)/)?.[1]);
     assert.deepEqual(failed.sort(), [
       "arc_canary_share",
