@@ -1,5 +1,6 @@
 import type { Severity } from "../detect/verdict.ts";
 import { InvalidInputError } from "../errors/arc-error.ts";
+import { refuseUnknownKeys } from "../trace/known-keys.ts";
 
 /** A kind of failure the judge may name: a short snake_case name, what it means, how much it matters. */
 export interface RubricClass {
@@ -49,6 +50,7 @@ export function parseRubric(input: unknown, version = 1): Rubric {
       string,
       unknown
     >;
+    refuseUnknownKeys(item, ["name", "description", "severity"], "a rubric class", at);
     const name = item.name;
     if (typeof name !== "string" || !CLASS_NAME.test(name))
       fail(`${at}.name`, `expected a snake_case name (a-z, 0-9, _), got ${JSON.stringify(name)}`);

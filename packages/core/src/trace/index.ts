@@ -10,6 +10,7 @@ export {
   mayHoldLoneSurrogates,
   parseBoundedJson,
 } from "./json-bounds.ts";
+export { refuseUnknownKeys } from "./known-keys.ts";
 export { parseFeedbackBatch, parseTraceBatch } from "./parse-trace-batch.ts";
 export {
   ChatMessage,
@@ -19,6 +20,7 @@ export {
   Step,
   StepError,
   StepKind,
+  Timestamp,
   ToolCall,
   Trace,
   TraceBatch,

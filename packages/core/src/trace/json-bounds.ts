@@ -110,16 +110,23 @@ export interface JsonValueChecks {
   mayHoldNul?: boolean;
   /** The field the value is, prefixed to every path an error names. */
   rootPath?: string;
+  /**
+   * Numbers that are not finite (a JSON literal past a double's range, such as 1e400, parses as Infinity) are
+   * refused, naming the field, unless `keep` (a protobuf double may be NaN or ±Infinity).
+   */
+  nonFiniteNumbers?: "refuse" | "keep";
 }
 
 /**
  * Holds a parsed JSON body to `limits`: depth, string, key and array sizes, object widths, lone surrogates (refused or
- * replaced with U+FFFD), the NUL character when asked, and `__proto__` keys, which no Arc record has and which would
- * change an object's prototype when copied. Throws an InvalidInputError naming the field; returns the value, repaired
- * when surrogates are replaced. Iterative, so no body can exhaust the stack.
+ * replaced with U+FFFD), the NUL character when asked, numbers that are not finite (which JSON cannot carry back:
+ * they would be stored as null), and `__proto__` keys, which no Arc record has and which would change an object's
+ * prototype when copied. Throws an InvalidInputError naming the field; returns the value, repaired when surrogates
+ * are replaced. Iterative, so no body can exhaust the stack.
  */
 export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonValueChecks): unknown {
   const { surrogates, mayHoldLoneSurrogates, mayHoldNul = false, rootPath = "" } = checks;
+  const refuseNonFinite = checks.nonFiniteNumbers !== "keep";
   /** An open container: its parent and key make its path, built only when an error needs it. */
   type Container = { value: object; parent: Container | null; key: string; depth: number };
   const pathOf = (container: Container | null, key?: string): string => {
@@ -147,8 +154,17 @@ export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonVa
     }
     return value;
   };
+  const checkNumber = (value: number, container: Container | null, key: string | undefined) => {
+    if (refuseNonFinite && !Number.isFinite(value)) {
+      throw invalid(
+        pathOf(container, key),
+        `the number is out of range: a JSON number must be finite and within ±${Number.MAX_VALUE}`,
+      );
+    }
+  };
   const top: Container = { value: {}, parent: null, key: rootPath, depth: 0 };
   if (typeof root === "string") return checkString(root, top, undefined, "string");
+  if (typeof root === "number") checkNumber(root, top, undefined);
   const stack: Container[] = [];
   if (typeof root === "object" && root !== null)
     stack.push({ value: root, parent: null, key: rootPath, depth: 1 });
@@ -168,6 +184,7 @@ export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonVa
       for (let i = 0; i < value.length; i++) {
         const child = value[i];
         if (typeof child === "string") value[i] = checkString(child, container, String(i), "string");
+        else if (typeof child === "number") checkNumber(child, container, String(i));
         else if (typeof child === "object" && child !== null)
           stack.push({ value: child, parent: container, key: String(i), depth: container.depth + 1 });
       }
@@ -190,6 +207,7 @@ export function checkJsonValue(root: unknown, limits: JsonLimits, checks: JsonVa
         record[safeKey] = child;
       }
       if (typeof child === "string") record[safeKey] = checkString(child, container, safeKey, "string");
+      else if (typeof child === "number") checkNumber(child, container, safeKey);
       else if (typeof child === "object" && child !== null)
         stack.push({ value: child, parent: container, key: safeKey, depth: container.depth + 1 });
     }

@@ -51,7 +51,10 @@ const validTimestamps = [
   "2000-02-29T00:00:00+05:30",
   "1999-12-31T23:59:59.5-0800",
   "0001-01-01T00:00:00.0+00:00",
+  "0001-01-01T00:30:00+00:30",
+  "0050-06-15T12:00:00Z",
   "9999-12-31T23:59:59Z",
+  "9999-12-31T23:59:59.9999999-00:00",
   "2026-01-31T12:00:00-12:00",
   "2026-01-31T12:00:00+14:00",
 ];
@@ -66,6 +69,8 @@ const invalidTimestamps = [
   "2026-01-31T12:00:00z",
   "1900-02-29T00:00:00Z",
   "0000-01-01T00:00:00.0+00:00",
+  "0001-01-01T00:00:00+01:00",
+  "9999-12-31T23:00:00-05:00",
   "2026-01-31T12:00:00+25:00",
   "2026-01-31T12:00:00-14:30",
   "",
@@ -396,6 +401,21 @@ describe("parseTraceBatch and its compiled reader agree with TraceBatch (zod)", 
       name: "InvalidInputError",
       message: "invalid input: traces.1.startedAt: must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z",
       field: "traces.1.startedAt",
+    });
+  });
+});
+
+describe("a trace's timestamps", () => {
+  it("are taken only where both stores read them back as a date-time ingest takes: years 0001-9999, in UTC too", () => {
+    const at = (startedAt: string) => ({ traces: [{ id: "t1", startedAt }] });
+    for (const startedAt of validTimestamps) {
+      assert.equal(parseTraceBatch(at(startedAt)).traces[0].startedAt, startedAt);
+    }
+    for (const startedAt of invalidTimestamps) {
+      assert.throws(() => parseTraceBatch(at(startedAt)), { field: "traces.0.startedAt" }, startedAt);
+    }
+    assert.throws(() => parseTraceBatch(at("0001-01-01T00:00:00+01:00")), {
+      message: /traces\.0\.startedAt: must be a date-time in the years 0001-9999 \(in UTC as well\)/,
     });
   });
 });

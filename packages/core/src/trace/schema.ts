@@ -13,20 +13,32 @@ const MAX_OFFSET_MINUTES = 14 * 60;
 /** The ISO 8601 form the timestamp check takes; the storability check speaks only of values in that form. */
 const isoDateTime = z.datetimeRegex({ offset: true, local: false, precision: null });
 
-/** True for a date-time PostgreSQL's timestamptz stores: years 0001-9999 and an offset no larger than ±14:00. */
+/** The first and last instants a timestamp may be: reading them back gives a four-digit year in UTC too. */
+const EARLIEST_MS = Date.parse("0001-01-01T00:00:00Z");
+const LATEST_MS = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * True for a date-time both stores keep and read back as a date-time this check takes again: years 0001-9999 as
+ * written and in UTC (`0001-01-01T00:00:00+01:00` is a BC instant), and an offset no larger than ±14:00.
+ */
 function storableDateTime(value: string): boolean {
   if (!isoDateTime.test(value)) return true;
   const year = Number(value.slice(0, 4));
   if (!(year >= 1 && year <= 9999)) return false;
   const offset = /([+-])(\d{2}):?(\d{2})$/.exec(value);
   if (offset && Number(offset[2]) * 60 + Number(offset[3]) > MAX_OFFSET_MINUTES) return false;
-  return Number.isFinite(Date.parse(value));
+  const instant = Date.parse(value);
+  return instant >= EARLIEST_MS && instant <= LATEST_MS;
 }
 
-const Timestamp = z
+/** An ISO 8601 date-time with its offset, in the years 0001-9999 (UTC too), as ingest and query filters take it. */
+export const Timestamp = z
   .string()
   .datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z" })
-  .refine(storableDateTime, "must be a date-time in the years 0001-9999 with a UTC offset within ±14:00");
+  .refine(
+    storableDateTime,
+    "must be a date-time in the years 0001-9999 (in UTC as well) with a UTC offset within ±14:00",
+  );
 
 /** The largest count PostgreSQL's `integer` columns hold. */
 const MAX_INT32 = 2_147_483_647;
@@ -80,7 +92,7 @@ export type Usage = z.infer<typeof Usage>;
 export const StepError = z.object({
   message: z.string(),
   type: z.string().optional(),
-  code: z.union([z.string(), z.number()]).optional(),
+  code: z.union([z.string(), z.number().finite()]).optional(),
   status: z.number().int().optional(),
 });
 export type StepError = z.infer<typeof StepError>;
@@ -122,7 +134,7 @@ export const Step = z.object({
   parentId: RecordId.optional(),
   startedAt: Timestamp,
   endedAt: Timestamp.optional(),
-  latencyMs: z.number().nonnegative().optional(),
+  latencyMs: z.number().nonnegative().finite().optional(),
   llm: LlmCall.optional(),
   /** Input of a non-LLM step (tool arguments, retrieval query...). */
   input: z.unknown().optional(),

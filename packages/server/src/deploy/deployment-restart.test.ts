@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -21,9 +21,19 @@ interface Child {
   key: string;
 }
 
+/** The answer-book models' checkpoint folders (ARC_MODELS_DIR): the test doubles read only their names. */
+async function answerBookModels(home: string): Promise<string> {
+  const dir = join(home, "models");
+  for (const name of ["wrong-pattern", "right"]) {
+    await mkdir(join(dir, name), { recursive: true });
+    await writeFile(join(dir, name, "config.json"), "{}");
+  }
+  return dir;
+}
+
 function startChild(home: string): Promise<Child> {
   const child = spawn(process.execPath, ["--import", "tsx", script], {
-    env: { ...process.env, ARC_HOME: home, ARC_PORT: "0" },
+    env: { ...process.env, ARC_HOME: home, ARC_PORT: "0", ARC_MODELS_DIR: join(home, "models") },
     stdio: ["ignore", "pipe", "pipe"],
   });
   return new Promise((resolve, reject) => {
@@ -72,6 +82,7 @@ describe("deployment state across a crash", () => {
   it("resumes the same canary at the same stage, share and sticky routing after the server is killed with SIGKILL mid-canary", async () => {
     const home = await mkdtemp(join(tmpdir(), "arc-restart-"));
     homes.push(home);
+    const models = await answerBookModels(home);
     let server = await startChild(home);
     try {
       await api(server, "PUT", "/release-settings", {
@@ -81,11 +92,11 @@ describe("deployment state across a crash", () => {
       await api(server, "POST", "/model-versions", {
         name: "production",
         status: "promoted",
-        artifactDir: "m/wrong-pattern",
+        artifactDir: join(models, "wrong-pattern"),
       });
       const candidate = await api<{ id: string }>(server, "POST", "/model-versions", {
         name: "fixed",
-        artifactDir: "m/right",
+        artifactDir: join(models, "right"),
       });
       await waitUntil(
         async () => (await api<Deployments>(server, "GET", "/deployments")).active,

@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { InvalidInputError } from "@arc/core";
 import type { UpstreamModel } from "../store/model-registry.ts";
@@ -51,6 +51,29 @@ export function resolveArtifactDir(policy: RegistrationPolicy, tenantId: string,
   if (!ok) {
     throw new InvalidInputError(
       `artifactDir: expected a folder under ${join(root, "/")}${policy.modelsDir ? ` or ${join(resolve(policy.modelsDir), "/")}` : ""}, got "${asked}"`,
+      { field: "artifactDir" },
+    );
+  }
+  return path;
+}
+
+/**
+ * The checkpoint folder a tenant registers (see `resolveArtifactDir`), which must exist and hold a checkpoint in the
+ * Hugging Face layout: every engine that serves it reads its `config.json` first. A refusal names the path.
+ */
+export function resolveCheckpointDir(policy: RegistrationPolicy, tenantId: string, asked: string): string {
+  const path = resolveArtifactDir(policy, tenantId, asked);
+  if (!existsSync(path)) {
+    throw new InvalidInputError(`artifactDir: ${path} does not exist ("${asked}")`, { field: "artifactDir" });
+  }
+  if (!statSync(path).isDirectory()) {
+    throw new InvalidInputError(`artifactDir: ${path} is not a folder ("${asked}")`, {
+      field: "artifactDir",
+    });
+  }
+  if (!existsSync(join(path, "config.json"))) {
+    throw new InvalidInputError(
+      `artifactDir: ${path} holds no config.json: expected a checkpoint in the Hugging Face layout (config.json, model.safetensors, tokenizer.json)`,
       { field: "artifactDir" },
     );
   }

@@ -97,6 +97,22 @@ for (const target of databasesUnderTest()) {
       assert.equal((await call("/v1/traces", made.key)).status, 401);
     });
 
+    it("refuses a field a tenant or key request does not have, so no key is made other than asked", async () => {
+      const post = (path: string, json: unknown) => call(path, server.adminKey, { method: "POST", json });
+      const role = await post(`/v1/admin/tenants/${acme.name}/keys`, { name: "ci", role: "admin" });
+      assert.equal(role.status, 400);
+      const error = (await role.json()).error;
+      assert.equal(error.field, "role");
+      assert.match(error.message, /^role: not a field of a key request; its fields are name$/);
+      const tenant = await post("/v1/admin/tenants", { name: "initech", plan: "gold" });
+      assert.equal(tenant.status, 400);
+      assert.equal((await tenant.json()).error.field, "plan");
+      const keys = await (await call(`/v1/admin/tenants/${acme.name}/keys`, server.adminKey)).json();
+      assert.ok(keys.data.every((k: { name: string }) => k.name !== "ci"));
+      const tenants = await (await call("/v1/admin/tenants", server.adminKey)).json();
+      assert.ok(tenants.data.every((t: { name: string }) => t.name !== "initech"));
+    });
+
     it("keeps admin keys off tenant data and tenant keys off admin endpoints", async () => {
       assert.equal((await call("/v1/traces", server.adminKey)).status, 403);
       assert.equal((await call("/v1/admin/tenants", acme.key)).status, 403);
@@ -223,6 +239,12 @@ for (const target of databasesUnderTest()) {
       const bad = await call("/v1/traces?from=yesterday", acme.key);
       assert.equal(bad.status, 400);
       assert.match((await bad.json()).error.message, /from: must be an ISO 8601 date-time/);
+      const yearZero = await call("/v1/traces?to=0000-12-31T00:00:00Z", acme.key);
+      assert.equal(yearZero.status, 400);
+      assert.equal((await yearZero.json()).error.field, "to");
+      const typo = await call("/v1/traces?form=2026-01-01T00:00:00Z", acme.key);
+      assert.equal(typo.status, 400);
+      assert.match((await typo.json()).error.message, /Unrecognized key\(s\) in object: 'form'/);
       const badCursor = await call("/v1/traces?cursor=zzz", acme.key);
       assert.match((await badCursor.json()).error.message, /cursor: not a cursor this server made/);
       const first = await (await call("/v1/traces?limit=1", acme.key)).json();

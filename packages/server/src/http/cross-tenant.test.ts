@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { serve } from "@hono/node-server";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
@@ -45,6 +48,8 @@ for (const target of databasesUnderTest()) {
     let server: ReturnType<typeof serve>;
     let url: string;
     let aKey: string;
+    /** ARC_HOME of the release routes: tenant A's checkpoint `x` is under its artifacts. */
+    const home = mkdtempSync(join(tmpdir(), "arc-cross-tenant-"));
     let b: {
       id: string;
       key: string;
@@ -68,7 +73,7 @@ for (const target of databasesUnderTest()) {
         tenantRoutes: tenantRoutes({
           db,
           maxBodyBytes: 1 << 20,
-          release: { service: release, registration: { home: "/nonexistent-arc-home", upstreams: {} } },
+          release: { service: release, registration: { home, upstreams: {} } },
           failures,
         }),
       });
@@ -78,6 +83,8 @@ for (const target of databasesUnderTest()) {
 
       const a = await createTenant(db, "tenant-a");
       aKey = (await createApiKey(db, { role: "tenant", tenantId: a.id })).key;
+      mkdirSync(join(home, "artifacts", a.id, "x"), { recursive: true });
+      writeFileSync(join(home, "artifacts", a.id, "x", "config.json"), "{}");
       const bt = await createTenant(db, "tenant-b");
       const bKey = (await createApiKey(db, { role: "tenant", tenantId: bt.id })).key;
       const production = await registerModelVersion(db, bt.id, {
@@ -150,6 +157,7 @@ for (const target of databasesUnderTest()) {
       await release?.close();
       await failures?.close();
       await db?.close();
+      rmSync(home, { recursive: true, force: true });
     });
 
     /** Each of B's things, addressed with A's key: the method, the path and (for writes) a body. */

@@ -93,6 +93,34 @@ for (const target of databasesUnderTest()) {
       assert.equal(edge.status, 200);
     });
 
+    it("refuses a number past a double's range (1e400 parses as Infinity and would be stored as null)", async () => {
+      const message = /the number is out of range: a JSON number must be finite/;
+      await refused(trace("inf", "", `,"latencyMs":1e400`), "traces.0.steps.0.latencyMs", message);
+      await refused(trace("ninf", `,"metadata":{"ratio":[-1e999]}`), "traces.0.metadata.ratio.0", message);
+      const feedback = await post("/v1/feedback", '{"id":"fb-inf","traceId":"seed","score":1e400}');
+      assert.equal(feedback.status, 400);
+      assert.equal(feedback.body.error.field, "score");
+    });
+
+    it("refuses an OTLP export whose repeated fields are not arrays with a 400 naming the path", async () => {
+      const before = await count("steps");
+      for (const [body, field] of [
+        [{ resourceSpans: [{ scopeSpans: [{ spans: {} }] }] }, "resourceSpans.0.scopeSpans.0.spans"],
+        [{ resourceSpans: [{ scopeSpans: { spans: [span(1)] } }] }, "resourceSpans.0.scopeSpans"],
+        [{ resourceSpans: [{ scopeSpans: [7] }] }, "resourceSpans.0.scopeSpans.0"],
+        [{ resourceSpans: ["x"] }, "resourceSpans.0"],
+        [{ resourceSpans: {} }, "resourceSpans"],
+      ] as const) {
+        const res = await post("/v1/otlp/v1/traces", body);
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.equal(res.body.error.field, field);
+        assert.match(res.body.error.message, new RegExp(`^${field.replaceAll(".", "\\.")}: expected an`));
+      }
+      assert.equal(await count("steps"), before);
+      const empty = await post("/v1/otlp/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: null }] }] });
+      assert.deepEqual(empty, { status: 200, body: { partialSuccess: {} } });
+    });
+
     it("takes sampling parameters such as seed 1e300 as the data they are", async () => {
       const res = await post("/v1/traces", trace("seed", "", `,"llm":{"params":{"seed":1e300}}`));
       assert.equal(res.status, 200);

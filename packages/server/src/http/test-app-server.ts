@@ -4,7 +4,7 @@ import { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
 import { createApiKey } from "../store/keys.ts";
 import { createTenant } from "../store/tenants.ts";
-import { createApp } from "./app.ts";
+import { type AppDeps, createApp } from "./app.ts";
 import { Authenticator } from "./authenticator.ts";
 
 /** A real HTTP server over the app on a test database, with an admin key and two tenants with a key each. */
@@ -18,7 +18,7 @@ export interface TestAppServer {
 
 export async function startTestAppServer(
   db: Database,
-  options: { maxBodyBytes?: number } = {},
+  options: { maxBodyBytes?: number; tenantRoutes?: AppDeps["tenantRoutes"] } = {},
 ): Promise<TestAppServer> {
   const metrics = new ServerMetrics();
   const app = createApp({
@@ -26,6 +26,7 @@ export async function startTestAppServer(
     authenticator: new Authenticator(db),
     metrics,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    tenantRoutes: options.tenantRoutes,
   });
   const adminKey = (await createApiKey(db, { role: "admin" })).key;
   const tenants = [];

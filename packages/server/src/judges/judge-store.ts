@@ -1,4 +1,10 @@
-import { type CalibrationReport, InvalidInputError, parseRubric, type Rubric } from "@arc/core";
+import {
+  type CalibrationReport,
+  InvalidInputError,
+  parseRubric,
+  type Rubric,
+  refuseUnknownKeys,
+} from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 
 /** The model that runs a tenant's judge: an allowlisted upstream, the model's name there, and its budget. */
@@ -30,6 +36,9 @@ export async function latestRubric(db: Queryable, tenantId: string): Promise<Rub
   return row ? parseRubric(row.rubric, row.version) : undefined;
 }
 
+/** The largest budget a judge model takes: what the integer columns hold. */
+const MAX_RATE = 2_147_483_647;
+
 /**
  * Sets the model that runs the tenant's judge: `upstream` must be one of the server's allowlisted upstreams
  * (`ARC_UPSTREAMS`); the budget defaults to 60 calls and 60,000 tokens a minute.
@@ -40,7 +49,12 @@ export async function putJudgeModel(
   input: unknown,
   upstreams: Readonly<Record<string, unknown>>,
 ): Promise<JudgeModel> {
-  const raw = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw new InvalidInputError(
+      `expected a judge model {upstream, model, callsPerMinute?, tokensPerMinute?}, got ${JSON.stringify(input)}`,
+    );
+  const raw = input as Record<string, unknown>;
+  refuseUnknownKeys(raw, ["upstream", "model", "callsPerMinute", "tokensPerMinute"], "a judge model");
   const names = Object.keys(upstreams);
   if (typeof raw.upstream !== "string" || !Object.hasOwn(upstreams, raw.upstream))
     throw new InvalidInputError(
@@ -56,10 +70,11 @@ export async function putJudgeModel(
     );
   const limit = (field: "callsPerMinute" | "tokensPerMinute", fallback: number) => {
     const value = raw[field] ?? fallback;
-    if (!Number.isInteger(value) || (value as number) < 1)
-      throw new InvalidInputError(`${field}: expected a positive integer, got ${JSON.stringify(value)}`, {
-        field,
-      });
+    if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_RATE)
+      throw new InvalidInputError(
+        `${field}: expected a whole number from 1 to ${MAX_RATE}, got ${JSON.stringify(value)}`,
+        { field },
+      );
     return value as number;
   };
   const judge: JudgeModel = {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { InvalidInputError } from "@arc/core";
-import { checkTunableOverrides, loadRecipe } from "@arc/rl";
+import { checkTunableOverrides, loadRecipe, type Recipe } from "@arc/rl";
 import { z } from "zod";
 import type { Queryable } from "../store/database.ts";
 import { productionModel } from "./execute-run.ts";
@@ -29,12 +29,25 @@ export const RunRequest = z
 export type RunRequest = z.infer<typeof RunRequest>;
 
 /**
+ * Why a recipe cannot be a tenant's run, or null. A tenant's run trains the tenant's production model into a
+ * candidate of it: a recipe that trains an adaptive teacher of another model, or a base model from fresh weights,
+ * would make a candidate that is not one.
+ */
+function notATenantRun(recipe: Recipe): string | null {
+  if (recipe.teaching) {
+    return `it trains an adaptive teacher of the frozen student ${recipe.teaching.student}, not the model it starts from`;
+  }
+  if (recipe.model.init) return "it trains a base model from fresh weights, not from your production model";
+  return null;
+}
+
+/**
  * Queues a run of a shipped recipe for a tenant (the orchestrator's workers train it). Overrides are data: only
  * tunable training knobs (TUNABLE_RECIPE_KEYS) are taken, so a tenant never sets a path or module the trainer would
  * open (the model and datasets are the server's, the reward module the recipe file's), and no more than each key's
  * cap, so one request cannot tie up the shared trainer. Refuses any other key, a value over its cap, a recipe the
- * overrides make invalid (the error names the key and the recipe by its repository path), and a tenant
- * without a production model.
+ * overrides make invalid (the error names the key and the recipe by its repository path), a recipe that does not
+ * train the tenant's model (`notATenantRun`), and a tenant without a production model.
  */
 export async function queueRun(
   db: Queryable,
@@ -49,7 +62,14 @@ export async function queueRun(
     });
   }
   checkTunableOverrides(request.overrides);
-  await loadRecipe(join(REPOSITORY_ROOT, recipePath), request.overrides, recipePath);
+  const recipe = await loadRecipe(join(REPOSITORY_ROOT, recipePath), request.overrides, recipePath);
+  const why = notATenantRun(recipe);
+  if (why) {
+    throw new InvalidInputError(
+      `recipe: ${recipePath} cannot train your model: ${why}; name a recipe that fine-tunes a model, e.g. toolcall-dpo`,
+      { field: "recipe" },
+    );
+  }
   const base = await productionModel(db, tenantId);
   return createRun(db, tenantId, {
     trigger: options.trigger,

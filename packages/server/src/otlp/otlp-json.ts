@@ -10,8 +10,8 @@ export interface AnyValue {
   boolValue?: boolean;
   /** An int64: a decimal string in protobuf's JSON mapping (some exporters send a number). */
   intValue?: string | number;
-  /** A double. */
-  doubleValue?: number;
+  /** A double; NaN and ±Infinity as the strings "NaN", "Infinity", "-Infinity" in protobuf's JSON mapping. */
+  doubleValue?: number | string;
   /** A list of values. */
   arrayValue?: { values?: AnyValue[] };
   /** A nested map of attributes. */
@@ -59,6 +59,60 @@ export interface ExportTraceServiceRequest {
   }[];
 }
 
+/** A value's JSON type, as a refusal names it. */
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  return Array.isArray(value) ? "array" : typeof value;
+}
+
+/** Refuses a repeated field of the export's envelope that is present but not an array, naming its path. */
+function checkRepeated(value: unknown, field: string): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    throw new InvalidInputError(
+      `${field}: expected an array (OTLP/JSON writes a repeated field as an array), got ${typeName(value)}`,
+      { field },
+    );
+  }
+  return value;
+}
+
+/** Refuses an element of the export's envelope that is not an object, naming its path. */
+function checkMessage(value: unknown, field: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidInputError(`${field}: expected an object, got ${typeName(value)}`, { field });
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Checks the envelope of an OTLP/JSON export, which must decode as an ExportTraceServiceRequest: `resourceSpans`,
+ * each one's `scopeSpans` and each scope's `spans` are arrays of objects (null or absent read as empty). An export
+ * that does not is malformed, refused as a whole with an InvalidInputError naming the path (OTLP/HTTP answers such a
+ * request 400); a span that is malformed is left to the mapping, which counts it in the partial success.
+ */
+export function checkExportShape(body: unknown): asserts body is ExportTraceServiceRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new InvalidInputError(
+      `expected an OTLP ExportTraceServiceRequest, a JSON object with resourceSpans, got ${typeName(body)}`,
+    );
+  }
+  const request = body as Record<string, unknown>;
+  if (!Array.isArray(request.resourceSpans)) {
+    throw new InvalidInputError(
+      `resourceSpans: expected an array (an OTLP ExportTraceServiceRequest), got ${typeName(request.resourceSpans)}`,
+      { field: "resourceSpans" },
+    );
+  }
+  request.resourceSpans.forEach((resourceSpans, i) => {
+    const resource = checkMessage(resourceSpans, `resourceSpans.${i}`);
+    checkRepeated(resource.scopeSpans, `resourceSpans.${i}.scopeSpans`).forEach((scopeSpans, j) => {
+      const scope = checkMessage(scopeSpans, `resourceSpans.${i}.scopeSpans.${j}`);
+      checkRepeated(scope.spans, `resourceSpans.${i}.scopeSpans.${j}.spans`);
+    });
+  });
+}
+
 /** Converts an OTLP AnyValue into plain JSON; throws an InvalidInputError for a value of the wrong shape. */
 export function plainValue(value: AnyValue | undefined): unknown {
   if (value === undefined || value === null) return undefined;
@@ -67,11 +121,19 @@ export function plainValue(value: AnyValue | undefined): unknown {
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.boolValue !== undefined) return value.boolValue;
   if (value.intValue !== undefined) return intValueOf(value.intValue);
-  if (value.doubleValue !== undefined) return value.doubleValue;
+  if (value.doubleValue !== undefined) return doubleValueOf(value.doubleValue);
   if (value.arrayValue) return arrayOf(value.arrayValue.values, "arrayValue.values").map(plainValue);
   if (value.kvlistValue) return attributeMap(value.kvlistValue.values);
   if (value.bytesValue !== undefined) return value.bytesValue;
   return undefined;
+}
+
+/**
+ * A double as JSON keeps it: a finite number as it is; NaN and ±Infinity (which protobuf carries and JSON cannot) as
+ * protobuf's JSON mapping writes them, the strings "NaN", "Infinity" and "-Infinity".
+ */
+function doubleValueOf(value: number | string): number | string {
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
 }
 
 /** An int64 as a number: a decimal string or an integer; anything else is refused. */

@@ -284,6 +284,29 @@ describe("OTLP from the official exporters, in every encoding and GenAI attribut
     assert.equal(json.status, 413);
   });
 
+  it("keeps a protobuf double that is NaN or ±Infinity as protobuf's JSON mapping writes it, not as null", async () => {
+    const exporter = new ProtobufExporter({
+      url: `${server.url}/v1/otlp/v1/traces`,
+      headers: { authorization: `Bearer ${server.tenants[0].key}` },
+    });
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    providers.push(provider);
+    const recorded = provider.getTracer("agent").startSpan("score", {
+      attributes: { "eval.nan": Number.NaN, "eval.max": Number.POSITIVE_INFINITY, "eval.min": -Infinity },
+    });
+    recorded.end();
+    await provider.forceFlush();
+    const res = await fetch(`${server.url}/v1/traces/${recorded.spanContext().traceId}`, {
+      headers: { authorization: `Bearer ${server.tenants[0].key}` },
+    });
+    assert.equal(res.status, 200);
+    const { metadata } = (await res.json()).steps[0];
+    assert.deepEqual(
+      [metadata["eval.nan"], metadata["eval.max"], metadata["eval.min"]],
+      ["NaN", "Infinity", "-Infinity"],
+    );
+  });
+
   it("refuses an encoding other than gzip with 415, and broken gzip with 400", async () => {
     const br = await post(new Uint8Array([1, 2, 3]), {
       "content-type": "application/json",

@@ -1,13 +1,25 @@
 import { parentPort } from "node:worker_threads";
 import { type PGlite, types } from "@electric-sql/pglite";
+import pg from "pg";
 import { openPgliteCluster } from "./pglite-cluster.ts";
 import type { PgliteRequest, PgliteResponse, TransferredError } from "./pglite-worker-protocol.ts";
 
 /** The PGlite thread: runs the embedded PostgreSQL (WASM, synchronous when it runs) off the server's main thread. */
 let pglite: PGlite | null = null;
 
-/** json and jsonb columns stay PostgreSQL's text here; the main thread parses them (see `PgliteResponse`). */
-const keepJsonText = { [types.JSON]: (text: string) => text, [types.JSONB]: (text: string) => text };
+/** The type ids of PostgreSQL's date, timestamp and timestamptz, and of their arrays. */
+const DATE_TIME_TYPES = [types.DATE, types.TIMESTAMP, types.TIMESTAMPTZ, 1182, 1115, 1185];
+
+/**
+ * How the PGlite thread reads columns. json and jsonb stay PostgreSQL's text; the main thread parses them (see
+ * `PgliteResponse`). Dates and timestamps are read by node-postgres's parsers, so both stores give the same Date:
+ * PGlite's own `new Date(text)` reads the years 0001-0099 as 1950-2049 and a BC timestamp as an invalid date.
+ */
+const parsers = {
+  [types.JSON]: (text: string) => text,
+  [types.JSONB]: (text: string) => text,
+  ...Object.fromEntries(DATE_TIME_TYPES.map((type) => [type, pg.types.getTypeParser(type, "text")])),
+};
 
 function transferable(error: unknown): TransferredError {
   const e = error as { message?: string; code?: string; detail?: string; constraint?: string };
@@ -22,7 +34,7 @@ async function handle(request: PgliteRequest): Promise<PgliteResponse> {
     }
     if (!pglite) throw new Error("the database is not open");
     if (request.op === "query") {
-      const result = await pglite.query(request.sql, request.params, { parsers: keepJsonText });
+      const result = await pglite.query(request.sql, request.params, { parsers });
       const jsonTypeOf = new Map(result.fields.map((f) => [f.name, f.dataTypeID]));
       const jsonColumns = [...jsonTypeOf]
         .filter(([, type]) => type === types.JSON || type === types.JSONB)

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -27,6 +27,11 @@ for (const target of databasesUnderTest()) {
           upstreams: { vllm: { baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "VLLM_KEY" } },
         },
       });
+      for (const folder of ["run_0/base", "run_1/step-10"]) {
+        const checkpoint = join(home, "artifacts", server.tenantId, folder);
+        await mkdir(checkpoint, { recursive: true });
+        await writeFile(join(checkpoint, "config.json"), "{}");
+      }
     });
     after(async () => {
       await server?.close();

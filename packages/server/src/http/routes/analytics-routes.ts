@@ -1,4 +1,4 @@
-import { InvalidInputError, toInvalidInputError } from "@arc/core";
+import { InvalidInputError, Timestamp, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
 import { getAnalyticsSettings, putAnalyticsSettings } from "../../analytics/analytics-settings.ts";
@@ -11,13 +11,12 @@ import { readJson } from "../read-json.ts";
 const DEFAULT_DAYS = 28;
 
 const dateOnly = z.string().date();
-const dateTime = z.string().datetime({ offset: true });
-/** A date (UTC midnight) or a date-time with its offset. */
+/** A date (UTC midnight) or a date-time with its offset, in the years 0001-9999 as a stored timestamp holds. */
 const isoDate = z
   .string()
   .refine(
-    (s) => dateOnly.safeParse(s).success || dateTime.safeParse(s).success,
-    "expected an ISO 8601 date (2026-11-01, midnight UTC) or date-time with offset (2026-11-01T12:00:00Z)",
+    (s) => (dateOnly.safeParse(s).success && !s.startsWith("0000")) || Timestamp.safeParse(s).success,
+    "expected an ISO 8601 date (2026-11-01, midnight UTC) or date-time with offset (2026-11-01T12:00:00Z), in the years 0001-9999",
   )
   .transform((s) => new Date(s));
 

@@ -16,10 +16,12 @@ import type { Database } from "../../store/database.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
-const ListQuery = z.object({
-  kind: z.enum(["eval", "prompts", "preferences"]).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-});
+const ListQuery = z
+  .object({
+    kind: z.enum(["eval", "prompts", "preferences"]).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).optional(),
+  })
+  .strict();
 
 /** The longest interval a dataset schedule takes: a year, well inside what a date and a bigint column hold. */
 const MAX_SCHEDULE_EVERY_MS = 366 * 24 * 3600 * 1000;

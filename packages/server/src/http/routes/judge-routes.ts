@@ -1,4 +1,4 @@
-import { InvalidInputError, NotFoundError } from "@arc/core";
+import { InvalidInputError, NotFoundError, refuseUnknownKeys } from "@arc/core";
 import { Hono } from "hono";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { calibrateJudge } from "../../judges/calibrate-judge.ts";
@@ -23,6 +23,13 @@ import { readJson } from "../read-json.ts";
  * kept). Once both are
  * set, the detection worker runs the judge on the tenant's traces.
  */
+/** A request body that must be a JSON object (`shape` says which, for the error). */
+function bodyObject(body: unknown, shape: string): Record<string, unknown> {
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new InvalidInputError(`expected a JSON object ${shape}, got ${JSON.stringify(body)}`);
+  return body as Record<string, unknown>;
+}
+
 /** Recent traces `POST /v1/judges/calibrate` judges by default, and at most. */
 const DEFAULT_CALIBRATION_TRACES = 100;
 const MAX_CALIBRATION_TRACES = 1000;
@@ -56,10 +63,11 @@ export function judgeRoutes(deps: {
 
   app.post("/judges/test", async (c) => {
     const tenantId = c.get("tenantId");
-    const body = (await readJson(c, deps.maxBodyBytes)) as { traceId?: unknown } | null;
-    if (typeof body?.traceId !== "string")
+    const body = bodyObject(await readJson(c, deps.maxBodyBytes), "{traceId}");
+    refuseUnknownKeys(body, ["traceId"], "a judge test");
+    if (typeof body.traceId !== "string")
       throw new InvalidInputError(
-        `traceId: expected the id of a stored trace, got ${JSON.stringify(body?.traceId)}`,
+        `traceId: expected the id of a stored trace, got ${JSON.stringify(body.traceId)}`,
         {
           field: "traceId",
         },
@@ -74,7 +82,8 @@ export function judgeRoutes(deps: {
   });
 
   app.post("/judges/calibrate", async (c) => {
-    const body = ((await readJson(c, deps.maxBodyBytes)) ?? {}) as { limit?: unknown };
+    const body = bodyObject(await readJson(c, deps.maxBodyBytes), "{limit?}");
+    refuseUnknownKeys(body, ["limit"], "a calibration request");
     const limit = body.limit ?? DEFAULT_CALIBRATION_TRACES;
     if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CALIBRATION_TRACES)
       throw new InvalidInputError(

@@ -62,6 +62,13 @@ for (const target of databasesUnderTest()) {
       });
       return { status: res.status, body: (await res.json()) as Answer };
     };
+    /** Makes a checkpoint folder (its config.json) under a tenant's artifact folder; returns its path. */
+    const checkpoint = async (tenantId: string, folder: string) => {
+      const dir = join(home, "artifacts", tenantId, folder);
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, "config.json"), "{}");
+      return dir;
+    };
     const chat = (server: ReleaseTestServer) =>
       new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.key, maxRetries: 0 }).chat.completions
         .create({ model: "arc", messages: [{ role: "user", content: "hi" }] })
@@ -184,6 +191,7 @@ for (const target of databasesUnderTest()) {
 
     it("promotes exactly one of eight concurrent first registrations as promoted and refuses the rest with 403", async () => {
       const fresh = await startReleaseTestServer(db, { registration: { home, upstreams: {} } });
+      for (let i = 0; i < 8; i++) await checkpoint(fresh.tenantId, `base-${i}`);
       const registerAll = () =>
         Promise.all(
           Array.from({ length: 8 }, (_, i) =>
@@ -230,6 +238,7 @@ for (const target of databasesUnderTest()) {
     });
 
     it("takes checkpoints only under the tenant's own artifact folder, relative paths starting there", async () => {
+      await checkpoint(acme.tenantId, "run_1/step-10");
       const mine = await register(acme, { name: "ckpt", artifactDir: "run_1/step-10" });
       assert.equal(mine.status, 201);
       assert.equal(mine.body.artifactDir, join(home, "artifacts", acme.tenantId, "run_1", "step-10"));
@@ -252,7 +261,30 @@ for (const target of databasesUnderTest()) {
       assert.equal(res.body.error.field, "artifactDir");
     });
 
+    it("refuses a checkpoint folder that does not exist, is a file or holds no config.json, naming the path", async () => {
+      const root = join(home, "artifacts", acme.tenantId);
+      await mkdir(join(root, "empty"), { recursive: true });
+      await writeFile(join(root, "weights.bin"), "");
+      for (const [artifactDir, problem] of [
+        ["no-such-run/step-10", "does not exist"],
+        ["weights.bin", "is not a folder"],
+        ["empty", "holds no config.json: expected a checkpoint in the Hugging Face layout"],
+      ]) {
+        const res = await register(acme, { name: `missing-${artifactDir}`, artifactDir });
+        assert.equal(res.status, 400, artifactDir);
+        assert.equal(res.body.error.field, "artifactDir");
+        assert.equal(
+          res.body.error.message.startsWith(`artifactDir: ${join(root, artifactDir)} ${problem}`),
+          true,
+        );
+      }
+      const names = (await listModelVersions(db, acme.tenantId)).map((m) => m.name);
+      assert.ok(!names.some((n) => n.startsWith("missing-")), names.join(", "));
+    });
+
     it("answers 404 for a parent model of another tenant", async () => {
+      await checkpoint(globex.tenantId, "base");
+      await checkpoint(acme.tenantId, "c");
       const theirs = await register(globex, { name: "g-base", artifactDir: "base" });
       assert.equal(theirs.status, 201);
       const res = await register(acme, { name: "child", artifactDir: "c", parentId: theirs.body.id });

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import {
   type RegistrationPolicy,
-  resolveArtifactDir,
+  resolveCheckpointDir,
   resolveUpstream,
 } from "../../deploy/registration-policy.ts";
 import { getReleaseSettings, setReleaseSettings } from "../../deploy/release-settings.ts";
@@ -42,7 +42,7 @@ const Register = z
       .min(1)
       .optional()
       .describe(
-        "a checkpoint under <home>/artifacts/<tenantId>/ (relative paths start there) or ARC_MODELS_DIR",
+        "a checkpoint folder (config.json...) under <home>/artifacts/<tenantId>/ (relative paths start there) or ARC_MODELS_DIR",
       ),
     upstream: z
       .object({
@@ -159,7 +159,7 @@ export function modelRoutes(
     const tenantId = c.get("tenantId");
     const { upstream, artifactDir, parentId, ...rest } = parsed.data;
     const resolvedArtifactDir =
-      artifactDir === undefined ? undefined : resolveArtifactDir(deps.registration, tenantId, artifactDir);
+      artifactDir === undefined ? undefined : resolveCheckpointDir(deps.registration, tenantId, artifactDir);
     const resolvedUpstream = upstream && resolveUpstream(deps.registration, tenantId, upstream);
     // The "no model yet" check and the insert share one transaction under the tenant's registration lock, so two
     // concurrent first registrations cannot both be promoted.

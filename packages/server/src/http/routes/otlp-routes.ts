@@ -1,7 +1,7 @@
 import { checkJsonValue, DEFAULT_JSON_LIMITS } from "@arc/core";
 import { type Context, Hono } from "hono";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
-import type { ExportTraceServiceRequest } from "../../otlp/otlp-json.ts";
+import { checkExportShape } from "../../otlp/otlp-json.ts";
 import { decodeOtlpTraces, encodeOtlpResponse, encodeRpcStatus } from "../../otlp/otlp-protobuf.ts";
 import { countSpans, otlpToTraces } from "../../otlp/otlp-to-traces.ts";
 import type { Database } from "../../store/database.ts";
@@ -45,6 +45,7 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
         surrogates: "replace",
         mayHoldLoneSurrogates: true,
         mayHoldNul: true,
+        nonFiniteNumbers: "keep",
       });
       const partialSuccess = await ingest(c, request);
       return c.body(encodeOtlpResponse(partialSuccess.partialSuccess), 200, {
@@ -79,18 +80,8 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
     c: Context<{ Variables: AuthVariables }>,
     body: unknown,
   ): Promise<{ partialSuccess: { rejectedSpans?: number; errorMessage?: string } }> {
-    if (
-      typeof body !== "object" ||
-      body === null ||
-      !Array.isArray((body as ExportTraceServiceRequest).resourceSpans)
-    ) {
-      throw new HttpError(
-        400,
-        "invalid_request",
-        "resourceSpans: expected an array (an OTLP ExportTraceServiceRequest)",
-      );
-    }
-    const resourceSpans = (body as ExportTraceServiceRequest).resourceSpans as unknown[];
+    checkExportShape(body);
+    const resourceSpans = body.resourceSpans ?? [];
     const spans = resourceSpans.reduce((n: number, r) => n + countSpans(r), 0);
     if (spans > MAX_SPANS_PER_EXPORT) {
       throw new HttpError(
@@ -99,7 +90,7 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
         `the export holds ${spans} spans, more than the limit of ${MAX_SPANS_PER_EXPORT} a request; lower the exporter's batch size (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
       );
     }
-    const mapping = await otlpToTraces(body as ExportTraceServiceRequest);
+    const mapping = await otlpToTraces(body);
     const result =
       mapping.traces.length > 0
         ? await insertTraces(deps.db, c.get("tenantId"), mapping.traces)

@@ -1,4 +1,10 @@
-import { InvalidInputError, NotFoundError, toInvalidInputError } from "@arc/core";
+import {
+  DetectionConfig,
+  InvalidInputError,
+  NotFoundError,
+  refuseUnknownKeys,
+  toInvalidInputError,
+} from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
 import {
@@ -15,11 +21,13 @@ import type { Database } from "../../store/database.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
-const PatternQuery = z.object({
-  modelVersion: z.string().min(1).optional(),
-  class: z.string().min(1).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-});
+const PatternQuery = z
+  .object({
+    modelVersion: z.string().min(1).optional(),
+    class: z.string().min(1).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).optional(),
+  })
+  .strict();
 
 const TrafficQuery = z
   .object({
@@ -105,6 +113,7 @@ export function patternRoutes(deps: { db: Database; maxBodyBytes: number; setupR
         'expected a JSON object of detection settings, e.g. {"disabled": ["latency"]}',
       );
     }
+    refuseUnknownKeys(body, Object.keys(DetectionConfig.shape), "the detection settings");
     const tenantId = c.get("tenantId");
     const registry = await tenantRegistry(deps.db, tenantId, deps.setupRegistry);
     registry.configure(body);

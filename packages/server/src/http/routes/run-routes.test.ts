@@ -165,6 +165,24 @@ for (const target of databasesUnderTest()) {
       );
     });
 
+    it("refuses a recipe that does not train the tenant's model (a teacher's, a base model's), naming why", async () => {
+      const queued = async () => (await call("acme", "GET", "/runs?status=queued")).body.data as RunRecord[];
+      const before = (await queued()).length;
+      for (const [recipe, why] of [
+        ["teacher-sft", /adaptive teacher of the frozen student models\/toolcall-base/],
+        ["teacher-grpo", /adaptive teacher/],
+        ["base-model-sft", /a base model from fresh weights/],
+      ] as const) {
+        const res = await call("acme", "POST", "/runs", { recipe });
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.equal((res.body.error as { field?: string }).field, "recipe");
+        assert.match(message(res), new RegExp(`^recipe: recipes/${recipe}\\.yaml cannot train your model: `));
+        assert.match(message(res), why);
+        assertNoServerPath(res.body);
+      }
+      assert.equal((await queued()).length, before);
+    });
+
     it("answers 400s that name the recipe by its repository path, never a server path", async () => {
       const bad = [
         { overrides: ["trainer.steps=many"] },

@@ -1,4 +1,4 @@
-import { parseFeedbackBatch, parseTraceBatch, toInvalidInputError } from "@arc/core";
+import { parseFeedbackBatch, parseTraceBatch, Timestamp, toInvalidInputError } from "@arc/core";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
@@ -7,15 +7,17 @@ import { getTrace, insertFeedbackBatch, insertTraces, listTraces } from "../../s
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
-const ListQuery = z.object({
-  from: z.string().datetime({ offset: true, message: "must be an ISO 8601 date-time" }).optional(),
-  to: z.string().datetime({ offset: true, message: "must be an ISO 8601 date-time" }).optional(),
-  model: z.string().min(1).optional(),
-  status: z.enum(["ok", "error", "unknown"]).optional(),
-  q: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(500).optional(),
-  cursor: z.string().optional(),
-});
+const ListQuery = z
+  .object({
+    from: Timestamp.optional(),
+    to: Timestamp.optional(),
+    model: z.string().min(1).optional(),
+    status: z.enum(["ok", "error", "unknown"]).optional(),
+    q: z.string().min(1).max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+    cursor: z.string().optional(),
+  })
+  .strict();
 
 /** Most feedback items one `POST /v1/feedback` takes; a larger import is split by the sender. */
 export const MAX_FEEDBACK_ITEMS = 20_000;
