@@ -11,14 +11,30 @@ function unfence(text: string): string {
   return m ? m[1] : text.trim();
 }
 
+/** A call in Hermes tags, as models whose chat template uses them write it: `<tool_call>{json}</tool_call>`. */
+const HERMES = /^<tool_call>\s*([\s\S]*?)\s*<\/tool_call>$/;
+
 /**
- * Reads `{"tool": string, "args": object}` from model output. `stage: "json"` means the text is not JSON
- * (malformed, truncated, prose); `stage: "shape"` means it is JSON but not a tool call.
+ * `{"name", "arguments"}` (a Hermes call's fields) as `{"tool", "args"}`; any other value is returned as it is, and
+ * then fails the shape check.
+ */
+function fromHermes(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || !("name" in value)) return value;
+  const { name, arguments: args } = value as { name: unknown; arguments?: unknown };
+  return { tool: name, args: args ?? {} };
+}
+
+/**
+ * Reads `{"tool": string, "args": object}` from model output, or the same call in Hermes tags
+ * (`<tool_call>{"name": string, "arguments": object}</tool_call>`, what a real instruct model served with Arc's tool
+ * template writes). `stage: "json"` means the text is not JSON (malformed, truncated, prose); `stage: "shape"` means
+ * it is JSON but not a tool call.
  */
 export function parseToolCall(text: string): ParsedToolCall {
+  const hermes = HERMES.exec(text.trim());
   let value: unknown;
   try {
-    value = JSON.parse(unfence(text));
+    value = hermes ? fromHermes(JSON.parse(hermes[1])) : JSON.parse(unfence(text));
   } catch (error) {
     return { ok: false, stage: "json", error: (error as Error).message };
   }

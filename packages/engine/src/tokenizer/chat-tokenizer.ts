@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { GenMessage, ToolCallSyntax } from "@arc/core";
+import { type GenMessage, parseToolCall, type ToolCallSyntax } from "@arc/core";
 import { Template } from "@huggingface/jinja";
 import { Tokenizer } from "@huggingface/tokenizers";
+import { hermesFormat } from "../server/tool-calls/tool-call-format.ts";
 import { decodeTokens, encodeText, STOP_IDS, tokenTextBytes } from "./byte-tokenizer.ts";
 import { renderChat, renderChatExample } from "./chat-template.ts";
 import { byteToUnicode, readTokenizerFiles } from "./tokenizer-files.ts";
@@ -188,8 +189,19 @@ class HfChatTokenizer implements ChatTokenizer {
       );
     return {
       promptTokens: this.render(messages, { ...options, addGenerationPrompt: true }),
-      outputTokens: [...this.encode(reply), this.endOfTurn],
+      outputTokens: [...this.encode(this.replyText(reply)), this.endOfTurn],
     };
+  }
+
+  /**
+   * A reply as this model writes it. Families and verifiers write a tool call as Arc's answer text
+   * (`{"tool":...,"args":...}`); a model whose template writes Hermes tags learns it in those tags, exactly as the tool
+   * grammar makes it write a call when it is served.
+   */
+  private replyText(reply: string): string {
+    if (this.toolCallSyntax !== "hermes") return reply;
+    const parsed = parseToolCall(reply);
+    return parsed.ok ? hermesFormat.write(parsed.call.tool, JSON.stringify(parsed.call.args)) : reply;
   }
 }
 

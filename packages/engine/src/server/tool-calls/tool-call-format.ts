@@ -39,6 +39,8 @@ export interface ToolCallFormat {
   partial(text: string): PartialOutput;
   /** The grammar of one call of one of `tools`. */
   callGrammar(tools: readonly FunctionTool[]): OutputGrammar;
+  /** The text of one call exactly as `callGrammar` makes the model write it (`args`: the arguments' JSON text). */
+  write(name: string, args: string): string;
 }
 
 const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
@@ -119,6 +121,7 @@ export const arcJsonFormat: ToolCallFormat = {
       })),
     };
   },
+  write: (name, args) => `{"tool":"${name}","args":${args}}`,
 };
 
 const OPEN = "<tool_call>";
@@ -172,6 +175,7 @@ export const hermesFormat: ToolCallFormat = {
       })),
     };
   },
+  write: (name, args) => `${OPEN}{"name": "${name}", "arguments": ${args}}${CLOSE}`,
 };
 
 /** The format of a syntax name. */
