@@ -59,22 +59,20 @@ export function resolveArtifactDir(policy: RegistrationPolicy, tenantId: string,
 
 /**
  * The checkpoint folder a tenant registers (see `resolveArtifactDir`), which must exist and hold a checkpoint in the
- * Hugging Face layout: every engine that serves it reads its `config.json` first. A refusal names the path.
+ * Hugging Face layout: every engine that serves it reads its `config.json` first. A refusal names the path as the
+ * tenant wrote it, never the server's folders.
  */
 export function resolveCheckpointDir(policy: RegistrationPolicy, tenantId: string, asked: string): string {
   const path = resolveArtifactDir(policy, tenantId, asked);
+  const refuse = (problem: string) =>
+    new InvalidInputError(`artifactDir: "${asked}" ${problem}`, { field: "artifactDir" });
   if (!existsSync(path)) {
-    throw new InvalidInputError(`artifactDir: ${path} does not exist ("${asked}")`, { field: "artifactDir" });
+    throw refuse(isAbsolute(asked) ? "does not exist" : "does not exist in your artifact folder");
   }
-  if (!statSync(path).isDirectory()) {
-    throw new InvalidInputError(`artifactDir: ${path} is not a folder ("${asked}")`, {
-      field: "artifactDir",
-    });
-  }
+  if (!statSync(path).isDirectory()) throw refuse("is a file, not a checkpoint folder");
   if (!existsSync(join(path, "config.json"))) {
-    throw new InvalidInputError(
-      `artifactDir: ${path} holds no config.json: expected a checkpoint in the Hugging Face layout (config.json, model.safetensors, tokenizer.json)`,
-      { field: "artifactDir" },
+    throw refuse(
+      "holds no config.json: expected a checkpoint in the Hugging Face layout (config.json, model.safetensors, tokenizer.json)",
     );
   }
   return path;
