@@ -7,6 +7,7 @@ export * from "./export/index.ts";
 export * from "./families/index.ts";
 export * from "./judge/index.ts";
 export * from "./rollout/index.ts";
+export * from "./schemas/index.ts";
 export * from "./simulate/index.ts";
 export * from "./stats/index.ts";
 export * from "./synth/index.ts";

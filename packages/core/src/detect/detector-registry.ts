@@ -1,5 +1,6 @@
 import { InvalidInputError, NotFoundError } from "../errors/index.ts";
 import { taskFamilies } from "../families/index.ts";
+import { TenantSchemas } from "../schemas/index.ts";
 import { type Feedback, Trace } from "../trace/index.ts";
 import type { Verifier } from "../verify/index.ts";
 import { DetectionConfig, type DetectionConfigInput } from "./detection-config.ts";
@@ -94,6 +95,8 @@ export class DetectorRegistry {
   private readonly verifiers = new Map<string, Verifier>();
   private config: DetectionConfig;
   private resolveSolution: SolutionResolver | undefined;
+  /** The tenant's schemas, compiled apart from every other registry's (so from every other tenant's). */
+  private readonly schemas = new TenantSchemas();
 
   constructor(config: DetectionConfigInput = {}) {
     this.config = parseConfig(config);
@@ -187,6 +190,7 @@ export class DetectorRegistry {
       feedback,
       verifierFor: (env) => this.verifierFor(env),
       solutionFor: (t) => this.solutionFor(t),
+      schemas: this.schemas,
     };
     const enabled = [...this.detectors.values()].filter((d) => !this.config.disabled.includes(d.id));
     const answers = await Promise.all(enabled.map((d) => this.runDetector(d, trace, context)));

@@ -1,3 +1,4 @@
+import type { TenantSchemas } from "../schemas/index.ts";
 import type { Feedback, Trace } from "../trace/index.ts";
 import type { Verifier } from "../verify/index.ts";
 import type { DetectionConfig } from "./detection-config.ts";
@@ -12,6 +13,8 @@ export interface DetectContext {
   verifierFor(env: string): Verifier | undefined;
   /** The reference solution of a trace, if known: `metadata.solution`, else the tenant's solution resolver. */
   solutionFor(trace: Trace): unknown;
+  /** The tenant's compiled JSON Schemas: check a value against a schema the tenant sent, within its bounds. */
+  schemas: TenantSchemas;
 }
 
 /**

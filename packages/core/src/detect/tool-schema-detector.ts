@@ -1,29 +1,7 @@
-import { Ajv, type ValidateFunction } from "ajv";
+import { SCHEMA_BOUNDS, TimeBudget } from "../schemas/index.ts";
 import type { Detector } from "./detector.ts";
 import { llmSteps, toolCallArguments } from "./trace-view.ts";
-import { failedVerdict } from "./verdict.ts";
-
-const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
-
-/** Compiled validators by schema text, the most recent kept (tenants' tools repeat from trace to trace). */
-const validators = new Map<string, ValidateFunction | Error>();
-const MAX_VALIDATORS = 512;
-
-/** A validator of `schema`, or the Error that says why it cannot be compiled. */
-function validatorOf(schema: unknown): ValidateFunction | Error {
-  const key = JSON.stringify(schema);
-  let validator = validators.get(key);
-  if (validator === undefined) {
-    try {
-      validator = ajv.compile(schema as object);
-    } catch (error) {
-      validator = error as Error;
-    }
-    if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value as string);
-    validators.set(key, validator);
-  }
-  return validator;
-}
+import { failedVerdict, unknownVerdict, type Verdict } from "./verdict.ts";
 
 /** The `function` of each tool recorded on a step, by name. */
 function toolsByName(tools: readonly Record<string, unknown>[]): Map<string, { parameters?: unknown }> {
@@ -36,16 +14,19 @@ function toolsByName(tools: readonly Record<string, unknown>[]): Map<string, { p
 }
 
 /**
- * Checks every tool call against the JSON Schema of the `tools` recorded on its step (ajv), with the failing path as
- * evidence: a call of a tool that was not offered is `wrong_tool`, arguments that break its schema a
- * `schema_violation`. Arguments that are not JSON are the `malformed_tool_arguments` detector's; traces of an env with
- * a verifier are the verifier's.
+ * Checks every tool call against the JSON Schema of the `tools` recorded on its step (Ajv, one instance per schema of
+ * the tenant's, within SCHEMA_BOUNDS), with the failing path as evidence: a call of a tool that was not offered is
+ * `wrong_tool`, arguments that break its schema a `schema_violation`. A schema that cannot be checked (out of its
+ * bounds, not compilable, its check out of time) gives an `unknown` verdict that says why. Arguments that are not
+ * JSON are the `malformed_tool_arguments` detector's; traces of an env with a verifier are the verifier's.
  */
 export const toolSchemaDetector: Detector = {
   id: "tool_schema",
   description: "a tool call breaks the schema of the tools offered on its step",
   detect(trace, context) {
     if (trace.env && context.verifierFor(trace.env)) return [];
+    const budget = new TimeBudget(SCHEMA_BOUNDS.traceMs);
+    let unchecked: Verdict | undefined;
     for (const step of llmSteps(trace)) {
       const calls = step.llm?.output?.toolCalls ?? [];
       if (calls.length === 0 || !step.llm?.tools) continue;
@@ -68,9 +49,18 @@ export const toolSchemaDetector: Detector = {
         }
         const args = toolCallArguments(call.function.arguments);
         if (args === undefined) continue;
-        const validate = validatorOf(tool.parameters ?? { type: "object" });
-        if (validate instanceof Error || validate(args)) continue;
-        const [error] = validate.errors ?? [];
+        const check = context.schemas.check(tool.parameters ?? { type: "object" }, args, budget);
+        if (check.status === "valid") continue;
+        if (check.status === "unchecked") {
+          unchecked ??= unknownVerdict(
+            trace.id,
+            "tool_schema",
+            `the arguments of ${name} could not be checked against its schema: ${check.reason}`,
+            step.id,
+          );
+          continue;
+        }
+        const { error } = check;
         const path = `${name}.arguments${error?.instancePath ?? ""}`;
         return [
           failedVerdict(trace.id, "tool_schema", {
@@ -86,6 +76,6 @@ export const toolSchemaDetector: Detector = {
         ];
       }
     }
-    return [];
+    return unchecked ? [unchecked] : [];
   },
 };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InvalidInputError } from "../errors/index.ts";
+import { schemaBoundsProblem } from "../schemas/index.ts";
 import type { JsonSchema } from "../tasks/json-schema.ts";
 import { validateJsonSchema } from "../tasks/json-schema.ts";
 import { parseToolCall } from "../tasks/parse-tool-call.ts";
@@ -30,7 +31,10 @@ export const JsonFamilySpec = z
           .object({
             name: z.string().min(1).max(64),
             description: z.string().max(2_000).default(""),
-            parameters: z.record(z.unknown()),
+            parameters: z.record(z.unknown()).superRefine((schema, ctx) => {
+              const problem = schemaBoundsProblem(schema);
+              if (problem) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+            }),
           })
           .strict(),
       )
@@ -92,6 +96,7 @@ function toolCallVerifier(spec: JsonFamilySpec, schemas: Record<string, JsonSche
       });
     }
     const issue = validateJsonSchema(args, schema)[0];
+    if (issue?.unchecked) return unknown(`${tool}.${issue.path} ${issue.message}`);
     if (issue)
       return fail({ class: "schema_violation", path: `${tool}.${issue.path}`, message: issue.message });
     const expected = solution as ToolCallJson | undefined;

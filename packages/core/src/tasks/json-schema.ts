@@ -1,3 +1,5 @@
+import { type LinearRegExp, linearRegExp, SCHEMA_BOUNDS } from "../schemas/index.ts";
+
 /**
  * The subset of JSON Schema the built-in tools use: enough to describe OpenAI-style tool parameters
  * (object, string, number, integer, boolean, enum, required, additionalProperties, bounds, pattern).
@@ -13,6 +15,7 @@ export interface JsonSchema {
   maximum?: number;
   minLength?: number;
   maxLength?: number;
+  /** A regex in RE2 syntax, matched in linear time. */
   pattern?: string;
 }
 
@@ -20,6 +23,65 @@ export interface JsonSchema {
 export interface SchemaIssue {
   path: string;
   message: string;
+  /** Set when the value could not be checked (a pattern RE2 cannot run, a match past its bound): not a violation. */
+  unchecked?: true;
+}
+
+/** Each pattern of a schema compiled (RE2), or why it cannot be, by its text. */
+type Patterns = Map<string, LinearRegExp | string>;
+
+/** The compiled patterns of each schema checked, by schema object: compiled once, for its owner only. */
+const compiledPatterns = new WeakMap<JsonSchema, Patterns>();
+
+function collectPatterns(schema: JsonSchema, into: Patterns): Patterns {
+  if (typeof schema.pattern === "string" && !into.has(schema.pattern)) {
+    try {
+      into.set(schema.pattern, linearRegExp(schema.pattern));
+    } catch (error) {
+      into.set(schema.pattern, (error as Error).message);
+    }
+  }
+  for (const child of Object.values(schema.properties ?? {})) collectPatterns(child, into);
+  return into;
+}
+
+/** The schema's patterns, compiled on first use (a tenant's were compiled within their bound when registered). */
+function patternsOf(schema: JsonSchema): Patterns {
+  let patterns = compiledPatterns.get(schema);
+  if (!patterns) {
+    patterns = collectPatterns(schema, new Map());
+    compiledPatterns.set(schema, patterns);
+  }
+  return patterns;
+}
+
+/**
+ * What matching a check's patterns may still cost: RE2 runs in time linear in the text, about (program size +
+ * PER_CHARACTER) × text length, so the bound is on that product, the same on every machine.
+ */
+class MatchBudget {
+  private static readonly PER_CHARACTER = 10;
+  private left: number = SCHEMA_BOUNDS.maxPatternWork;
+
+  /** Whether `pattern` matches `text`, or why it was not tried: the check's matching would pass its bound. */
+  test(pattern: LinearRegExp, text: string): boolean | string {
+    const cost = (pattern.programSize() + MatchBudget.PER_CHARACTER) * text.length;
+    if (cost > this.left) {
+      return `matching ${text.length} characters against the pattern would pass the bound on one check (${SCHEMA_BOUNDS.maxPatternWork} steps of RE2 program × text)`;
+    }
+    this.left -= cost;
+    return pattern.test(text);
+  }
+}
+
+/**
+ * Checks `value` against `schema`; returns every issue found (empty when valid), violations before the parts that
+ * could not be checked. Patterns run in RE2 (linear time) within SCHEMA_BOUNDS.maxPatternWork, so a tenant's schema
+ * cannot hold the process.
+ */
+export function validateJsonSchema(value: unknown, schema: JsonSchema): SchemaIssue[] {
+  const issues = issuesOf(value, schema, "", patternsOf(schema), new MatchBudget());
+  return [...issues.filter((i) => !i.unchecked), ...issues.filter((i) => i.unchecked)];
 }
 
 function describeType(value: unknown): string {
@@ -28,8 +90,13 @@ function describeType(value: unknown): string {
   return typeof value;
 }
 
-/** Checks `value` against `schema`; returns every issue found (empty when valid). */
-export function validateJsonSchema(value: unknown, schema: JsonSchema, path = ""): SchemaIssue[] {
+function issuesOf(
+  value: unknown,
+  schema: JsonSchema,
+  path: string,
+  patterns: Patterns,
+  budget: MatchBudget,
+): SchemaIssue[] {
   const at = path || "(root)";
   const issues: SchemaIssue[] = [];
   switch (schema.type) {
@@ -43,7 +110,7 @@ export function validateJsonSchema(value: unknown, schema: JsonSchema, path = ""
       }
       for (const [key, child] of Object.entries(record)) {
         const childSchema = schema.properties?.[key];
-        if (childSchema) issues.push(...validateJsonSchema(child, childSchema, join(path, key)));
+        if (childSchema) issues.push(...issuesOf(child, childSchema, join(path, key), patterns, budget));
         else if (schema.additionalProperties === false) {
           issues.push({ path: join(path, key), message: "is not an allowed property" });
         }
@@ -59,7 +126,12 @@ export function validateJsonSchema(value: unknown, schema: JsonSchema, path = ""
       if (schema.maxLength !== undefined && value.length > schema.maxLength) {
         issues.push({ path: at, message: `expected at most ${schema.maxLength} characters` });
       }
-      if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) {
+      const pattern = schema.pattern === undefined ? undefined : patterns.get(schema.pattern);
+      const matched =
+        pattern === undefined || typeof pattern === "string" ? pattern : budget.test(pattern, value);
+      if (typeof matched === "string") {
+        issues.push({ path: at, message: `could not be checked: ${matched}`, unchecked: true });
+      } else if (matched === false) {
         issues.push({
           path: at,
           message: `expected to match ${schema.pattern}, got ${JSON.stringify(value)}`,

@@ -42,6 +42,7 @@ export function verifyToolCall(
     });
   }
   const issue = validateJsonSchema(call.args, tool.parameters)[0];
+  if (issue?.unchecked) return unknown(`${tool.name}.${issue.path} ${issue.message}`);
   if (issue) {
     return fail({
       class: "schema_violation",

@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from "node:timers/promises";
 import {
   type ClusterState,
   type DetectorRegistry,
@@ -13,6 +12,7 @@ import {
   unknownVerdict,
 } from "@arc/core";
 import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
+import { timeSlicer } from "../scheduling/time-slicer.ts";
 import type { Database } from "../store/database.ts";
 import { isolateFailures } from "../store/isolate-failures.ts";
 import { getTraces } from "../store/trace-store.ts";
@@ -37,8 +37,11 @@ import { assignedPatterns, insertFailures } from "./failure-store.ts";
 import { savePatterns } from "./pattern-store.ts";
 import { type NewVerdict, upsertVerdicts } from "./verdict-store.ts";
 
-/** Traces judged between two turns of the event loop. */
-const TRACES_PER_TURN = 16;
+/**
+ * How long judging runs before it pauses, so requests are answered in between. One trace's judging is bounded on its
+ * own (a tenant's schemas and patterns run within SCHEMA_BOUNDS), so a slice ends at most one bounded trace past this.
+ */
+const SLICE_MS = 10;
 
 /** What one pass of the worker did. */
 export interface DetectionPass {
@@ -338,10 +341,15 @@ export class DetectionWorker {
       claims.map((c) => c.traceId),
     );
     // Judging is mostly synchronous work: a slice at a time, so that the requests the process is answering are
-    // served between slices. Every judgement is started before any is awaited (a judge model's calls overlap).
+    // served between slices; while it is answering some, judging takes at most busyShare of the time, as between
+    // passes. Every judgement is started before any is awaited (a judge model's calls overlap).
     const judging: Promise<Judged>[] = [];
+    const { busyShare, idlePollMs } = this.config;
+    const slice = timeSlicer(SLICE_MS, (ran) =>
+      this.busy() ? Math.min(ran * (1 / busyShare - 1), idlePollMs) : 0,
+    );
     for (const claim of claims) {
-      if (judging.length > 0 && judging.length % TRACES_PER_TURN === 0) await nextTurn();
+      await slice();
       const judged = this.judgeOne(claim, traces.get(claim.traceId), registry);
       judged.catch(() => {}); // its error reaches Promise.all below; this keeps it handled across the turns
       judging.push(judged);

@@ -1,6 +1,14 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ConflictError, jsonTaskFamily, type TaskFamily, TaskFamilyRegistry, taskFamilies } from "@arc/core";
+import {
+  ConflictError,
+  InvalidInputError,
+  jsonTaskFamily,
+  patternsProblem,
+  type TaskFamily,
+  TaskFamilyRegistry,
+  taskFamilies,
+} from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 
 /** A family a tenant registered as data, as stored. */
@@ -13,8 +21,9 @@ export interface StoredTaskFamily {
 
 /**
  * Stores a tenant's family given as data (a JsonFamilySpec), creating or replacing it by env id. Throws an
- * InvalidInputError naming the field for a bad spec, and a ConflictError for an env id the process's own families
- * (built-in or registered by module path) already use.
+ * InvalidInputError naming the field for a bad spec (its tools' schemas out of SCHEMA_BOUNDS, or a pattern RE2 cannot
+ * run), and a ConflictError for an env id the process's own families (built-in or registered by module path) already
+ * use.
  */
 export async function putTaskFamily(
   db: Queryable,
@@ -22,6 +31,15 @@ export async function putTaskFamily(
   spec: unknown,
 ): Promise<{ family: TaskFamily; created: boolean }> {
   const family = jsonTaskFamily(spec, "family");
+  const tools = family.tools ?? [];
+  const problem = patternsProblem(tools.map((t) => t.parameters));
+  if (problem) {
+    const field =
+      problem.schema === undefined
+        ? "tools"
+        : ["tools", problem.schema, "parameters", ...problem.path].join(".");
+    throw new InvalidInputError(`family: ${field}: ${problem.message}`, { field });
+  }
   if (taskFamilies.find(family.env)) {
     throw new ConflictError(
       `env: ${JSON.stringify(family.env)} is a family of this server; pick another env id`,

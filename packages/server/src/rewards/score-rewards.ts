@@ -8,11 +8,15 @@ import {
 import { partialCreditReward, verifierReward } from "@arc/rl";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import { type JudgeUpstreams, tenantJudges } from "../judges/tenant-judge.ts";
+import { timeSlicer } from "../scheduling/time-slicer.ts";
 import type { Queryable } from "../store/database.ts";
 
 /** How a row with a reference solution is scored: the verifier's 1 or 0, or partial credit by failure class. */
 export type RewardKind = "verifier" | "partial" | "judge";
 const KINDS: readonly RewardKind[] = ["verifier", "partial", "judge"];
+
+/** How long verifying runs between two turns of the event loop. */
+const SLICE_MS = 10;
 
 /** Rows one request may score. */
 export const MAX_REWARD_ITEMS = 256;
@@ -81,41 +85,50 @@ export async function scoreRewards(
 ): Promise<RewardAnswer[]> {
   const families: TaskFamilyRegistry = await tenantTaskFamilies(db, tenantId);
   const judges = await tenantJudges(db, tenantId, upstreams);
-  return Promise.all(
-    request.items.map(async (item, i): Promise<RewardAnswer> => {
-      const family = families.find(item.env);
-      if (!family)
-        throw new InvalidInputError(
-          `items[${i}].env: no task family ${JSON.stringify(item.env)} for this tenant (${families.envs().join(", ")})`,
-          { field: `items.${i}.env` },
-        );
-      const task: Task = {
-        id: `reward-${i}`,
-        env: item.env,
-        question: item.question,
-        solution: item.solution,
-        meta: {},
-        ...(item.context ? { context: item.context as Task["context"] } : {}),
+  const scoreOne = async (item: RewardItem, i: number): Promise<RewardAnswer> => {
+    const family = families.find(item.env);
+    if (!family)
+      throw new InvalidInputError(
+        `items[${i}].env: no task family ${JSON.stringify(item.env)} for this tenant (${families.envs().join(", ")})`,
+        { field: `items.${i}.env` },
+      );
+    const task: Task = {
+      id: `reward-${i}`,
+      env: item.env,
+      question: item.question,
+      solution: item.solution,
+      meta: {},
+      ...(item.context ? { context: item.context as Task["context"] } : {}),
+    };
+    if (request.kind !== "judge" && item.solution !== undefined && family.verify) {
+      const verdict = family.verify({ outputs: [item.answer], solution: item.solution });
+      const reward = request.kind === "verifier" ? verifierReward : partialCreditReward;
+      return {
+        score: reward({ task, sample: answered(item.answer), verdict }),
+        passed: verdict.status === "pass",
+        judgedBy: `verifier:${item.env}`,
       };
-      if (request.kind !== "judge" && item.solution !== undefined && family.verify) {
-        const verdict = family.verify({ outputs: [item.answer], solution: item.solution });
-        const reward = request.kind === "verifier" ? verifierReward : partialCreditReward;
-        return {
-          score: reward({ task, sample: answered(item.answer), verdict }),
-          passed: verdict.status === "pass",
-          judgedBy: `verifier:${item.env}`,
-        };
-      }
-      if (!judges)
-        throw new InvalidInputError(
-          `items[${i}]: ${item.solution === undefined ? "a reference-free row" : `the ${item.env} family has no verifier`} needs the tenant's judge, and it has none (PUT /v1/judges/rubric and /v1/judges/model)`,
-          { field: `items.${i}` },
-        );
-      const verdict = await judges.detector.judge(taskAnswerTrace(family, task, item.answer));
-      const judgedBy = `judge:${judges.model}`;
-      if (verdict.status === "unknown")
-        return { score: null, passed: null, judgedBy, reason: verdict.evidence.message };
-      return { score: verdict.score, passed: verdict.status === "passed", judgedBy };
-    }),
-  );
+    }
+    if (!judges)
+      throw new InvalidInputError(
+        `items[${i}]: ${item.solution === undefined ? "a reference-free row" : `the ${item.env} family has no verifier`} needs the tenant's judge, and it has none (PUT /v1/judges/rubric and /v1/judges/model)`,
+        { field: `items.${i}` },
+      );
+    const verdict = await judges.detector.judge(taskAnswerTrace(family, task, item.answer));
+    const judgedBy = `judge:${judges.model}`;
+    if (verdict.status === "unknown")
+      return { score: null, passed: null, judgedBy, reason: verdict.evidence.message };
+    return { score: verdict.score, passed: verdict.status === "passed", judgedBy };
+  };
+  // Verifying is synchronous work (the tenant's schemas, each check bounded): a slice at a time, so the requests the
+  // process is answering are served in between. Every row is started before any is awaited (judge calls overlap).
+  const scoring: Promise<RewardAnswer>[] = [];
+  const slice = timeSlicer(SLICE_MS);
+  for (const [i, item] of request.items.entries()) {
+    await slice();
+    const answer = scoreOne(item, i);
+    answer.catch(() => {}); // its error reaches Promise.all below; this keeps it handled across the turns
+    scoring.push(answer);
+  }
+  return Promise.all(scoring);
 }
