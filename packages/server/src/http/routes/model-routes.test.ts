@@ -281,6 +281,17 @@ for (const target of databasesUnderTest()) {
       assert.ok(!names.some((n) => n.startsWith("missing-")), names.join(", "));
     });
 
+    it("refuses a query parameter the model list does not take, naming it", async () => {
+      const typo = await fetch(`${acme.url}/v1/model-versions?stauts=candidate`, {
+        headers: { authorization: `Bearer ${acme.key}` },
+      });
+      assert.equal(typo.status, 400);
+      assert.match(
+        ((await typo.json()) as Answer).error.message,
+        /Unrecognized key\(s\) in object: 'stauts'/,
+      );
+    });
+
     it("answers 404 for a parent model of another tenant", async () => {
       await checkpoint(globex.tenantId, "base");
       await checkpoint(acme.tenantId, "c");

@@ -111,6 +111,9 @@ const ReleaseSettingsBody = z
   })
   .strict();
 
+/** `GET /model-versions?status=`: statuses to list, comma-separated (checked against STATUSES). */
+const ModelsQuery = z.object({ status: z.string().optional() }).strict();
+
 const STATUSES = [
   "candidate",
   "validated",
@@ -139,7 +142,9 @@ export function modelRoutes(
   const actor = (c: { get(k: "principal"): { keyId: string } }) => `user:${c.get("principal").keyId}`;
 
   app.get("/model-versions", async (c) => {
-    const status = c.req.query("status");
+    const query = ModelsQuery.safeParse(c.req.query());
+    if (!query.success) throw toInvalidInputError(query.error);
+    const { status } = query.data;
     const statuses = status ? status.split(",") : undefined;
     for (const s of statuses ?? []) {
       if (!STATUSES.includes(s)) {

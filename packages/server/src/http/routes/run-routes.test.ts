@@ -14,6 +14,7 @@ import {
 } from "../../orchestrator/__fixtures__/orchestrator-tenant.ts";
 import { Orchestrator } from "../../orchestrator/orchestrator.ts";
 import { OrchestratorConfig } from "../../orchestrator/orchestrator-config.ts";
+import { JOB_LOG_FILE } from "../../orchestrator/ray-job-run.ts";
 import {
   createRun,
   getRun,
@@ -181,6 +182,25 @@ for (const target of databasesUnderTest()) {
         assertNoServerPath(res.body);
       }
       assert.equal((await queued()).length, before);
+    });
+
+    it("answers a job log's last lines, and refuses a tail or a query parameter it does not take", async () => {
+      const run = await storedTenantRun(QUICK_RUN);
+      const dir = join(tenantRunsDir(acme.artifactsDir, acme.tenantId), run.id);
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, JOB_LOG_FILE), "one\ntwo\nthree");
+      assert.deepEqual((await call("acme", "GET", `/runs/${run.id}/logs?tail=2`)).body, {
+        logs: "two\nthree",
+      });
+      for (const tail of ["many", "0", "1.5", "10001"]) {
+        const res = await call("acme", "GET", `/runs/${run.id}/logs?tail=${tail}`);
+        assert.equal(res.status, 400, tail);
+        assert.equal((res.body.error as { field?: string }).field, "tail", tail);
+      }
+      const typo = await call("acme", "GET", "/runs?stauts=queued");
+      assert.equal(typo.status, 400);
+      assert.match(message(typo), /Unrecognized key\(s\) in object: 'stauts'/);
+      await call("acme", "POST", `/runs/${run.id}/cancel`);
     });
 
     it("answers 400s that name the recipe by its repository path, never a server path", async () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { InvalidInputError, NotFoundError, toInvalidInputError } from "@arc/core";
 import { RunDir } from "@arc/rl";
 import { Hono } from "hono";
+import { z } from "zod";
 import type { JudgeUpstreams } from "../../judges/tenant-judge.ts";
 import { tenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
 import type { OrchestratorConfig } from "../../orchestrator/orchestrator-config.ts";
@@ -24,6 +25,12 @@ import { readJson } from "../read-json.ts";
 
 const STATUSES: RunRowStatus[] = ["queued", "running", "succeeded", "failed", "cancelled"];
 
+/** `GET /runs/:id/logs?tail=`: how many of the log's last lines to answer. */
+const LogsQuery = z.object({ tail: z.coerce.number().int().min(1).max(10_000).default(200) }).strict();
+
+/** `GET /runs?status=`: statuses to list, comma-separated (checked against STATUSES). */
+const RunsQuery = z.object({ status: z.string().optional() }).strict();
+
 /**
  * Training runs under `/v1` (tenant key): `GET /runs` (with the orchestrator's status for the tenant),
  * `GET /runs/:id` (progress, metrics per step), `GET /runs/:id/logs?tail=N` (a Ray job's log), `POST /runs` (queue one
@@ -42,7 +49,9 @@ export function runRoutes(deps: {
   const app = new Hono<{ Variables: AuthVariables }>();
 
   app.get("/runs", async (c) => {
-    const status = c.req.query("status");
+    const query = RunsQuery.safeParse(c.req.query());
+    if (!query.success) throw toInvalidInputError(query.error);
+    const { status } = query.data;
     const statuses = status ? status.split(",") : undefined;
     for (const s of statuses ?? []) {
       if (!STATUSES.includes(s as RunRowStatus)) {
@@ -67,6 +76,8 @@ export function runRoutes(deps: {
   });
 
   app.get("/runs/:id/logs", async (c) => {
+    const query = LogsQuery.safeParse(c.req.query());
+    if (!query.success) throw toInvalidInputError(query.error);
     const run = await getRun(deps.db, c.get("tenantId"), c.req.param("id"));
     const file = join(run.runsDir, run.id, JOB_LOG_FILE);
     if (!existsSync(file))
@@ -74,7 +85,7 @@ export function runRoutes(deps: {
         `run ${run.id} has no job log: only a run on a Ray cluster (cluster.jobsUrl) keeps one`,
       );
     const lines = (await readFile(file, "utf8")).split("\n");
-    const tail = Math.min(Math.max(1, Number(c.req.query("tail") ?? 200) || 200), 10_000);
+    const { tail } = query.data;
     return c.json({ logs: withoutServerPaths(lines.slice(-tail).join("\n"), run.runsDir) });
   });
 
