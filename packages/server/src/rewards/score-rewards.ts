@@ -1,6 +1,7 @@
 import {
   type GenResult,
   InvalidInputError,
+  refuseUnknownKeys,
   type Task,
   type TaskFamilyRegistry,
   taskAnswerTrace,
@@ -39,9 +40,18 @@ export interface RewardAnswer {
   reason?: string;
 }
 
+/** The fields of a row to score (`RewardItem`). */
+const ITEM_FIELDS = ["env", "question", "answer", "solution", "context"];
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
 /** The body of `POST /v1/rewards`, checked: each refusal names the field. */
 export function parseRewardRequest(body: unknown): { kind: RewardKind; items: RewardItem[] } {
-  const request = (body ?? {}) as { kind?: unknown; items?: unknown };
+  if (!isObject(body))
+    throw new InvalidInputError(`expected a JSON object {kind?, items}, got ${JSON.stringify(body)}`);
+  refuseUnknownKeys(body, ["kind", "items"], "a reward request");
+  const request = body as { kind?: unknown; items?: unknown };
   const kind = request.kind ?? "partial";
   if (!KINDS.includes(kind as RewardKind))
     throw new InvalidInputError(`kind: expected one of ${KINDS.join(", ")}, got ${JSON.stringify(kind)}`, {
@@ -52,17 +62,27 @@ export function parseRewardRequest(body: unknown): { kind: RewardKind; items: Re
       field: "items",
     });
   const items = request.items.map((raw, i) => {
-    const item = (raw ?? {}) as Record<string, unknown>;
+    if (!isObject(raw))
+      throw new InvalidInputError(
+        `items[${i}]: expected a row {env, question, answer, solution?, context?}`,
+        {
+          field: `items.${i}`,
+        },
+      );
+    refuseUnknownKeys(raw, ITEM_FIELDS, "a reward row", `items.${i}`);
+    const item = raw;
     for (const field of ["env", "question", "answer"])
       if (typeof item[field] !== "string")
         throw new InvalidInputError(`items[${i}].${field}: expected a string`, {
           field: `items.${i}.${field}`,
         });
     const context = item.context as RewardItem["context"] | undefined;
-    if (context !== undefined && (typeof context !== "object" || !Array.isArray(context?.messages)))
+    if (context !== undefined && (!isObject(context) || !Array.isArray(context.messages)))
       throw new InvalidInputError(`items[${i}].context: expected {messages, tools?}`, {
         field: `items.${i}.context`,
       });
+    if (context !== undefined)
+      refuseUnknownKeys(context, ["messages", "tools"], "a row's context", `items.${i}.context`);
     return item as unknown as RewardItem;
   });
   return { kind: kind as RewardKind, items };

@@ -6,12 +6,13 @@ import { startTestAppServer, type TestAppServer } from "../test-app-server.ts";
 import { datasetRoutes } from "./dataset-routes.ts";
 import { judgeRoutes } from "./judge-routes.ts";
 import { patternRoutes } from "./pattern-routes.ts";
+import { rewardRoutes } from "./reward-routes.ts";
 
 /** Answers of the routes below: an error names its field. */
 type Answer = { error?: { message: string; field?: string }; [key: string]: unknown };
 
 for (const target of databasesUnderTest()) {
-  describe(`unknown fields and out-of-range numbers on the judge, pattern and dataset routes on ${target.name}`, {
+  describe(`unknown fields and out-of-range numbers on the judge, reward, pattern and dataset routes on ${target.name}`, {
     skip: target.skip,
   }, () => {
     let db: Database;
@@ -43,6 +44,7 @@ for (const target of databasesUnderTest()) {
         tenantRoutes: [
           { path: "/", app: patternRoutes({ db, maxBodyBytes }) },
           { path: "/", app: datasetRoutes({ db, maxBodyBytes }) },
+          { path: "/", app: rewardRoutes({ db, maxBodyBytes, upstreams: {} }) },
           {
             path: "/",
             app: judgeRoutes({
@@ -94,6 +96,33 @@ for (const target of databasesUnderTest()) {
       refused(await call("POST", "/judges/test", { traceId: "t1", trace: {} }), "trace", /of a judge test/);
       refused(await call("POST", "/judges/calibrate", { limit: 5, dryRun: true }), "dryRun", /calibration/);
       refused(await call("POST", "/judges/calibrate", null), undefined, /expected a JSON object \{limit\?\}/);
+    });
+
+    it("refuses a reward request, row or context with a field it does not have", async () => {
+      const row = {
+        env: "toolcall",
+        question: "Weather in Oslo in celsius?",
+        answer: '{"tool":"get_weather","args":{"city":"Oslo","unit":"c"}}',
+        solution: { tool: "get_weather", args: { city: "Oslo", unit: "c" } },
+      };
+      refused(
+        await call("POST", "/rewards", { items: [row], kindd: "verifier" }),
+        "kindd",
+        /^kindd: not a field of a reward request; its fields are kind, items$/,
+      );
+      refused(
+        await call("POST", "/rewards", { items: [{ ...row, soluton: row.solution }] }),
+        "items.0.soluton",
+        /not a field of a reward row/,
+      );
+      refused(
+        await call("POST", "/rewards", { items: [{ ...row, context: { messages: [], tool: [] } }] }),
+        "items.0.context.tool",
+        /not a field of a row's context; its fields are messages, tools/,
+      );
+      refused(await call("POST", "/rewards", { items: [null] }), "items.0", /expected a row/);
+      const scored = await call("POST", "/rewards", { items: [row] });
+      assert.equal(scored.status, 200, JSON.stringify(scored.body));
     });
 
     it("refuses a query parameter the pattern and dataset lists do not have, naming it", async () => {
