@@ -318,7 +318,8 @@ async function startArc(upstreamUrl: string, databaseUrl?: string) {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({
-      name: "bench-upstream-model",
+      // registered under the upstream's own name, so that one body (`model: "bench-model"`) suits every target
+      name: "bench-model",
       status: "promoted",
       upstream: { name: "bench", model: "bench-model" },
     }),

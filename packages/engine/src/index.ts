@@ -52,6 +52,7 @@ export {
 export { type RemoteEngineOptions, RemoteInferenceEngine } from "./remote/remote-inference-engine.ts";
 export { AdapterPool } from "./server/adapter-pool.ts";
 export { parseChatRequest } from "./server/chat-request.ts";
+export { type ChatRequestProblem, checkChatRequest } from "./server/chat-request-check.ts";
 export { createEngineServer, type EngineServerOptions } from "./server/engine-server.ts";
 export { OpenAIError } from "./server/openai-error.ts";
 export { type RunningEngineServer, startEngineServer } from "./server/start-engine-server.ts";

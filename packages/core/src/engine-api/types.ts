@@ -75,6 +75,15 @@ export interface GenRequest {
 }
 
 /** Why a sample ended: `stop` (end-of-turn token or a stop string), `length` (maxTokens), `abort` (cancelled). */
+  /**
+   * Added to a token's logit before sampling, by token id, each from -100 to 100 (OpenAI's `logit_bias`). With a
+   * bias or a penalty, `outputLogprobs` are under the adjusted distribution, the one the tokens are drawn from.
+   */
+  logitBias?: Readonly<Record<number, number>>;
+  /** Subtracted from a token's logit once per time it was already sampled in this output, -2 to 2 (default 0). */
+  frequencyPenalty?: number;
+  /** Subtracted from a token's logit once it has been sampled in this output, -2 to 2 (default 0). */
+  presencePenalty?: number;
 export type FinishReason = "stop" | "length" | "abort";
 
 /** One sample drawn for a request. A request with `n` samples yields `n` results with the same `requestId`. */

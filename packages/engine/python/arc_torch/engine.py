@@ -488,6 +488,7 @@ class TorchEngine:
             "step": self.step_count,
             "version": self.version,
             "worldSize": self.parallel.world,
+            "vocabSize": self.hf_config.vocab_size,
             "trainModule": type(self.train_module).__name__ if self.train_module is not None else None,
             "torch": torch.__version__,
         }

@@ -3,7 +3,7 @@
 Each row draws from its own seeded generator (one uniform per token, even when greedy), so its tokens do not depend
 on the rows it shares a batch with. Log-probs are under the raw model distribution (temperature 1, no truncation),
 the quantity `TrainEngine.logprobs` computes, so RL importance ratios compare like with like; a request with a
-grammar samples from, and reports log-probs under, the distribution its grammar leaves.
+grammar, a logit bias or a penalty samples from, and reports log-probs under, the distribution they leave.
 """
 
 import random
@@ -28,7 +28,49 @@ class Row:
         self.finish = None
         self.cut = None  # text length where a stop string begins
         self.constraint = None  # the request's grammar, followed token by token
+        self.adjustment = None  # the request's logit bias and penalties
         self.error = None  # why the request failed, when its grammar did (GrammarError)
+
+
+class Adjustment:
+    """OpenAI's `logit_bias`, `frequency_penalty` and `presence_penalty` for one row: `logit[j] + bias[j] -
+    count[j] * frequency - (count[j] > 0) * presence`, `count[j]` being how often the row has sampled token j."""
+
+    def __init__(self, bias, frequency, presence):
+        self.ids = torch.tensor([t for t, _ in bias], dtype=torch.long)
+        self.values = torch.tensor([b for _, b in bias], dtype=torch.float32)
+        self.frequency = frequency
+        self.presence = presence
+
+    def apply(self, logits, tokens):
+        """Adjusts one row's logits [V] in place, given the tokens the row has sampled."""
+        if self.ids.numel():
+            logits.index_add_(0, self.ids.to(logits.device), self.values.to(logits.device))
+        if tokens and (self.frequency or self.presence):
+            counts = torch.bincount(torch.tensor(tokens), minlength=logits.shape[0]).to(logits.device, logits.dtype)
+            logits -= counts * self.frequency + (counts > 0).to(logits.dtype) * self.presence
+
+
+def _number(value, low, high):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+
+
+def _adjustment(i, req, vocab_size):
+    """The row's Adjustment, or None when the request asks for no bias and no penalty."""
+    frequency = req.get("frequencyPenalty") or 0
+    presence = req.get("presencePenalty") or 0
+    for name, value in (("frequencyPenalty", frequency), ("presencePenalty", presence)):
+        if not _number(value, -2, 2):
+            raise WorkerError(f"requests[{i}].{name}: expected a number from -2 to 2, got {value!r}")
+    bias = []
+    for key, value in (req.get("logitBias") or {}).items():
+        if not str(key).isdigit() or int(key) >= vocab_size:
+            raise WorkerError(f"requests[{i}].logitBias: expected token ids from 0 to {vocab_size - 1}, got {key!r}")
+        if not _number(value, -100, 100):
+            raise WorkerError(f"requests[{i}].logitBias[{key}]: expected a number from -100 to 100, got {value!r}")
+        if value:
+            bias.append((int(key), float(value)))
+    return Adjustment(bias, frequency, presence) if bias or frequency or presence else None
 
 
 def _rows(requests, vocab_size, tokenizer):
@@ -49,11 +91,13 @@ def _rows(requests, vocab_size, tokenizer):
             raise WorkerError(f"requests[{i}]: expected temperature >= 0, 0 < topP <= 1 and topK >= 0")
         if req.get("stop") and tokenizer is None:
             raise WorkerError(f"requests[{i}].stop: this checkpoint has no tokenizer transformers reads; give no stop strings")
+        adjustment = _adjustment(i, req, vocab_size)
         seed = req.get("seed")
         if seed is None:
             seed = random.getrandbits(31)
         for s in range(req["n"]):
             row = Row(i, s, req)
+            row.adjustment = adjustment
             row.generator = torch.Generator().manual_seed((seed * 1_000_003 + s * 7919) & 0xFFFFFFFF)
             rows.append(row)
     return rows
@@ -172,6 +216,8 @@ def generate(engine, requests, aborted, on_tokens=None):
             cache = out.past_key_values
             logits = out.logits[:, -1].float()
             for b, r in enumerate(rows):
+                if r.finish is None and r.adjustment is not None:
+                    r.adjustment.apply(logits[b], r.tokens)
                 if r.finish is None and r.constraint is not None:
                     try:
                         r.constraint.mask(logits[b])

@@ -26,6 +26,7 @@ import type { LlamaConfig } from "../model/llama-config.ts";
 import { STOP_IDS, specialId } from "../tokenizer/byte-tokenizer.ts";
 import { byteChatTokenizer, type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { ContextLengthError } from "./context-length-error.ts";
+import { LogitAdjustment } from "./logit-adjustment.ts";
 import { disposeWeights, toWeights, weightsFromSource } from "./model-weights.ts";
 import { type SampledToken, sampleToken } from "./sampler.ts";
 import { stableLength } from "./stable-text.ts";
@@ -90,6 +91,8 @@ interface Slot {
   nextPosition: number;
 }
 
+  /** The request's logit bias and penalties, with the tokens this sample has drawn. */
+  adjustment?: LogitAdjustment;
 const PAD = specialId("<|pad|>");
 
 /**
@@ -300,6 +303,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     if (this.running) return;
     this.running = true;
     let slots: Slot[] = [];
+    const adjustment = LogitAdjustment.of(request, this.config.vocab_size, field);
     let cache: KvCache | undefined;
     let admitted: Row[] = [];
     try {
@@ -318,6 +322,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
           admitted = [];
         } else if (slots.some((s) => !s.row.finish) && cache) {
           this.step(slots, cache);
+      adjustment: adjustment?.fork(),
         }
         // finished rows wait for queued ones to take their place; with none queued they leave the batch
         const keep = slots.map((s, i) => (s.row.finish ? -1 : i)).filter((i) => i >= 0);
@@ -431,10 +436,13 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private sample(row: Row, logits: Float32Array, offset: number, version: number): void {
     const req = row.request;
     const V = this.config.vocab_size;
-    const constrained = row.constraint?.mask(logits, offset, V);
+    const adjusted = row.adjustment?.apply(logits, offset, V);
+    const source = adjusted ?? logits;
+    const at = adjusted ? 0 : offset;
+    const constrained = row.constraint?.mask(source, at, V);
     const picked = sampleToken(
-      constrained ?? logits,
-      constrained ? 0 : offset,
+      constrained ?? source,
+      constrained ? 0 : at,
       V,
       { temperature: req.temperature ?? 1, topP: req.topP ?? 1, topK: req.topK ?? 0 },
       row.rand(),
@@ -534,6 +542,7 @@ function admitRows(
     [joining, joiningCache],
   ] as const) {
     for (const s of group) s.pad.unshift(...new Array(S - groupCache.length).fill(1));
+    row.adjustment?.sampled(picked.token);
   }
   return { slots: [...slots, ...joining], cache: KvCache.concatRows(kept, joiningCache) };
 }

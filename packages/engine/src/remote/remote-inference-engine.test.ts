@@ -126,6 +126,31 @@ describe("the remote inference engine, on an inference server over HTTP", () => 
     );
   });
 
+  it("carries a logit bias and penalties to the server, through /v1/completions and /generate alike", async () => {
+    const sglang = await RemoteInferenceEngine.connect({
+      url: server.baseURL,
+      model: "toolcall-base",
+      modelDir: MODEL,
+      api: "sglang",
+    });
+    const local = await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: 16 });
+    const adjusted = requests(2).map((r) => ({
+      ...r,
+      logitBias: { [`${"{".charCodeAt(0)}`]: -3, 34: 1.5 },
+      frequencyPenalty: 0.75,
+      presencePenalty: -0.25,
+    }));
+    const want = await local.generate(adjusted);
+    assertSameSamples(await remote.generate(adjusted), want);
+    assertSameSamples(await sglang.generate(adjusted), want);
+    const plain = await local.generate(requests(2));
+    assert.notDeepEqual(
+      want.map((r) => r.outputLogprobs),
+      plain.map((r) => r.outputLogprobs),
+      "the adjustment changes the distribution sampled from",
+    );
+  });
+
   it("ends aborted requests with finishReason abort", async () => {
     const controller = new AbortController();
     controller.abort();

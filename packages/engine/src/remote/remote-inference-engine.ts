@@ -78,6 +78,9 @@ function samplingBody(r: GenRequest, names: { maxTokens: string; seed: string })
     ...(r.seed === undefined ? {} : { [names.seed]: r.seed }),
     ...(r.stop?.length ? { stop: r.stop } : {}),
     ignore_eos: r.ignoreEos ?? false,
+    ...(r.logitBias && Object.keys(r.logitBias).length > 0 ? { logit_bias: r.logitBias } : {}),
+    ...(r.frequencyPenalty ? { frequency_penalty: r.frequencyPenalty } : {}),
+    ...(r.presencePenalty ? { presence_penalty: r.presencePenalty } : {}),
   };
 }
 

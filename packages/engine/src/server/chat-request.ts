@@ -1,6 +1,7 @@
 import type { ChatToolCall, GenRequest } from "@arc/core";
 import { checkGrammarSchema, GrammarSizeBudget } from "../grammar/schema-check.ts";
 import { CHAT_ROLES, type ChatMessage } from "../tokenizer/chat-template.ts";
+import { checkChatRequest } from "./chat-request-check.ts";
 import { OpenAIError } from "./openai-error.ts";
 import type { FunctionTool } from "./tool-calls/tool-call-format.ts";
 
@@ -210,7 +211,50 @@ function parseResponseFormat(value: unknown, budget: GrammarSizeBudget): Respons
   return { type: "json_schema", name: spec.name, schema: schema as Record<string, unknown> };
 }
 
-/** Validates an OpenAI chat completion body and maps it onto a GenRequest (the grammar is the server's to add). */
+/**
+ * Parameters OpenAI documents that this engine cannot honour, with what to send instead: refused with OpenAI's
+ * 400 `unsupported_parameter` rather than ignored. The others it does not act on (`user`, `safety_identifier`,
+ * `store`, `metadata`, `service_tier`, `prediction`, the `prompt_cache_*` fields) change nothing in what the model
+ * writes, so they are accepted and ignored.
+ */
+const UNSUPPORTED: Record<string, string> = {
+  functions: "offer them as tools",
+  function_call: "use tool_choice",
+  audio: "this server writes text only",
+  reasoning_effort: "the model does not reason in separate tokens",
+  verbosity: "the model has no verbosity setting",
+  web_search_options: "this server has no web search",
+  moderation: "this server runs no moderation",
+};
+
+/** OpenAI's answer to a parameter this model's server does not support. */
+export function unsupported(param: string, hint: string): OpenAIError {
+  return new OpenAIError(400, `Unsupported parameter: '${param}' is not supported by this server: ${hint}.`, {
+    param,
+    code: "unsupported_parameter",
+  });
+}
+
+/** Refuses what the engine cannot honour: a parameter of `UNSUPPORTED`, an output modality other than text. */
+function refuseUnsupported(b: Record<string, unknown>): void {
+  for (const [param, hint] of Object.entries(UNSUPPORTED)) {
+    if (b[param] !== undefined && b[param] !== null) throw unsupported(param, hint);
+  }
+  const modalities = b.modalities as string[] | null | undefined;
+  const other = modalities?.find((m) => m !== "text");
+  if (other !== undefined) {
+    throw new OpenAIError(
+      400,
+      `Unsupported value: 'modalities' does not support ${JSON.stringify(other)} on this server; only "text" is supported.`,
+      { param: "modalities", code: "unsupported_value" },
+    );
+  }
+}
+
+/**
+ * Validates an OpenAI chat completion body and maps it onto a GenRequest (the grammar is the server's to add): first
+ * the rules every OpenAI-compatible route of Arc shares (`checkChatRequest`), then what this engine can run.
+ */
 export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatCompletionRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new OpenAIError(
@@ -218,12 +262,14 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
       `expected a JSON object body, got ${Array.isArray(body) ? "an array" : typeof body}`,
     );
   }
-  const b = body as Record<string, unknown>;
-  if (typeof b.model !== "string" || b.model.length === 0)
-    throw invalid("model", `expected a model id string, got ${JSON.stringify(b.model)}`);
-  if (!Array.isArray(b.messages) || b.messages.length === 0) {
-    throw invalid("messages", `expected a non-empty array of messages, got ${JSON.stringify(b.messages)}`);
-  }
+  const b = body as Record<string, unknown> & { model: string; messages: unknown[] };
+  const problem = checkChatRequest(b);
+  if (problem)
+    throw new OpenAIError(400, problem.message, {
+      param: problem.param ?? undefined,
+      code: problem.code ?? undefined,
+    });
+  refuseUnsupported(b);
   const messages: ChatMessage[] = b.messages.map((m: unknown, i: number) => parseMessage(m, i));
   // the tools and response_format of one request share one bound on the grammar they compile to
   const grammarBudget = new GrammarSizeBudget();
@@ -266,6 +312,23 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
       stop,
       seed: optionalInteger(b, "seed", -(2 ** 53), 2 ** 53),
       topLogprobs: logprobs ? Math.max(topLogprobs ?? 0, 0) : 0,
+      ...penalties(b),
     },
+  };
+}
+
+/** `logit_bias`, `frequency_penalty` and `presence_penalty` as the engine takes them (absent when not asked for). */
+export function penalties(
+  b: Record<string, unknown>,
+): Pick<GenRequest, "logitBias" | "frequencyPenalty" | "presencePenalty"> {
+  const bias = b.logit_bias;
+  if (bias !== undefined && bias !== null && !isRecord(bias))
+    throw invalid("logit_bias", `expected an object of token ids to numbers, got ${JSON.stringify(bias)}`);
+  const frequency = optionalNumber(b, "frequency_penalty", -2, 2);
+  const presence = optionalNumber(b, "presence_penalty", -2, 2);
+  return {
+    ...(bias && Object.keys(bias).length > 0 ? { logitBias: bias as Record<number, number> } : {}),
+    ...(frequency ? { frequencyPenalty: frequency } : {}),
+    ...(presence ? { presencePenalty: presence } : {}),
   };
 }

@@ -118,6 +118,31 @@ describe("vLLM's and SGLang's rollout routes on arc engine serve", () => {
     await refused({ prompt: [[1, -2]] }, /^prompt\[0\]: expected/);
     await refused({ logprobs: 21 }, /^logprobs: expected a number in \[0, 20\]/);
     await refused({ model: "other" }, /model `other` does not exist/, 404);
+    // OpenAI: 400 "Unrecognized request argument supplied: x" for a field it does not document
+    await refused({ min_p: 0.1 }, /^Unrecognized request argument supplied: min_p$/);
+    await refused({ suffix: "}" }, /^Unsupported parameter: 'suffix'/);
+    await refused({ best_of: 3 }, /^Unsupported parameter: 'best_of'/);
+    await refused({ logit_bias: { 999: 1 } }, /logitBias: expected token ids from 0 to 263, got "999"/);
+  });
+
+  it("applies logit_bias and the penalties to completions as to chat completions", async () => {
+    const body = {
+      model: "toolcall-base",
+      prompt: "<|user|>Weather in Paris?",
+      max_tokens: 8,
+      temperature: 0,
+    };
+    const forced = await client.completions.create({
+      ...body,
+      logit_bias: { [`${"q".charCodeAt(0)}`]: 100 },
+    });
+    assert.equal(forced.choices[0].text, "qqqqqqqq");
+    const long = { ...body, max_tokens: 40 };
+    const plain = (await client.completions.create(long)).choices[0].text;
+    for (const penalty of [{ frequency_penalty: 2 }, { presence_penalty: 2 }]) {
+      const penalized = (await client.completions.create({ ...long, ...penalty })).choices[0].text;
+      assert.notEqual(penalized, plain, JSON.stringify(penalty));
+    }
   });
 
   it("serves /tokenize and /health as vLLM does", async () => {

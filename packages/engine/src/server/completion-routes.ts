@@ -10,9 +10,10 @@ import { resolve } from "node:path";
 import type { GenRequest, GenResult, InferenceEngine } from "@arc/core";
 import type { Hono } from "hono";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
-import { invalid, optionalBoolean, optionalInteger } from "./chat-request.ts";
+import { invalid, optionalBoolean, optionalInteger, unsupported } from "./chat-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { OpenAIError } from "./openai-error.ts";
+import { COMPLETION_PARAMETERS, unrecognizedArguments } from "./openai-parameters.ts";
 import { enterRollout, type PauseGate } from "./pause-gate.ts";
 import { samplingFields } from "./sampling-fields.ts";
 
@@ -80,10 +81,16 @@ function parseCompletionRequest(raw: unknown, tokenizer: ChatTokenizer | undefin
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
     throw new OpenAIError(400, "expected a JSON object as the body");
   const body = raw as Record<string, unknown>;
+  const unrecognized = unrecognizedArguments(body, COMPLETION_PARAMETERS);
+  if (unrecognized) throw new OpenAIError(400, unrecognized);
   if (typeof body.model !== "string" || body.model === "") throw invalid("model", "expected the model's id");
   if (body.stream === true)
     throw invalid("stream", "this server answers /v1/completions whole; stream with /v1/chat/completions");
   if (body.echo === true) throw invalid("echo", "echoing the prompt is not supported");
+  if (body.suffix !== undefined && body.suffix !== null)
+    throw unsupported("suffix", "it inserts no text before a suffix");
+  if (body.best_of !== undefined && body.best_of !== null && body.best_of !== 1)
+    throw unsupported("best_of", "it returns every sample; ask for several with n");
   const logprobs = optionalInteger(body, "logprobs", 0, 20);
   return {
     model: body.model,

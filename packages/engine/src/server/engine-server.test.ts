@@ -168,7 +168,7 @@ describe("arc engine serve (OpenAI-compatible API)", () => {
       }),
       (e: unknown) =>
         e instanceof OpenAI.BadRequestError &&
-        /temperature: expected a number in \[0, 2\], got 5/.test(e.message),
+        /temperature: expected a number from 0 to 2, got 5/.test(e.message),
     );
     await assert.rejects(
       client.chat.completions.create({ model: "gpt-9", messages: [{ role: "user", content: "hi" }] }),

@@ -71,8 +71,9 @@ function contentLogprobs(
 
 /**
  * An OpenAI-compatible HTTP app over any InferenceEngine: `POST /v1/chat/completions` (stream and not,
- * n, logprobs/top_logprobs, seed, stop, max_tokens/max_completion_tokens, temperature, top_p, tools with
- * tool_choice, response_format), `GET /v1/models[/{id}]`, and vLLM's and SGLang's routes for RL rollouts
+ * n, logprobs/top_logprobs, seed, stop, max_tokens/max_completion_tokens, temperature, top_p, logit_bias,
+ * frequency_penalty, presence_penalty, tools with tool_choice, response_format), `GET /v1/models[/{id}]`, and vLLM's
+ * and SGLang's routes for RL rollouts
  * (`completion-routes.ts`). Concurrent requests share the engine's batch; a client
  * that disconnects aborts its generation. The gateway mounts this in-process; `arc engine serve` puts it on a port.
  */

@@ -9,6 +9,7 @@ import { type JsonSchema, TOOLCALL_TOOLS, toOpenAiTools, validateJsonSchema } fr
 import OpenAI from "openai";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
+import { SPECIAL_TOKENS, type SpecialToken, specialId } from "../tokenizer/byte-tokenizer.ts";
 import { renderChat } from "../tokenizer/chat-template.ts";
 import { type RunningEngineServer, startEngineServer } from "./start-engine-server.ts";
 
@@ -18,6 +19,61 @@ const tools = toOpenAiTools(TOOLCALL_TOOLS) as unknown as ChatCompletionTool[];
 const names = TOOLCALL_TOOLS.map((t) => t.name);
 const question = "What's the weather in Paris in celsius?";
 const ask = [{ role: "user" as const, content: question }];
+
+/** The id of a token of the byte-level model, from a log-prob entry: its byte, or its special-token string. */
+function tokenId(entry: { token: string; bytes: number[] | null }): number {
+  if (entry.bytes?.length) return entry.bytes[0];
+  assert.ok(SPECIAL_TOKENS.includes(entry.token as SpecialToken), entry.token);
+  return specialId(entry.token as SpecialToken);
+}
+
+/** A greedy answer's tokens and, at each, the log-probs of the tokens it lists by id. */
+function positions(r: OpenAI.ChatCompletion): { token: number; top: Map<number, number> }[] {
+  return (r.choices[0].logprobs?.content ?? []).map((e) => ({
+    token: tokenId(e),
+    top: new Map(e.top_logprobs.map((t) => [tokenId(t), t.logprob])),
+  }));
+}
+
+/**
+ * Holds two greedy answers to one prompt to OpenAI's definition of `logit_bias`, `frequency_penalty` and
+ * `presence_penalty`: `logit[j] + bias[j] - count[j] * frequency - (count[j] > 0) * presence`, `count[j]` being how
+ * often token j was sampled before. At each position where both answers have written the same tokens so far, the
+ * log-prob gap between two tokens both list moves by exactly that much from `plain` to `adjusted` (a gap leaves the
+ * normalizer out). Returns the two counts of each pair checked.
+ */
+function checkAdjusted(
+  plain: OpenAI.ChatCompletion,
+  adjusted: OpenAI.ChatCompletion,
+  settings: { bias?: Record<number, number>; frequency?: number; presence?: number },
+): [number, number][] {
+  const { bias = {}, frequency = 0, presence = 0 } = settings;
+  const shift = (token: number, counts: Map<number, number>) => {
+    const count = counts.get(token) ?? 0;
+    return (bias[token] ?? 0) - count * frequency - (count > 0 ? presence : 0);
+  };
+  const [p, a] = [positions(plain), positions(adjusted)];
+  const counts = new Map<number, number>();
+  const checked: [number, number][] = [];
+  for (let k = 0; k < Math.min(p.length, a.length); k++) {
+    const shared = [...p[k].top.keys()].filter((t) => a[k].top.has(t));
+    for (const x of shared) {
+      for (const y of shared) {
+        if (x >= y) continue;
+        const want = p[k].top.get(x)! - p[k].top.get(y)! + shift(x, counts) - shift(y, counts);
+        const got = a[k].top.get(x)! - a[k].top.get(y)!;
+        assert.ok(
+          Math.abs(got - want) < 2e-3,
+          `position ${k}, tokens ${x} and ${y}: gap ${got}, expected ${want}`,
+        );
+        checked.push([counts.get(x) ?? 0, counts.get(y) ?? 0]);
+      }
+    }
+    if (p[k].token !== a[k].token) break;
+    counts.set(p[k].token, (counts.get(p[k].token) ?? 0) + 1);
+  }
+  return checked;
+}
 
 describe("arc engine serve, as the official openai client expects it", () => {
   let server: RunningEngineServer;
@@ -198,6 +254,113 @@ describe("arc engine serve, as the official openai client expects it", () => {
       });
       return true;
     });
+  });
+
+  it("refuses an argument OpenAI does not document, as OpenAI does", async () => {
+    // OpenAI: 400 {"error":{"message":"Unrecognized request argument supplied: top_k_typo",
+    //               "type":"invalid_request_error","param":null,"code":null}}
+    for (const [extra, message] of [
+      [{ top_k_typo: 3 }, "Unrecognized request argument supplied: top_k_typo"],
+      [{ thinking: true, ignore_eos: true }, "Unrecognized request arguments supplied: ignore_eos, thinking"],
+    ] as const) {
+      await assert.rejects(create(extra as object), (e: InstanceType<typeof OpenAI.BadRequestError>) => {
+        assert.equal(e.status, 400);
+        assert.deepEqual(e.error, { message, type: "invalid_request_error", param: null, code: null });
+        return true;
+      });
+    }
+  });
+
+  it("accepts the documented parameters it ignores, which change nothing in what the model writes", async () => {
+    const plain = await create({ max_tokens: 24 });
+    const ignored = await create({
+      max_tokens: 24,
+      user: "user-1",
+      safety_identifier: "hashed-user",
+      store: true,
+      metadata: { ticket: "42" },
+      service_tier: "auto",
+      prompt_cache_key: "weather",
+      prompt_cache_retention: "24h",
+      prediction: { type: "content", content: "sunny" },
+      parallel_tool_calls: false,
+      modalities: ["text"],
+      reasoning_effort: null,
+      stream_options: null,
+    });
+    assert.equal(ignored.choices[0].message.content, plain.choices[0].message.content);
+  });
+
+  it("refuses, naming it, each parameter it cannot honour rather than ignoring it", async () => {
+    const refused: [string, Record<string, unknown>][] = [
+      ["functions", { functions: [{ name: "get_weather", parameters: { type: "object" } }] }],
+      ["function_call", { function_call: "auto" }],
+      ["audio", { audio: { voice: "alloy", format: "mp3" } }],
+      ["reasoning_effort", { reasoning_effort: "low" }],
+      ["verbosity", { verbosity: "low" }],
+      ["web_search_options", { web_search_options: {} }],
+      ["moderation", { moderation: { model: "omni-moderation-latest" } }],
+    ];
+    for (const [param, body] of refused) {
+      await assert.rejects(create(body), (e: InstanceType<typeof OpenAI.BadRequestError>) => {
+        assert.equal(e.status, 400, param);
+        assert.equal(e.param, param);
+        assert.equal(e.code, "unsupported_parameter");
+        assert.match(e.message, new RegExp(`Unsupported parameter: '${param}' is not supported`));
+        return true;
+      });
+    }
+    await assert.rejects(
+      create({ modalities: ["text", "audio"] }),
+      (e: InstanceType<typeof OpenAI.BadRequestError>) => {
+        assert.deepEqual([e.status, e.param, e.code], [400, "modalities", "unsupported_value"]);
+        return true;
+      },
+    );
+  });
+
+  const greedy = (body: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) =>
+    create({
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 40,
+      logprobs: true,
+      top_logprobs: 20,
+      ...body,
+    });
+
+  it("logit_bias adds to the logits before sampling: 100 makes a token certain, -100 bans it", async () => {
+    const Z = "Z".charCodeAt(0);
+    const forced = await greedy({ max_tokens: 6, logit_bias: { [Z]: 100 } });
+    assert.equal(forced.choices[0].message.content, "ZZZZZZ");
+    const plain = await greedy();
+    const first = positions(plain)[0].token;
+    const banned = await greedy({ logit_bias: { [first]: -100 } });
+    assert.notEqual(positions(banned)[0].token, first);
+    const bias = { [first]: -1.5, [Z]: 2.25, 10: 0.5 };
+    assert.ok(checkAdjusted(plain, await greedy({ logit_bias: bias }), { bias }).length > 0);
+  });
+
+  it("frequency_penalty lowers a token's logit by the penalty times its count so far, as OpenAI defines it", async () => {
+    const plain = await greedy();
+    const adjusted = await greedy({ frequency_penalty: 0.3 });
+    const checked = checkAdjusted(plain, adjusted, { frequency: 0.3 });
+    assert.ok(
+      checked.some(([x, y]) => Math.abs(x - y) >= 2),
+      "a pair of tokens sampled a different number of times, twice or more apart",
+    );
+    const strong = await greedy({ frequency_penalty: 2 });
+    assert.notEqual(strong.choices[0].message.content, plain.choices[0].message.content);
+  });
+
+  it("presence_penalty lowers a token's logit once it has been sampled, whatever its count", async () => {
+    const plain = await greedy();
+    const checked = checkAdjusted(plain, await greedy({ presence_penalty: 0.3 }), { presence: 0.3 });
+    assert.ok(
+      checked.some(([x, y]) => (x >= 2 && y === 0) || (y >= 2 && x === 0)),
+      "a token sampled twice or more against one never sampled",
+    );
+    const both = await greedy({ presence_penalty: -0.4, frequency_penalty: 0.25 });
+    checkAdjusted(plain, both, { presence: -0.4, frequency: 0.25 });
   });
 
   it("answers every error in OpenAI's shape: key, JSON, route, context length, parameter", async () => {

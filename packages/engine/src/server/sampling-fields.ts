@@ -1,5 +1,5 @@
 import type { GenRequest } from "@arc/core";
-import { invalid, optionalBoolean, optionalInteger, optionalNumber } from "./chat-request.ts";
+import { invalid, optionalBoolean, optionalInteger, optionalNumber, penalties } from "./chat-request.ts";
 
 /** The names a server's body gives the sampling settings that differ between vLLM's and SGLang's routes. */
 export interface SamplingNames {
@@ -13,7 +13,8 @@ export interface SamplingNames {
 
 /**
  * The sampling settings of a rollout request's body as the engine takes them: `n`, the token limit, `temperature`,
- * `top_p`, `top_k` (-1 for all), the seed, `stop` (a string or a list), `ignore_eos`; each bad value a 400 naming it.
+ * `top_p`, `top_k` (-1 for all), the seed, `stop` (a string or a list), `ignore_eos`, `logit_bias`, `frequency_penalty`
+ * and `presence_penalty`; each bad value a 400 naming it.
  */
 export function samplingFields(
   body: Record<string, unknown>,
@@ -37,5 +38,6 @@ export function samplingFields(
     seed: optionalInteger(body, names.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
     stop: typeof stop === "string" ? [stop] : ((stop as string[] | null | undefined) ?? undefined),
     ignoreEos: optionalBoolean(body, "ignore_eos") ?? false,
+    ...penalties(body),
   };
 }

@@ -122,8 +122,12 @@ describe("SGLang's /generate and pause routes on arc engine serve", () => {
     const cases: [unknown, RegExp][] = [
       [{ input_ids: a, stream: true }, /^stream: this server answers \/generate whole/],
       [
-        { input_ids: a, sampling_params: { frequency_penalty: 1 } },
-        /^sampling_params: frequency_penalty: this server does not support it/,
+        { input_ids: a, sampling_params: { repetition_penalty: 1.2 } },
+        /^sampling_params: repetition_penalty: this server does not support it/,
+      ],
+      [
+        { input_ids: a, sampling_params: { frequency_penalty: 3 } },
+        /^sampling_params: frequency_penalty: expected a number in \[-2, 2\]/,
       ],
       [
         { input_ids: a, sampling_params: { max_new_tokens: 0 } },

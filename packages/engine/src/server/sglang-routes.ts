@@ -49,15 +49,12 @@ function within<T>(prefix: string, parse: () => T): T {
 /** Sampling parameters this server lacks, at the values that change nothing (which RL clients send as they are). */
 const NEUTRAL: Record<string, unknown> = {
   min_p: 0,
-  frequency_penalty: 0,
-  presence_penalty: 0,
   repetition_penalty: 1,
   min_new_tokens: 0,
 };
 
 function isNeutral(key: string, value: unknown): boolean {
-  if (key === "stop_token_ids" || key === "logit_bias")
-    return (Array.isArray(value) ? value : Object.keys(value ?? {})).length === 0;
+  if (key === "stop_token_ids") return Array.isArray(value) && value.length === 0;
   return Object.hasOwn(NEUTRAL, key) && NEUTRAL[key] === value;
 }
 
@@ -90,6 +87,9 @@ function samplingParams(raw: unknown, topLogprobs: number): Omit<GenRequest, "pr
     "skip_special_tokens",
     "spaces_between_special_tokens",
     "no_stop_trim",
+    "frequency_penalty",
+    "presence_penalty",
+    "logit_bias",
   ]);
   for (const [key, value] of Object.entries(params))
     if (!known.has(key) && value !== null && value !== undefined && !isNeutral(key, value))

@@ -270,6 +270,44 @@ describe("torch engine generation", { skip }, () => {
     });
   });
 
+  it("applies a logit bias and the frequency and presence penalties as the embedded engine does", async () => {
+    const embedded = await EmbeddedInferenceEngine.load(MODEL);
+    const plain = prompts(7, 2).map((p) => ({
+      promptTokens: p,
+      temperature: 0,
+      maxTokens: 40,
+      topLogprobs: 3,
+    }));
+    const settings = [
+      { logitBias: { 34: -4, 123: 1.5 } },
+      { frequencyPenalty: 1.5 },
+      { presencePenalty: 1.5, frequencyPenalty: -0.5 },
+    ];
+    const [unadjusted] = await sampler.generate(plain.slice(0, 1));
+    for (const adjustment of settings) {
+      const requests = plain.map((r) => ({ ...r, ...adjustment }));
+      const [want, got] = await Promise.all([embedded.generate(requests), sampler.generate(requests)]);
+      assert.deepEqual(
+        got.map((r) => r.outputTokens),
+        want.map((r) => r.outputTokens),
+        JSON.stringify(adjustment),
+      );
+      got.forEach((r, i) => {
+        r.outputLogprobs.forEach((x, j) => {
+          assert.ok(Math.abs(x - want[i].outputLogprobs[j]) < 1e-4);
+        });
+      });
+      assert.notDeepEqual(got[0].outputLogprobs, unadjusted.outputLogprobs, JSON.stringify(adjustment));
+    }
+    const forced = await sampler.generate([{ ...plain[0], maxTokens: 5, logitBias: { 90: 100 } }]);
+    assert.equal(forced[0].text, "ZZZZZ");
+    await assert.rejects(
+      sampler.generate([{ ...plain[0], logitBias: { 264: 1 } }]),
+      (e: Error) =>
+        e instanceof TypeError && /logitBias: expected token ids from 0 to 263, got "264"/.test(e.message),
+    );
+  });
+
   it("streams each token as it is sampled, with the text the embedded engine streams", async () => {
     const embedded = await EmbeddedInferenceEngine.load(MODEL);
     const requests = prompts(8, 2).map((p) => ({

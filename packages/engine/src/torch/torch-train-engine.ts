@@ -42,6 +42,8 @@ export interface TorchEngineInfo {
   step: number;
   version: number;
   worldSize: number;
+  /** The model's vocabulary size (token ids run from 0 to it, exclusive). */
+  vocabSize: number;
   /** The module a training forward goes through: the model's class, or `DistributedDataParallel` under torchrun. */
   trainModule: string | null;
   torch: string;

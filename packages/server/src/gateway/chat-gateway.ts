@@ -1,8 +1,8 @@
 import type { Trace } from "@arc/core";
+import { checkChatRequest } from "@arc/engine";
 import type { Counter } from "prom-client";
 import type { Database } from "../store/database.ts";
 import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
-import { checkChatRequest } from "./chat-request-check.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
 import { isWholeBody, jsonAnswer, type ModelAnswer, relayStream } from "./model-answer.ts";
@@ -23,6 +23,19 @@ export interface ChatGatewayDeps {
   teaching?: TeachingRuntime;
   /** Counts each call's tokens by tenant, model and kind (`arc_gateway_tokens_total` on `/metrics`). */
   tokens?: Counter<"tenant" | "model" | "kind">;
+}
+
+/** The model name that follows the tenant's route (production, or the canary for its share). */
+const ROUTED_MODEL = "arc";
+
+/** OpenAI's 404 for a model name the tenant does not serve. */
+function modelNotFound(name: string): ModelAnswer {
+  return openAiError(
+    404,
+    `The model \`${name}\` does not exist or you do not have access to it.`,
+    "invalid_request_error",
+    "model_not_found",
+  );
 }
 
 /** Request facts beyond the body: who is calling, for sticky routing and the trace. */
@@ -109,13 +122,7 @@ export class ChatGateway {
   /** `GET /v1/models/{id}`: one of `models`, else OpenAI's 404 `model_not_found`. */
   async model(tenantId: string, id: string): Promise<ModelAnswer> {
     const found = (await this.modelList(tenantId)).find((m) => m.id === id);
-    if (found) return jsonAnswer(200, found);
-    return openAiError(
-      404,
-      `The model \`${id}\` does not exist or you do not have access to it.`,
-      "invalid_request_error",
-      "model_not_found",
-    );
+    return found ? jsonAnswer(200, found) : modelNotFound(id);
   }
 
   private async modelList(tenantId: string) {
@@ -129,7 +136,7 @@ export class ChatGateway {
       owned_by: tenantId,
     });
     return [
-      model("arc", route.control.createdAt),
+      model(ROUTED_MODEL, route.control.createdAt),
       ...[route.control, route.canary?.model]
         .filter((m) => m !== undefined)
         .map((m) => model(m.name, m.createdAt)),
@@ -172,9 +179,13 @@ export class ChatGateway {
       );
     }
     const userId = context.userId ?? (typeof request.user === "string" ? request.user : undefined);
+    const requestedModel = request.model as string;
     const pinned = [route.control, route.canary?.model].find(
-      (m) => m && (m.name === request.model || m.id === request.model),
+      (m) => m && (m.name === requestedModel || m.id === requestedModel),
     );
+    // `arc`, or the name of a version not routed now (a canary rolled back, a model replaced), follows the route
+    if (!pinned && requestedModel !== ROUTED_MODEL && !route.models.has(requestedModel))
+      return modelNotFound(requestedModel);
     const choice: RouteChoice = pinned
       ? { model: pinned, arm: "pinned" }
       : this.routing.choose(route, context.sessionId ?? userId);
@@ -203,7 +214,6 @@ export class ChatGateway {
         }),
       );
 
-    const requestedModel = typeof request.model === "string" ? request.model : choice.model.name;
     let upstream: ModelAnswer;
     let renames: boolean;
     try {

@@ -158,7 +158,9 @@ for (const target of databasesUnderTest()) {
         ["x-arc-session", 256],
         ["x-arc-env", 128],
       ] as const) {
-        const res = await post(upstream, JSON.stringify({ messages: hi }), { [header]: "h".repeat(max + 1) });
+        const res = await post(upstream, JSON.stringify({ model: "arc", messages: hi }), {
+          [header]: "h".repeat(max + 1),
+        });
         const answer = (await res.json()) as { error: Record<string, unknown> };
         assert.equal(res.status, 400, `${header}: ${JSON.stringify(answer)}`);
         assert.equal(answer.error.param, header);

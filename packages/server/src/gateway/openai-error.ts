@@ -5,7 +5,7 @@ export function openAiError(
   status: number,
   message: string,
   type: string,
-  code: string,
+  code: string | null,
   param: string | null = null,
 ): ModelAnswer {
   return jsonAnswer(status, { error: { message, type, param, code } });

@@ -7,6 +7,8 @@ import { RefreshingCache } from "../store/refreshing-cache.ts";
 export interface Route {
   control: ModelVersion;
   canary: { model: ModelVersion; share: number; deploymentId: string; stage: number } | null;
+  /** The names and ids of all the tenant's model versions: the `model` names the gateway answers besides `arc`. */
+  models: ReadonlySet<string>;
 }
 
 /** The model one request goes to, and why (the trace records it). */
@@ -83,9 +85,20 @@ export class RoutingTable {
           deploymentId: dep.id,
           stage: Number(dep.stage),
         },
+        models: await this.modelNames(tenantId),
       };
     }
     const promoted = await listModelVersions(this.db, tenantId, ["promoted"]);
-    return promoted[0] ? { control: promoted[0], canary: null } : null;
+    return promoted[0]
+      ? { control: promoted[0], canary: null, models: await this.modelNames(tenantId) }
+      : null;
+  }
+
+  private async modelNames(tenantId: string): Promise<ReadonlySet<string>> {
+    const rows = await this.db.query<{ id: string; name: string }>(
+      "select id, name from model_versions where tenant_id = $1",
+      [tenantId],
+    );
+    return new Set(rows.flatMap((r) => [r.id, r.name]));
   }
 }

@@ -54,7 +54,8 @@ export function createApp(deps: AppDeps): Hono {
   });
   app.notFound((c) => {
     const missing = new HttpError(404, "not_found", `no route ${c.req.method} ${c.req.path}`);
-    if (c.req.path.startsWith("/v1/chat/") || isOpenAiPath(c.req.path)) {
+    // under /v1 an OpenAI client may be the caller: it gets OpenAI's "Invalid URL" answer
+    if (c.req.path.startsWith("/v1/")) {
       const answer = openAiEdgeError(missing, { method: c.req.method, path: c.req.path });
       return c.json(answer.body, 404);
     }

@@ -17,7 +17,8 @@ const MISSING_KEY =
 /**
  * An error raised at the HTTP edge (key, body, route) in OpenAI's shape, `{error: {message, type, param, code}}`,
  * with OpenAI's types and codes: 401 `invalid_api_key` (no code when no key was sent), `Invalid URL (...)` for an
- * unknown route, no code for a body that is not JSON, `server_error` for 5xx.
+ * unknown route, no code for a body that is not JSON, `request_too_large` for a body past the limit (as
+ * `arc engine serve` answers it), `server_error` for 5xx.
  */
 export function openAiEdgeError(
   error: unknown,
@@ -34,6 +35,7 @@ export function openAiEdgeError(
     return type === "missing_api_key" ? answer(MISSING_KEY, null) : answer(message, "invalid_api_key");
   if (status === 404 && type === "not_found")
     return answer(`Invalid URL (${request.method} ${request.path})`, null);
+  if (status === 413) return answer(message, "request_too_large");
   if (status === 429) return answer(message, "rate_limit_exceeded", "requests");
   if (type === "malformed_json" || type === "invalid_request") return answer(message, null);
   return answer(message, type);

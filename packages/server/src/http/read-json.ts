@@ -40,7 +40,9 @@ function tooLarge(maxBytes: number): HttpError {
 
 /**
  * A node:http request's body: at once when it has arrived whole, else through its events (cheaper than iterating
- * the stream). Past `maxBytes` the request is destroyed unread, as leaving an iteration of it would.
+ * the stream). Past `maxBytes` it is refused at once and the rest is left flowing unread, so that a client still
+ * sending reads the 413 rather than a reset connection (the HTTP server drains what follows, within its own bounds
+ * of time and bytes, then closes the connection).
  */
 function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Buffer> {
   if (incoming.readableEnded) return Promise.resolve(Buffer.alloc(0));
@@ -65,7 +67,6 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Buff
         return;
       }
       settle(tooLarge(maxBytes));
-      incoming.destroy();
     };
     const onEnd = () => settle();
     const onClose = () =>

@@ -1,7 +1,12 @@
-/** Why a chat completion body is refused: OpenAI's `param` and `code`, and a message that names the field. */
+import { CHAT_COMPLETION_PARAMETERS, unrecognizedArguments } from "./openai-parameters.ts";
+
+/**
+ * Why a chat completion body is refused: OpenAI's `param` and `code`, and a message that names the field (an
+ * unrecognized argument has neither param nor code, as OpenAI answers it).
+ */
 export interface ChatRequestProblem {
-  param: string;
-  code: "invalid_type" | "invalid_value";
+  param: string | null;
+  code: "invalid_type" | "invalid_value" | null;
   message: string;
 }
 
@@ -27,11 +32,31 @@ const NUMBERS: [key: string, min: number, max: number, integer: boolean][] = [
   ["seed", Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true],
 ];
 
-const STRINGS = ["model", "user"];
+const STRINGS = [
+  "user",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "reasoning_effort",
+  "safety_identifier",
+  "service_tier",
+  "verbosity",
+];
 /** The longest `user`, as `POST /v1/traces` bounds a trace's userId. */
 const MAX_USER = 256;
-const BOOLEANS = ["stream", "logprobs", "parallel_tool_calls"];
-const OBJECTS = ["stream_options", "response_format", "logit_bias", "metadata"];
+const BOOLEANS = ["stream", "logprobs", "parallel_tool_calls", "store"];
+const OBJECTS = [
+  "stream_options",
+  "response_format",
+  "logit_bias",
+  "metadata",
+  "audio",
+  "moderation",
+  "prediction",
+  "prompt_cache_options",
+  "web_search_options",
+];
+/** OpenAI's bound on a `logit_bias` value. */
+const MAX_BIAS = 100;
 
 function checkMessage(message: unknown, i: number): ChatRequestProblem | null {
   const at = `messages[${i}]`;
@@ -106,6 +131,49 @@ function checkObjectList(value: unknown, param: string, what: string): ChatReque
   };
 }
 
+/** `logit_bias`: token ids (non-negative integers, as text) to numbers from -100 to 100, as OpenAI takes it. */
+function checkLogitBias(bias: unknown): ChatRequestProblem | null {
+  if (!isObject(bias)) return null;
+  for (const [key, value] of Object.entries(bias)) {
+    if (!/^\d+$/.test(key)) {
+      return {
+        param: "logit_bias",
+        code: "invalid_value",
+        message: `logit_bias: invalid key ${JSON.stringify(key)}: expected a token id (a non-negative integer)`,
+      };
+    }
+    if (typeof value !== "number" || !(Math.abs(value) <= MAX_BIAS)) {
+      return {
+        param: "logit_bias",
+        code: "invalid_value",
+        message: `logit_bias: the bias of token ${key}: expected a number from -${MAX_BIAS} to ${MAX_BIAS}, got ${JSON.stringify(value)}`,
+      };
+    }
+  }
+  return null;
+}
+
+/** `function_call`: "none", "auto" or `{"name"}`, as OpenAI's deprecated form of `tool_choice` takes it. */
+function checkFunctionCall(value: unknown): ChatRequestProblem | null {
+  if (absent(value) || value === "none" || value === "auto") return null;
+  if (isObject(value) && typeof value.name === "string") return null;
+  return {
+    param: "function_call",
+    code: "invalid_value",
+    message: `function_call: expected "none", "auto" or {"name": string}, got ${JSON.stringify(value)}`,
+  };
+}
+
+/** `modalities`: a list of output types (strings). */
+function checkModalities(value: unknown): ChatRequestProblem | null {
+  if (absent(value) || (Array.isArray(value) && value.every((m) => typeof m === "string"))) return null;
+  return {
+    param: "modalities",
+    code: "invalid_type",
+    message: `modalities: expected an array of strings, got ${typeName(value)}`,
+  };
+}
+
 function checkStop(stop: unknown): ChatRequestProblem | null {
   if (absent(stop) || typeof stop === "string") return null;
   if (!Array.isArray(stop)) {
@@ -132,11 +200,22 @@ function checkStop(stop: unknown): ChatRequestProblem | null {
 }
 
 /**
- * The first problem of a chat completion body (already a JSON object) that OpenAI would refuse with a 400, or null.
- * Checks shapes and ranges only, one pass over the messages and their parts without copying them: what a model
- * server supports beyond that (roles, part types, context length) is left to it.
+ * The first problem of a chat completion body (already a JSON object) that OpenAI would refuse with a 400, or null:
+ * an argument OpenAI does not document (see `CHAT_COMPLETION_PARAMETERS`), a missing model, a field of the wrong
+ * shape or out of range. Checks shapes and ranges only, one pass over the messages and their parts without copying
+ * them: what a model server supports beyond that (roles, part types, context length, parameters it cannot honour)
+ * is left to it. The gateway and `arc engine serve` both answer with it.
  */
 export function checkChatRequest(body: Record<string, unknown>): ChatRequestProblem | null {
+  const unrecognized = unrecognizedArguments(body, CHAT_COMPLETION_PARAMETERS);
+  if (unrecognized) return { param: null, code: null, message: unrecognized };
+  if (typeof body.model !== "string" || body.model.length === 0) {
+    return {
+      param: "model",
+      code: absent(body.model) || typeof body.model === "string" ? "invalid_value" : "invalid_type",
+      message: `model: expected the id of a model (a non-empty string), got ${JSON.stringify(body.model) ?? "none"}`,
+    };
+  }
   const { messages } = body;
   if (!Array.isArray(messages) || messages.length === 0) {
     return {
@@ -199,6 +278,9 @@ export function checkChatRequest(body: Record<string, unknown>): ChatRequestProb
   }
   return (
     checkStop(body.stop) ??
+    checkLogitBias(body.logit_bias) ??
+    checkModalities(body.modalities) ??
+    checkFunctionCall(body.function_call) ??
     checkObjectList(body.tools, "tools", "tool") ??
     checkObjectList(body.functions, "functions", "function")
   );
