@@ -47,7 +47,8 @@ class Adjustment:
         if self.ids.numel():
             logits.index_add_(0, self.ids.to(logits.device), self.values.to(logits.device))
         if tokens and (self.frequency or self.presence):
-            counts = torch.bincount(torch.tensor(tokens), minlength=logits.shape[0]).to(logits.device, logits.dtype)
+            sampled = torch.tensor(tokens, device=logits.device)
+            counts = torch.bincount(sampled, minlength=logits.shape[0]).to(logits.dtype)
             logits -= counts * self.frequency + (counts > 0).to(logits.dtype) * self.presence
 
 
