@@ -52,6 +52,11 @@ export interface GenRequest {
   tools?: readonly object[];
   /** Constrains the output (structured output, required tool calls). */
   grammar?: OutputGrammar;
+  /**
+   * Scopes prefix caching, as vLLM's `cache_salt`: a prompt reuses cached keys and values only of prompts sent with the
+   * same salt, e.g. one per tenant where one engine serves several. Default: one scope for all requests to the engine.
+   */
+  cacheSalt?: string;
   /** How many samples to draw for this prompt (default 1). */
   n?: number;
   /** Upper bound on generated tokens per sample (default 64). */
@@ -70,11 +75,6 @@ export interface GenRequest {
   topLogprobs?: number;
   /** Keep sampling past end-of-turn tokens until maxTokens or a stop string (benchmarks, fixed-length rollouts). */
   ignoreEos?: boolean;
-  /** Cancels this request only (e.g. its HTTP client went away); its samples end with finishReason `abort`. */
-  signal?: AbortSignal;
-}
-
-/** Why a sample ended: `stop` (end-of-turn token or a stop string), `length` (maxTokens), `abort` (cancelled). */
   /**
    * Added to a token's logit before sampling, by token id, each from -100 to 100 (OpenAI's `logit_bias`). With a
    * bias or a penalty, `outputLogprobs` are under the adjusted distribution, the one the tokens are drawn from.
@@ -84,6 +84,11 @@ export interface GenRequest {
   frequencyPenalty?: number;
   /** Subtracted from a token's logit once it has been sampled in this output, -2 to 2 (default 0). */
   presencePenalty?: number;
+  /** Cancels this request only (e.g. its HTTP client went away); its samples end with finishReason `abort`. */
+  signal?: AbortSignal;
+}
+
+/** Why a sample ended: `stop` (end-of-turn token or a stop string), `length` (maxTokens), `abort` (cancelled). */
 export type FinishReason = "stop" | "length" | "abort";
 
 /** One sample drawn for a request. A request with `n` samples yields `n` results with the same `requestId`. */

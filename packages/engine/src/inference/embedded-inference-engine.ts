@@ -28,6 +28,7 @@ import { byteChatTokenizer, type ChatTokenizer, loadChatTokenizer } from "../tok
 import { ContextLengthError } from "./context-length-error.ts";
 import { LogitAdjustment } from "./logit-adjustment.ts";
 import { disposeWeights, toWeights, weightsFromSource } from "./model-weights.ts";
+import { PrefixCache, type PrefixCacheStats, type PrefixHit } from "./prefix-cache.ts";
 import { type SampledToken, sampleToken } from "./sampler.ts";
 import { stableLength } from "./stable-text.ts";
 
@@ -42,7 +43,15 @@ export interface InferenceEngineOptions {
   maxBatchSize?: number;
   /** Version of the initial weights (default 0). */
   version?: number;
+  /**
+   * Bytes of prompt prefixes' keys and values kept for later prompts that begin alike (default 128 MiB; 0 turns
+   * prefix caching off). See PrefixCache.
+   */
+  prefixCacheBytes?: number;
 }
+
+/** The prefix cache's default bound. */
+const PREFIX_CACHE_BYTES = 128 * 1024 * 1024;
 
 /** What the engine knows about a checkpoint's tokenizer. */
 interface TokenizerInfo {
@@ -82,6 +91,8 @@ interface Row {
   emitted: number;
   /** The request's grammar, followed token by token. */
   constraint?: GrammarConstraint;
+  /** The request's logit bias and penalties, with the tokens this sample has drawn. */
+  adjustment?: LogitAdjustment;
 }
 
 /** A row in the running batch: 1 per cached position that is left padding, and where it goes next. */
@@ -91,8 +102,6 @@ interface Slot {
   nextPosition: number;
 }
 
-  /** The request's logit bias and penalties, with the tokens this sample has drawn. */
-  adjustment?: LogitAdjustment;
 const PAD = specialId("<|pad|>");
 
 /**
@@ -113,6 +122,8 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   private readonly tokenizer: TokenizerInfo;
   /** `longestTokenBytes`, once read off the vocabulary. */
   private longestToken: number | undefined;
+  /** Keys and values of earlier prompts' prefixes, by block; absent when turned off. */
+  private readonly prefixes: PrefixCache | undefined;
   /** The vocabulary as grammars walk it, built for the first request with a grammar. */
   private vocabulary: TokenVocabulary | undefined;
 
@@ -128,6 +139,18 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     this.rope = ropeTables(config);
     this.version = options.version ?? 0;
     this.maxBatchSize = options.maxBatchSize ?? 16;
+    const prefixBytes = options.prefixCacheBytes ?? PREFIX_CACHE_BYTES;
+    this.prefixes =
+      prefixBytes > 0
+        ? new PrefixCache(
+            {
+              layers: config.num_hidden_layers,
+              kvHeads: config.num_key_value_heads,
+              headDim: config.hidden_size / config.num_attention_heads,
+            },
+            prefixBytes,
+          )
+        : undefined;
   }
 
   /** An engine over in-memory weights (HF names and layout, float32). */
@@ -138,6 +161,11 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   ): Promise<EmbeddedInferenceEngine> {
     await initBackend();
     return new EmbeddedInferenceEngine(config, fuseForInference(config, toWeights(config, tensors)), options);
+  }
+
+  /** What the prefix cache holds and has saved; undefined when it is off. */
+  get prefixCacheStats(): PrefixCacheStats | undefined {
+    return this.prefixes?.stats;
   }
 
   /** An engine over a checkpoint directory in the HF layout. */
@@ -204,6 +232,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     const old = this.weights;
     this.weights = next;
     this.version = version;
+    this.prefixes?.clear();
     disposeWeights(old);
   }
 
@@ -274,6 +303,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     const topK = request.topK ?? 0;
     if (!Number.isInteger(topK) || topK < 0)
       throw new TypeError(`${field}.topK: expected an integer >= 0, got ${topK}`);
+    const adjustment = LogitAdjustment.of(request, this.config.vocab_size, field);
     const seed = request.seed ?? Math.floor(Math.random() * 2 ** 31);
     return Array.from({ length: n }, (_, sampleIndex) => ({
       call,
@@ -292,6 +322,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       constraint: request.grammar
         ? new GrammarConstraint(request.grammar, this.grammarVocabulary(chat!), this.tokenizer.stopIds)
         : undefined,
+      adjustment: adjustment?.fork(),
     }));
   }
 
@@ -303,7 +334,6 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     if (this.running) return;
     this.running = true;
     let slots: Slot[] = [];
-    const adjustment = LogitAdjustment.of(request, this.config.vocab_size, field);
     let cache: KvCache | undefined;
     let admitted: Row[] = [];
     try {
@@ -322,7 +352,6 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
           admitted = [];
         } else if (slots.some((s) => !s.row.finish) && cache) {
           this.step(slots, cache);
-      adjustment: adjustment?.fork(),
         }
         // finished rows wait for queued ones to take their place; with none queued they leave the batch
         const keep = slots.map((s, i) => (s.row.finish ? -1 : i)).filter((i) => i >= 0);
@@ -345,11 +374,35 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
   }
 
   /**
-   * Runs the prompts of newly admitted rows (left-padded to a common length) and samples their first token. Rows
-   * with the same prompt (the n samples of a request, above all) share one forward pass: the prompt is run once and
-   * its cache rows are copied to each of them, as vLLM's prefix caching does for n > 1.
+   * Runs the prompts of newly admitted rows and samples their first token. A prompt that begins with a prefix the
+   * prefix cache holds runs only the rest of it, after the cached keys and values; the others run together.
    */
   private prefill(rows: Row[]): { slots: Slot[]; cache: KvCache } {
+    const hits = rows.map((row) =>
+      this.prefixes ? this.prefixes.lookup(row.prompt, this.version, row.request.cacheSalt) : undefined,
+    );
+    const parts: { slots: Slot[]; cache: KvCache }[] = [];
+    const cold = rows.filter((_, i) => !hits[i]?.length);
+    if (cold.length > 0) parts.push(this.prefillTogether(cold));
+    const warm = new Map<string, { rows: Row[]; hit: PrefixHit }>();
+    rows.forEach((row, i) => {
+      const hit = hits[i];
+      if (!hit?.length) return;
+      const key = `${row.request.cacheSalt ?? ""}\u0000${row.prompt.join(",")}`;
+      const group = warm.get(key);
+      if (group) group.rows.push(row);
+      else warm.set(key, { rows: [row], hit });
+    });
+    for (const { rows: same, hit } of warm.values()) parts.push(this.prefillAfterPrefix(same, hit));
+    return parts.reduce((a, b) => joinPrefilled(a, b));
+  }
+
+  /**
+   * Runs whole prompts (left-padded to a common length) and samples their first token. Rows with the same prompt (the
+   * n samples of a request, above all) share one forward pass: the prompt is run once and its cache rows are copied to
+   * each of them, as vLLM's prefix caching does for n > 1.
+   */
+  private prefillTogether(rows: Row[]): { slots: Slot[]; cache: KvCache } {
     const P = Math.max(...rows.map((r) => r.prompt.length));
     const slots = rows.map((row) => {
       const padCount = P - row.prompt.length;
@@ -368,8 +421,48 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     const room = P + Math.min(DECODE_ROOM, Math.max(...rows.map((r) => r.maxTokens)));
     const cache = KvCache.forModel(this.config, distinct.length, room);
     const logits = this.forward(pads, tokens, positions, P, cache);
+    rows.forEach((row, r) => {
+      const prompt = distinct[source[r]];
+      this.prefixes?.store(
+        prompt,
+        this.version,
+        row.request.cacheSalt ?? "",
+        cache,
+        source[r],
+        P - prompt.length,
+      );
+    });
     this.sampleAll(slots, logits, source);
     return { slots, cache: distinct.length === rows.length ? cache : cache.selectRows(source) };
+  }
+
+  /**
+   * Runs the rest of one prompt (shared by `rows`) after its cached prefix `hit`, whose keys and values are copied in
+   * first, and samples each row's first token.
+   */
+  private prefillAfterPrefix(rows: Row[], hit: PrefixHit): { slots: Slot[]; cache: KvCache } {
+    const prompt = rows[0].prompt;
+    const P = prompt.length;
+    const room = P + Math.min(DECODE_ROOM, Math.max(...rows.map((r) => r.maxTokens)));
+    const cache = KvCache.forModel(this.config, 1, room);
+    this.prefixes!.fill(cache, 0, hit);
+    cache.length = hit.length;
+    const positions = Array.from({ length: P - hit.length }, (_, t) => hit.length + t);
+    const logits = this.forward(
+      [new Array(P).fill(0)],
+      prompt.slice(hit.length),
+      positions,
+      P - hit.length,
+      cache,
+    );
+    this.prefixes!.store(prompt, this.version, rows[0].request.cacheSalt ?? "", cache, 0, 0);
+    const slots = rows.map((row) => ({ row, pad: new Array(P).fill(0), nextPosition: P }));
+    this.sampleAll(
+      slots,
+      logits,
+      rows.map(() => 0),
+    );
+    return { slots, cache: rows.length === 1 ? cache : cache.selectRows(rows.map(() => 0)) };
   }
 
   /** One decoding step: feeds each running row its last token, samples the next one. */
@@ -449,6 +542,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       req.topLogprobs ?? 0,
     );
     row.constraint?.advance(picked.token);
+    row.adjustment?.sampled(picked.token);
     row.tokens.push(picked.token);
     row.logprobs.push(picked.logprob);
     row.versions.push(version);
@@ -463,6 +557,17 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     }
     if (reason) finish(row, reason, false);
   }
+}
+
+/** Two sets of freshly prefilled rows as one: the shorter one's positions left-padded to end with the other's. */
+function joinPrefilled(
+  a: { slots: Slot[]; cache: KvCache },
+  b: { slots: Slot[]; cache: KvCache },
+): { slots: Slot[]; cache: KvCache } {
+  const S = Math.max(a.cache.length, b.cache.length);
+  for (const part of [a, b])
+    for (const s of part.slots) s.pad.unshift(...new Array(S - part.cache.length).fill(1));
+  return { slots: [...a.slots, ...b.slots], cache: KvCache.concatRows(a.cache, b.cache) };
 }
 
 /** The distinct prompts of `rows`, the first row of each, and for each row the index of its prompt among them. */
@@ -542,7 +647,6 @@ function admitRows(
     [joining, joiningCache],
   ] as const) {
     for (const s of group) s.pad.unshift(...new Array(S - groupCache.length).fill(1));
-    row.adjustment?.sampled(picked.token);
   }
   return { slots: [...slots, ...joining], cache: KvCache.concatRows(kept, joiningCache) };
 }
