@@ -1,10 +1,13 @@
 import {
+  ArcError,
   type GenResult,
   InvalidInputError,
   refuseUnknownKeys,
   type Task,
   type TaskFamilyRegistry,
   taskAnswerTrace,
+  type Verifier,
+  type VerifyResult,
 } from "@arc/core";
 import { partialCreditReward, verifierReward } from "@arc/rl";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
@@ -92,6 +95,22 @@ export function parseRewardRequest(body: unknown): { kind: RewardKind; items: Re
 const answered = (text: string) => ({ text }) as GenResult;
 
 /**
+ * The verifier's verdict on a row. A solution the verifier cannot read (a toolcall reference without its `args`) is
+ * the caller's data at fault: refused, naming the row's solution and what the verifier could not do with it.
+ */
+function verifyItem(verify: Verifier, item: RewardItem, i: number): VerifyResult {
+  try {
+    return verify({ outputs: [item.answer], solution: item.solution });
+  } catch (error) {
+    if (ArcError.isInstance(error)) throw error;
+    throw new InvalidInputError(
+      `items[${i}].solution: the ${item.env} family's verifier cannot read it (${(error as Error).message}): send the reference as the family writes it, e.g. {"tool": ..., "args": {...}} for a tool call`,
+      { field: `items.${i}.solution` },
+    );
+  }
+}
+
+/**
  * Scores responses for a tenant, as Arc's trainer rewards them: a row with a solution in a family that has a
  * verifier by that verifier (`verifier`: 1 or 0; `partial`: partial credit by failure class); a reference-free row, a
  * row of a judge-only family, or any row with `kind: judge`, by the tenant's judge (the verdict's score). A row
@@ -121,7 +140,7 @@ export async function scoreRewards(
       ...(item.context ? { context: item.context as Task["context"] } : {}),
     };
     if (request.kind !== "judge" && item.solution !== undefined && family.verify) {
-      const verdict = family.verify({ outputs: [item.answer], solution: item.solution });
+      const verdict = verifyItem(family.verify, item, i);
       const reward = request.kind === "verifier" ? verifierReward : partialCreditReward;
       return {
         score: reward({ task, sample: answered(item.answer), verdict }),
