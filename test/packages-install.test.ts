@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
@@ -7,10 +7,12 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { commandLacks, skipWithout } from "../scripts/required-parts.mjs";
 
 /**
- * The packages work outside this repository, as a user gets them: packed with `npm pack` (which builds them), installed
- * into a new project with `npm install --omit=dev`, and run from plain Node, without tsx or TypeScript.
+ * The packages work outside this repository, as a user gets them: packed and installed by the commands of the README's
+ * Install section (`npm pack`, which builds them, then `npm install` into new projects), and run from plain Node,
+ * without tsx or TypeScript.
  */
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const PACKAGES = ["sdk", "core", "engine", "rl", "server"];
@@ -83,11 +85,33 @@ describe("each package is fit to install", () => {
   });
 });
 
-const npmVersion = spawnSync("npm", ["--version"], { encoding: "utf8" });
-const noNpm =
-  npmVersion.status === 0
-    ? false
-    : `npm is not available here (${npmVersion.error?.message ?? npmVersion.stderr})`;
+const noNpm = skipWithout("npm", commandLacks("npm"));
+
+/** Where the README's Install commands keep the tarballs: a folder beside the repository. */
+const README_PACKAGES = "../arc-packages";
+
+/** The README's Install block: its commands under each comment ("in this repository", ...), in order. */
+function readmeInstallSteps(): { where: string; commands: string[] }[] {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const block = /^## Install\n[\s\S]*?^```sh\n([\s\S]*?)^```/m.exec(readme)?.[1];
+  assert.ok(block, "README.md has an Install section with a sh block");
+  const steps: { where: string; commands: string[] }[] = [];
+  for (const line of block.split("\n").map((l) => l.trim())) {
+    if (line.startsWith("# ")) steps.push({ where: line.slice(2), commands: [] });
+    else if (line) steps.at(-1)?.commands.push(line);
+  }
+  return steps;
+}
+
+/** Runs one of the README's commands through bash in `cwd`, its tarball folder moved to `packages`. */
+function runReadmeCommand(command: string, cwd: string, packages: string): Promise<string> {
+  const env = plainEnv({
+    npm_config_prefer_offline: "true",
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+  });
+  return run("bash", ["-c", command.replaceAll(README_PACKAGES, packages)], { cwd, env, timeoutMs: 240_000 });
+}
 
 /** The environment of plain Node: nothing that would load tsx or point it at this repository. */
 function plainEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -120,52 +144,76 @@ describe("the packed packages install with npm and run from plain Node", {
   timeout: 420_000,
 }, () => {
   let temp = "";
+  let agentProject = "";
   let project = "";
   let arc = "";
+  let serveCommand = "";
   let server: ChildProcess | undefined;
 
   before(async () => {
     temp = await mkdtemp(join(tmpdir(), "arc-pack-"));
+    // the README's folder beside the repository, here in a temporary folder (the test does not write beside it)
+    const tarballs = join(temp, "arc-packages");
+    agentProject = join(temp, "agent");
     project = join(temp, "project");
     arc = join(project, "node_modules", ".bin", "arc");
-    await mkdir(project);
-    const tarballs = join(temp, "tarballs");
-    await mkdir(tarballs);
-    // each package's prepack builds the workspace (tsc -b: only what changed); @arc/server's copies in models/, recipes/
-    const workspaces = PACKAGES.flatMap((name) => ["-w", `@arc/${name}`]);
-    await run("npm", ["pack", ...workspaces, "--pack-destination", tarballs], {
-      cwd: ROOT,
-      timeoutMs: 240_000,
-    });
+    for (const dir of [agentProject, project]) {
+      await mkdir(dir);
+      await writeFile(
+        join(dir, "package.json"),
+        JSON.stringify({ name: "consumer", private: true, type: "module" }),
+      );
+    }
+    const [inRepository, inAgent, whereArcRuns, ...rest] = readmeInstallSteps();
+    assert.deepEqual(
+      [inRepository?.where, inAgent?.where, whereArcRuns?.where, rest.length],
+      [
+        "in this repository",
+        "in your agent's project: the SDK alone, which has no dependencies",
+        "where Arc runs: the `arc` CLI (@arc/server) with the packages it needs",
+        0,
+      ],
+    );
+    // `npm ci` is left out: this repository is installed already, and it would replace the node_modules this test runs
+    // from. Each package's prepack builds the workspace (tsc -b: only what changed); @arc/server's copies in models/.
+    assert.equal(inRepository.commands[0], "npm ci");
+    for (const command of inRepository.commands.slice(1)) await runReadmeCommand(command, ROOT, tarballs);
     const packed = readdirSync(tarballs).filter((f) => f.endsWith(".tgz"));
     assert.equal(packed.length, PACKAGES.length, `tarballs: ${packed.join(", ")}`);
-    await writeFile(
-      join(project, "package.json"),
-      JSON.stringify({ name: "consumer", private: true, type: "module" }),
-    );
-    await run(
-      "npm",
-      [
-        "install",
-        "--omit=dev",
-        "--prefer-offline",
-        "--no-audit",
-        "--no-fund",
-        ...packed.map((f) => join(tarballs, f)),
-      ],
-      { cwd: project, timeoutMs: 240_000 },
-    );
+    for (const command of inAgent.commands) await runReadmeCommand(command, agentProject, tarballs);
+    // `npx arc serve` is run by the test that serves, with a port and a home of its own
+    serveCommand = whereArcRuns.commands.at(-1) ?? "";
+    assert.equal(serveCommand, "npx arc serve");
+    for (const command of whereArcRuns.commands.slice(0, -1))
+      await runReadmeCommand(command, project, tarballs);
   });
 
   after(async () => {
-    if (server && server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((resolve) => server?.once("exit", resolve));
-      server.kill("SIGINT");
-      const timer = setTimeout(() => server?.kill("SIGKILL"), 10_000);
-      await exited;
-      clearTimeout(timer);
+    if (server?.pid !== undefined) {
+      // npx runs `arc` in a shell of its own: the signal goes to the process group the test started, until it is gone
+      const group = -server.pid;
+      const alive = () => {
+        try {
+          process.kill(group, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      if (alive()) process.kill(group, "SIGINT");
+      for (const deadline = Date.now() + 10_000; alive() && Date.now() < deadline; )
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      if (alive()) process.kill(group, "SIGKILL");
     }
     if (temp) await rm(temp, { recursive: true, force: true });
+  });
+
+  it("installs the SDK alone into an agent's project, with no other package", () => {
+    assert.deepEqual(
+      readdirSync(join(agentProject, "node_modules")).filter((name) => !name.startsWith(".")),
+      ["@arc"],
+    );
+    assert.deepEqual(readdirSync(join(agentProject, "node_modules", "@arc")), ["sdk"]);
   });
 
   it("installed neither tsx nor TypeScript, and left the repository without the packed copies", () => {
@@ -197,10 +245,12 @@ describe("the packed packages install with npm and run from plain Node", {
   });
 
   it("`arc serve` takes a trace that @arc/sdk sends from plain Node", async () => {
-    server = spawn(arc, ["serve", "--port", "0", "--home", join(temp, "home")], {
+    const [npx, ...args] = serveCommand.split(" ");
+    server = spawn(npx, [...args, "--port", "0", "--home", join(temp, "home")], {
       cwd: project,
       env: plainEnv(),
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     });
     const child = server;
     const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {
