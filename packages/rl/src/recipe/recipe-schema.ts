@@ -1,5 +1,6 @@
 import { AdaptiveTeachingRewardConfig } from "@arc/core";
 import { z } from "zod";
+import { DEFAULT_MIN_JUDGE_SCORED_SHARE } from "../reward/judge-coverage.ts";
 import { STRONG_STUDENT_TEACHING } from "../teach/toolcall-teaching.ts";
 
 const syncInterval = z
@@ -457,6 +458,14 @@ export const JudgeRewardBlock = z
       ),
     callsPerMinute: z.number().int().positive().optional().describe("Judge calls a minute at most."),
     tokensPerMinute: z.number().int().positive().optional().describe("Judge tokens a minute at most."),
+    minScoredShare: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(DEFAULT_MIN_JUDGE_SCORED_SHARE)
+      .describe(
+        "The share of the run's samples the judge must score; under it (or with none scored) the run fails and registers no candidate.",
+      ),
   })
   .strict();
 

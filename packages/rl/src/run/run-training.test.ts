@@ -57,25 +57,16 @@ const SUPPORT_LIKE_SPEC = {
 };
 
 /**
- * Runs `use` with a real OpenAI-compatible judge endpoint: `arc engine serve` on the shipped toolcall base, never
- * trained to judge, so only the path is checked: calls made, each sample scored or its group left out. `use` gets
- * the recipe's reward block for a run in a folder (its rubric file written there).
+ * Runs `use` with a real OpenAI-compatible judge endpoint: `arc engine serve` on the shipped toolcall judge with its
+ * rubric. `use` gets the recipe's reward block for a run in a folder (the rubric file copied there).
  */
 async function withJudge(use: (reward: (root: string) => Promise<Record<string, unknown>>) => Promise<void>) {
-  const judge = await startEngineServer(await EmbeddedInferenceEngine.load("models/toolcall-base"), {
+  const judge = await startEngineServer(await EmbeddedInferenceEngine.load("models/toolcall-judge"), {
     modelId: "judge",
   });
   const reward = async (root: string) => {
     const rubric = join(root, "rubric.json");
-    await writeFile(
-      rubric,
-      JSON.stringify({
-        criteria: ["Call the tool the user asked for, with the values the user gave."],
-        classes: [
-          { name: "wrong_argument", description: "an argument differs from the request", severity: "high" },
-        ],
-      }),
-    );
+    await writeFile(rubric, await readFile("models/toolcall-judge/rubric.json", "utf8"));
     return { kind: "judge", judge: { baseUrl: judge.baseURL, model: "judge", rubric } };
   };
   try {
@@ -239,6 +230,27 @@ describe("runs", () => {
     });
   });
 
+  it("fails a run whose judge scored none of its samples, with the reason, and saves no final checkpoint", async () => {
+    const { root, recipe } = await tinyRecipe({ ...TWO_GRPO_STEPS, checkpointEvery: 1 });
+    const rubric = join(root, "rubric.json");
+    await writeFile(rubric, await readFile("models/toolcall-judge/rubric.json", "utf8"));
+    // nothing listens on the discard port: every judge call is refused, so every sample goes unjudged
+    const judged = parseRecipe({
+      ...recipe,
+      reward: { kind: "judge", judge: { baseUrl: "http://127.0.0.1:9/v1", model: "judge", rubric } },
+    });
+    const runsDir = join(root, "runs");
+    await assert.rejects(
+      startRun(judged, { runsDir, factory: engineFactory, runId: "starved" }),
+      /the judge scored none of the run's 8 samples: the run learned from nothing and registers no candidate/,
+    );
+    const state = JSON.parse(await readFile(join(runsDir, "starved", "state.json"), "utf8"));
+    assert.equal(state.status, "failed");
+    assert.match(state.error, /the judge scored none of the run's 8 samples/);
+    // step 1's checkpoint is kept for a look, the last step's (a run's result) is never written
+    assert.equal(state.lastCheckpoint, "checkpoints/step-1");
+  });
+
   it("trains a family with no verifier on reference-free prompts, its judge rewarding every sample", async () => {
     await withJudge(async (reward) => {
       const { root, recipe } = await tinyRecipe(TWO_GRPO_STEPS);
@@ -267,7 +279,10 @@ describe("runs", () => {
         { reward: await reward(root), data: { ...judgedFamily.data, evalCount: 4 } },
         /data\.evalCount: held-out tasks are judged by a verifier, which the "judged" family has not/,
       );
-      const result = await startRun(parseRecipe({ ...judgedFamily, reward: await reward(root) }), {
+      // the shipped judge never saw this family's tool: it reads some of its answers, so the run asks for a quarter
+      const judgeReward = (await reward(root)) as { kind: string; judge: Record<string, unknown> };
+      const lenient = { ...judgeReward, judge: { ...judgeReward.judge, minScoredShare: 0.25 } };
+      const result = await startRun(parseRecipe({ ...judgedFamily, reward: lenient }), {
         runsDir: join(root, "runs"),
         factory: engineFactory,
       });

@@ -17,7 +17,7 @@ import { scheduledSftBatch } from "../algo/sft-batch.ts";
 import { batchAt } from "../data/index.ts";
 import { evaluate } from "../eval/index.ts";
 import { loadRecipe, type Recipe } from "../recipe/index.ts";
-import type { GroupReward } from "../reward/index.ts";
+import { DEFAULT_MIN_JUDGE_SCORED_SHARE, type GroupReward, judgeCoverageShortfall } from "../reward/index.ts";
 import { EngineRolloutSource } from "../rollout/engine-rollout-source.ts";
 import type { RolloutBatch, RolloutSource } from "../rollout/rollout-source.ts";
 import { SyncRolloutSource, workflowSampler } from "../rollout/sync-rollout-source.ts";
@@ -532,6 +532,14 @@ async function execute(
       state.updatedAt = new Date().toISOString();
       await dir.writeState(state);
       await hooks?.onStep?.(full, state);
+      const starved =
+        step === t.steps && judge && t.algorithm !== "sft"
+          ? judgeCoverageShortfall(
+              judge,
+              recipe.reward.judge?.minScoredShare ?? DEFAULT_MIN_JUDGE_SCORED_SHARE,
+            )
+          : undefined;
+      if (starved) throw new Error(starved);
       if (step % t.checkpointEvery === 0 || step === t.steps) await saveCheckpoint(step, step === t.steps);
     }
     return await finish("completed");

@@ -1,7 +1,14 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
-import { checkTunableOverrides, loadRecipe, type Recipe, type RunState, type StepRecord } from "@arc/rl";
+import {
+  checkTunableOverrides,
+  judgeCoverageShortfall,
+  loadRecipe,
+  type Recipe,
+  type RunState,
+  type StepRecord,
+} from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import { tenantTaskFamilies, writeTenantFamilies } from "../families/task-family-store.ts";
 import type { Database, Queryable } from "../store/database.ts";
@@ -330,6 +337,15 @@ export async function executeRun(
     if (!(outcome.state.status === "completed" || timeBoxed) || !outcome.checkpoint) {
       throw new Error(outcome.state.error ?? `run ended ${outcome.state.status} without a checkpoint`);
     }
+    const judged = records.at(-1)?.extra;
+    const starved =
+      recipe.reward.judge && judged?.judgeScored !== undefined
+        ? judgeCoverageShortfall(
+            { scored: judged.judgeScored, unjudged: judged.judgeUnjudged ?? 0 },
+            recipe.reward.judge.minScoredShare,
+          )
+        : undefined;
+    if (starved) throw new Error(starved);
     if (timeBoxed)
       await reportProgress(db, run.tenantId, run.id, owner, { metrics: { stoppedAtDeadline: true } });
     const candidate = await registerCandidate(db, run, base, outcome.checkpoint, records, timeBoxed);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parseRubric } from "@arc/core";
 import { loadRecipe } from "@arc/rl";
@@ -8,13 +9,19 @@ import { putTaskFamily, tenantTaskFamilies } from "../families/task-family-store
 import { CITY_RUBRIC } from "../judges/__fixtures__/misread-city.ts";
 import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
 import type { Database } from "../store/database.ts";
+import { listModelVersions } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
 import { insertTraces } from "../store/trace-store.ts";
-import { tenantWithProduction } from "./__fixtures__/orchestrator-tenant.ts";
-import { recipeFile } from "./execute-run.ts";
+import {
+  ingestJudged,
+  QUICK_RUN,
+  tenantWithProduction,
+  toolcallTraffic,
+} from "./__fixtures__/orchestrator-tenant.ts";
+import { executeRun, recipeFile } from "./execute-run.ts";
 import { Orchestrator, tenantOrchestratorStatus } from "./orchestrator.ts";
 import { OrchestratorConfig } from "./orchestrator-config.ts";
-import { tenantRun } from "./run-store.ts";
+import { createRun, tenantRun, tenantRunsDir } from "./run-store.ts";
 
 /** The allowlisted upstream the tenant's judge runs on (nothing listens there: no run is started here). */
 const UPSTREAMS = { judges: { baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "JUDGE_KEY" } };
@@ -122,6 +129,47 @@ for (const target of databasesUnderTest()) {
       } finally {
         await orchestrator.close();
       }
+    });
+
+    it("ends failed, with the reason, a run whose judge scored none of its samples, and registers no candidate", async () => {
+      const { tenantId, artifactsDir } = await tenantWithProduction(db, "starved-judge");
+      const { traffic, setupRegistry } = toolcallTraffic(56, 40);
+      await ingestJudged(db, tenantId, traffic, setupRegistry);
+      const runsDir = tenantRunsDir(artifactsDir, tenantId);
+      const rubric = join(artifactsDir, "..", "rubric.json");
+      writeFileSync(rubric, JSON.stringify(CITY_RUBRIC));
+      // nothing listens on the judge's upstream (the discard port): every sample goes unjudged
+      const run = await createRun(db, tenantId, {
+        trigger: "orchestrator",
+        recipePath: "recipes/toolcall-dpo.yaml",
+        overrides: [
+          ...QUICK_RUN,
+          "reward.kind=judge",
+          "reward.judge.baseUrl=http://127.0.0.1:9/v1",
+          "reward.judge.model=judge-1",
+          `reward.judge.rubric=${rubric}`,
+        ],
+        runsDir,
+        status: "running",
+        owner: "server-a",
+      });
+      const ended = await executeRun(db, run, {
+        owner: "server-a",
+        pollMs: 50,
+        datasetSize: 16,
+        setupRegistry,
+        onAbort: "cancel",
+      });
+      assert.equal(ended.run.status, "failed");
+      assert.match(
+        ended.run.error ?? "",
+        /the judge scored none of the run's 8 samples: the run learned from nothing and registers no candidate/,
+      );
+      assert.equal(ended.candidate, null);
+      assert.deepEqual(
+        (await listModelVersions(db, tenantId)).map((v) => v.name),
+        ["tiny-base"],
+      );
     });
   });
 }

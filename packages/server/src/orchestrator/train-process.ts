@@ -126,6 +126,8 @@ export async function trainInChildProcess(request: TrainProcessRequest): Promise
   // a stop that reaches a run as it ends (its last step done, its state completed) kills it while it exits
   const stoppedAfterItsEnd = stopping && state?.status === "completed";
   if (!state || (code !== 0 && state.status !== "cancelled" && !stoppedAfterItsEnd)) {
+    // a run that failed says why in its state; a process that died before saying so leaves its stderr
+    if (state?.status === "failed" && state.error) throw new Error(state.error);
     const tail = stderr.trim().split("\n").slice(-5).join(" | ");
     throw new Error(`arc train exited with ${code}${tail ? `: ${tail}` : ""}`);
   }
