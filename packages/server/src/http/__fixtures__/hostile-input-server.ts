@@ -1,16 +1,18 @@
 /**
- * `arc serve` as `startServer` composes it (every route, the gateway on an answer-book model, the failure pipeline,
- * runs) on a fresh database, run as a child process by the hostile-input fuzz suite so that a request that wedges,
- * crashes or pollutes the server cannot take the test runner with it. Usage: `node --import tsx
- * hostile-input-server.ts <pglite|postgres>`; over the IPC channel it sends `{ready}` once listening, then answers
- * `{id, op}` messages. Background loops stay off (validator, deployer, detection, orchestrator): the suite runs a
- * detection pass itself after each accepted ingest, and nothing it queues is ever trained.
+ * `arc serve` as `startServer` composes it (every route; the gateway on an answer-book model, and for a third tenant
+ * on a tiny real model that compiles the grammars it is sent; the failure pipeline; runs) on a fresh database, run as
+ * a child process by the hostile-input fuzz suite so that a request that wedges, crashes or pollutes the server
+ * cannot take the test runner with it. Usage: `node --import tsx hostile-input-server.ts <pglite|postgres>`; over
+ * the IPC channel it sends `{ready}` once listening, then answers `{id, op}` messages. Background loops stay off
+ * (validator, deployer, detection, orchestrator): the suite runs detection passes itself, and nothing it queues is
+ * ever trained.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { configForSize, EmbeddedInferenceEngine, initWeights, writeHfCheckpoint } from "@arc/engine";
 import { loadServerConfig } from "../../config/server-config.ts";
 import { AnswerBookEngine } from "../../deploy/__fixtures__/answer-book-engine.ts";
 import { startCanary } from "../../deploy/deployment-store.ts";
@@ -30,6 +32,8 @@ export interface HostileServerReady {
   /** The tenant the suite fuzzes (the `default` tenant of the first start). */
   tenant: { id: string; name: string; key: string };
   bystander: { id: string; name: string; key: string };
+  /** A tenant whose production model is a real (tiny, untrained) embedded model: it compiles the grammars it is sent. */
+  engineTenant: { id: string; name: string; key: string };
   /** Ids the fixture made, for path parameters that exist. */
   fixture: {
     traceId: string;
@@ -113,13 +117,20 @@ async function databaseUrl(): Promise<{ url?: string; schema?: string; drop(): P
 
 const home = mkdtempSync(join(tmpdir(), "arc-hostile-"));
 const store = await databaseUrl();
+/** A small model with random weights, so that a grammar a request asks for is compiled and followed for real. */
+const tinyModel = join(home, "models", "tiny");
+const tinyConfig = configForSize("tiny");
+await writeHfCheckpoint(tinyModel, tinyConfig, initWeights(tinyConfig, 1));
 const server = await startServer(
   loadServerConfig({}, { home, port: 0, databaseUrl: store.url, maxBodyBytes: 1024 * 1024 }),
   {
     release: {
       workers: false,
       pool: new ModelPool({
-        loadEngine: async () => new AnswerBookEngine(new Map(), "It shipped on Monday."),
+        loadEngine: async (dir) =>
+          dir === tinyModel
+            ? EmbeddedInferenceEngine.load(dir)
+            : new AnswerBookEngine(new Map(), "It shipped on Monday."),
       }),
       traceRecorder: { flushMs: 10, retryDelayMs: 1 },
     },
@@ -141,6 +152,18 @@ const bystander = {
   name: other.name,
   key: (await createApiKey(db, { role: "tenant", tenantId: other.id })).key,
 };
+const third = await createTenant(db, "initech");
+const engineTenant = {
+  id: third.id,
+  name: third.name,
+  key: (await createApiKey(db, { role: "tenant", tenantId: third.id })).key,
+};
+await registerModelVersion(db, third.id, {
+  name: "tiny",
+  status: "promoted",
+  artifactDir: tinyModel,
+  actor: "fixture",
+});
 /** The keys the fixture made: no case may revoke them. */
 const ownKeys = (await db.query<{ id: string }>("select id from api_keys")).map((r) => r.id);
 const artifacts = (name: string) => join(home, "artifacts", tenant.id, name);
@@ -215,6 +238,12 @@ const ops: Record<string, (args: { sql?: string; params?: unknown[] }) => Promis
   },
   sql: ({ sql, params }) => db.query(String(sql), params),
   detect: () => detection.runOnce(),
+  /** Detection passes until none judges anything (at most 100): every queued trace is judged. */
+  async detectAll() {
+    let passes = 0;
+    while (passes < 100 && (await detection.runOnce()).judged > 0) passes++;
+    return { passes };
+  },
   async flush() {
     await server.release.gateway.flush();
     const { stored, lost, dropped } = server.release.gateway.recorder;
@@ -247,6 +276,7 @@ send({
     adminKey: credentials.adminKey,
     tenant,
     bystander,
+    engineTenant,
     fixture: {
       traceId: "fixture-trace",
       stepId: "fixture-step",

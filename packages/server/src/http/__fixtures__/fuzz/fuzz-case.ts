@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import fc from "fast-check";
 import type { HostileServerState } from "../hostile-input-server.ts";
+import type { CaseOutcome } from "./counted-property.ts";
 import { ANSWER_MS, answerOf, Fatal, type FuzzedServer, healthy, NotSent } from "./fuzzed-server.ts";
 import {
   AUTHS,
@@ -149,7 +150,9 @@ export function requestOf(route: RouteSpec, c: Case, x: Ctx) {
     const keys = [...(route.query ?? []), ...QUERY_KEYS];
     const pairs = c.query.pairs.map(({ key, value }) => {
       const name = keys[key % keys.length];
-      const valid = "valid" in value ? (route.queryValues?.[name]?.(x) ?? []) : [];
+      const named =
+        route.queryValues && Object.hasOwn(route.queryValues, name) ? route.queryValues[name] : undefined;
+      const valid = "valid" in value && named ? named(x) : [];
       const existing = "valid" in value && valid.length ? valid[value.valid % valid.length] : undefined;
       return {
         key: name,
@@ -213,30 +216,22 @@ export function requestOf(route: RouteSpec, c: Case, x: Ctx) {
   };
 }
 
-/** What executing a case came to: its status (0 when it got none), and how long its answer (or detection) took. */
-export interface CaseOutcome {
-  status: number;
-  /** The longer of the answer's time and, for an accepted ingest, its detection pass's. */
-  ms: number;
-}
-
 /** Why an answer to a request made with `auth` is wrong for its route, or null. */
 function keyProblem(
   route: RouteSpec,
-  request: { auth: Auth; validParams: boolean; bytes?: Uint8Array },
+  request: { auth: Auth; validParams: boolean },
   answer: { status: number; headers: IncomingHttpHeaders },
 ): string | null {
   const { auth } = request;
   const kind = route.key ?? "tenant";
   if (kind === "none" || auth === "own" || auth === "admin for the tenant") return null;
   const { status } = answer;
-  // refused before any route: a body over the limit, a request line and headers over Node's
-  const refusedFirst =
-    status === 431 || (status === 413 && (request.bytes?.byteLength ?? 0) > MAX_BODY_BYTES);
-  if (refusedFirst) return null;
+  // refused before any key is looked at: a body over a limit, a request line and headers over Node's
+  if (status === 431 || status === 413) return null;
   if (kind === "session") {
     if (auth !== "none" && auth !== "bearer hostile" && auth !== "basic") return null;
-    return status === 303 && answer.headers.location === "/ui/login"
+    // the sign-in page, or a refusal (a form from another origin is refused before the session is looked at)
+    return (status === 303 && answer.headers.location === "/ui/login") || status >= 400
       ? null
       : `with no valid session answered ${status} ${answer.headers.location ?? ""}, not the way to /ui/login`;
   }
@@ -252,7 +247,7 @@ function keyProblem(
 }
 
 /** Why a 4xx answer is not a clear refusal (an error object with a message), or null; the dashboard answers pages. */
-function unclearRefusal(path: string, answer: { status: number; text: string }): string | null {
+export function unclearRefusal(path: string, answer: { status: number; text: string }): string | null {
   if (answer.status < 400 || answer.status >= 500 || path.startsWith("/ui")) return null;
   try {
     const message = (JSON.parse(answer.text) as { error?: { message?: unknown } }).error?.message;
@@ -319,9 +314,10 @@ export async function runCase(
     answer = await answerOf(`${ready.url}${path}`, { method: route.method, headers, body: bytes }, ANSWER_MS);
   } catch (error) {
     const e = error as Error & { code?: string };
-    // A server may refuse a body over its limit before reading it and close the connection under the upload.
-    const refusedUpload =
-      (bytes?.byteLength ?? 0) > MAX_BODY_BYTES && /^(EPIPE|ECONNRESET)$/.test(e.code ?? "");
+    // A server may refuse a body over its limit, or answer a read without reading its body, and close the
+    // connection under the upload.
+    const unread = (bytes?.byteLength ?? 0) > MAX_BODY_BYTES || (bytes !== undefined && !route.bodies);
+    const refusedUpload = unread && /^(EPIPE|ECONNRESET)$/.test(e.code ?? "");
     if (!refusedUpload) {
       problems.push(
         e.name === "TimeoutError"
@@ -427,5 +423,6 @@ export async function runCase(
   if (problems.length) throw fail(false);
   // what the detection pass wrote is not in the state after; nothing else writes before the next case
   if (!(route.ingest && answer && answer.status < 300)) server.lastState = stateAfter;
+  // the server's time on the case: its answer, or the detection pass of an accepted ingest
   return { status: answer?.status ?? 0, ms: Math.max(answerMs, detectMs) };
 }

@@ -87,7 +87,11 @@ export class FuzzedServer {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Fatal(`the server's "${op}" got no reply within ${ms} ms: its database is wedged`));
+        reject(
+          new Fatal(
+            `the server's "${op}" got no reply within ${ms} ms: the server is stalled or its database wedged`,
+          ),
+        );
       }, ms);
       this.pending.set(id, (reply) => {
         clearTimeout(timer);
