@@ -15,9 +15,18 @@ export interface JudgeModel {
   tokensPerMinute: number;
 }
 
-/** Stores a new version of the tenant's rubric (the previous version plus one); returns it. */
-export async function putRubric(db: Queryable, tenantId: string, input: unknown): Promise<Rubric> {
-  parseRubric(input); // refuses a bad rubric before a version is taken
+/**
+ * Stores a new version of the tenant's rubric (the previous version plus one); returns it. `check` may refuse the
+ * rubric (e.g. one its judge's context cannot hold) before a version is taken.
+ */
+export async function putRubric(
+  db: Queryable,
+  tenantId: string,
+  input: unknown,
+  check?: (rubric: Rubric) => Promise<unknown>,
+): Promise<Rubric> {
+  const parsed = parseRubric(input); // refuses a bad rubric before a version is taken
+  await check?.(parsed);
   const [row] = await db.query<{ version: number }>(
     `insert into judge_rubrics (tenant_id, version, rubric)
      select $1, coalesce(max(version), 0) + 1, $2::jsonb from judge_rubrics where tenant_id = $1
@@ -41,13 +50,15 @@ const MAX_RATE = 2_147_483_647;
 
 /**
  * Sets the model that runs the tenant's judge: `upstream` must be one of the server's allowlisted upstreams
- * (`ARC_UPSTREAMS`); the budget defaults to 60 calls and 60,000 tokens a minute.
+ * (`ARC_UPSTREAMS`); the budget defaults to 60 calls and 60,000 tokens a minute. `check` may refuse the model (e.g.
+ * one whose context cannot hold the tenant's rubric) before it is stored.
  */
 export async function putJudgeModel(
   db: Queryable,
   tenantId: string,
   input: unknown,
   upstreams: Readonly<Record<string, unknown>>,
+  check?: (judge: JudgeModel) => Promise<unknown>,
 ): Promise<JudgeModel> {
   if (typeof input !== "object" || input === null || Array.isArray(input))
     throw new InvalidInputError(
@@ -83,6 +94,7 @@ export async function putJudgeModel(
     callsPerMinute: limit("callsPerMinute", 60),
     tokensPerMinute: limit("tokensPerMinute", 60_000),
   };
+  await check?.(judge);
   await db.query(
     `insert into tenant_judges (tenant_id, upstream, model, calls_per_minute, tokens_per_minute)
      values ($1, $2, $3, $4, $5)

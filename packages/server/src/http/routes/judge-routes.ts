@@ -1,14 +1,16 @@
-import { InvalidInputError, NotFoundError, refuseUnknownKeys } from "@arc/core";
+import { InvalidInputError, NotFoundError, type Rubric, refuseUnknownKeys } from "@arc/core";
 import { Hono } from "hono";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { calibrateJudge } from "../../judges/calibrate-judge.ts";
 import {
   getJudgeModel,
+  type JudgeModel,
   latestCalibration,
   latestRubric,
   putJudgeModel,
   putRubric,
 } from "../../judges/judge-store.ts";
+import { checkRubricFits } from "../../judges/rubric-fit.ts";
 import { type JudgeUpstreams, tenantJudgeDetector } from "../../judges/tenant-judge.ts";
 import type { Database } from "../../store/database.ts";
 import { getTrace } from "../../store/trace-store.ts";
@@ -52,13 +54,21 @@ export function judgeRoutes(deps: {
     return c.json({ rubric: rubric ?? null, model: model ?? null, calibration: calibration ?? null });
   });
 
+  // a rubric and a model are each refused when the judge's context cannot hold the rubric's prompt and a verdict
   app.put("/judges/rubric", async (c) => {
-    return c.json(await putRubric(deps.db, c.get("tenantId"), await readJson(c, deps.maxBodyBytes)), 201);
+    const tenantId = c.get("tenantId");
+    const body = await readJson(c, deps.maxBodyBytes);
+    const model = await getJudgeModel(deps.db, tenantId);
+    const check = model ? (rubric: Rubric) => checkRubricFits(rubric, model, deps.upstreams) : undefined;
+    return c.json(await putRubric(deps.db, tenantId, body, check), 201);
   });
 
   app.put("/judges/model", async (c) => {
+    const tenantId = c.get("tenantId");
     const body = await readJson(c, deps.maxBodyBytes);
-    return c.json(await putJudgeModel(deps.db, c.get("tenantId"), body, deps.upstreams));
+    const rubric = await latestRubric(deps.db, tenantId);
+    const check = rubric ? (judge: JudgeModel) => checkRubricFits(rubric, judge, deps.upstreams) : undefined;
+    return c.json(await putJudgeModel(deps.db, tenantId, body, deps.upstreams, check));
   });
 
   app.post("/judges/test", async (c) => {
