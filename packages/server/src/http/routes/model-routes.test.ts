@@ -347,6 +347,32 @@ for (const target of databasesUnderTest()) {
       assert.match(((await res.json()) as Answer).error.message, /rows\.0.*unrecognized key.*'extra'/i);
     });
 
+    it("refuses a lineage whose known fields are not what the dashboard and the release path read, naming the field", async () => {
+      const upstream = { name: "vllm", model: "m" };
+      for (const [lineage, field] of [
+        [{ datasets: 5 }, "lineage.datasets"],
+        [{ datasets: ["ds_1"] }, "lineage.datasets.0"],
+        [{ patterns: [{}] }, "lineage.patterns.0"],
+        [{ runId: 7 }, "lineage.runId"],
+        [{ sourceTraceCount: -1 }, "lineage.sourceTraceCount"],
+      ] as const) {
+        const res = await register(acme, { name: `lineage-${field}`, upstream, lineage });
+        assert.equal(res.status, 400, JSON.stringify(lineage));
+        assert.equal(res.body.error.field, field, JSON.stringify(res.body));
+      }
+      const whole = await register(acme, {
+        name: "lineage-whole",
+        upstream,
+        lineage: { runId: "run_1", datasets: [{ id: "ds_1", version: "v1", kind: "prompts" }], note: "kept" },
+      });
+      assert.equal(whole.status, 201, JSON.stringify(whole.body));
+      assert.deepEqual(whole.body.lineage, {
+        runId: "run_1",
+        datasets: [{ id: "ds_1", version: "v1", kind: "prompts" }],
+        note: "kept",
+      });
+    });
+
     it("refuses lineage nested 2,500 levels deep, so the tenant's model list keeps answering", async () => {
       const deep = `${"[".repeat(2500)}${"]".repeat(2500)}`;
       const res = await fetch(`${acme.url}/v1/model-versions`, {

@@ -26,6 +26,19 @@ import {
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
+/** A model's lineage as `ModelLineage` types it (what the dashboard and the release path read); other keys are kept. */
+const Lineage = z
+  .object({
+    runId: z.string().min(1).optional(),
+    recipeHash: z.string().optional(),
+    datasets: z
+      .array(z.object({ id: z.string().min(1), version: z.string(), kind: z.string() }).passthrough())
+      .optional(),
+    patterns: z.array(z.string().min(1)).optional(),
+    sourceTraceCount: z.number().int().nonnegative().optional(),
+  })
+  .passthrough();
+
 const Register = z
   .object({
     name: z.string().min(1).max(200),
@@ -61,7 +74,7 @@ const Register = z
       })
       .strict()
       .optional(),
-    lineage: z.record(z.unknown()).optional(),
+    lineage: Lineage.optional(),
     metrics: z.record(z.unknown()).optional(),
   })
   .strict();

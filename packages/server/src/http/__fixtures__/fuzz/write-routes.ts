@@ -199,7 +199,11 @@ export const WRITE_ROUTES: RouteSpec[] = [
         name: `m-${x.uid}`,
         artifactDir: x.ready.fixture.checkpoint,
         parentId: "prod",
-        lineage: { recipe: "toolcall-dpo", datasets: ["ds_1"], steps: 20 },
+        lineage: {
+          recipe: "toolcall-dpo",
+          datasets: [{ id: "ds_1", version: "v1", kind: "prompts" }],
+          steps: 20,
+        },
         metrics: { reward: 0.5, loss: [0.9, 0.5] },
       }),
       (x) => ({ name: `m-${x.uid}`, status: "promoted", artifactDir: x.ready.fixture.checkpoint }),
