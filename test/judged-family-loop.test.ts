@@ -105,6 +105,8 @@ describe("a family with no verifier: the tenant's judge detects, rewards and val
       callsPerMinute: 6000,
       tokensPerMinute: 10_000_000,
     });
+    // this family has no verifier and no reviewed traces to calibrate the judge on: the tenant trusts it uncalibrated
+    await put("/detectors", { judgeMinKappa: null });
     return { tenantId: tenant.id, key, base };
   }
 

@@ -23,6 +23,15 @@ export const DetectionConfig = z.object({
     .positive()
     .default(30_000)
     .describe("a detector that has not answered a trace within this is recorded `unknown` for it"),
+  judgeMinKappa: z
+    .number()
+    .min(-1)
+    .max(1)
+    .nullable()
+    .default(0.6)
+    .describe(
+      "the Cohen's kappa a judge's calibration must reach before the judge rewards training runs; null: the tenant trusts its judge uncalibrated",
+    ),
   negativeLabels: z
     .array(z.string())
     .default(["thumbs_down", "bad", "wrong", "incorrect", "unhelpful"])

@@ -57,6 +57,7 @@ describe("a tenant's judge, through the API and the detection worker", () => {
       rubric: null,
       model: null,
       calibration: null,
+      trust: { trusted: false, reason: "the tenant has no judge (a rubric and a model)" },
     });
     const first = await api("PUT", "/judges/rubric", RUBRIC);
     assert.equal(first.status, 201);
@@ -188,6 +189,10 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     assert.equal(model.code, 0, model.out);
     const shown = await arc(["judges", "show"]);
     assert.match(shown.out, /judge model toolcall-judge on upstream judges, at most 20 calls/);
+    assert.match(
+      shown.out,
+      /not trusted yet: rubric v3 was never calibrated \(the latest calibration measured v2\)/,
+    );
     const tested = await arc(["judges", "test", trace.id]);
     assert.equal(tested.code, 0, tested.out);
     assert.match(tested.out, /^(failed|passed|unknown)/);
@@ -195,6 +200,11 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     assert.equal(calibrated.code, 0, calibrated.out);
     assert.match(calibrated.out, /3 of \d+ recent traces labelled \(.*people's feedback 1.*\)/);
     assert.match(calibrated.out, /agreement .* Cohen's kappa/);
+    // a calibration on 3 labelled traces is too few to trust the judge on
+    assert.match(
+      (await arc(["judges", "show"])).out,
+      /not trusted yet: its calibration judged \d labelled traces, under 50: calibrate it on at least 50/,
+    );
     const unknown = await arc(["judges", "grade"]);
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.out, /expected show, set, model, test or calibrate/);

@@ -11,6 +11,7 @@ import {
 } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import { tenantTaskFamilies, writeTenantFamilies } from "../families/task-family-store.ts";
+import { judgeTrust } from "../judges/judge-trust.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { createApiKey, revokeApiKey } from "../store/keys.ts";
 import {
@@ -20,6 +21,7 @@ import {
   registerModelVersion,
 } from "../store/model-registry.ts";
 import { buildRunDatasets, exportRunDataset, runDataset } from "./build-run-datasets.ts";
+import { rewardedByTenantJudge } from "./judge-reward-overrides.ts";
 import { type RayJobRunRequest, trainOnRayJob } from "./ray-job-run.ts";
 import {
   finishRun,
@@ -255,6 +257,14 @@ export async function executeRun(
           field: "overrides",
         });
       }
+    }
+    if (rewardedByTenantJudge(run.overrides)) {
+      const trust = await judgeTrust(db, run.tenantId);
+      if (!trust.trusted)
+        throw new InvalidInputError(
+          `run ${run.id} was not started: its reward is the tenant's judge, which is not trusted yet: ${trust.reason}`,
+          { field: "reward.judge" },
+        );
     }
     const base = run.baseModelId
       ? await getModelVersion(db, run.tenantId, run.baseModelId)

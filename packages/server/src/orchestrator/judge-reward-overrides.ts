@@ -1,6 +1,19 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { UsableJudge } from "../judges/tenant-judge.ts";
+
+/** The name of the rubric file a run rewarded by the tenant's judge reads, before its version. */
+const TENANT_RUBRIC_PREFIX = "judge-rubric-v";
+
+/** Whether a run's overrides make its reward the tenant's judge (those `judgeRewardOverrides` writes). */
+export function rewardedByTenantJudge(overrides: readonly string[]): boolean {
+  return (
+    overrides.includes("reward.kind=judge") &&
+    overrides.some(
+      (o) => o.startsWith("reward.judge.rubric=") && basename(o).startsWith(TENANT_RUBRIC_PREFIX),
+    )
+  );
+}
 
 /**
  * The overrides that make a run's reward the tenant's judge (for a family with no verifier): its endpoint, model
@@ -8,7 +21,7 @@ import type { UsableJudge } from "../judges/tenant-judge.ts";
  */
 export function judgeRewardOverrides({ rubric, judge, upstream }: UsableJudge, runsDir: string): string[] {
   mkdirSync(runsDir, { recursive: true });
-  const rubricPath = join(runsDir, `judge-rubric-v${rubric.version}.json`);
+  const rubricPath = join(runsDir, `${TENANT_RUBRIC_PREFIX}${rubric.version}.json`);
   const partial = `${rubricPath}.${process.pid}.partial`;
   writeFileSync(partial, `${JSON.stringify(rubric, null, 2)}\n`);
   renameSync(partial, rubricPath);

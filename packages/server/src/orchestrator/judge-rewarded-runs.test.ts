@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { parseRubric } from "@arc/core";
+import { calibrationReport, parseRubric } from "@arc/core";
 import { loadRecipe } from "@arc/rl";
 import { SUPPORT_FAMILY_SPEC } from "../families/__fixtures__/support-family.ts";
 import { putTaskFamily, tenantTaskFamilies } from "../families/task-family-store.ts";
 import { CITY_RUBRIC } from "../judges/__fixtures__/misread-city.ts";
-import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
+import { putJudgeModel, putRubric, saveCalibration } from "../judges/judge-store.ts";
 import type { Database } from "../store/database.ts";
 import { listModelVersions } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
@@ -25,6 +25,15 @@ import { createRun, tenantRun, tenantRunsDir } from "./run-store.ts";
 
 /** The allowlisted upstream the tenant's judge runs on (nothing listens there: no run is started here). */
 const UPSTREAMS = { judges: { baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "JUDGE_KEY" } };
+
+/** A calibration report a trusted judge has: 60 labelled traces, 54 agreeing, labels evenly split (kappa 0.8). */
+const TRUSTED_REPORT = calibrationReport(
+  Array.from({ length: 60 }, (_, i) => ({
+    traceId: `t${i}`,
+    label: { failed: i % 2 === 0 },
+    judged: { failed: i < 54 ? i % 2 === 0 : i % 2 !== 0 },
+  })),
+);
 
 /** Stores `count` failures of family `env`, as the detection worker would once the judge flagged their traces. */
 async function judgedFailures(db: Database, tenantId: string, env: string, count: number): Promise<void> {
@@ -81,6 +90,14 @@ for (const target of databasesUnderTest()) {
         { upstream: "judges", model: "judge-1", callsPerMinute: 30 },
         UPSTREAMS,
       );
+      // an uncalibrated judge rewards nothing: the orchestrator waits, saying why
+      const waiting = await tenantOrchestratorStatus(db, tenantId, config, UPSTREAMS);
+      assert.deepEqual([waiting.env, waiting.reward, waiting.due], [null, null, false]);
+      assert.match(
+        waiting.reason,
+        /^waits: the judged family has no verifier, and its judge is not trusted yet: the judge \(judge-1, rubric v1\) was never calibrated: calibrate it on at least 50 labelled traces to a kappa of 0\.6/,
+      );
+      await saveCalibration(db, tenantId, { rubricVersion: 1, model: "judge-1", report: TRUSTED_REPORT });
       const status = await tenantOrchestratorStatus(db, tenantId, config, UPSTREAMS);
       assert.deepEqual([status.env, status.reward, status.due], ["judged", "judge", true]);
       // an upstream the server no longer allows leaves the judge out
@@ -126,6 +143,26 @@ for (const target of databasesUnderTest()) {
           [recipe.data.env, recipe.reward.kind, recipe.reward.judge?.model, recipe.reward.judge?.rubric],
           ["judged", "judge", "judge-1", rubricPath],
         );
+
+        // a run that names the judge is refused once its rubric changed since its calibration
+        await putRubric(db, tenantId, CITY_RUBRIC);
+        await db.query("update runs set status = 'running', owner = 'server-a' where id = $1", [run.id]);
+        const refused = await executeRun(
+          db,
+          { ...run, status: "running", owner: "server-a" },
+          {
+            owner: "server-a",
+            pollMs: 50,
+            datasetSize: 16,
+            onAbort: "cancel",
+          },
+        );
+        assert.equal(refused.run.status, "failed");
+        assert.match(
+          refused.run.error ?? "",
+          /was not started: its reward is the tenant's judge, which is not trusted yet: rubric v2 was never calibrated \(the latest calibration measured v1\)/,
+        );
+        assert.equal(refused.candidate, null);
       } finally {
         await orchestrator.close();
       }

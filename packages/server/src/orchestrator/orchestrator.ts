@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { RegistrySetup } from "../failures/index.ts";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
+import { judgeTrust } from "../judges/judge-trust.ts";
 import { type JudgeUpstreams, usableJudge } from "../judges/tenant-judge.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { listModelVersions } from "../store/model-registry.ts";
@@ -76,13 +77,22 @@ async function nextRunFamily(
   tenantId: string,
   envsByFailures: string[],
   judgeUpstreams: JudgeUpstreams,
-): Promise<{ env: string | null; reward: TenantOrchestratorStatus["reward"] }> {
+): Promise<{ env: string | null; reward: TenantOrchestratorStatus["reward"]; judgeWait?: string }> {
   if (envsByFailures.length === 0) return { env: null, reward: null };
   const families = await tenantTaskFamilies(db, tenantId);
   const verified = envsByFailures.find((env) => families.find(env)?.verify);
   if (verified) return { env: verified, reward: "verifier" };
   const known = envsByFailures.find((env) => families.find(env));
-  if (known && (await usableJudge(db, tenantId, judgeUpstreams))) return { env: known, reward: "judge" };
+  if (known && (await usableJudge(db, tenantId, judgeUpstreams))) {
+    const trust = await judgeTrust(db, tenantId);
+    return trust.trusted
+      ? { env: known, reward: "judge" }
+      : {
+          env: null,
+          reward: null,
+          judgeWait: `the ${known} family has no verifier, and its judge is not trusted yet: ${trust.reason}`,
+        };
+  }
   return { env: null, reward: null };
 }
 
@@ -106,7 +116,7 @@ export async function tenantOrchestratorStatus(
     [tenantId, lastRunAt],
   );
   const newFailures = byEnv.reduce((sum, r) => sum + Number(r.n), 0);
-  const { env, reward } = await nextRunFamily(
+  const { env, reward, judgeWait } = await nextRunFamily(
     db,
     tenantId,
     byEnv.flatMap((r) => (r.env === null ? [] : [r.env])),
@@ -123,13 +133,15 @@ export async function tenantOrchestratorStatus(
     reason = `${newFailures} new failures since the last run, ${config.minNewFailures} needed`;
   else if (cooldownEnds && cooldownEnds.getTime() > Date.now())
     reason = `cooling down until ${cooldownEnds.toISOString()}`;
+  else if (judgeWait) reason = `waits: ${judgeWait}`;
   else reason = `${newFailures} new failures since the last run (≥ ${config.minNewFailures})`;
   const due =
     config.enabled &&
     Boolean(production?.artifactDir) &&
     activeRuns === 0 &&
     newFailures >= config.minNewFailures &&
-    !(cooldownEnds && cooldownEnds.getTime() > Date.now());
+    !(cooldownEnds && cooldownEnds.getTime() > Date.now()) &&
+    !judgeWait;
   return {
     enabled: config.enabled,
     minNewFailures: config.minNewFailures,

@@ -83,16 +83,20 @@ export const judgesCommand: Command = {
     const [action, ...rest] = args.positionals;
     const client = arcClient(args, "tenant");
     if (action === "show") {
-      const judges = await client.request<{ rubric: Rubric | null; model: JudgeModel | null }>(
-        "GET",
-        "/v1/judges",
-      );
+      const judges = await client.request<{
+        rubric: Rubric | null;
+        model: JudgeModel | null;
+        trust: { trusted: boolean; basis?: string; reason?: string };
+      }>("GET", "/v1/judges");
       if (args.flags.json) console.log(JSON.stringify(judges, null, 2));
       else {
         if (judges.rubric) printRubric(judges.rubric);
         else console.log("no rubric yet (arc judges set <rubric.json>)");
         if (judges.model) printModel(judges.model);
         else console.log("no judge model yet (arc judges model <upstream> <model>)");
+        console.log(
+          judges.trust.trusted ? `trusted: ${judges.trust.basis}` : `not trusted yet: ${judges.trust.reason}`,
+        );
       }
       return 0;
     }

@@ -10,6 +10,7 @@ import {
   putJudgeModel,
   putRubric,
 } from "../../judges/judge-store.ts";
+import { judgeTrust } from "../../judges/judge-trust.ts";
 import { checkRubricFits } from "../../judges/rubric-fit.ts";
 import { type JudgeUpstreams, tenantJudgeDetector } from "../../judges/tenant-judge.ts";
 import type { Database } from "../../store/database.ts";
@@ -46,12 +47,13 @@ export function judgeRoutes(deps: {
 
   app.get("/judges", async (c) => {
     const tenantId = c.get("tenantId");
-    const [rubric, model, calibration] = await Promise.all([
+    const [rubric, model, calibration, trust] = await Promise.all([
       latestRubric(deps.db, tenantId),
       getJudgeModel(deps.db, tenantId),
       latestCalibration(deps.db, tenantId),
+      judgeTrust(deps.db, tenantId),
     ]);
-    return c.json({ rubric: rubric ?? null, model: model ?? null, calibration: calibration ?? null });
+    return c.json({ rubric: rubric ?? null, model: model ?? null, calibration: calibration ?? null, trust });
   });
 
   // a rubric and a model are each refused when the judge's context cannot hold the rubric's prompt and a verdict

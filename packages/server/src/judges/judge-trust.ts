@@ -1,0 +1,52 @@
+import { DetectionConfig } from "@arc/core";
+import { loadDetectorConfig } from "../failures/detector-config-store.ts";
+import type { Queryable } from "../store/database.ts";
+import { getJudgeModel, latestCalibration, latestRubric } from "./judge-store.ts";
+
+/** The labelled traces a calibration must have judged before its kappa counts. */
+export const MIN_CALIBRATION_ITEMS = 50;
+
+/** Whether a tenant's judge may be used: trusted, on what basis, or why not. */
+export type JudgeTrust = { trusted: true; basis: string } | { trusted: false; reason: string };
+
+/**
+ * A tenant's judge is trusted once its latest calibration measured its latest rubric version with its model, on at
+ * least `MIN_CALIBRATION_ITEMS` judged labelled traces, with Cohen's kappa at or above the tenant's `judgeMinKappa`
+ * (0.6 by default; null trusts the judge uncalibrated, the tenant's explicit choice). A new rubric version or another
+ * model makes it untrusted until calibrated again.
+ */
+export async function judgeTrust(db: Queryable, tenantId: string): Promise<JudgeTrust> {
+  const [rubric, model, calibration, config] = await Promise.all([
+    latestRubric(db, tenantId),
+    getJudgeModel(db, tenantId),
+    latestCalibration(db, tenantId),
+    loadDetectorConfig(db, tenantId),
+  ]);
+  if (!rubric || !model) return { trusted: false, reason: "the tenant has no judge (a rubric and a model)" };
+  const minKappa = DetectionConfig.parse(config).judgeMinKappa;
+  if (minKappa === null)
+    return { trusted: true, basis: "the tenant's judgeMinKappa is null: it trusts its judge uncalibrated" };
+  const calibrate = `calibrate it on at least ${MIN_CALIBRATION_ITEMS} labelled traces to a kappa of ${minKappa} (arc judges calibrate)`;
+  const untrusted = (why: string): JudgeTrust => ({ trusted: false, reason: `${why}: ${calibrate}` });
+  if (!calibration)
+    return untrusted(`the judge (${model.model}, rubric v${rubric.version}) was never calibrated`);
+  if (calibration.rubricVersion !== rubric.version)
+    return untrusted(
+      `rubric v${rubric.version} was never calibrated (the latest calibration measured v${calibration.rubricVersion})`,
+    );
+  if (calibration.model !== model.model)
+    return untrusted(
+      `the judge model ${model.model} was never calibrated (the latest calibration measured ${calibration.model})`,
+    );
+  const { judged, kappa } = calibration.report;
+  if (judged < MIN_CALIBRATION_ITEMS)
+    return untrusted(`its calibration judged ${judged} labelled traces, under ${MIN_CALIBRATION_ITEMS}`);
+  if (kappa === null || kappa < minKappa)
+    return untrusted(
+      `its calibration's kappa is ${kappa === null ? "undefined" : kappa.toFixed(3)}, under the tenant's judgeMinKappa ${minKappa}`,
+    );
+  return {
+    trusted: true,
+    basis: `calibrated at ${calibration.at}: kappa ${kappa.toFixed(3)} on ${judged} labelled traces (judgeMinKappa ${minKappa})`,
+  };
+}
