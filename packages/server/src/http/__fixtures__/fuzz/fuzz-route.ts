@@ -1,6 +1,8 @@
 /** A route's property: its cases mutated from valid requests, run and counted by `runCounted`. */
+
+import { type Case, caseArb } from "./case-arbitrary.ts";
 import { type CaseReport, type CountedProperty, RUNS, runCounted } from "./counted-property.ts";
-import { type Case, caseArb, runCase } from "./fuzz-case.ts";
+import { runCase } from "./fuzz-case.ts";
 import type { FuzzedServer } from "./fuzzed-server.ts";
 import type { RouteSpec } from "./route-spec.ts";
 
