@@ -5,7 +5,8 @@ import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.
 import { toWeights } from "../inference/model-weights.ts";
 import { gridLogprobs } from "../train/grid-logprobs.ts";
 import { tokenGrid } from "../train/token-grid.ts";
-import { attentionMask, forward, initWeights, ropeTables } from "./llama.ts";
+import { KvCache } from "./kv-cache.ts";
+import { attentionMask, forward, fuseForInference, initWeights, ropeTables } from "./llama.ts";
 import { configForSize, type LlamaConfig } from "./llama-config.ts";
 
 /** A very small GQA config with untied head and q/k/v biases, so every code path is exercised. */
@@ -127,5 +128,45 @@ describe("Llama model", () => {
       }
       assert.ok(result.outputTokens.length > 3, "expected a few decoded tokens to compare");
     });
+  });
+  it("frees each layer's intermediates in inference: a prefill's peak memory does not grow with the layers", async () => {
+    /** Bytes a 64-position prefill of 4 rows holds at its peak beyond the weights, for a model of `layers` layers. */
+    const transientPeak = async (layers: number) => {
+      const config: LlamaConfig = {
+        ...micro,
+        num_hidden_layers: layers,
+        hidden_size: 64,
+        intermediate_size: 256,
+      };
+      const weights = fuseForInference(config, toWeights(config, initWeights(config, 1)));
+      const rope = ropeTables(config);
+      const [B, T] = [4, 64];
+      const before = tf.memory().numBytes;
+      const info = await tf.profile(() =>
+        tf.tidy(
+          () =>
+            forward(config, weights, rope, {
+              tokens: tf.tensor2d(new Array(B * T).fill(7), [B, T], "int32"),
+              positions: tf.tensor2d(
+                Array.from({ length: B * T }, (_, i) => i % T),
+                [B, T],
+                "int32",
+              ),
+              mask: attentionMask(
+                Array.from({ length: B }, () => new Array(T).fill(0)),
+                0,
+                T,
+              ),
+              cache: KvCache.forModel(config, B, T),
+              mode: "infer",
+              lastOnly: true,
+            }).logits,
+        ),
+      );
+      tf.dispose([...Object.values(weights), rope.cos, rope.sin, rope.rot]);
+      return info.peakBytes - before;
+    };
+    const [two, twelve] = [await transientPeak(2), await transientPeak(12)];
+    assert.ok(twelve < two * 1.5, `peak beyond the weights: ${two} bytes with 2 layers, ${twelve} with 12`);
   });
 });

@@ -324,11 +324,13 @@ export function forward(
   const cache = inputs.cache;
   cache?.reserve(T);
 
-  for (let i = 0; i < config.num_hidden_layers; i++) {
+  /** Decoder layer `i` on the residual stream `x`: attention then the MLP, each added back. */
+  const layer = (x: tf.Tensor2D, i: number): tf.Tensor2D => {
     const p = `model.layers.${i}.`;
+    let h = x;
     // --- attention block ---
-    const x = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
-    const [q, k, v] = projectQkv(mm, proj, w, p, x, { B, T, H, K, D }, cos, sin, rope.rot);
+    const normed = rmsNorm(h, w[`${p}input_layernorm.weight`], config.rms_norm_eps) as tf.Tensor2D; // [B*T, d]
+    const [q, k, v] = projectQkv(mm, proj, w, p, normed, { B, T, H, K, D }, cos, sin, rope.rot);
     const heads = cache
       ? cachedAttention(mm, q, k, v, inputs.mask, cache, i)
       : fused
@@ -341,7 +343,14 @@ export function forward(
     const gate = proj(y, `${p}mlp.gate_proj.weight`); // [B*T, F]
     const up = proj(y, `${p}mlp.up_proj.weight`); // [B*T, F]
     const act = swiGlu(gate, up) as tf.Tensor2D; // silu(gate) * up, [B*T, F]
-    h = tf.add(h, proj(act, `${p}mlp.down_proj.weight`)); // [B*T, d]
+    return tf.add(h, proj(act, `${p}mlp.down_proj.weight`)); // [B*T, d]
+  };
+  for (let i = 0; i < config.num_hidden_layers; i++) {
+    // inference frees each layer's intermediates when it ends: held to the end of the pass, a batched prefill of a
+    // few thousand positions of a 30-layer model would fill the wasm heap's 4 GiB
+    const next = train ? layer(h, i) : tf.tidy(() => layer(h, i));
+    if (!train) h.dispose();
+    h = next;
   }
   if (cache) cache.length += T;
 
