@@ -34,6 +34,7 @@ const COMMANDS: Record<string, string> = {
   engine: "npm run bench:engine",
   "engine-sizes": "npm run bench:engine",
   rl: "npm run bench:rl",
+  "real-model": "npm run bench:real-model",
   teaching: "npm run bench:teaching",
   torch: "npm run bench:torch",
   remote: "npm run bench:remote",
@@ -505,6 +506,86 @@ const ROWS: Row[] = [
       if (n("p50_ms") === undefined) return undefined;
       return `${fmt(n("p50_ms")!, 0)} ms / ${fmt(n("p99_ms")!, 0)} ms, ${fmt(n("requests_per_s")!, 1)} requests/s, ${fmt(n("adapter_load_ms")!, 0)} ms per load; ${String(f.adapters_served)} adapters served, ${String(f.failed_requests)} of ${String(f.requests)} calls failed (${String(f.concurrency)} in flight, ${String(f.max_loras)} adapters held merged)`;
     },
+  },
+  // npm run bench:real-model: SmolLM2-135M-Instruct, imported from PyPI, on both engines
+  {
+    bench: "real-model",
+    figure:
+      "SmolLM2-135M-Instruct (imported Q4_1 GGUF, float32) against transformers: largest log-prob gap over every position of 8 chat-templated sequences (tools in four), embedded / torch",
+    value: (f) => {
+      const e = numberAt(f, "transformers_logprob_max_abs_diff.embedded");
+      const t = numberAt(f, "transformers_logprob_max_abs_diff.torch");
+      return e === undefined || t === undefined
+        ? undefined
+        : `${e.toExponential(1)} / ${t.toExponential(1)} over ${fmt(numberAt(f, "logprob_positions") ?? 0)} positions`;
+    },
+    target: "< 1e-3",
+  },
+  {
+    bench: "real-model",
+    figure:
+      "SmolLM2-135M-Instruct against transformers: greedy decoding of 32 prompts (16 new tokens), prompts whose tokens are identical, embedded / torch; chat template ids identical to apply_chat_template's",
+    value: (f) => {
+      const e = numberAt(f, "greedy_identical_of_32.embedded");
+      const t = numberAt(f, "greedy_identical_of_32.torch");
+      return e === undefined || t === undefined
+        ? undefined
+        : `${e} / ${t} of 32; templates ${String(f.templates_identical_of_8)} of 8`;
+    },
+    target: "32 / 32; 8 of 8",
+  },
+  {
+    bench: "real-model",
+    figure:
+      "SmolLM2-135M-Instruct on the CPU, one thread each: SFT training, batch 4 × 128 tokens, full fine-tuning / LoRA (rank 8, every projection), embedded vs torch",
+    value: (f) => {
+      const n = (k: string) => numberAt(f, k);
+      const full = [n("cpu_train_tokens_per_s_full.embedded"), n("cpu_train_tokens_per_s_full.torch")];
+      const lora = [n("cpu_train_tokens_per_s_lora.embedded"), n("cpu_train_tokens_per_s_lora.torch")];
+      return [...full, ...lora].some((x) => x === undefined)
+        ? undefined
+        : `${fmt(full[0]!, 1)} vs ${fmt(full[1]!, 1)} / ${fmt(lora[0]!, 1)} vs ${fmt(lora[1]!, 1)} tokens/s`;
+    },
+    medianOf: medianOf("cpu_train_steps_timed", "steps"),
+  },
+  {
+    bench: "real-model",
+    figure:
+      "SmolLM2-135M-Instruct on the CPU, one thread each: generation, batch 16 × 64 new tokens / prefill of a 1,024-token prompt, embedded vs torch",
+    value: (f) => {
+      const n = (k: string) => numberAt(f, k);
+      const gen = [n("cpu_generate_tokens_per_s_batch16.embedded"), n("cpu_generate_tokens_per_s_batch16.torch")];
+      const pre = [n("prefill_tokens_per_s.embedded"), n("prefill_tokens_per_s.torch")];
+      return [...gen, ...pre].some((x) => x === undefined)
+        ? undefined
+        : `${fmt(gen[0]!, 1)} vs ${fmt(gen[1]!, 1)} / ${fmt(pre[0]!)} vs ${fmt(pre[1]!)} tokens/s`;
+    },
+  },
+  {
+    bench: "real-model",
+    figure:
+      "Prefix caching, SmolLM2-135M-Instruct on the embedded engine: time to first token of a 1,000-token shared prefix + a 30-token suffix, without → with the cache",
+    value: (f) => {
+      const without = numberAt(f, "prefix_cache.ttft_s_without");
+      const withCache = numberAt(f, "prefix_cache.ttft_s_with");
+      const speedup = numberAt(f, "prefix_cache_speedup.embedded");
+      return without === undefined || withCache === undefined || speedup === undefined
+        ? undefined
+        : `${fmt(without, 2)} s → ${fmt(withCache, 2)} s (${fmt(speedup, 1)}× lower), outputs ${at(f, "prefix_cache.outputs_identical") ? "identical" : "different"}`;
+    },
+    medianOf: medianOf("prefix_cache.runs", "runs"),
+    target: "≥ 5× lower, identical outputs",
+  },
+  {
+    bench: "real-model",
+    figure:
+      "SmolLM2-135M / Qwen2-0.5B shapes on a GPU, bf16, random weights: LoRA training with Arc's torch engine, and its speed against plain transformers + PEFT",
+    value: (f) => {
+      const lora = at(f, "gpu_train_tokens_per_s_lora");
+      const ratio = at(f, "gpu_train_tokens_per_s_vs_transformers");
+      return lora === null || lora === undefined ? undefined : `${JSON.stringify(lora)}; ${JSON.stringify(ratio)}`;
+    },
+    whenMissing: "no GPU was lent (null); `python -m arc_torch.gpu_check` is the check",
   },
   // npm run bench:judges: the shipped judge
   {
