@@ -1,12 +1,19 @@
-// npm run bench:report: docs/benchmarks.md from the figures files in bench/results/ (bench/results-file.ts), one table
-// of every figure with its value, target, the command that measured it, and the machine and date it was measured on.
+// npm run bench:report: docs/benchmarks.md from the figures files in bench/results/ (bench/results-file.ts) and the
+// GPU figures files in bench/gpu/ (written by `python -m arc_torch.bench` on a GPU machine), one table of every figure
+// with its value, target, the command that measured it, and the machine and date it was measured on.
 // The page is a function of those files alone, so test/benchmarks-report.test.ts can check it has not drifted.
 // A bench whose file is missing shows its figures as "not measured yet", with the command that measures them.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { DemoRun } from "./demo-run.ts";
-import { type BenchMachine, RECORD_KEYS, RESULTS_DIR } from "./results-file.ts";
+import {
+  type BenchMachine,
+  GPU_RESULTS_DIR,
+  type GpuMachine,
+  RECORD_KEYS,
+  RESULTS_DIR,
+} from "./results-file.ts";
 
 /** A figures file as read: the record's fields (when present) and the bench's figures. */
 type Figures = Record<string, unknown>;
@@ -26,7 +33,7 @@ interface Row {
 }
 
 /** The command that measures each bench's figures, for benches not measured yet. */
-const COMMANDS: Record<string, string> = {
+export const BENCH_COMMANDS: Record<string, string> = {
   backbone: "npm run bench",
   gateway: "npm run bench:gateway",
   failures: "npm run bench",
@@ -42,6 +49,8 @@ const COMMANDS: Record<string, string> = {
   judges: "npm run bench:judges",
   "thread-contention": "npm run bench:contention",
   "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
+  "torch-gpu":
+    "cd packages/engine/python && python -m arc_torch.bench --out ../../../bench/gpu/torch-gpu.json",
 };
 
 const NOT_MEASURED = "not measured yet";
@@ -554,7 +563,10 @@ const ROWS: Row[] = [
       "SmolLM2-135M-Instruct on the CPU, one thread each: generation, batch 16 × 64 new tokens / prefill of a 1,024-token prompt, embedded vs torch",
     value: (f) => {
       const n = (k: string) => numberAt(f, k);
-      const gen = [n("cpu_generate_tokens_per_s_batch16.embedded"), n("cpu_generate_tokens_per_s_batch16.torch")];
+      const gen = [
+        n("cpu_generate_tokens_per_s_batch16.embedded"),
+        n("cpu_generate_tokens_per_s_batch16.torch"),
+      ];
       const pre = [n("prefill_tokens_per_s.embedded"), n("prefill_tokens_per_s.torch")];
       return [...gen, ...pre].some((x) => x === undefined)
         ? undefined
@@ -583,7 +595,9 @@ const ROWS: Row[] = [
     value: (f) => {
       const lora = at(f, "gpu_train_tokens_per_s_lora");
       const ratio = at(f, "gpu_train_tokens_per_s_vs_transformers");
-      return lora === null || lora === undefined ? undefined : `${JSON.stringify(lora)}; ${JSON.stringify(ratio)}`;
+      return lora === null || lora === undefined
+        ? undefined
+        : `${JSON.stringify(lora)}; ${JSON.stringify(ratio)}`;
     },
     whenMissing: "no GPU was lent (null); `python -m arc_torch.gpu_check` is the check",
   },
@@ -619,32 +633,29 @@ const ROWS: Row[] = [
         : `${fmt(v, 3)} / ${fmt(j, 3)} (base ${fmt(b, 3)}, ${String(f.grpo_steps)} steps)`;
     },
   },
+  // python -m arc_torch.bench on a GPU machine: bench/gpu/torch-gpu.json
   {
-    bench: "torch",
+    bench: "torch-gpu",
     figure:
       "PyTorch engine on a GPU, Qwen2-0.5B shape, random weights, bf16: SFT training, batch 16 × 1,024 tokens",
     value: (f) => {
-      const x = numberAt(f, "gpu_train_tokens_per_s_qwen2_0_5b");
-      return x === undefined
-        ? undefined
-        : `${fmt(x)} tokens/s on ${String(f.gpu_device)} (${String(at(f, "gpu.date")).slice(0, 10)}, \`${String(at(f, "gpu.command"))}\`)`;
+      const x = numberAt(f, "train_tokens_per_s");
+      return x === undefined ? undefined : `${fmt(x)} tokens/s on ${String(f.device)}`;
     },
-    target: "~76,000 tokens/s (plain PyTorch + transformers on an H100)",
-    whenMissing: "no GPU at hand",
+    medianOf: medianOf("train_step_seconds", "steps"),
   },
   {
-    bench: "torch",
+    bench: "torch-gpu",
     figure:
       "PyTorch engine on a GPU, Qwen2-0.5B shape, bf16: generation, batch 64 × 256 new tokens (transformers' `generate` beside it)",
     value: (f) => {
-      const x = numberAt(f, "gpu_generate_tokens_per_s_qwen2_0_5b");
-      const hf = numberAt(f, "gpu.hf_generate_tokens_per_s");
-      return x === undefined
+      const x = numberAt(f, "generate_tokens_per_s");
+      const hf = numberAt(f, "hf_generate_tokens_per_s");
+      return x === undefined || hf === undefined
         ? undefined
-        : `${fmt(x)} tokens/s (${fmt(hf ?? Number.NaN)}) on ${String(f.gpu_device)}`;
+        : `${fmt(x)} tokens/s (${fmt(hf)}) on ${String(f.device)}`;
     },
-    medianOf: () => ({ n: 3, of: "runs, interleaved" }),
-    whenMissing: "no GPU at hand",
+    medianOf: medianOf("generate_repeats", "runs, interleaved"),
   },
   // npm run bench:rl
   {
@@ -804,8 +815,12 @@ const ROWS: Row[] = [
   },
 ];
 
-/** `4 cores, AMD EPYC 7B13, 15.6 GiB, linux x64, Node v20.20.2`. */
-function describeMachine(m: BenchMachine): string {
+/**
+ * `4 cores, AMD EPYC 7B13, 15.6 GiB, linux x64, Node v20.20.2`; for a GPU figures file, the device as torch names it,
+ * `NVIDIA H100 80GB HBM3, 16 CPUs, Linux-6.8.0-x86_64-with-glibc2.35`.
+ */
+function describeMachine(m: BenchMachine | GpuMachine): string {
+  if ("device" in m) return `${m.device}, ${m.cpus} CPUs, ${m.platform}`;
   return `${m.cpus} cores, ${m.model}, ${fmt(m.memoryGiB, 1)} GiB, ${m.os}, Node ${m.node}`;
 }
 
@@ -832,20 +847,29 @@ function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
 
-/** docs/benchmarks.md for the figures files in `resultsDir`. */
-export function benchmarksReport(resultsDir: string = RESULTS_DIR): string {
-  const names = existsSync(resultsDir)
-    ? readdirSync(resultsDir)
+/** The names of the figures files in `dir` (without `.json`), sorted; none when it does not exist. */
+function figuresFiles(dir: string): string[] {
+  return existsSync(dir)
+    ? readdirSync(dir)
         .filter((n) => n.endsWith(".json"))
         .map((n) => n.slice(0, -".json".length))
         .sort()
     : [];
+}
+
+/** docs/benchmarks.md for the figures files in `resultsDir` and the GPU figures files in `gpuDir`. */
+export function benchmarksReport(resultsDir: string = RESULTS_DIR, gpuDir: string = GPU_RESULTS_DIR): string {
   const files = new Map<string, Figures>();
   const problems: string[] = [];
-  for (const name of names) {
-    const read = readFiguresFile(join(resultsDir, `${name}.json`));
-    if ("figures" in read) files.set(name, read.figures);
-    else problems.push(`- \`bench/results/${name}.json\` ${read.problem}.`);
+  for (const [dir, shown] of [
+    [resultsDir, "bench/results"],
+    [gpuDir, "bench/gpu"],
+  ]) {
+    for (const name of figuresFiles(dir)) {
+      const read = readFiguresFile(join(dir, `${name}.json`));
+      if ("figures" in read) files.set(name, read.figures);
+      else problems.push(`- \`${shown}/${name}.json\` ${read.problem}.`);
+    }
   }
 
   const lines: string[] = [];
@@ -861,7 +885,7 @@ export function benchmarksReport(resultsDir: string = RESULTS_DIR): string {
             ? `${shown} (median of ${median.n} ${median.of})`
             : shown;
     }
-    const machine = f ? describeMachine(f.machine as BenchMachine) : NOT_MEASURED;
+    const machine = f ? describeMachine(f.machine as BenchMachine | GpuMachine) : NOT_MEASURED;
     const date = f ? String(f.date).slice(0, 10) : NOT_MEASURED;
     lines.push(
       `| ${cell(row.figure)} | ${cell(value)} | ${cell(row.target ?? "—")} | \`${cell(command)}\` | ${cell(machine)} | ${date} |`,
@@ -869,7 +893,7 @@ export function benchmarksReport(resultsDir: string = RESULTS_DIR): string {
   };
   for (const row of ROWS) {
     const f = files.get(row.bench);
-    push(row, f, f ? String(f.command) : COMMANDS[row.bench]);
+    push(row, f, f ? String(f.command) : BENCH_COMMANDS[row.bench]);
   }
   // A figures file no row reads (a new bench): each of its top-level numbers, as the bench wrote it.
   for (const [name, f] of files) {
@@ -888,7 +912,9 @@ export function benchmarksReport(resultsDir: string = RESULTS_DIR): string {
     "Each figure is the latest measurement of the command beside it, on the machine and date beside it. A bench writes",
     "`bench/results/<name>.json` (figures, command, machine, date) when it finishes, replacing the measurement before",
     "it; `npm run bench:report` rebuilds this page from those files, and `test/benchmarks-report.test.ts` fails when the",
-    "page and the files disagree. Figures taken on a machine busy with other work are lower bounds.",
+    "page and the files disagree. Figures taken on a machine busy with other work are lower bounds. GPU figures come",
+    "from `bench/gpu/torch-gpu.json` as `python -m arc_torch.bench` wrote it on a GPU machine, with the command it read,",
+    "its script's SHA-256 and the device; until a GPU run writes that file they are not measured.",
     "",
     ...(files.size === 0
       ? [

@@ -9,6 +9,12 @@ import { fileURLToPath } from "node:url";
 /** The folder the figures files are written to. */
 export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
 
+/**
+ * The folder of GPU figures files: each written whole by `python -m arc_torch.bench --out` on a GPU machine (which has
+ * no Node.js), with the command it read, the SHA-256 of its script and the device as torch names it.
+ */
+export const GPU_RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "gpu");
+
 /** What a figure was measured on. */
 export interface BenchMachine {
   /** Logical CPUs the OS reports. */
@@ -21,6 +27,16 @@ export interface BenchMachine {
   node: string;
   /** The 1-minute load average when the figures were written (the bench's own load included). */
   loadAverage1m: number;
+}
+
+/** What a GPU figure was measured on, as `python -m arc_torch.bench` writes it. */
+export interface GpuMachine {
+  /** The device as torch names it (`torch.cuda.get_device_name`). */
+  device: string;
+  /** Logical CPUs Python reports (`os.cpu_count()`). */
+  cpus: number;
+  /** Python's `platform.platform()`. */
+  platform: string;
 }
 
 /** The fields every figures file carries before the bench's own figures. */

@@ -1,14 +1,11 @@
 // PyTorch engine benchmark: the torch and the embedded engine on the same model (models/toolcall-base) in one run,
 // one CPU thread each: SFT training tokens/s (batch 16 x 64 tokens) and generation tokens/s (batch 16, 128 new
-// tokens). The GPU figures (a Qwen2-0.5B-shaped model with random weights in bf16) come from the worker's own Python
-// bench, `python -m arc_torch.bench`: run here when torch sees a GPU, else read from `--gpu-results <file>` that the
-// Python bench wrote on a GPU machine, else null.
+// tokens). GPU figures are not this bench's: the worker's own Python bench writes them on a GPU machine
+// (`python -m arc_torch.bench --out <repository>/bench/gpu/torch-gpu.json`).
 // With --outcome it also trains the same short recipes (SFT then semi-online DPO, and GRPO) on both engines and judges
 // them alike (bench/torch-outcome.ts; about 15 minutes).
-// Usage: npm run bench:torch [-- --gpu-results bench/gpu/torch-gpu-h200.json] [--outcome]
-import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+// Usage: npm run bench:torch [-- --outcome]
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,10 +14,8 @@ import type { GenRequest, InferenceEngine, TrainEngine } from "@arc/core";
 import {
   EmbeddedInferenceEngine,
   EmbeddedTrainEngine,
-  TORCH_WORKER_DIR,
   TorchInferenceEngine,
   TorchTrainEngine,
-  torchPython,
 } from "@arc/engine";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
@@ -79,30 +74,6 @@ async function generateRate(engine: InferenceEngine): Promise<number> {
   return median(rates);
 }
 
-/** The Python bench's figures: run now when torch sees a GPU, else read from `--gpu-results`, else none. */
-async function gpuFigures(): Promise<Record<string, unknown> | undefined> {
-  const flag = process.argv.indexOf("--gpu-results");
-  const cuda = spawnSync(torchPython(), ["-c", "import torch; print(torch.cuda.is_available())"], {
-    encoding: "utf8",
-  });
-  if (cuda.stdout.trim() === "True") {
-    const dir = await mkdtemp(join(tmpdir(), "arc-torch-bench-"));
-    const out = join(dir, "torch-gpu.json");
-    const run = spawnSync(torchPython(), ["-m", "arc_torch.bench", "--out", out], {
-      cwd: TORCH_WORKER_DIR,
-      stdio: ["ignore", "inherit", "inherit"],
-    });
-    if (run.status !== 0) throw new Error(`python -m arc_torch.bench failed (exit ${run.status})`);
-    const figures = JSON.parse(await readFile(out, "utf8"));
-    await rm(dir, { recursive: true, force: true });
-    return figures;
-  }
-  if (flag < 0) return undefined;
-  const path = process.argv[flag + 1];
-  if (!path) throw new Error("--gpu-results: expected the path of a file python -m arc_torch.bench wrote");
-  return JSON.parse(readFileSync(path, "utf8"));
-}
-
 const embeddedTrain = await EmbeddedTrainEngine.fromCheckpoint(MODEL, { learningRate: 1e-4 });
 const torchTrain = await TorchTrainEngine.fromCheckpoint(MODEL, {
   device: "cpu",
@@ -116,7 +87,6 @@ const torchGen = await TorchInferenceEngine.load(MODEL, { device: "cpu", threads
 const genTorch = await generateRate(torchGen);
 await torchGen.close();
 const genEmbedded = await generateRate(await EmbeddedInferenceEngine.load(MODEL, { maxBatchSize: BATCH }));
-const gpu = await gpuFigures();
 let outcome: Record<string, unknown> | undefined;
 if (process.argv.includes("--outcome")) {
   const runsDir = await mkdtemp(join(tmpdir(), "arc-torch-outcome-"));
@@ -139,10 +109,6 @@ if (process.argv.includes("--outcome")) {
 console.log(
   `CPU, ${MODEL.split("/").pop()}, one thread each: train ${trainTorch.toFixed(0)} tok/s torch vs ${trainEmbedded.toFixed(0)} embedded | generate ${genTorch.toFixed(0)} vs ${genEmbedded.toFixed(0)} tok/s`,
 );
-if (gpu)
-  console.log(
-    `GPU ${gpu.device}, ${gpu.shape} bf16: train ${gpu.train_tokens_per_s} tok/s, generate ${gpu.generate_tokens_per_s} tok/s (transformers' generate ${gpu.hf_generate_tokens_per_s})`,
-  );
 const path = writeBenchResults("torch", {
   cpu_model: "models/toolcall-base",
   cpu_train_tokens_per_s_torch: Math.round(trainTorch),
@@ -152,11 +118,6 @@ const path = writeBenchResults("torch", {
   /** Training is the median of this many timed steps (batch 16 x 64), generation of this many runs (16 x 128). */
   cpu_train_steps_timed: STEPS,
   cpu_generate_runs: REPEATS,
-  gpu_train_tokens_per_s_qwen2_0_5b: (gpu?.train_tokens_per_s as number | undefined) ?? null,
-  gpu_generate_tokens_per_s_qwen2_0_5b: (gpu?.generate_tokens_per_s as number | undefined) ?? null,
-  gpu_device: (gpu?.device as string | undefined) ?? null,
-  /** The Python bench's whole record (batch shapes, step times, memory, transformers' generate for comparison). */
-  gpu: gpu ?? null,
   /** `--outcome`: the same recipes on both engines, judged alike (absent without the flag). */
   ...(outcome ? { outcome } : {}),
 });

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { benchmarksReport, REPORT_PATH } from "../bench/report.ts";
+import { BENCH_COMMANDS, benchmarksReport, REPORT_PATH } from "../bench/report.ts";
 import { invokingCommand, RESULTS_DIR, thisMachine, writeBenchResults } from "../bench/results-file.ts";
 
 const NOT_MEASURED = "not measured yet";
@@ -28,13 +28,19 @@ function tableRows(report: string): string[][] {
 
 const scripts = JSON.parse(readFileSync("package.json", "utf8")).scripts as Record<string, string>;
 
-/** Whether a command cell names a command that exists: an npm script of the root package, or a bench file. */
+/**
+ * Whether a command cell names a command that exists: an npm script of the root package, a bench file, or the
+ * PyTorch worker's own bench (`python -m arc_torch.bench`, run on a GPU machine).
+ */
 function commandExists(command: string): boolean {
   const npm = /^npm run ([\w:-]+)(?: -- .*)?$/.exec(command);
   if (npm) return npm[1] in scripts;
   const node = /^node --import tsx (\S+\.ts)(?: .*)?$/.exec(command);
-  return node !== null && existsSync(node[1]);
+  if (node) return existsSync(node[1]);
+  return /(?:^|[\s/])python[\d.]* -m arc_torch\.bench\b/.test(command) && existsSync(GPU_BENCH);
 }
+
+const GPU_BENCH = "packages/engine/python/arc_torch/bench.py";
 
 /** Checks every row names a command that exists, and a machine (cores, CPU model) and date, or says it is unmeasured. */
 function assertRowsComplete(report: string): void {
@@ -54,10 +60,11 @@ function assertRowsComplete(report: string): void {
       assert.equal(machine, NOT_MEASURED, `${where}: an unmeasured figure has no machine`);
       assert.equal(date, NOT_MEASURED, `${where}: an unmeasured figure has no date`);
     } else {
+      // a figures file of bench/results/ names the machine's cores and CPU; one of bench/gpu/, the GPU torch named
       assert.match(
         machine,
-        /^\d+ cores, \S.*, [\d.]+ GiB, /,
-        `${where} names its machine's cores and CPU model`,
+        /^\d+ cores, \S.*, [\d.]+ GiB, |^\S.*, \d+ CPUs, \S/,
+        `${where} names its machine's cores and CPU model, or its GPU`,
       );
       assert.match(date, /^\d{4}-\d{2}-\d{2}$/, `${where} names the date it was measured on`);
     }
@@ -71,6 +78,81 @@ describe("docs/benchmarks.md", () => {
 
   it("names the command of every row, and the machine and date of every measured one", () => {
     assertRowsComplete(readFileSync(REPORT_PATH, "utf8"));
+  });
+
+  it("has a figures file for every bench the README cites beside a figure", () => {
+    const readme = readFileSync("README.md", "utf8");
+    const figure = /\b\d+\.\d+\b|\b\d{1,3}(?:,\d{3})+\b|\b\d+%/;
+    const cited = readme
+      .split(/\n(?=- |\s*\n)/)
+      .filter((chunk) => figure.test(chunk))
+      .flatMap((chunk) =>
+        [...chunk.matchAll(/`(npm run bench(?::[\w-]+)?)(?: -- [^`]*)?`/g)].map((m) => m[1]),
+      );
+    assert.ok(cited.length > 0, "the README cites benches beside its figures");
+    const unmeasured = [...new Set(cited)].flatMap((command) =>
+      Object.entries(BENCH_COMMANDS)
+        .filter(([, c]) => c === command)
+        .filter(([name]) => !existsSync(join(RESULTS_DIR, `${name}.json`)))
+        .map(([name]) => `${command}: no bench/results/${name}.json`),
+    );
+    assert.deepEqual(unmeasured, []);
+  });
+
+  it("shows a GPU figures file with the GPU's machine and date, and its command as the bench read it", () => {
+    const results = mkdtempSync(join(tmpdir(), "arc-bench-report-"));
+    const gpu = mkdtempSync(join(tmpdir(), "arc-bench-gpu-"));
+    try {
+      const record = {
+        bench: "torch-gpu",
+        command: "/usr/bin/python3 -m arc_torch.bench --out /data/torch-gpu.json",
+        cwd: "/repo/packages/engine/python",
+        script_sha256: "0".repeat(64),
+        worker_sha256: "1".repeat(64),
+        date: "2027-01-02T03:04:05+00:00",
+        machine: { device: "NVIDIA H100 80GB HBM3", cpus: 16, platform: "Linux-6.8.0-x86_64-with-glibc2.35" },
+        device: "NVIDIA H100 80GB HBM3",
+        train_tokens_per_s: 61234,
+        train_step_seconds: [0.27, 0.26, 0.27, 0.28, 0.27],
+        generate_repeats: 5,
+        generate_tokens_per_s: 2600,
+        hf_generate_tokens_per_s: 2900,
+      };
+      writeFileSync(join(gpu, "torch-gpu.json"), JSON.stringify(record));
+      const report = benchmarksReport(results, gpu);
+      assertRowsComplete(report);
+      const rows = tableRows(report).filter((r) => r[0].startsWith("PyTorch engine on a GPU"));
+      assert.deepEqual(
+        rows.map((r) => r.slice(1)),
+        [
+          [
+            "61,234 tokens/s on NVIDIA H100 80GB HBM3 (median of 5 steps)",
+            "—",
+            `\`${record.command}\``,
+            "NVIDIA H100 80GB HBM3, 16 CPUs, Linux-6.8.0-x86_64-with-glibc2.35",
+            "2027-01-02",
+          ],
+          [
+            "2,600 tokens/s (2,900) on NVIDIA H100 80GB HBM3 (median of 5 runs, interleaved)",
+            "—",
+            `\`${record.command}\``,
+            "NVIDIA H100 80GB HBM3, 16 CPUs, Linux-6.8.0-x86_64-with-glibc2.35",
+            "2027-01-02",
+          ],
+        ],
+      );
+      const absent = tableRows(benchmarksReport(results, join(gpu, "none")));
+      assert.deepEqual(
+        absent.filter((r) => r[0].startsWith("PyTorch engine on a GPU")).map((r) => [r[1], r[4], r[5]]),
+        [
+          [NOT_MEASURED, NOT_MEASURED, NOT_MEASURED],
+          [NOT_MEASURED, NOT_MEASURED, NOT_MEASURED],
+        ],
+      );
+    } finally {
+      rmSync(results, { recursive: true, force: true });
+      rmSync(gpu, { recursive: true, force: true });
+    }
   });
 
   it("reports each figures file with its machine, date and command, and the missing ones as not measured", () => {

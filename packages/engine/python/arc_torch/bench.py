@@ -1,20 +1,26 @@
 """The worker's own benchmark, runnable from Python alone (GPU machines here have no Node.js).
 
-    python -m arc_torch.bench --out torch-gpu.json                     # Qwen2-0.5B shape, random weights, bf16
+    python -m arc_torch.bench --out <repository>/bench/gpu/torch-gpu.json   # Qwen2-0.5B shape, random weights, bf16
     python -m arc_torch.bench --shape small --device cpu --dtype float32
 
 Training: SFT steps of `--batch` rows of `--length` tokens through the engine (AdamW, clipping), median step time.
 Generation: `--gen-batch` prompts of 128 tokens, 256 new tokens each (ignoring end-of-turn) through the engine's
-sampler, and the same through transformers' `model.generate` for comparison: medians of 3, interleaved.
+sampler, and the same through transformers' `model.generate` for comparison: medians of `--repeats`, interleaved.
+The record names how it was made: the command line as Python read it and the folder it ran in, the SHA-256 of this
+script and of the worker's code, and the device as torch names it. `docs/benchmarks.md` shows the file in
+bench/gpu/ that a GPU run wrote, as it wrote it.
 """
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
+import pathlib
 import platform
-import sys
+import shlex
 import statistics
+import sys
 import tempfile
 import time
 
@@ -35,6 +41,16 @@ SHAPES = {
     "small": dict(hidden_size=128, intermediate_size=352, num_hidden_layers=4, num_attention_heads=4,
                   num_key_value_heads=4, vocab_size=264, max_position_embeddings=2048, tie_word_embeddings=True),
 }
+
+
+def file_sha256(paths):
+    """SHA-256 of the files at `paths` in order, each as its name then its bytes."""
+    digest = hashlib.sha256()
+    for path in paths:
+        if len(paths) > 1:
+            digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def synchronize(device):
@@ -114,6 +130,7 @@ def main():
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--gen-batch", type=int, default=64)
     parser.add_argument("--new-tokens", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     transformers_logging.disable_progress_bar()
@@ -131,11 +148,15 @@ def main():
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         sampler = TorchEngine({**params, "role": "inference"}, DataParallel())
-        gen, hf_gen = bench_generation(sampler, args.gen_batch, args.new_tokens, vocab)
+        gen, hf_gen = bench_generation(sampler, args.gen_batch, args.new_tokens, vocab, args.repeats)
         info = sampler.info()
+    here = pathlib.Path(__file__).resolve()
     result = {
         "bench": "torch-gpu" if info["deviceName"] != "cpu" else "torch-python",
-        "command": " ".join(["cd packages/engine/python && python -m arc_torch.bench", *sys.argv[1:]]),
+        "command": shlex.join(sys.orig_argv),
+        "cwd": os.getcwd(),
+        "script_sha256": file_sha256([here]),
+        "worker_sha256": file_sha256(sorted(here.parent.glob("*.py"))),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"device": info["deviceName"], "cpus": os.cpu_count(), "platform": platform.platform()},
         "shape": args.shape,
@@ -148,6 +169,7 @@ def main():
         "train_peak_memory_gib": None if peak is None else round(peak, 1),
         "generate_batch": args.gen_batch,
         "generate_new_tokens": args.new_tokens,
+        "generate_repeats": args.repeats,
         "generate_tokens_per_s": round(gen),
         "hf_generate_tokens_per_s": round(hf_gen),
         "parameters": info["parameters"],
