@@ -35,11 +35,11 @@ function assertSame(cached: GenResult[], plain: GenResult[]): void {
     cached.map((r) => r.outputTokens),
     plain.map((r) => r.outputTokens),
   );
-  cached.forEach((r, i) =>
-    r.outputLogprobs.forEach((x, t) => {
+  for (const [i, r] of cached.entries()) {
+    for (const [t, x] of r.outputLogprobs.entries()) {
       assert.ok(Math.abs(x - plain[i].outputLogprobs[t]) < 1e-4, `row ${i} token ${t}: ${x}`);
-    }),
-  );
+    }
+  }
 }
 
 describe("prefix caching (embedded engine)", () => {
