@@ -5,8 +5,10 @@ decoding with `generate`. Float32 on the CPU.
     python -m arc_torch.hf_reference < request.json > answer.json
 
 The request: `{"modelDir", "threads"?, "conversations": [{"messages", "tools"?}], "sequences": [[ids...]],
-"greedy": [{"promptTokens", "maxTokens"}]}`; the answer: `{"templates": [[ids...]], "logprobs": [[...]],
-"greedy": [[ids...]], "seconds": {...}}`, each list in the request's order.
+"greedy": [{"promptTokens", "maxTokens"}], "adapters"?: [folder...]}`; the answer: `{"templates": [[ids...]],
+"logprobs": [[...]], "greedy": [[ids...]], "adapterGreedy": [[[ids...]]], "seconds": {...}}`, each list in the
+request's order. `adapters` are LoRA adapter folders in PEFT's layout: PEFT puts each on the model in turn, and
+`adapterGreedy[i]` is the greedy decoding of every prompt with adapter i.
 """
 
 import json
@@ -14,6 +16,20 @@ import sys
 import time
 
 import torch
+
+
+def decode_greedily(model, prompts: list) -> list:
+    """`generate`'s greedy tokens for each `{"promptTokens", "maxTokens"}`, one prompt at a time (no padding)."""
+    eos = model.generation_config.eos_token_id
+    pad = eos if isinstance(eos, int) else (eos or [None])[0]
+    out = []
+    with torch.no_grad():
+        for g in prompts:
+            prompt = torch.tensor([g["promptTokens"]])
+            tokens = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=g["maxTokens"],
+                                    do_sample=False, eos_token_id=eos, pad_token_id=pad)
+            out.append(tokens[0, prompt.shape[1]:].tolist())
+    return out
 
 
 def main() -> None:
@@ -46,17 +62,21 @@ def main() -> None:
     seconds["logprobs"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    greedy = []
-    eos = model.generation_config.eos_token_id
-    with torch.no_grad():
-        for g in request.get("greedy", []):
-            prompt = torch.tensor([g["promptTokens"]])
-            out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=g["maxTokens"],
-                                 do_sample=False, eos_token_id=eos, pad_token_id=eos if isinstance(eos, int) else
-                                 (eos or [None])[0])
-            greedy.append(out[0, prompt.shape[1]:].tolist())
+    greedy = decode_greedily(model, request.get("greedy", []))
+    adapter_greedy = []
+    if request.get("adapters"):
+        from peft import PeftModel
+
+        for i, folder in enumerate(request["adapters"]):
+            if i == 0:
+                model = PeftModel.from_pretrained(model, folder, adapter_name="adapter0").eval()
+            else:
+                model.load_adapter(folder, adapter_name=f"adapter{i}")
+            model.set_adapter(f"adapter{i}")
+            adapter_greedy.append(decode_greedily(model, request.get("greedy", [])))
     seconds["greedy"] = time.perf_counter() - started
-    json.dump({"templates": templates, "logprobs": logprobs, "greedy": greedy, "seconds": seconds}, sys.stdout)
+    json.dump({"templates": templates, "logprobs": logprobs, "greedy": greedy, "adapterGreedy": adapter_greedy,
+               "seconds": seconds}, sys.stdout)
 
 
 if __name__ == "__main__":

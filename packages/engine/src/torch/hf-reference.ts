@@ -6,6 +6,8 @@ import { TORCH_WORKER_DIR, torchPython } from "./torch-worker.ts";
 /** What to ask plain transformers about a checkpoint (see `python -m arc_torch.hf_reference`). */
 export interface HfReferenceRequest {
   modelDir: string;
+  /** LoRA adapter folders in PEFT's layout, each put on the model by PEFT in turn for the greedy prompts. */
+  adapters?: string[];
   /** CPU threads of torch (default 1). */
   threads?: number;
   /** Conversations to render with `apply_chat_template(..., tools, add_generation_prompt=True)`. */
@@ -21,6 +23,8 @@ export interface HfReferenceAnswer {
   templates: number[][];
   logprobs: number[][];
   greedy: number[][];
+  /** Per adapter of the request, the greedy tokens of every greedy prompt with it. */
+  adapterGreedy: number[][][];
   seconds: Record<string, number>;
 }
 
@@ -38,7 +42,8 @@ export function hfReference(request: HfReferenceRequest, python = torchPython())
   child.stderr.on("data", (chunk) => {
     stderr += chunk;
   });
-  child.stdin.end(JSON.stringify({ ...request, modelDir: resolve(request.modelDir) }));
+  const adapters = request.adapters?.map((a) => resolve(a));
+  child.stdin.end(JSON.stringify({ ...request, modelDir: resolve(request.modelDir), adapters }));
   return new Promise((done, fail) => {
     child.on("error", fail);
     child.on("close", (code) => {
