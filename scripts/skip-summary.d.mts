@@ -2,3 +2,5 @@
 
 /** `skipped 3 (a skipped suite counts once): 2 × python: ...; 1 × chromium: ...`, or `skipped 0`. */
 export declare function skipSummary(skips: { reason: string }[]): string;
+/** `tests: 1450 passed, 0 failed, 2 skipped` over every outcome line of both runs. */
+export declare function totalsLine(outcomes: { outcome: "pass" | "fail" | "skip" }[]): string;

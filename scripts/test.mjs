@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time, then
-// the `*.alone.test.ts` files one at a time, and ends with one line counting the skipped tests by reason. First it
+// the `*.alone.test.ts` files one at a time, and ends with a line counting the skipped tests by reason and a line
+// `tests: N passed, N failed, N skipped` over both runs. First it
 // checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
 import { spawn } from "node:child_process";
@@ -8,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { missingParts } from "./required-parts.mjs";
-import { skipSummary } from "./skip-summary.mjs";
+import { skipSummary, totalsLine } from "./skip-summary.mjs";
 
 function findTests(dir) {
   const found = [];
@@ -37,17 +38,17 @@ if (files.length === 0) {
   console.error(`no test files match ${JSON.stringify(filters)}`);
   process.exit(1);
 }
-const skipsDir = mkdtempSync(join(tmpdir(), "arc-test-skips-"));
+const outcomesDir = mkdtempSync(join(tmpdir(), "arc-test-outcomes-"));
 /**
  * Runs test files with Node's test runner through tsx, `concurrency` files at a time, the spec reporter on stdout and
- * the skipped tests' reasons to `skipsFile`; resolves to the exit code.
+ * each test's outcome (with a skip's reason) to `outcomesFile`; resolves to the exit code.
  */
-function run(testFiles, concurrency, skipsFile) {
+function run(testFiles, concurrency, outcomesFile) {
   const reporters = [
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
-    `--test-reporter=${join(import.meta.dirname, "skip-reporter.mjs")}`,
-    `--test-reporter-destination=${skipsFile}`,
+    `--test-reporter=${join(import.meta.dirname, "outcome-reporter.mjs")}`,
+    `--test-reporter-destination=${outcomesFile}`,
   ];
   const child = spawn(
     process.execPath,
@@ -61,13 +62,14 @@ function run(testFiles, concurrency, skipsFile) {
 const alone = files.filter((f) => f.endsWith(".alone.test.ts"));
 const together = files.filter((f) => !f.endsWith(".alone.test.ts"));
 const codes = [];
-const skipsFiles = [join(skipsDir, "together.jsonl"), join(skipsDir, "alone.jsonl")];
-if (together.length > 0) codes.push(await run(together, 2, skipsFiles[0]));
-if (alone.length > 0) codes.push(await run(alone, 1, skipsFiles[1]));
-const skips = skipsFiles
+const outcomesFiles = [join(outcomesDir, "together.jsonl"), join(outcomesDir, "alone.jsonl")];
+if (together.length > 0) codes.push(await run(together, 2, outcomesFiles[0]));
+if (alone.length > 0) codes.push(await run(alone, 1, outcomesFiles[1]));
+const outcomes = outcomesFiles
   .filter((file) => existsSync(file))
   .flatMap((file) => readFileSync(file, "utf8").split("\n").filter(Boolean))
   .map((line) => JSON.parse(line));
-rmSync(skipsDir, { recursive: true, force: true });
-console.log(skipSummary(skips));
+rmSync(outcomesDir, { recursive: true, force: true });
+console.log(skipSummary(outcomes.filter((o) => o.outcome === "skip")));
+console.log(totalsLine(outcomes));
 process.exit(codes.find((code) => code !== 0) ?? 0);

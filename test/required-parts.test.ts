@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MissingPartError, postgresLacks, requiredParts, skipWithout } from "../scripts/required-parts.mjs";
-import { skipSummary } from "../scripts/skip-summary.mjs";
+import { skipSummary, totalsLine } from "../scripts/skip-summary.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -147,6 +147,10 @@ describe("the test runner's skips", () => {
   it("counts the skipped tests by reason in one line", () => {
     assert.equal(skipSummary([]), "skipped 0");
     assert.equal(
+      totalsLine([{ outcome: "pass" }, { outcome: "pass" }, { outcome: "fail" }, { outcome: "skip" }]),
+      "tests: 2 passed, 1 failed, 1 skipped",
+    );
+    assert.equal(
       skipSummary([
         { reason: "python: no venv" },
         { reason: "chromium: absent" },
@@ -156,15 +160,17 @@ describe("the test runner's skips", () => {
     );
   });
 
-  it("ends with that line after the spec output, and fails before running anything where a required part is missing", () => {
+  it("ends with that line and the totals after the spec output, and fails before running anything where a required part is missing", () => {
     const env = envWith({ CC: "/nonexistent/cc" });
     const skipped = node("scripts/test.mjs", ["backend/native-kernels.test"], env);
     assert.equal(skipped.status, 0, skipped.out);
     assert.match(skipped.out, /﹣ native kernels .*# cc: cannot run \/nonexistent\/cc/);
+    const [skipLine, totals] = skipped.out.trim().split("\n").slice(-2);
     assert.match(
-      skipped.out.trim().split("\n").at(-1) ?? "",
+      skipLine,
       /^skipped 1 \(a skipped suite counts once\): 1 × cc: cannot run \/nonexistent\/cc/,
     );
+    assert.match(totals, /^tests: 0 passed, 0 failed, 1 skipped$/);
     const required = node("scripts/test.mjs", ["backend/native-kernels.test"], { ...env, ARC_REQUIRE: "cc" });
     assert.equal(required.status, 1, required.out);
     assert.match(
