@@ -346,7 +346,7 @@ describe("detection worker and asynchronous judges", () => {
     }
   });
 
-  it("judges a large batch a slice at a time, letting the event loop turn between slices", async () => {
+  it("judges a large batch in slices of about 10 ms, letting the event loop turn between slices", async () => {
     const target = databasesUnderTest()[0];
     const db = await target.open();
     let turn = 0;
@@ -362,8 +362,10 @@ describe("detection worker and asynchronous judges", () => {
       const setup = (registry: DetectorRegistry) => {
         registry.register({
           id: "turn_noter",
-          description: "notes the event-loop turn it judges in",
+          description: "takes 1 ms of synchronous work and notes the event-loop turn it judges in",
           detect: () => {
+            const until = performance.now() + 1;
+            while (performance.now() < until);
             turnsJudgedIn.add(turn);
             return [];
           },
@@ -373,6 +375,7 @@ describe("detection worker and asynchronous judges", () => {
       await insertTraces(db, tenant, batch);
       const worker = new DetectionWorker(db, { config, setupRegistry: setup });
       assert.equal((await worker.runOnce()).judged, 64);
+      // 64 ms of judging in slices of 10 ms: at least 4 turns even where a slice overruns
       assert.ok(turnsJudgedIn.size >= 4, `64 traces judged in ${turnsJudgedIn.size} turns`);
     } finally {
       spinning = false;
