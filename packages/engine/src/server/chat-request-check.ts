@@ -34,6 +34,7 @@ const NUMBERS: [key: string, min: number, max: number, integer: boolean][] = [
 
 const STRINGS = [
   "user",
+  "cache_salt",
   "prompt_cache_key",
   "prompt_cache_retention",
   "reasoning_effort",
@@ -266,6 +267,9 @@ export function checkChatRequest(body: Record<string, unknown>): ChatRequestProb
       code: "invalid_value",
       message: `user: expected at most ${MAX_USER} characters (it is the trace's userId), got ${body.user.length}`,
     };
+  }
+  if (body.cache_salt === "") {
+    return { param: "cache_salt", code: "invalid_value", message: "cache_salt: expected a non-empty string" };
   }
   for (const key of OBJECTS) {
     if (!absent(body[key]) && !isObject(body[key])) {

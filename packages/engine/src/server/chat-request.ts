@@ -313,8 +313,21 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
       seed: optionalInteger(b, "seed", -(2 ** 53), 2 ** 53),
       topLogprobs: logprobs ? Math.max(topLogprobs ?? 0, 0) : 0,
       ...penalties(b),
+      ...cacheSalt(b),
     },
   };
+}
+
+/**
+ * vLLM's `cache_salt`: the prompt reuses cached prefixes only of prompts sent with the same salt (absent when not
+ * given). An empty or non-string salt is refused, as vLLM refuses it.
+ */
+export function cacheSalt(b: Record<string, unknown>): Pick<GenRequest, "cacheSalt"> {
+  const salt = b.cache_salt;
+  if (salt === undefined || salt === null) return {};
+  if (typeof salt !== "string" || salt === "")
+    throw invalid("cache_salt", `expected a non-empty string, got ${JSON.stringify(salt)}`);
+  return { cacheSalt: salt };
 }
 
 /** `logit_bias`, `frequency_penalty` and `presence_penalty` as the engine takes them (absent when not asked for). */

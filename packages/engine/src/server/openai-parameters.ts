@@ -4,7 +4,10 @@
  * refuses it: 400 `invalid_request_error`, "Unrecognized request argument supplied: x", no param, no code.
  */
 
-/** `POST /v1/chat/completions`: OpenAI's parameters, and vLLM's `top_k`, which Arc's engines implement. */
+/**
+ * `POST /v1/chat/completions`: OpenAI's parameters, and vLLM's `top_k` and `cache_salt`, which Arc's engines
+ * implement.
+ */
 export const CHAT_COMPLETION_PARAMETERS: ReadonlySet<string> = new Set([
   "messages",
   "model",
@@ -44,11 +47,13 @@ export const CHAT_COMPLETION_PARAMETERS: ReadonlySet<string> = new Set([
   "verbosity",
   "web_search_options",
   "top_k",
+  "cache_salt",
 ]);
 
 /**
  * `POST /v1/completions`: OpenAI's parameters, and what RL trainers send a vLLM server that Arc's engine implements
- * (`top_k`, `ignore_eos`, `return_tokens_as_token_ids`, `return_token_ids`), and Arc's `return_weight_versions`.
+ * (`top_k`, `ignore_eos`, `return_tokens_as_token_ids`, `return_token_ids`, `cache_salt`), and Arc's
+ * `return_weight_versions`.
  */
 export const COMPLETION_PARAMETERS: ReadonlySet<string> = new Set([
   "model",
@@ -73,6 +78,7 @@ export const COMPLETION_PARAMETERS: ReadonlySet<string> = new Set([
   "ignore_eos",
   "return_tokens_as_token_ids",
   "return_token_ids",
+  "cache_salt",
   "return_weight_versions",
 ]);
 

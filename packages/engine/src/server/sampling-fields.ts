@@ -1,5 +1,12 @@
 import type { GenRequest } from "@arc/core";
-import { invalid, optionalBoolean, optionalInteger, optionalNumber, penalties } from "./chat-request.ts";
+import {
+  cacheSalt,
+  invalid,
+  optionalBoolean,
+  optionalInteger,
+  optionalNumber,
+  penalties,
+} from "./chat-request.ts";
 
 /** The names a server's body gives the sampling settings that differ between vLLM's and SGLang's routes. */
 export interface SamplingNames {
@@ -39,5 +46,6 @@ export function samplingFields(
     stop: typeof stop === "string" ? [stop] : ((stop as string[] | null | undefined) ?? undefined),
     ignoreEos: optionalBoolean(body, "ignore_eos") ?? false,
     ...penalties(body),
+    ...cacheSalt(body),
   };
 }

@@ -219,7 +219,8 @@ export class ChatGateway {
     try {
       const backend = await this.deps.pool.backend(choice.model);
       renames = backend.kind === "upstream";
-      upstream = await backend.chat(request, context.signal);
+      // the tenant scopes an in-process engine's prefix cache: no tenant's prompt reuses another's cached prefix
+      upstream = await backend.chat(request, context.signal, tenantId);
     } catch (error) {
       const message = `model ${choice.model.name} is unavailable: ${(error as Error).message}`;
       finish(502, { content: null, toolCalls: [], error: { message, type: "api_error" } });

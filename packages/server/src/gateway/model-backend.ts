@@ -15,7 +15,16 @@ export interface ModelBackend {
    * come back untouched, errors included, so the gateway can forward them faithfully. An upstream gets its own model
    * name in the body (and answers with it); the embedded engine answers with the name the client asked for.
    */
-  chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<ModelAnswer>;
+  chat(body: Record<string, unknown>, signal?: AbortSignal, cacheScope?: string): Promise<ModelAnswer>;
+}
+
+/**
+ * The `cache_salt` an in-process engine gets for a call of `cacheScope` (e.g. a tenant): the scope, joined with the
+ * client's own salt where it sent one, so that no call reuses the cached prefixes of another scope's prompts.
+ */
+export function scopedCacheSalt(cacheScope: string | undefined, clientSalt: unknown): string | undefined {
+  if (cacheScope === undefined) return typeof clientSalt === "string" ? clientSalt : undefined;
+  return typeof clientSalt === "string" ? `${cacheScope}\u0000${clientSalt}` : cacheScope;
 }
 
 /**
@@ -66,7 +75,7 @@ export function embeddedBackend(engine: InferenceEngine, modelId: string, bound?
   const app = createEngineServer(engine, { modelId, acceptAnyModel: true });
   return {
     kind: "embedded",
-    async chat(body, signal) {
+    async chat(body, signal, cacheScope) {
       if (bound) {
         const tokens = leastPromptTokens(body.messages, bound.longestTokenBytes);
         if (tokens >= bound.contextTokens) return contextLengthExceeded(bound.contextTokens, tokens);
@@ -75,7 +84,11 @@ export function embeddedBackend(engine: InferenceEngine, modelId: string, bound?
         new Request("http://embedded/v1/chat/completions", {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ ...body, model: body.model ?? modelId }),
+          body: JSON.stringify({
+            ...body,
+            model: body.model ?? modelId,
+            cache_salt: scopedCacheSalt(cacheScope, body.cache_salt),
+          }),
           signal,
         }),
       );

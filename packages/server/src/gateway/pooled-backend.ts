@@ -79,16 +79,16 @@ export class PooledBackend implements ModelBackend {
     if (this.retired) this.closeSoonIfIdle();
   }
 
-  async chat(body: Record<string, unknown>, signal?: AbortSignal): Promise<ModelAnswer> {
+  async chat(body: Record<string, unknown>, signal?: AbortSignal, cacheScope?: string): Promise<ModelAnswer> {
     // a plain upstream holds nothing here: its calls go straight through, off the count
-    if (!this.closes) return (await this.ensure()).backend.chat(body, signal);
+    if (!this.closes) return (await this.ensure()).backend.chat(body, signal, cacheScope);
     this.running++;
     this.closeWhenIdle = false;
     let answer: ModelAnswer;
     try {
       const { backend } = await this.ensure();
       if (this.inProcess) this.keeper.used(this);
-      answer = await backend.chat(body, signal);
+      answer = await backend.chat(body, signal, cacheScope);
     } catch (error) {
       this.ended();
       throw error;
