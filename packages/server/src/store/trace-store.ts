@@ -3,6 +3,8 @@ import type { Queryable, Row } from "./database.ts";
 import { toRows } from "./trace-rows.ts";
 import { keepTraceStatisticsCurrent } from "./trace-statistics.ts";
 
+export { listTraces, type TraceQuery, type TraceSummary } from "./trace-list.ts";
+
 /** How many traces and steps a batch wrote anew (re-sent ones are not counted again). */
 export interface InsertResult {
   /** Traces stored for the first time. */
@@ -13,50 +15,6 @@ export interface InsertResult {
 
 /** Most rows one statement of a batch writes: larger batches go in slices, and other queries run between them. */
 export const WRITE_SLICE_ROWS = 250;
-
-/** Filters of `GET /v1/traces`. */
-export interface TraceQuery {
-  /** Traces that started at or after this time. */
-  from?: string;
-  /** Traces that started before this time. */
-  to?: string;
-  /** Traces with an LLM step that asked for, or was answered by, this model. */
-  model?: string;
-  /** Only traces that ended this way. */
-  status?: "ok" | "error" | "unknown";
-  /** Case-insensitive text in the trace's name, input, output or LLM messages. */
-  text?: string;
-  /** At most this many traces (1-500, default 50). */
-  limit?: number;
-  /** `nextCursor` of the previous page. */
-  cursor?: string;
-}
-
-/** A trace in a listing, without its steps. */
-export interface TraceSummary {
-  /** The sender's trace id. */
-  id: string;
-  /** `Trace.name`. */
-  name: string | null;
-  /** ISO 8601 date-time. */
-  startedAt: string;
-  /** ISO 8601 date-time; null while the episode runs. */
-  endedAt: string | null;
-  /** `ok`, `error` or `unknown`. */
-  status: string;
-  /** `Trace.userId`. */
-  userId: string | null;
-  /** `Trace.sessionId`. */
-  sessionId: string | null;
-  /** `Trace.env`. */
-  env: string | null;
-  /** Every model requested or served in the trace's LLM steps. */
-  models: string[];
-  /** `Trace.tags`. */
-  tags: string[];
-  /** Steps stored so far. */
-  stepCount: number;
-}
 
 function iso(value: unknown): string | null {
   return value === null || value === undefined ? null : new Date(value as string).toISOString();
@@ -217,79 +175,6 @@ async function insertTraceSlice(db: Queryable, tenantId: string, traces: Trace[]
   );
   await keepTraceStatisticsCurrent(db, rows[0].traces);
   return rows[0];
-}
-
-function encodeCursor(startedAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([startedAt, id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string")
-      return [value[0], value[1]];
-  } catch {
-    // fall through to the error below
-  }
-  throw new InvalidInputError(
-    "cursor: not a cursor this server made; pass nextCursor from the previous page",
-    {
-      field: "cursor",
-    },
-  );
-}
-
-/** A page of a tenant's traces, newest first, with a cursor to the next page (null on the last). */
-export async function listTraces(
-  db: Queryable,
-  tenantId: string,
-  query: TraceQuery,
-): Promise<{ data: TraceSummary[]; nextCursor: string | null }> {
-  const limit = query.limit ?? 50;
-  const conditions = ["t.tenant_id = $1"];
-  const params: unknown[] = [tenantId];
-  const add = (sql: string, value: unknown) => {
-    params.push(value);
-    conditions.push(sql.replace("?", `$${params.length}`));
-  };
-  if (query.from) add("t.started_at >= ?", query.from);
-  if (query.to) add("t.started_at < ?", query.to);
-  if (query.model) add("? = any(t.models)", query.model);
-  if (query.status) add("t.status = ?", query.status);
-  if (query.text) add("t.search_text ilike ?", `%${query.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-  if (query.cursor) {
-    const [startedAt, id] = decodeCursor(query.cursor);
-    params.push(startedAt, id);
-    conditions.push(`(t.started_at, t.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
-  }
-  params.push(limit + 1);
-  const rows = await db.query<Row>(
-    `select t.id, t.name, t.started_at, t.ended_at, t.status, t.user_id, t.session_id, t.env, t.models, t.tags,
-            (select count(*) from steps s where s.tenant_id = t.tenant_id and s.trace_id = t.id)::int as step_count
-     from traces t where ${conditions.join(" and ")}
-     order by t.started_at desc, t.id desc limit $${params.length}`,
-    params,
-  );
-  const page = rows.slice(0, limit).map(
-    (r): TraceSummary => ({
-      id: r.id as string,
-      name: (r.name as string | null) ?? null,
-      startedAt: iso(r.started_at) as string,
-      endedAt: iso(r.ended_at),
-      status: r.status as string,
-      userId: (r.user_id as string | null) ?? null,
-      sessionId: (r.session_id as string | null) ?? null,
-      env: (r.env as string | null) ?? null,
-      models: r.models as string[],
-      tags: r.tags as string[],
-      stepCount: r.step_count as number,
-    }),
-  );
-  const last = page.at(-1);
-  return {
-    data: page,
-    nextCursor: rows.length > limit && last ? encodeCursor(last.startedAt, last.id) : null,
-  };
 }
 
 function dropNulls<T extends Record<string, unknown>>(record: T): T {

@@ -7,13 +7,29 @@ import { getTrace, insertFeedbackBatch, insertTraces, listTraces } from "../../s
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
+const Count = z.coerce.number().int().min(0).max(2_147_483_647);
+const Id = z.string().min(1).max(256);
+
 const ListQuery = z
   .object({
     from: Timestamp.optional(),
     to: Timestamp.optional(),
-    model: z.string().min(1).optional(),
+    model: Id.optional(),
+    modelVersion: Id.optional(),
+    env: Id.optional(),
     status: z.enum(["ok", "error", "unknown"]).optional(),
+    verdict: z.enum(["failed", "passed", "unknown", "unjudged"]).optional(),
+    failureClass: Id.optional(),
+    pattern: Id.optional(),
+    user: Id.optional(),
+    session: Id.optional(),
+    tag: Id.optional(),
+    minLatencyMs: Count.optional(),
+    maxLatencyMs: Count.optional(),
+    minTokens: Count.optional(),
+    maxTokens: Count.optional(),
     q: z.string().min(1).max(200).optional(),
+    order: z.enum(["asc", "desc"]).optional(),
     limit: z.coerce.number().int().min(1).max(500).optional(),
     cursor: z.string().optional(),
   })
@@ -38,8 +54,16 @@ export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBod
   app.get("/traces", async (c) => {
     const parsed = ListQuery.safeParse(c.req.query());
     if (!parsed.success) throw toInvalidInputError(parsed.error);
-    const { q, ...rest } = parsed.data;
-    return c.json(await listTraces(deps.db, c.get("tenantId"), { ...rest, text: q }));
+    const { q, pattern, user, session, ...rest } = parsed.data;
+    return c.json(
+      await listTraces(deps.db, c.get("tenantId"), {
+        ...rest,
+        text: q,
+        patternId: pattern,
+        userId: user,
+        sessionId: session,
+      }),
+    );
   });
 
   app.get("/traces/:id", async (c) => c.json(await getTrace(deps.db, c.get("tenantId"), c.req.param("id"))));

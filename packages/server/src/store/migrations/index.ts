@@ -11,6 +11,7 @@ import { judgesSchema } from "./010-judges.ts";
 import { analyticsSchema } from "./011-analytics.ts";
 import { failuresByTimeSchema } from "./012-failures-by-time.ts";
 import { enqueueOncePerTransactionSchema } from "./013-enqueue-once-per-transaction.ts";
+import { traceListSchema } from "./014-trace-list.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -37,4 +38,5 @@ export const migrations: Migration[] = [
   { version: 11, name: "analytics settings and judge calibrations", sql: analyticsSchema },
   { version: 12, name: "failures by time", sql: failuresByTimeSchema },
   { version: 13, name: "detection queued once per transaction", sql: enqueueOncePerTransactionSchema },
+  { version: 14, name: "trace list by user and session", sql: traceListSchema },
 ];
