@@ -14,3 +14,17 @@ export function totalsLine(outcomes) {
   const count = (outcome) => outcomes.filter((o) => o.outcome === outcome).length;
   return `tests: ${count("pass")} passed, ${count("fail")} failed, ${count("skip")} skipped`;
 }
+
+/**
+ * `slowest files: test/a.test.ts 220 s, ...`: the `count` files whose top-level tests took longest in all (module
+ * loading not counted), so that a slow suite shows where its time goes.
+ */
+export function slowestFilesLine(outcomes, count = 8) {
+  const byFile = new Map();
+  for (const { outcome, file, ms } of outcomes) {
+    if (outcome === "time" && file) byFile.set(file, (byFile.get(file) ?? 0) + ms);
+  }
+  const slowest = [...byFile].sort((a, b) => b[1] - a[1]).slice(0, count);
+  const cwd = `${process.cwd()}/`;
+  return `slowest files: ${slowest.map(([file, ms]) => `${file.replace(cwd, "")} ${Math.round(ms / 1000)} s`).join(", ")}`;
+}

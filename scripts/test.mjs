@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time, then
-// the `*.alone.test.ts` files one at a time, and ends with a line counting the skipped tests by reason and a line
-// `tests: N passed, N failed, N skipped` over both runs. First it
+// the `*.alone.test.ts` files one at a time, and ends with a line naming the slowest files, a line counting the
+// skipped tests by reason and a line `tests: N passed, N failed, N skipped` over both runs. First it
 // checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
 import { spawn } from "node:child_process";
@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { missingParts } from "./required-parts.mjs";
-import { skipSummary, totalsLine } from "./skip-summary.mjs";
+import { skipSummary, slowestFilesLine, totalsLine } from "./skip-summary.mjs";
 
 function findTests(dir) {
   const found = [];
@@ -70,6 +70,7 @@ const outcomes = outcomesFiles
   .flatMap((file) => readFileSync(file, "utf8").split("\n").filter(Boolean))
   .map((line) => JSON.parse(line));
 rmSync(outcomesDir, { recursive: true, force: true });
+console.log(slowestFilesLine(outcomes));
 console.log(skipSummary(outcomes.filter((o) => o.outcome === "skip")));
 console.log(totalsLine(outcomes));
 process.exit(codes.find((code) => code !== 0) ?? 0);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MissingPartError, postgresLacks, requiredParts, skipWithout } from "../scripts/required-parts.mjs";
-import { skipSummary, totalsLine } from "../scripts/skip-summary.mjs";
+import { skipSummary, slowestFilesLine, totalsLine } from "../scripts/skip-summary.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -144,6 +144,23 @@ describe("the parts a run requires", () => {
 });
 
 describe("the test runner's skips", () => {
+  it("names the slowest files by the time of their top-level tests", () => {
+    const at = (file: string) => `${process.cwd()}/${file}`;
+    assert.equal(
+      slowestFilesLine(
+        [
+          { outcome: "time", file: at("a.test.ts"), ms: 1_000 },
+          { outcome: "time", file: at("b.test.ts"), ms: 30_000 },
+          { outcome: "pass", file: at("a.test.ts") },
+          { outcome: "time", file: at("a.test.ts"), ms: 40_000 },
+          { outcome: "time", file: at("c.test.ts"), ms: 2_000 },
+        ],
+        2,
+      ),
+      "slowest files: a.test.ts 41 s, b.test.ts 30 s",
+    );
+  });
+
   it("counts the skipped tests by reason in one line", () => {
     assert.equal(skipSummary([]), "skipped 0");
     assert.equal(
