@@ -1,4 +1,4 @@
-import type { Recipe } from "../recipe/index.ts";
+import type { Recipe } from "../recipe/recipe-schema.ts";
 import type { StepRecord } from "../run/run-types.ts";
 
 /** The prefix of the line `arc train --json-steps` prints for each step record (a Ray job's log carries it). */

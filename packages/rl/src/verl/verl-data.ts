@@ -10,7 +10,7 @@ import {
   taskFamilies,
   toVerlParquet,
 } from "@arc/core";
-import type { Recipe } from "../recipe/index.ts";
+import type { Recipe } from "../recipe/recipe-schema.ts";
 
 /** Validation rows a VERL job gets from its prompt pool when the family generates no held-out tasks. */
 const VALIDATION_FROM_POOL = 64;

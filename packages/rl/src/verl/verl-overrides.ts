@@ -1,5 +1,5 @@
 import { InvalidInputError } from "@arc/core";
-import type { Recipe } from "../recipe/index.ts";
+import type { Recipe } from "../recipe/recipe-schema.ts";
 
 /** The files a VERL job reads and writes, as paths on the cluster. */
 export interface VerlJobPaths {
