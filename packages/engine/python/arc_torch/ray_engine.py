@@ -10,6 +10,8 @@ import threading
 import ray
 from ray.exceptions import RayTaskError
 
+from .dispatch import dispatch
+
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -24,8 +26,6 @@ class EngineActor:
         self.lock = threading.Lock()
 
     def dispatch(self, method, params, call_id):
-        from .worker import dispatch
-
         return dispatch(self.state, method, params, self.is_cancelled, call_id)
 
     def cancel(self, target):

@@ -16,6 +16,7 @@ import sys
 import threading
 import traceback
 
+from .dispatch import dispatch
 from .distributed import DataParallel
 from .errors import WorkerError
 
@@ -65,43 +66,6 @@ class Channel:
     def is_cancelled(self, call_id, request_id):
         with self.lock:
             return call_id in self.cancelled or (request_id is not None and f"{call_id}/{request_id}" in self.cancelled)
-
-
-def dispatch(state, method, params, is_cancelled, call_id, emit=None):
-    """Carries out one request on this process's engine; `is_cancelled(call_id, request_id)` tells a running
-    generation which of its requests were cancelled, and `emit(call_id, events)` streams a `generate` that asked for
-    it (`stream: true`)."""
-    from .engine import TorchEngine
-    from .sampling import generate
-
-    if method == "init":
-        state["engine"] = TorchEngine(params, state["parallel"])
-        return state["engine"].info()
-    engine = state.get("engine")
-    if engine is None:
-        raise WorkerError(f"{method}: the worker has no engine yet; call init first")
-    if method == "info":
-        return engine.info()
-    if method == "logprobs":
-        return engine.logprobs(params["batch"])
-    if method == "step":
-        return engine.step(params["batch"], params["objective"])
-    if method == "gradients":
-        return engine.gradients(params["batch"], params["objective"], params["path"])
-    if method == "syncReference":
-        return engine.sync_reference()
-    if method == "save":
-        return engine.save(params["dir"], weights_only=bool(params.get("weightsOnly")))
-    if method == "load":
-        return engine.load(params["dir"])
-    if method == "setWeights":
-        return engine.set_weights(int(params["version"]), params["dir"])
-    if method == "generate":
-        if not state["parallel"].leader:
-            return None
-        stream = (lambda events: emit(call_id, events)) if params.get("stream") and emit else None
-        return generate(engine, params["requests"], lambda rid: is_cancelled(call_id, rid), stream)
-    raise WorkerError(f"method: unknown method {method!r}")
 
 
 def main():
