@@ -1,7 +1,14 @@
 import type { DemoOptions } from "./demo-options.ts";
-import type { DemoResult } from "./demo-result.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A phase of the demo and what it did. */
+export interface DemoPhase {
+  name: string;
+  startS: number;
+  endS: number;
+  note: string;
+}
 
 /** One line that rewrites itself on a TTY and prints every few seconds elsewhere. */
 export class LiveLine {
@@ -22,7 +29,7 @@ export class LiveLine {
 
 /** The demo's clock and its record of phases and notes, with the progress output. */
 export class DemoProgress {
-  readonly phases: DemoResult["phases"] = [];
+  readonly phases: DemoPhase[] = [];
   readonly notes: string[] = [];
   private phaseStart = 0;
 

@@ -1,7 +1,8 @@
 import type { ValidationReport } from "@arc/core";
 import type { StepRecord } from "@arc/rl";
 import type { RatePoint } from "../failures/index.ts";
-import { PATTERN_VERDICT_RULE } from "./pattern-verdicts.ts";
+import type { DemoPhase } from "./demo-progress.ts";
+import { type DemoPattern, PATTERN_VERDICT_RULE } from "./pattern-verdicts.ts";
 import type { WarmupReport } from "./warm-up.ts";
 
 /** One model version as the demo saw it serve. */
@@ -13,24 +14,6 @@ export interface DemoVersion {
   n: number;
   failures: number;
   failureRate: number | null;
-}
-
-/** One failure pattern: its live incidence (failures of the pattern per judged call) under base and final model. */
-export interface DemoPattern {
-  id: string;
-  label: string;
-  baseIncidence: number;
-  finalIncidence: number;
-  /** By `PATTERN_VERDICT_RULE`. */
-  verdict: "fixed" | "worse" | "unchanged";
-}
-
-/** A phase of the demo and what it did. */
-export interface DemoPhase {
-  name: string;
-  startS: number;
-  endS: number;
-  note: string;
 }
 
 /** Everything `arc demo` measured: what the summary, the table and the report are made of. */

@@ -1,5 +1,4 @@
 import { holmBonferroni, proportionChangePValues } from "@arc/core";
-import type { DemoPattern } from "./demo-result.ts";
 
 /** The level of the pattern verdicts' tests, across all patterns together. */
 export const PATTERN_ALPHA = 0.05;
@@ -9,6 +8,16 @@ export const PATTERN_VERDICT_RULE =
   "fixed: the pattern's live incidence (its failures per judged call) fell, and the drop is significant; " +
   "worse: it rose, and the rise is significant; unchanged: otherwise. Significant: a one-sided Fisher's exact " +
   `test, with Holm–Bonferroni across all patterns at α ${PATTERN_ALPHA}.`;
+
+/** One failure pattern: its live incidence (failures of the pattern per judged call) under base and final model. */
+export interface DemoPattern {
+  id: string;
+  label: string;
+  baseIncidence: number;
+  finalIncidence: number;
+  /** By `PATTERN_VERDICT_RULE`. */
+  verdict: "fixed" | "worse" | "unchanged";
+}
 
 /** One pattern's failures under the base model and under the model in production at the end. */
 export interface PatternCounts {

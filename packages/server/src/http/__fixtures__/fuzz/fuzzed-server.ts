@@ -7,7 +7,6 @@ import { type IncomingHttpHeaders, request } from "node:http";
 import { fileURLToPath } from "node:url";
 import { openPostgresDatabase } from "../../../store/postgres-database.ts";
 import type { HostileServerIds, HostileServerReady, HostileServerState } from "../hostile-input-server.ts";
-import type { Json } from "./route-spec.ts";
 
 /** A case not answered within this is a hang. */
 export const ANSWER_MS = 10_000;
@@ -82,7 +81,7 @@ export class FuzzedServer {
   }
 
   /** Runs an op of the fixture; a reply missing past `ms` is fatal (the database is wedged). */
-  call<T>(op: string, ms = ANSWER_MS, args: Json = {}): Promise<T> {
+  call<T>(op: string, ms = ANSWER_MS, args: Record<string, unknown> = {}): Promise<T> {
     const id = this.next++;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
