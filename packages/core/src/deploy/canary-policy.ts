@@ -17,6 +17,19 @@ export const CanaryPolicy = z
       .min(1)
       .default(30)
       .describe("judged canary requests a stage needs before it may advance or roll back"),
+    maxSamplesPerStage: z
+      .number()
+      .int()
+      .min(1)
+      .default(200)
+      .describe(
+        "judged canary requests after which a stage that the sequential test has not decided ends by the truncation rule",
+      ),
+    maxStageMinutes: z
+      .number()
+      .gt(0)
+      .default(24 * 60)
+      .describe("minutes after which a stage ends by the truncation rule, however few requests it gathered"),
     minControlSamples: z
       .number()
       .int()
@@ -46,6 +59,10 @@ export const CanaryPolicy = z
       .default(true)
       .describe("start a canary by itself for a validated (or approved) model"),
   })
-  .strict();
+  .strict()
+  .refine((p) => p.maxSamplesPerStage >= p.minSamplesPerStage, {
+    message: "maxSamplesPerStage must be at least minSamplesPerStage",
+    path: ["maxSamplesPerStage"],
+  });
 export type CanaryPolicy = z.infer<typeof CanaryPolicy>;
 export type CanaryPolicyInput = z.input<typeof CanaryPolicy>;

@@ -1,4 +1,4 @@
-import { ConflictError, decideCanaryStep } from "@arc/core";
+import { type CanaryPolicy, ConflictError, decideCanaryStep } from "@arc/core";
 import type { RoutingTable } from "../gateway/routing-table.ts";
 import type { Database } from "../store/database.ts";
 import { listModelVersions, type ModelVersion } from "../store/model-registry.ts";
@@ -15,7 +15,7 @@ import { observeDeploymentTraces, stageCounts } from "./live-evidence.ts";
 import { getReleaseSettings } from "./release-settings.ts";
 import type { VerdictSource } from "./verdict-source.ts";
 
-/** A transition the deployer made: `start_canary`, `advance`, `promote` or `rollback`, and why. */
+/** A transition the deployer made: `start_canary`, `advance`, `promote`, `rollback` or `keep_production`, and why. */
 export interface DeploymentEvent {
   tenantId: string;
   deploymentId: string;
@@ -42,10 +42,22 @@ export interface DeployerDeps {
 
 const actor = "system:deployer";
 
+/** The decision rule in words, written with each ending so the audit trail says how the canary was decided. */
+function canaryRule(policy: CanaryPolicy): string {
+  return (
+    `truncated SPRT per stage (alpha ${policy.alpha}, beta ${policy.beta}, minimum detectable increase ` +
+    `${policy.minDetectableIncrease}): worse and failing more often than the control -> rollback; not worse with ` +
+    `${policy.minSamplesPerStage} canary and ${policy.minControlSamples} control samples -> next stage or promote; ` +
+    `undecided at ${policy.maxSamplesPerStage} canary samples or ${policy.maxStageMinutes} minutes -> rollback if ` +
+    `the canary fails at least ${policy.minDetectableIncrease / 2} more often than the control, else keep production`
+  );
+}
+
 /**
  * Drives canaries from the state in Postgres, so any process (or the same one after a crash) picks up where the last
  * left off: starts a canary for a model the validator passed (or a person approved, when the tenant requires it),
- * judges the canary's and the control's gateway traces, and advances, promotes or rolls back by the sequential test.
+ * judges the canary's and the control's gateway traces, and advances, promotes, rolls back or keeps production by the
+ * truncated sequential test (`decideCanaryStep`).
  */
 export class Deployer {
   constructor(private readonly deps: DeployerDeps) {}
@@ -148,7 +160,8 @@ export class Deployer {
   private async step(dep: Deployment): Promise<void> {
     await observeDeploymentTraces(this.deps.db, dep, this.deps.verdicts);
     const counts = await stageCounts(this.deps.db, dep, dep.stage);
-    const step = decideCanaryStep({ stage: dep.stage, ...counts }, dep.policy);
+    const stageMinutes = (Date.now() - Date.parse(dep.stageStartedAt)) / 60_000;
+    const step = decideCanaryStep({ stage: dep.stage, stageMinutes, ...counts }, dep.policy);
     const evidence = { ...step.evidence, deployment: dep.id };
     if (step.action === "hold") {
       await noteCanaryStep(this.deps.db, dep.tenantId, dep.id, {
@@ -169,9 +182,10 @@ export class Deployer {
     } else {
       await finishCanary(this.deps.db, dep.tenantId, dep.id, {
         to: step.action === "promote" ? "promoted" : "rolled_back",
+        action: step.action,
         actor,
         reason: step.reason,
-        evidence,
+        evidence: { ...evidence, rule: canaryRule(dep.policy) },
       });
     }
     this.changed(dep, step.action, step.reason);

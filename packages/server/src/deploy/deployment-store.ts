@@ -40,7 +40,8 @@ function fromRow(r: Record<string, unknown>): Deployment {
     stage: Number(r.stage),
     share: Number(r.share),
     stageStartedAt: new Date(r.stage_started_at as string).toISOString(),
-    policy: r.policy as CanaryPolicy,
+    // parsed, so a deployment stored before a policy field existed gets its default
+    policy: CanaryPolicy.parse(r.policy),
     lastStep: (r.last_step as Record<string, unknown> | null) ?? null,
     createdAt: new Date(r.created_at as string).toISOString(),
     updatedAt: new Date(r.updated_at as string).toISOString(),
@@ -179,14 +180,23 @@ export async function advanceCanary(
 
 /**
  * Ends a canary: `promoted` makes the candidate the production model (the old one is retired); `rolled_back` sends
- * all traffic back to the control. Audited on the deployment and on each model version it moves.
+ * all traffic back to the control, audited as `rollback` or, when the stage's bound ended it without a difference
+ * shown, as `keep_production`. Audited on the deployment and on each model version it moves.
  */
 export async function finishCanary(
   db: Database,
   tenantId: string,
   id: string,
-  end: { to: "promoted" | "rolled_back"; actor: string; reason: string; evidence?: Record<string, unknown> },
+  end: {
+    to: "promoted" | "rolled_back";
+    actor: string;
+    reason: string;
+    evidence?: Record<string, unknown>;
+    /** The audited action; by default `promote` or `rollback` after `to`. */
+    action?: "promote" | "rollback" | "keep_production";
+  },
 ): Promise<Deployment> {
+  const action = end.action ?? (end.to === "promoted" ? "promote" : "rollback");
   return db.transaction(async (tx) => {
     const current = await getDeployment(tx, tenantId, id);
     const rows = await tx.query(
@@ -198,7 +208,7 @@ export async function finishCanary(
         end.to,
         end.to === "promoted" ? 1 : 0,
         JSON.stringify({
-          action: end.to === "promoted" ? "promote" : "rollback",
+          action,
           reason: end.reason,
           evidence: end.evidence ?? {},
         }),
@@ -217,7 +227,7 @@ export async function finishCanary(
       from: ["canary"],
       to: end.to,
       actor: end.actor,
-      action: end.to === "promoted" ? "promote" : "rollback",
+      action,
       evidence,
     });
     if (end.to === "promoted") {
@@ -234,7 +244,7 @@ export async function finishCanary(
       actor: end.actor,
       subjectKind: "deployment",
       subjectId: id,
-      action: end.to === "promoted" ? "promote" : "rollback",
+      action,
       fromState: `canary@${current.stage}`,
       toState: end.to,
       evidence,

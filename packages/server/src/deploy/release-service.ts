@@ -6,7 +6,7 @@ import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
 import type { ServerMetrics } from "../metrics/metrics-registry.ts";
 import type { Database } from "../store/database.ts";
 import { getModelVersion } from "../store/model-registry.ts";
-import { TeachingRuntime } from "../teaching/teaching-runtime.ts";
+import { TeachingRuntime } from "../teach/teaching-runtime.ts";
 import { PipelineEvalSets, StoredEvalSets } from "../validate/eval-set-source.ts";
 import type { JudgeOptions } from "../validate/judge-models.ts";
 import type { ValidatorDeps } from "../validate/validate-candidate.ts";
@@ -91,7 +91,12 @@ export function createReleaseService(options: ReleaseServiceOptions): ReleaseSer
     },
     onTransition: (e) => {
       // a replaced model is closed (its adapter unloaded) once its last requests finish
-      const left = e.action === "promote" ? e.controlId : e.action === "rollback" ? e.candidateId : null;
+      const left =
+        e.action === "promote"
+          ? e.controlId
+          : e.action === "rollback" || e.action === "keep_production"
+            ? e.candidateId
+            : null;
       if (left)
         getModelVersion(db, e.tenantId, left).then(
           (version) => pool.retire(version),
