@@ -2,7 +2,6 @@ import type { Trace } from "@arc/core";
 import { checkChatRequest } from "@arc/engine";
 import type { Counter } from "prom-client";
 import type { Database } from "../store/database.ts";
-import type { TeachingRuntime } from "../teaching/teaching-runtime.ts";
 import { type CompletionSummary, SseAccumulator, summarizeCompletion } from "./completion-summary.ts";
 import { type GatewayCall, gatewayTrace } from "./gateway-trace.ts";
 import { isWholeBody, jsonAnswer, type ModelAnswer, relayStream } from "./model-answer.ts";
@@ -10,6 +9,7 @@ import type { ModelPool } from "./model-pool.ts";
 import { renameModelInText, StreamModelRename } from "./model-rename.ts";
 import { openAiError } from "./openai-error.ts";
 import { type RouteChoice, RoutingTable } from "./routing-table.ts";
+import type { RunTimeTeacher } from "./run-time-teacher.ts";
 import { TraceRecorder, type TraceRecorderOptions } from "./trace-recorder.ts";
 
 /** What the gateway needs; the model pool is shared with the validator. */
@@ -20,7 +20,7 @@ export interface ChatGatewayDeps {
   recorder?: TraceRecorder;
   recorderOptions?: TraceRecorderOptions;
   /** Run-time teaching: answers a tenant's (or a pattern's) non-streamed requests under its teacher. */
-  teaching?: TeachingRuntime;
+  teaching?: RunTimeTeacher;
   /** Counts each call's tokens by tenant, model and kind (`arc_gateway_tokens_total` on `/metrics`). */
   tokens?: Counter<"tenant" | "model" | "kind">;
 }

@@ -6,4 +6,5 @@ export { embeddedBackend, type ModelBackend, upstreamBackend } from "./model-bac
 export { ModelPool, type ModelPoolOptions } from "./model-pool.ts";
 export { openAiError } from "./openai-error.ts";
 export { type Route, type RouteChoice, RoutingTable } from "./routing-table.ts";
+export type { RunTimeTeacher, TaughtAnswer, TeachCallContext } from "./run-time-teacher.ts";
 export { TraceRecorder, type TraceRecorderOptions } from "./trace-recorder.ts";

@@ -1,5 +1,5 @@
 import { InvalidInputError } from "@arc/core";
-import type { PatternTeachingStatus } from "../../teaching/teaching-runtime.ts";
+import type { PatternTeachingStatus } from "../../teach/teaching-runtime.ts";
 import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
 import { stringFlag } from "../parse-args.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { TeachingConfigInput } from "../../teaching/teaching-config.ts";
-import type { TeachingRuntime } from "../../teaching/teaching-runtime.ts";
+import type { TeachingConfigInput } from "../../teach/teaching-config.ts";
+import type { TeachingRuntime } from "../../teach/teaching-runtime.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 

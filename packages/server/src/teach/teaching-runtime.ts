@@ -12,9 +12,10 @@ import {
 } from "@arc/core";
 import { existingPatternIds, listPatterns } from "../failures/pattern-store.ts";
 import { gatewayTrace } from "../gateway/gateway-trace.ts";
-import { jsonAnswer, type ModelAnswer } from "../gateway/model-answer.ts";
+import { jsonAnswer } from "../gateway/model-answer.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
 import type { RouteChoice } from "../gateway/routing-table.ts";
+import type { RunTimeTeacher, TaughtAnswer, TeachCallContext } from "../gateway/run-time-teacher.ts";
 import { appendAudit } from "../store/audit-log.ts";
 import type { Database } from "../store/database.ts";
 import { getModelVersion } from "../store/model-registry.ts";
@@ -41,23 +42,6 @@ function solutionBudget(
   );
   if (asked === undefined) return configured;
   return configured === undefined ? asked : Math.min(asked, configured);
-}
-
-/** Facts of one gateway call the runtime needs. */
-export interface TeachCallContext {
-  /** `x-arc-env`: selects the verifier that judges live answers and the family's check of a teaching's claims. */
-  env?: string;
-  /** `x-arc-pattern`: the client names the failure pattern of the request. */
-  pattern?: string;
-  userId?: string;
-  sessionId?: string;
-  signal?: AbortSignal;
-}
-
-/** A request answered under teaching: the OpenAI-shaped answer and its trace (one step per phase). */
-export interface TaughtAnswer {
-  answer: ModelAnswer;
-  trace: Trace;
 }
 
 /** A pattern's teaching status, as the API and CLI show it. */
@@ -91,7 +75,7 @@ export interface TeachingRuntimeDeps {
  * is switched off (stored and audit-logged) until an operator resets it. Teaching fails open: if
  * the teacher cannot be reached, the request goes to the student untaught.
  */
-export class TeachingRuntime {
+export class TeachingRuntime implements RunTimeTeacher {
   private readonly monitors = new Map<string, { monitor: NdrMonitor; configJson: string }>();
   /** Each tenant's stored state and patterns, read again in the background before they are `ttlMs` old. */
   private readonly cache: RefreshingCache<{ state: TeachingState; patterns: FailurePattern[] }>;

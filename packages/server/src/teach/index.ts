@@ -9,8 +9,6 @@ export {
 export {
   ALL_TRAFFIC,
   type PatternTeachingStatus,
-  type TaughtAnswer,
-  type TeachCallContext,
   TeachingRuntime,
   type TeachingRuntimeDeps,
 } from "./teaching-runtime.ts";
