@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunDir, type RunState, type StepRecord } from "@arc/rl";
+import { crashMessage } from "./crash-message.ts";
 
 /** This package's folder: packages/server in the repository, node_modules/@arc/server when installed. */
 const PACKAGE_ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
@@ -59,7 +60,7 @@ async function readState(dir: RunDir): Promise<RunState | null> {
  * Runs `arc train` (or `arc train --resume`) as a child process and polls its run folder. `onPoll` returning
  * `stop` sends SIGINT (once the child has written its state, so its handler is in place): the run stops after its
  * current step with a checkpoint and status `cancelled`.
- * Throws with the run's last stderr lines when it exits without a state it could explain.
+ * Throws with the error the run's stderr names (see `crashMessage`) when it exits without a state it could explain.
  */
 export async function trainInChildProcess(request: TrainProcessRequest): Promise<TrainProcessOutcome> {
   const dir = new RunDir(join(request.runsDir, request.runId));
@@ -88,7 +89,7 @@ export async function trainInChildProcess(request: TrainProcessRequest): Promise
   let stderr = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-4000);
+    stderr = (stderr + chunk).slice(-8000);
     for (const line of chunk.split(/[\r\n]+/)) if (line.trim()) request.onLog?.(line.trim());
   });
   const exited = new Promise<number>((done) => {
@@ -128,8 +129,8 @@ export async function trainInChildProcess(request: TrainProcessRequest): Promise
   if (!state || (code !== 0 && state.status !== "cancelled" && !stoppedAfterItsEnd)) {
     // a run that failed says why in its state; a process that died before saying so leaves its stderr
     if (state?.status === "failed" && state.error) throw new Error(state.error);
-    const tail = stderr.trim().split("\n").slice(-5).join(" | ");
-    throw new Error(`arc train exited with ${code}${tail ? `: ${tail}` : ""}`);
+    const why = crashMessage(stderr);
+    throw new Error(`arc train exited with ${code}${why ? `: ${why}` : ""}`);
   }
   const recipeText = existsSync(dir.recipePath) ? await readFile(dir.recipePath) : Buffer.from("");
   return {
