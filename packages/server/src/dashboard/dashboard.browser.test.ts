@@ -8,8 +8,8 @@ import { chromiumLacks, chromiumPath, skipWithout } from "../../../../scripts/re
 import type { TenantAnalytics } from "../analytics/tenant-analytics.ts";
 import type { DatasetInfo } from "../failures/dataset-store.ts";
 import type { TenantRun } from "../orchestrator/run-store.ts";
+import { type DashboardServer, startDashboardServer } from "../serve/__fixtures__/dashboard-server.ts";
 import type { ModelVersion } from "../store/model-registry.ts";
-import { type DashboardServer, startDashboardServer } from "./__fixtures__/dashboard-server.ts";
 import { count, percent } from "./format.ts";
 import { tenantPages } from "./page-shell.ts";
 import { type TrafficAnswer, trafficTotals } from "./pages/overview-page.ts";

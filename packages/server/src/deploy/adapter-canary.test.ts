@@ -24,12 +24,12 @@ import { writeRandomAdapter } from "../gateway/__fixtures__/random-adapter.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
 import { histogramTotals } from "../metrics/__fixtures__/metric-values.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { createApiKey } from "../store/keys.ts";
 import { transitionModelVersion } from "../store/model-registry.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
-import { type ReleaseTestServer, startReleaseTestServer } from "./__fixtures__/release-test-server.ts";
 
 const messages = [{ role: "user" as const, content: "Which tool answers this?" }];
 

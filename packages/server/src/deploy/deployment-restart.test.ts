@@ -8,7 +8,7 @@ import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import { toolcallEvalFixture } from "./__fixtures__/toolcall-eval-fixture.ts";
 
-const script = join(import.meta.dirname, "__fixtures__/serve-toolcall-release.ts");
+const script = join(import.meta.dirname, "../serve/__fixtures__/serve-toolcall-release.ts");
 const fx = toolcallEvalFixture("fixture");
 const traffic = [...fx.generalQuestions, ...fx.patternQuestions];
 

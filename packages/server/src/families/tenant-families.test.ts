@@ -2,14 +2,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type EvalRow, Trace } from "@arc/core";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
 import { DetectionWorker } from "../failures/detection-worker.ts";
 import { exportDataset } from "../failures/export-dataset.ts";
 import { listPatterns } from "../failures/pattern-store.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { registerModelVersion } from "../store/model-registry.ts";

@@ -8,10 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { TOOLCALL_TOOLS, toOpenAiTools } from "@arc/core";
 import OpenAI from "openai";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { registerModelVersion } from "../store/model-registry.ts";

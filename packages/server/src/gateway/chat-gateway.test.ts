@@ -13,11 +13,8 @@ import {
 } from "@arc/engine";
 import OpenAI from "openai";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
 import { startCanary } from "../deploy/deployment-store.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { registerModelVersion } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";

@@ -6,10 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { configForSize, initWeights, writeHfCheckpoint } from "@arc/engine";
 import { OpenAITestServer } from "@arc/sdk/test-doubles";
 import OpenAI from "openai";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { registerModelVersion } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";

@@ -17,10 +17,7 @@ import { OpenAITestServer } from "@arc/sdk/test-doubles";
 import OpenAI from "openai";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import { loadServerConfig } from "../config/server-config.ts";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import { type RunningServer, startServer } from "../serve/start-server.ts";
 import type { Database } from "../store/database.ts";
 import { registerModelVersion } from "../store/model-registry.ts";

@@ -5,12 +5,12 @@ import { after, before, describe, it } from "node:test";
 import { createArc } from "@arc/sdk";
 import type { OpenAITestServer } from "@arc/sdk/test-doubles";
 import OpenAI from "openai";
-import type { RunningServer } from "../serve/start-server.ts";
-import type { ModelVersion } from "../store/model-registry.ts";
 import {
   type GatewayOnTestProvider,
   startGatewayOnTestProvider,
-} from "./__fixtures__/gateway-on-test-provider.ts";
+} from "../serve/__fixtures__/gateway-on-test-provider.ts";
+import type { RunningServer } from "../serve/start-server.ts";
+import type { ModelVersion } from "../store/model-registry.ts";
 
 /** An agent that uses the SDK and calls Arc's own gateway is traced once: the gateway joins the SDK's trace. */
 describe("SDK through the gateway", () => {

@@ -11,10 +11,7 @@ import {
   smollm2Checkpoint,
   smollm2Unavailable,
 } from "../../../engine/src/checkpoint/__fixtures__/smollm2.ts";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { registerModelVersion } from "../store/model-registry.ts";

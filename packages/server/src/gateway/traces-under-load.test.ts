@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
-import type { RunningServer } from "../serve/start-server.ts";
 import {
   type GatewayOnTestProvider,
   startGatewayOnTestProvider,
-} from "./__fixtures__/gateway-on-test-provider.ts";
+} from "../serve/__fixtures__/gateway-on-test-provider.ts";
+import type { RunningServer } from "../serve/start-server.ts";
 
 /** Calls made, and how many are in flight at once. */
 const calls = 1000;

@@ -4,11 +4,8 @@ import { formatToolCall, renderTemplate, teachingTemplates } from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import { listAudit } from "../store/audit-log.ts";
 import type { Database } from "../store/database.ts";
 import { registerModelVersion } from "../store/model-registry.ts";

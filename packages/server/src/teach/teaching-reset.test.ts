@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
 import { savePatterns } from "../failures/pattern-store.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { registerModelVersion } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";

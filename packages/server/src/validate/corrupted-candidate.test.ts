@@ -16,8 +16,8 @@ import {
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import { parseRecipe, type RunResult, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";
-import { startReleaseTestServer } from "../deploy/__fixtures__/release-test-server.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
+import { startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import { listAudit } from "../store/audit-log.ts";
 import { type ModelVersion, registerModelVersion } from "../store/model-registry.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";

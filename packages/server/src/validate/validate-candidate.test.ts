@@ -7,16 +7,13 @@ import { fileURLToPath } from "node:url";
 import * as engine from "@arc/engine";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
 import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../deploy/__fixtures__/release-test-server.ts";
-import {
   type ToolcallEvalFixture,
   toolcallEvalFixture,
 } from "../deploy/__fixtures__/toolcall-eval-fixture.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
 import { CITY_RUBRIC } from "../judges/__fixtures__/misread-city.ts";
 import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
+import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { getModelVersion, type ModelVersion, registerModelVersion } from "../store/model-registry.ts";

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import {
-  type ReleaseTestServer,
-  startReleaseTestServer,
-} from "../../deploy/__fixtures__/release-test-server.ts";
 import { toolcallEvalFixture } from "../../deploy/__fixtures__/toolcall-eval-fixture.ts";
 import { toolcallModelPool, toolcallVerdicts } from "../../deploy/__fixtures__/toolcall-models.ts";
 import { setReleaseSettings } from "../../deploy/release-settings.ts";
+import {
+  type ReleaseTestServer,
+  startReleaseTestServer,
+} from "../../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../../store/database.ts";
 import { migrate } from "../../store/migrate.ts";
 import { getModelVersion, registerModelVersion } from "../../store/model-registry.ts";

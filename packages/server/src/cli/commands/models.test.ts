@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import {
   type ReleaseTestServer,
   startReleaseTestServer,
-} from "../../deploy/__fixtures__/release-test-server.ts";
+} from "../../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../../store/database.ts";
 import { getModelVersion, listModelVersions, type ModelVersion } from "../../store/model-registry.ts";
 import { databasesUnderTest } from "../../store/test-databases.ts";

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { AnswerBookEngine } from "../../deploy/__fixtures__/answer-book-engine.ts";
+import { ModelPool } from "../../gateway/model-pool.ts";
 import {
   type ReleaseTestServer,
   startReleaseTestServer,
-} from "../../deploy/__fixtures__/release-test-server.ts";
-import { ModelPool } from "../../gateway/model-pool.ts";
+} from "../../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../../store/database.ts";
 import { migrate } from "../../store/migrate.ts";
 import { registerModelVersion } from "../../store/model-registry.ts";

@@ -7,12 +7,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
+import type { RegistrationPolicy } from "../../deploy/registration-policy.ts";
+import { ModelPool } from "../../gateway/model-pool.ts";
 import {
   type ReleaseTestServer,
   startReleaseTestServer,
-} from "../../deploy/__fixtures__/release-test-server.ts";
-import type { RegistrationPolicy } from "../../deploy/registration-policy.ts";
-import { ModelPool } from "../../gateway/model-pool.ts";
+} from "../../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../../store/database.ts";
 import { listModelVersions } from "../../store/model-registry.ts";
 import { databasesUnderTest } from "../../store/test-databases.ts";

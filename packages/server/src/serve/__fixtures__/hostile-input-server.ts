@@ -18,12 +18,12 @@ import { AnswerBookEngine } from "../../deploy/__fixtures__/answer-book-engine.t
 import { startCanary } from "../../deploy/deployment-store.ts";
 import { DetectionWorker } from "../../failures/detection-worker.ts";
 import { ModelPool } from "../../gateway/model-pool.ts";
-import { startServer } from "../../serve/start-server.ts";
 import { createApiKey } from "../../store/keys.ts";
 import { registerModelVersion, transitionModelVersion } from "../../store/model-registry.ts";
 import { openPostgresDatabase } from "../../store/postgres-database.ts";
 import { createTenant, findTenant } from "../../store/tenants.ts";
 import { insertTraces } from "../../store/trace-store.ts";
+import { startServer } from "../start-server.ts";
 
 /** What the child tells the suite once it listens. */
 export interface HostileServerReady {

@@ -4,9 +4,9 @@
  * (ARC_HOME, ARC_PORT...), exactly as `arc serve` reads it.
  */
 import { loadServerConfig } from "../../config/server-config.ts";
-import { startServer } from "../../serve/start-server.ts";
-import { toolcallEvalFixture } from "./toolcall-eval-fixture.ts";
-import { toolcallModelPool, toolcallVerdicts } from "./toolcall-models.ts";
+import { toolcallEvalFixture } from "../../deploy/__fixtures__/toolcall-eval-fixture.ts";
+import { toolcallModelPool, toolcallVerdicts } from "../../deploy/__fixtures__/toolcall-models.ts";
+import { startServer } from "../start-server.ts";
 
 const fx = toolcallEvalFixture("fixture");
 const server = await startServer(loadServerConfig(process.env), {

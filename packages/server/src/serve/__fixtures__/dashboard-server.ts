@@ -11,9 +11,9 @@ import { toolcallEvalFixture } from "../../deploy/__fixtures__/toolcall-eval-fix
 import { toolcallVerdicts } from "../../deploy/__fixtures__/toolcall-models.ts";
 import { ModelPool } from "../../gateway/model-pool.ts";
 import { QUICK_RUN } from "../../orchestrator/__fixtures__/orchestrator-tenant.ts";
-import { type RunningServer, startServer } from "../../serve/start-server.ts";
 import { registerModelVersion } from "../../store/model-registry.ts";
 import { findTenant } from "../../store/tenants.ts";
+import { type RunningServer, startServer } from "../start-server.ts";
 
 const TOOLCALL_BASE = fileURLToPath(new URL("../../../../../models/toolcall-base", import.meta.url));
 

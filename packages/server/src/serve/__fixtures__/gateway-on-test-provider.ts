@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OpenAITestServer } from "@arc/sdk/test-doubles";
 import { loadServerConfig } from "../../config/server-config.ts";
-import { type RunningServer, startServer } from "../../serve/start-server.ts";
 import { type ModelVersion, registerModelVersion } from "../../store/model-registry.ts";
 import { findTenant } from "../../store/tenants.ts";
+import { type RunningServer, startServer } from "../start-server.ts";
 
 /** `arc serve` whose first tenant's production model is an upstream: the SDK's OpenAI test server. */
 export interface GatewayOnTestProvider {
