@@ -47,6 +47,7 @@ export const BENCH_COMMANDS: Record<string, string> = {
   remote: "npm run bench:remote",
   serving: "npm run bench:serving",
   judges: "npm run bench:judges",
+  dashboard: "npm run bench:dashboard",
   "thread-contention": "npm run bench:contention",
   "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
   "torch-gpu":
@@ -285,7 +286,7 @@ const ROWS: Row[] = [
   {
     bench: "gateway",
     figure:
-      "A bare Node.js pass-through proxy (the floor on this machine), c = 1: p50 / p99 added; throughput ratio",
+      "A bare Node.js pass-through proxy (the floor on the same machine), c = 1: p50 / p99 added; throughput ratio",
     value: (f) => {
       const added = overheadAt("bare_proxy", 1)(f);
       const ratio = numberAt(f, "bare_proxy_throughput_ratio_vs_upstream");
@@ -617,6 +618,18 @@ const ROWS: Row[] = [
   },
   {
     bench: "judges",
+    figure:
+      'The shipped `toolcall-judge`: precision / recall of its "failed" verdicts against the verifier\'s',
+    value: (f) => {
+      const precision = numberAt(f, "judge_failed_precision");
+      const recall = numberAt(f, "judge_failed_recall");
+      return precision === undefined || recall === undefined
+        ? undefined
+        : `${fmt(precision, 2)} / ${fmt(recall, 2)}`;
+    },
+  },
+  {
+    bench: "judges",
     figure: "The shipped `toolcall-judge` on `arc engine serve`: judge calls a second, 4 in flight",
     value: figure("judge_calls_per_s", 2, " calls/s"),
   },
@@ -632,6 +645,19 @@ const ROWS: Row[] = [
         ? undefined
         : `${fmt(v, 3)} / ${fmt(j, 3)} (base ${fmt(b, 3)}, ${String(f.grpo_steps)} steps)`;
     },
+  },
+  // npm run bench:dashboard: the trace list over 1,000,000 traces in PostgreSQL
+  {
+    bench: "dashboard",
+    figure: "`GET /v1/traces` server time over 1,000,000 traces in PostgreSQL: the first page, p95",
+    value: figure("first_page_p95_ms", 1, " ms"),
+    target: "< 500 ms",
+  },
+  {
+    bench: "dashboard",
+    figure: "`GET /v1/traces` server time, a text search among failed traces (`q=refund&verdict=failed`), p95",
+    value: figure("filtered_search_p95_ms", 1, " ms"),
+    target: "< 500 ms",
   },
   // python -m arc_torch.bench on a GPU machine: bench/gpu/torch-gpu.json
   {
@@ -771,7 +797,8 @@ const ROWS: Row[] = [
   },
   {
     bench: "teaching",
-    figure: "Adaptive teaching: the rule that reads the solution (the most a teacher can do here), accuracy",
+    figure:
+      "Adaptive teaching: the rule that reads the solution (the most a teacher can do for this student), accuracy",
     value: figure("reference_rule_accuracy", 3),
   },
   // npm run bench:contention

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { BENCH_COMMANDS, benchmarksReport, REPORT_PATH } from "../bench/report.ts";
 import { invokingCommand, RESULTS_DIR, thisMachine, writeBenchResults } from "../bench/results-file.ts";
+import { documentationFiles } from "./documentation-files.ts";
 
 const NOT_MEASURED = "not measured yet";
 
@@ -27,6 +28,13 @@ function tableRows(report: string): string[][] {
 }
 
 const scripts = JSON.parse(readFileSync("package.json", "utf8")).scripts as Record<string, string>;
+
+/** Each README and guide but docs/benchmarks.md itself, with its text. */
+function docsBesideBenchmarks(): [file: string, text: string][] {
+  return documentationFiles()
+    .filter((file) => file !== join("docs", "benchmarks.md"))
+    .map((file) => [file, readFileSync(file, "utf8")]);
+}
 
 /**
  * Whether a command cell names a command that exists: an npm script of the root package, a bench file, or the
@@ -80,23 +88,55 @@ describe("docs/benchmarks.md", () => {
     assertRowsComplete(readFileSync(REPORT_PATH, "utf8"));
   });
 
-  it("has a figures file for every bench the README cites beside a figure", () => {
-    const readme = readFileSync("README.md", "utf8");
+  it("has a figures file for every bench a README or guide cites beside a figure", () => {
     const figure = /\b\d+\.\d+\b|\b\d{1,3}(?:,\d{3})+\b|\b\d+%/;
-    const cited = readme
-      .split(/\n(?=- |\s*\n)/)
-      .filter((chunk) => figure.test(chunk))
-      .flatMap((chunk) =>
-        [...chunk.matchAll(/`(npm run bench(?::[\w-]+)?)(?: -- [^`]*)?`/g)].map((m) => m[1]),
-      );
-    assert.ok(cited.length > 0, "the README cites benches beside its figures");
-    const unmeasured = [...new Set(cited)].flatMap((command) =>
-      Object.entries(BENCH_COMMANDS)
+    const cited = docsBesideBenchmarks().flatMap(([file, text]) =>
+      text
+        .split(/\n(?=- |\s*\n)/)
+        .filter((chunk) => figure.test(chunk))
+        .flatMap((chunk) =>
+          [...chunk.matchAll(/`(npm run bench(?::[\w-]+)?)(?: -- [^`]*)?`/g)].map((m) => `${file}: ${m[1]}`),
+        ),
+    );
+    assert.ok(
+      cited.some((c) => c.startsWith("README.md: ")),
+      "the README cites benches beside its figures",
+    );
+    const unmeasured = [...new Set(cited)].flatMap((citation) => {
+      const command = citation.slice(citation.indexOf(": ") + 2);
+      return Object.entries(BENCH_COMMANDS)
         .filter(([, c]) => c === command)
         .filter(([name]) => !existsSync(join(RESULTS_DIR, `${name}.json`)))
-        .map(([name]) => `${command}: no bench/results/${name}.json`),
-    );
+        .map(([name]) => `${citation}: no bench/results/${name}.json`);
+    });
     assert.deepEqual(unmeasured, []);
+  });
+
+  it("dates a bench's figures in the READMEs and guides with the date of its figures file", () => {
+    const cited: string[] = [];
+    const wrong = docsBesideBenchmarks().flatMap(([file, text]) =>
+      [
+        ...text
+          .replace(/\s+/g, " ")
+          .matchAll(/`(npm run bench(?::[\w-]+)?)(?: -- [^`]*)?`[^.`]{0,80}?\b(\d{4}-\d{2}-\d{2})\b/g),
+      ].flatMap(([, command, date]) => {
+        cited.push(`${file}: ${command} ${date}`);
+        const dates = Object.entries(BENCH_COMMANDS)
+          .filter(([, c]) => c === command)
+          .map(([name]) => join(RESULTS_DIR, `${name}.json`))
+          .filter((path) => existsSync(path))
+          .map((path) => String(JSON.parse(readFileSync(path, "utf8")).date).slice(0, 10));
+        return dates.includes(date)
+          ? []
+          : [`${file}: \`${command}\` dated ${date}, its figures file ${dates.join(" / ") || "missing"}`];
+      }),
+    );
+    assert.ok(cited.length > 0, "the guides date the bench runs they quote");
+    assert.deepEqual(
+      wrong,
+      [],
+      "quote the bench's latest figures with their date, or link to docs/benchmarks.md",
+    );
   });
 
   it("shows a GPU figures file with the GPU's machine and date, and its command as the bench read it", () => {

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { documentationFiles } from "./documentation-files.ts";
 
 /**
  * The documentation describes the product as it is: what it does, how to use it, its figures with the command that
  * measures them. It keeps no record of how the project was built: which run on which day measured what, what was
- * committed until when. These rules find that record's usual phrasing; each is narrow enough to leave product text
- * alone (the examples at the end of this file hold both sides).
+ * committed until when, figures "now" or "here" with no machine and date. These rules find that record's usual
+ * phrasing; each is narrow enough to leave product text alone (the examples at the end of this file hold both sides).
  */
 const ORDINALS_TO_TENTH = [
   "first",
@@ -80,7 +81,36 @@ const HISTORY_RULES: { name: string; pattern: RegExp }[] = [
       "i",
     ),
   },
+  {
+    name: "figures dated by 'now'",
+    pattern: /\bfigures?\s+(?:now|today|at present|currently|as of now|of late)\b/i,
+  },
 ];
+
+/** A figure as the docs write one: a decimal, a number with thousands separators, a percentage, a ratio or a time or rate. */
+const FIGURE =
+  /\d+\.\d+|\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?×|\b\d+\s?(?:ms|s|min|minutes|(?:tokens|steps|calls|traces|requests)\/s|GFLOP\/s)(?![\w/])/;
+/** Where a measurement took place, said without naming the machine or the date. */
+const UNNAMED_PLACE = /\bhere\b|\b(?:this|our)\s+(?:[\w-]+\s+){0,3}machines?\b/i;
+
+/**
+ * The sentences (and table rows) of `text` that state a figure measured "here" or on "this machine": the reader cannot
+ * tell which machine or when, so such a figure names the machine and date of its results file, or links to
+ * docs/benchmarks.md, which does.
+ */
+function figuresWithoutPlace(text: string): string[] {
+  const found: string[] = [];
+  for (const block of text.split(/\n\s*\n/)) {
+    const lines = block.split("\n");
+    const rows = lines.filter((line) => line.trimStart().startsWith("|"));
+    const prose = lines.filter((line) => !line.trimStart().startsWith("|")).join(" ");
+    for (const sentence of [...rows, ...prose.split(/(?<=[.!?;])\s+/)]) {
+      if (FIGURE.test(sentence) && UNNAMED_PLACE.test(sentence))
+        found.push(`[a figure measured "here"] …${sentence.trim().replace(/\s+/g, " ").slice(0, 110)}…`);
+    }
+  }
+  return found;
+}
 
 /** The lines of `text` some rule matches: `line: [rules] …the words around the first match…`. */
 function historyPhrasing(text: string): string[] {
@@ -95,21 +125,6 @@ function historyPhrasing(text: string): string[] {
     found.push(`${i + 1}: [${matches.map((m) => m.name).join("; ")}] …${words}…`);
   }
   return found;
-}
-
-/** Folders that hold no documentation of ours (dependencies, dot folders, what the benches and the demo write). */
-const SKIPPED = new Set(["node_modules", join("bench", "results")]);
-
-/** Every README (any folder), and every markdown file under docs/. */
-function documentationFiles(dir = "."): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (name.startsWith(".") || SKIPPED.has(name) || SKIPPED.has(relative(".", path))) return [];
-    if (statSync(path).isDirectory()) return documentationFiles(path);
-    const isReadme = /^readme(\.[a-z]+)?\.md$/i.test(name);
-    const isDoc = relative(".", path).split(/[\\/]/)[0] === "docs" && name.endsWith(".md");
-    return isReadme || isDoc ? [relative(".", path)] : [];
-  });
 }
 
 describe("documentation describes the product, not how it was built", () => {
@@ -128,6 +143,37 @@ describe("documentation describes the product, not how it was built", () => {
       0,
       `development history in the docs; write what the product does now, with the command that shows it:\n${offenders.join("\n")}`,
     );
+  });
+
+  it("states no figure measured 'here' or on 'this machine' in any README or docs/ page", () => {
+    const offenders = documentationFiles().flatMap((file) =>
+      figuresWithoutPlace(readFileSync(file, "utf8")).map((hit) => `${file}: ${hit}`),
+    );
+    assert.deepEqual(
+      offenders,
+      [],
+      "name the machine and date of the results file, or link to docs/benchmarks.md",
+    );
+  });
+
+  it("flags a figure whose machine is 'here' or 'this machine'", () => {
+    for (const text of [
+      "a 135M model trains here at 27 tokens/s",
+      "`npm run bench:remote` runs them both ways on this 2-core AMD\nEPYC machine: DPO ends at 0.125.",
+      "| bare proxy (the floor on this machine) | +0.363 ms |",
+      "Measured here, the gateway keeps 0.83 of the upstream's throughput.",
+      "about 1.6× faster on our machine",
+    ]) {
+      assert.notDeepEqual(figuresWithoutPlace(text), [], text);
+    }
+    for (const text of [
+      "Every trace carries an id generated here (`crypto.randomUUID()`).",
+      "On 2 cores, Intel Xeon, 2026-12-06: 7.41 s without the cache, 0.51 s with it.",
+      "Canaries happen here.\n\nThe gateway keeps 0.83 of the upstream's throughput ([benchmarks](benchmarks.md)).",
+      "a checkpoint of a size the machine holds loads; 0.84M parameters in the demo model",
+    ]) {
+      assert.deepEqual(figuresWithoutPlace(text), [], text);
+    }
   });
 
   it("flags the phrasing of a lab notebook", () => {
@@ -150,6 +196,8 @@ describe("documentation describes the product, not how it was built", () => {
       "the fourth day of the search",
       "measured on 2026-03-14 with an idle machine",
       "trained on March 3 on a shared core",
+      "**Figures now:** production failure rate 0.219 on 512 tasks",
+      "The figures today: 0.875 agreement",
     ]) {
       assert.notDeepEqual(historyPhrasing(text), [], text);
     }
@@ -173,6 +221,8 @@ describe("documentation describes the product, not how it was built", () => {
       "`Put Gym in my calendar for March 20 at 3pm`",
       "a sessionId groups a user's traces; one session, one trace per turn",
       "the previous run's checkpoint is the starting point of `arc train --resume`",
+      "What `base-model.json` records: the failure rate on 512 production tasks (seed 1000: 0.219)",
+      "the figures of this page, with their machine and date",
     ]) {
       assert.deepEqual(historyPhrasing(text), [], text);
     }
