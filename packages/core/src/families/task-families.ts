@@ -10,6 +10,12 @@ export const taskFamilies = new TaskFamilyRegistry()
   .register(arithFamily)
   .register(orderdeskFamily);
 
+/** The family a recipe or a request trains and serves when it names none. */
+export const DEFAULT_ENV = toolcallFamily.env;
+
+/** The shipped base model of the default family (`models/README.md`): the starting model a recipe names none. */
+export const DEFAULT_BASE_MODEL = "models/toolcall-base";
+
 /** The family of an env id in the process's registry; throws an InvalidInputError listing the known ids otherwise. */
 export function getTaskFamily(env: string): TaskFamily {
   return taskFamilies.get(env);

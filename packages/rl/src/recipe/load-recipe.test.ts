@@ -13,7 +13,7 @@ import {
   parseRecipe,
   readRecipeYaml,
 } from "./load-recipe.ts";
-import { Recipe, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
+import { RecipeBlocks, TRAINER_BY_ALGORITHM, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
 
 async function recipeFile(text: string): Promise<string> {
   const path = join(await mkdtemp(join(tmpdir(), "arc-recipe-")), "r.yaml");
@@ -24,17 +24,42 @@ async function recipeFile(text: string): Promise<string> {
 /** The recipe blocks a tunable key may name. */
 type RecipeBlock = "model" | "data" | "trainer" | "reward" | "sftWarmUp";
 
-/** The fields of a recipe block, its default or optional wrapper taken off. */
+/** Every trainer key of any algorithm, with the schema of the first algorithm that takes it. */
+const TRAINER_FIELDS: Record<string, z.ZodTypeAny> = Object.assign(
+  {},
+  ...Object.values(TRAINER_BY_ALGORITHM)
+    .reverse()
+    .map((schema) => schema.shape),
+);
+
+/** The fields of a recipe block, its default or optional wrapper taken off (the trainer's: of every algorithm). */
 function blockShape(block: RecipeBlock): Record<string, z.ZodTypeAny> {
-  const schema = Recipe.shape[block];
+  if (block === "trainer") return TRAINER_FIELDS;
+  const schema = RecipeBlocks.shape[block];
   return (schema instanceof z.ZodOptional ? schema.unwrap() : schema.removeDefault()).shape;
+}
+
+/** A value `schema` accepts, drawn from a few of each kind, so a test can set a key validly. */
+function validValue(schema: z.ZodTypeAny): unknown {
+  const candidates = [1, 2, 0.5, true, "multi-turn", "sigmoid", "grpo", "arc", "inf"];
+  const value = candidates.find((candidate) => schema.safeParse(candidate).success);
+  assert.notEqual(value, undefined, "no candidate value fits the key");
+  return value;
+}
+
+/** The trainer block of a parsed recipe, asserted to be of `algorithm`. */
+function trainerOf<A extends keyof typeof TRAINER_BY_ALGORITHM>(
+  recipe: ReturnType<typeof parseRecipe>,
+  algorithm: A,
+): z.infer<(typeof TRAINER_BY_ALGORITHM)[A]> {
+  assert.equal(recipe.trainer.algorithm, algorithm);
+  return recipe.trainer as z.infer<(typeof TRAINER_BY_ALGORITHM)[A]>;
 }
 
 describe("recipes", () => {
   it("fills every block with defaults", () => {
     const recipe = parseRecipe({});
-    assert.equal(recipe.trainer.algorithm, "dpo");
-    assert.equal(recipe.trainer.syncInterval, 1);
+    assert.equal(trainerOf(recipe, "dpo").syncInterval, 1);
     assert.equal(recipe.data.env, "toolcall");
     assert.equal(recipe.reward.kind, "partial");
   });
@@ -46,15 +71,16 @@ describe("recipes", () => {
       "trainer.syncReference=true",
       "data.env=arith",
     ]);
-    assert.equal(recipe.trainer.syncInterval, 10);
-    assert.equal(recipe.trainer.syncReference, true);
-    assert.equal(recipe.trainer.beta, 0.2);
+    const trainer = trainerOf(recipe, "dpo");
+    assert.equal(trainer.syncInterval, 10);
+    assert.equal(trainer.syncReference, true);
+    assert.equal(trainer.beta, 0.2);
     assert.equal(recipe.data.env, "arith");
   });
 
   it("accepts inf as an offline sync interval", async () => {
     const recipe = await loadRecipe(await recipeFile("{}"), ["trainer.syncInterval=inf"]);
-    assert.equal(recipe.trainer.syncInterval, "inf");
+    assert.equal(trainerOf(recipe, "dpo").syncInterval, "inf");
   });
 
   it("names the key and the expected type of a bad value", async () => {
@@ -88,12 +114,68 @@ describe("recipes", () => {
   });
 
   it("takes several updates per rollout batch for GRPO only", () => {
-    assert.equal(parseRecipe({ trainer: { algorithm: "grpo", ppoEpochs: 2 } }).trainer.ppoEpochs, 2);
+    const recipe = parseRecipe({ trainer: { algorithm: "grpo", ppoEpochs: 2 } });
+    assert.equal(trainerOf(recipe, "grpo").ppoEpochs, 2);
     assert.throws(
       () => parseRecipe({ trainer: { algorithm: "dpo", ppoEpochs: 2 } }),
-      /trainer\.ppoEpochs: only GRPO takes several updates per rollout batch, got 2 with algorithm dpo/,
+      /trainer\.ppoEpochs: not a key of algorithm dpo \(only grpo take it\)/,
     );
-    assert.throws(() => parseRecipe({ trainer: { ppoEpochs: 0 } }), /trainer\.ppoEpochs/);
+    assert.throws(() => parseRecipe({ trainer: { algorithm: "grpo", ppoEpochs: 0 } }), /trainer\.ppoEpochs/);
+  });
+
+  it("refuses, for each algorithm, every trainer key of another algorithm by name", () => {
+    const algorithms = Object.keys(TRAINER_BY_ALGORITHM) as (keyof typeof TRAINER_BY_ALGORITHM)[];
+    let refused = 0;
+    for (const algorithm of algorithms) {
+      const own = TRAINER_BY_ALGORITHM[algorithm].shape;
+      for (const [key, schema] of Object.entries(TRAINER_FIELDS)) {
+        if (key in own) continue;
+        const owners = algorithms.filter((a) => key in TRAINER_BY_ALGORITHM[a].shape);
+        assert.throws(
+          () => parseRecipe({ trainer: { algorithm, [key]: validValue(schema) } }),
+          (error: unknown) => {
+            assert.ok(InvalidInputError.isInstance(error), String(error));
+            assert.equal(
+              (error as Error).message,
+              `recipe: trainer.${key}: not a key of algorithm ${algorithm} (only ${owners.join(" and ")} take it)`,
+            );
+            assert.equal((error as InvalidInputError).field, `trainer.${key}`);
+            return true;
+          },
+          `${algorithm} took ${key}`,
+        );
+        refused++;
+      }
+    }
+    // the keys the issue names: clipEpsilon in a DPO recipe, syncInterval in a GRPO recipe
+    assert.throws(
+      () => parseRecipe({ trainer: { algorithm: "dpo", clipEpsilon: 0.2 } }),
+      /trainer\.clipEpsilon/,
+    );
+    assert.throws(
+      () => parseRecipe({ trainer: { algorithm: "grpo", syncInterval: 4 } }),
+      /trainer\.syncInterval/,
+    );
+    assert.ok(refused >= 20, `${refused} foreign keys refused`);
+  });
+
+  it("takes every key of each algorithm's own trainer block", () => {
+    for (const [algorithm, schema] of Object.entries(TRAINER_BY_ALGORITHM)) {
+      const trainer = Object.fromEntries(
+        Object.entries(schema.shape)
+          .filter(([key]) => key !== "algorithm" && key !== "backend" && key !== "workflow")
+          .map(([key, field]) => [key, validValue(field)]),
+      );
+      // decoupled GRPO needs temperature 1, which validValue picks
+      assert.doesNotThrow(() => parseRecipe({ trainer: { algorithm, ...trainer } }), algorithm);
+    }
+  });
+
+  it("refuses an SFT warm-up in an SFT recipe", () => {
+    assert.throws(
+      () => parseRecipe({ trainer: { algorithm: "sft" }, sftWarmUp: { steps: 3 } }),
+      /sftWarmUp: an SFT run has no SFT warm-up/,
+    );
   });
 
   it("takes a teacher run's settings and refuses what a teacher run cannot do, naming the key", () => {

@@ -1,21 +1,57 @@
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { InvalidInputError, type TaskFamilyRegistry, taskFamilies } from "@arc/core";
+import { InvalidInputError, type TaskFamily, type TaskFamilyRegistry, taskFamilies } from "@arc/core";
 import { parse } from "yaml";
 import type { ZodError } from "zod";
 import { FAMILIES_ENV, loadTaskFamilies } from "../families/index.ts";
 import { checkVerlRecipe } from "../verl/verl-overrides.ts";
-import { Recipe, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
+import {
+  DEFAULT_ALGORITHM,
+  Recipe,
+  TEACHER_RUN_ENVS,
+  TRAINER_BY_ALGORITHM,
+  TUNABLE_RECIPE_KEYS,
+} from "./recipe-schema.ts";
+
+/** The algorithms whose trainer block takes `key`. */
+function algorithmsWithKey(key: string): string[] {
+  return Object.entries(TRAINER_BY_ALGORITHM)
+    .filter(([, schema]) => key in schema.shape)
+    .map(([algorithm]) => algorithm);
+}
+
+/** The message of a key the schema does not know: a trainer key of another algorithm says whose it is. */
+function unknownKeys(key: string, keys: string[], raw: unknown): string {
+  const algorithm = key === "trainer" ? trainerAlgorithm(raw) : undefined;
+  if (!algorithm) return `${key}: unknown key(s) ${keys.join(", ")}`;
+  return keys
+    .map((name) => {
+      const owners = algorithmsWithKey(name);
+      return owners.length > 0
+        ? `trainer.${name}: not a key of algorithm ${algorithm} (only ${owners.join(" and ")} take it)`
+        : `trainer: unknown key(s) ${name}`;
+    })
+    .join("\n");
+}
+
+/** The algorithm a raw recipe's trainer block names (the default when it names none). */
+function trainerAlgorithm(raw: unknown): string {
+  const trainer = (raw as { trainer?: { algorithm?: unknown } } | null)?.trainer;
+  return typeof trainer?.algorithm === "string" ? trainer.algorithm : DEFAULT_ALGORITHM;
+}
 
 /** Turns a zod error into one message per issue, each naming the dotted key. */
-function describeIssues(error: ZodError, source: string): string {
+function describeIssues(error: ZodError, source: string, raw: unknown): string {
   return error.issues
     .map((issue) => {
       const key = issue.path.join(".") || "(root)";
       if (issue.code === "invalid_type")
         return `${source}: ${key}: expected ${issue.expected}, got ${issue.received}`;
       if (issue.code === "unrecognized_keys")
-        return `${source}: ${key}: unknown key(s) ${issue.keys.join(", ")}`;
+        return unknownKeys(key, issue.keys, raw)
+          .split("\n")
+          .map((line) => `${source}: ${line}`)
+          .join("\n");
       return `${source}: ${key}: ${issue.message}`;
     })
     .join("\n");
@@ -24,6 +60,7 @@ function describeIssues(error: ZodError, source: string): string {
 /**
  * Validates a recipe object; throws an InvalidInputError naming each bad key and the type expected. `data.env` must
  * be a family of `families` (default: the process's registry; a server passes a tenant's, its own families included).
+ * A DPO or GRPO recipe without `trainer.workflow` gets the family's: multi-turn episodes for a family with a session.
  */
 export function parseRecipe(
   raw: unknown,
@@ -33,7 +70,11 @@ export function parseRecipe(
   const result = Recipe.safeParse(raw ?? {});
   if (!result.success) {
     const first = result.error.issues[0];
-    throw new InvalidInputError(describeIssues(result.error, source), { field: first.path.join(".") });
+    const field =
+      first.code === "unrecognized_keys" && first.path.join(".") === "trainer"
+        ? `trainer.${first.keys[0]}`
+        : first.path.join(".");
+    throw new InvalidInputError(describeIssues(result.error, source, raw), { field });
   }
   const recipe = result.data;
   const family = families.find(recipe.data.env);
@@ -41,12 +82,6 @@ export function parseRecipe(
     throw new InvalidInputError(
       `${source}: data.env: expected one of ${families.envs().join(", ")}, got ${JSON.stringify(recipe.data.env)} (register its family with the recipe key families, arc --family or ${FAMILIES_ENV})`,
       { field: "data.env" },
-    );
-  }
-  if (recipe.trainer.decoupled && recipe.trainer.temperature !== 1) {
-    throw new InvalidInputError(
-      `${source}: trainer.decoupled: needs trainer.temperature 1 (the behaviour log-probs must be the policy's own), got temperature ${recipe.trainer.temperature}`,
-      { field: "trainer.decoupled" },
     );
   }
   if (!family.verify) {
@@ -64,35 +99,29 @@ export function parseRecipe(
       );
     }
   }
-  if (recipe.sftWarmUp && recipe.trainer.algorithm === "sft") {
-    throw new InvalidInputError(
-      `${source}: sftWarmUp: an SFT run has no SFT warm-up; give its steps to trainer.steps`,
-      { field: "sftWarmUp" },
-    );
-  }
-  if (recipe.trainer.workflow === "multi-turn") {
-    if (recipe.trainer.algorithm !== "grpo") {
-      throw new InvalidInputError(
-        `${source}: trainer.workflow: multi-turn episodes train with GRPO only, got algorithm ${recipe.trainer.algorithm}`,
-        { field: "trainer.workflow" },
-      );
-    }
-    if (!family.session) {
-      throw new InvalidInputError(
-        `${source}: trainer.workflow: the ${JSON.stringify(recipe.data.env)} family has no multi-turn session`,
-        { field: "trainer.workflow" },
-      );
-    }
+  if (recipe.trainer.algorithm !== "sft") {
+    recipe.trainer.workflow ??= family.session ? "multi-turn" : "single-turn";
+    checkWorkflow(recipe.trainer.workflow, family, source);
   }
   if (recipe.teaching) checkTeacherRun(recipe, source);
   if (recipe.trainer.backend === "verl") checkVerlRecipe(recipe, source);
-  if (recipe.trainer.ppoEpochs > 1 && recipe.trainer.algorithm !== "grpo") {
+  return recipe;
+}
+
+/** Refuses a workflow the family cannot run: episodes need its session, and a session's first turn has no verdict. */
+function checkWorkflow(workflow: "single-turn" | "multi-turn", family: TaskFamily, source: string): void {
+  const name = JSON.stringify(family.env);
+  if (workflow === "multi-turn" && !family.session) {
+    throw new InvalidInputError(`${source}: trainer.workflow: the ${name} family has no multi-turn session`, {
+      field: "trainer.workflow",
+    });
+  }
+  if (workflow === "single-turn" && family.session) {
     throw new InvalidInputError(
-      `${source}: trainer.ppoEpochs: only GRPO takes several updates per rollout batch, got ${recipe.trainer.ppoEpochs} with algorithm ${recipe.trainer.algorithm}`,
-      { field: "trainer.ppoEpochs" },
+      `${source}: trainer.workflow: the ${name} family is multi-turn (its verifier judges whole episodes, never one answer); leave trainer.workflow out or set it to multi-turn`,
+      { field: "trainer.workflow" },
     );
   }
-  return recipe;
 }
 
 /** The settings a teacher run (`teaching`) cannot take, each refused by its key. */
@@ -101,10 +130,10 @@ function checkTeacherRun(recipe: Recipe, source: string): void {
     throw new InvalidInputError(`${source}: ${field}: ${message}`, { field });
   };
   const teaching = recipe.teaching as NonNullable<Recipe["teaching"]>;
-  if (recipe.data.env !== "toolcall")
+  if (!TEACHER_RUN_ENVS.includes(recipe.data.env))
     refuse(
       "data.env",
-      `teacher runs label and judge teachings of toolcall tasks only, got ${JSON.stringify(recipe.data.env)}`,
+      `teacher runs label and judge teachings of ${TEACHER_RUN_ENVS.join(", ")} tasks only, got ${JSON.stringify(recipe.data.env)}`,
     );
   if (recipe.trainer.algorithm === "dpo")
     refuse("trainer.algorithm", "a teacher trains by sft (labelled teachings) or grpo (the teaching reward)");
@@ -113,9 +142,9 @@ function checkTeacherRun(recipe: Recipe, source: string): void {
       "teaching.reward.form",
       `studentScore 'reference-likelihood' needs form 'delta' (a score in [0, 1]), got '${teaching.reward.form}'`,
     );
-  if (recipe.trainer.workflow !== "single-turn")
+  if (recipe.trainer.algorithm === "grpo" && recipe.trainer.workflow !== "single-turn")
     refuse("trainer.workflow", "a teacher answers one prompt per task (single-turn)");
-  if (recipe.trainer.asyncRollouts)
+  if (recipe.trainer.algorithm === "grpo" && recipe.trainer.asyncRollouts)
     refuse("trainer.asyncRollouts", "teacher GRPO samples on-policy, in step with the trainer");
   if (recipe.generator.url) refuse("generator.url", "a teacher run samples with its own engine");
   if (recipe.reward.judge || recipe.reward.module)

@@ -1,13 +1,12 @@
-import { AdaptiveTeachingRewardConfig } from "@arc/core";
+import { AdaptiveTeachingRewardConfig, DEFAULT_BASE_MODEL, DEFAULT_ENV } from "@arc/core";
 import { z } from "zod";
 import { DEFAULT_MIN_JUDGE_SCORED_SHARE } from "../reward/judge-coverage.ts";
-import { STRONG_STUDENT_TEACHING } from "../teach/toolcall-teaching.ts";
+import { TEACHER_RUN_ENVS } from "../teach/teacher-envs.ts";
 
-const syncInterval = z
-  .union([z.number().int().positive(), z.literal("inf")])
-  .describe(
-    "Generator ← policy every s optimizer steps: 1 = online, 'inf' = offline (pairs from the initial model).",
-  );
+export { TEACHER_RUN_ENVS };
+
+/** What a teacher run's SFT labels tell a student whose probe opens the right call (`teaching.strongStudentTeaching`). */
+export const STRONG_STUDENT_TEACHING = ["none", "conversions", "measured"] as const;
 
 /** Which model a run starts from. */
 /** The cosine learning-rate decay keys of a trainer block, shared by training and teacher recipes. */
@@ -26,7 +25,7 @@ export const ModelBlock = z
     path: z
       .string()
       .min(1)
-      .default("models/toolcall-base")
+      .default(DEFAULT_BASE_MODEL)
       .describe("HF checkpoint directory of the starting model."),
     init: z
       .object({
@@ -222,7 +221,7 @@ export const DataBlock = z
     env: z
       .string()
       .min(1)
-      .default("toolcall")
+      .default(DEFAULT_ENV)
       .describe(
         "Task family of the prompts (its env id): a built-in one or one registered by `families`, `arc --family` or ARC_FAMILIES.",
       ),
@@ -305,111 +304,153 @@ export const DataBlock = z
   .default({})
   .describe("Prompts to train on and held-out tasks.");
 
-/** How the trainer optimizes. */
-export const TrainerBlock = z
+/** The keys every trainer block takes, whatever its algorithm: optimizer, schedule, seed and evaluation. */
+const COMMON_TRAINER_KEYS = {
+  backend: z
+    .enum(["arc", "verl"])
+    .default("arc")
+    .describe(
+      "arc: Arc's own trainer (`arc train`, either engine). verl: GRPO compiled into a VERL job (verl.trainer.main_ppo) on a Ray cluster, rewarded by Arc through its API.",
+    ),
+  steps: z.number().int().positive().default(100).describe("Optimizer steps of the run."),
+  promptsPerStep: z
+    .number()
+    .int()
+    .positive()
+    .default(8)
+    .describe("Prompts (SFT: examples) per optimizer step."),
+  learningRate: z.number().positive().default(1e-4).describe("AdamW peak learning rate."),
+  warmupSteps: z.number().int().nonnegative().default(0).describe("Linear learning-rate warm-up steps."),
+  ...LEARNING_RATE_DECAY,
+  weightDecay: z.number().nonnegative().default(0).describe("AdamW decoupled weight decay."),
+  maxGradNorm: z.number().nonnegative().default(1).describe("Clip the global gradient norm (0 disables)."),
+  trainThreads: z
+    .number()
+    .int()
+    .positive()
+    .default(1)
+    .describe(
+      "Threads that run each step's forward/backward passes: the rows are split between them and the gradients summed (data-parallel; leave 1 when rollouts already take the other core).",
+    ),
+  maxTokens: z
+    .number()
+    .int()
+    .positive()
+    .default(96)
+    .describe("Output budget per rollout sample and per held-out answer."),
+  seed: z.number().int().default(1).describe("Seed of sampling; with data.seed it fixes the whole run."),
+  checkpointEvery: z.number().int().positive().default(25).describe("Write a checkpoint every N steps."),
+  evalEvery: z
+    .number()
+    .int()
+    .positive()
+    .default(25)
+    .describe("Judge the policy on the held-out tasks every N steps."),
+  evalFrom: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      "First step after the start that is judged (default: evalEvery); the start and the last step are always judged.",
+    ),
+};
+
+/** The keys of the algorithms that sample the policy and reward its samples (DPO and GRPO). */
+const SAMPLING_TRAINER_KEYS = {
+  samplesPerPrompt: z
+    .number()
+    .int()
+    .min(2)
+    .default(4)
+    .describe("k candidates per prompt (DPO) or group size G (GRPO)."),
+  temperature: z.number().positive().default(1).describe("Sampling temperature of rollouts."),
+  workflow: z
+    .enum(["single-turn", "multi-turn"])
+    .optional()
+    .describe(
+      "single-turn answers to each prompt, or multi-turn episodes in the task family's environment (default: multi-turn for a family with a session, else single-turn).",
+    ),
+  entropyCoef: z
+    .number()
+    .nonnegative()
+    .default(0)
+    .describe("Weight of the entropy bonus (DPO: entropy regularization)."),
+};
+
+/** SFT: learn reference answers, corrections and chat examples by next-token likelihood. */
+export const SftTrainer = z
+  .object({ algorithm: z.literal("sft").describe("SFT warm-up."), ...COMMON_TRAINER_KEYS })
+  .strict();
+
+/** Semi-online DPO: pairs of the generator's best and worst samples of each prompt. */
+export const DpoTrainer = z
   .object({
-    algorithm: z
-      .enum(["sft", "dpo", "grpo"])
-      .default("dpo")
-      .describe("SFT warm-up, semi-online DPO, or GRPO."),
-    backend: z
-      .enum(["arc", "verl"])
-      .default("arc")
-      .describe(
-        "arc: Arc's own trainer (`arc train`, either engine). verl: GRPO compiled into a VERL job (verl.trainer.main_ppo) on a Ray cluster, rewarded by Arc through its API.",
-      ),
-    steps: z.number().int().positive().default(100).describe("Optimizer steps of the run."),
-    promptsPerStep: z
-      .number()
-      .int()
-      .positive()
-      .default(8)
-      .describe("Prompts (SFT: examples) per optimizer step."),
-    samplesPerPrompt: z
-      .number()
-      .int()
-      .min(2)
-      .default(4)
-      .describe("k candidates per prompt (DPO) or group size G (GRPO)."),
-    learningRate: z.number().positive().default(1e-4).describe("AdamW peak learning rate."),
-    warmupSteps: z.number().int().nonnegative().default(0).describe("Linear learning-rate warm-up steps."),
-    ...LEARNING_RATE_DECAY,
-    weightDecay: z.number().nonnegative().default(0).describe("AdamW decoupled weight decay."),
-    maxGradNorm: z.number().nonnegative().default(1).describe("Clip the global gradient norm (0 disables)."),
-    trainThreads: z
-      .number()
-      .int()
-      .positive()
+    algorithm: z.literal("dpo").describe("Semi-online DPO."),
+    ...COMMON_TRAINER_KEYS,
+    ...SAMPLING_TRAINER_KEYS,
+    syncInterval: z
+      .union([z.number().int().positive(), z.literal("inf")])
       .default(1)
       .describe(
-        "Threads that run each step's forward/backward passes: the rows are split between them and the gradients summed (data-parallel; leave 1 when rollouts already take the other core).",
+        "Generator ← policy every s optimizer steps: 1 = online, 'inf' = offline (pairs from the initial model).",
       ),
-    temperature: z.number().positive().default(1).describe("Sampling temperature of rollouts."),
-    maxTokens: z.number().int().positive().default(96).describe("Output budget per rollout sample."),
-    seed: z.number().int().default(1).describe("Seed of sampling; with data.seed it fixes the whole run."),
-    syncInterval: syncInterval.default(1),
     syncReference: z
       .boolean()
       .default(false)
-      .describe("DPO: make the reference model the policy at each generator sync (avoids length collapse)."),
-    beta: z.number().positive().default(0.1).describe("DPO: strength of the implicit KL constraint."),
-    loss: z.enum(["sigmoid", "ipo"]).default("sigmoid").describe("DPO: sigmoid (DPO) or ipo (IPO) loss."),
-    clipEpsilon: z.number().positive().default(0.2).describe("GRPO: PPO clip range."),
-    klCoef: z
-      .number()
-      .nonnegative()
-      .default(0)
-      .describe("GRPO: weight of KL(policy || reference); 0 disables."),
-    entropyCoef: z
-      .number()
-      .nonnegative()
-      .default(0)
-      .describe("GRPO and DPO: weight of the entropy bonus (DPO: entropy regularization)."),
+      .describe("Make the reference model the policy at each generator sync (avoids length collapse)."),
+    beta: z.number().positive().default(0.1).describe("Strength of the implicit KL constraint."),
+    loss: z.enum(["sigmoid", "ipo"]).default("sigmoid").describe("sigmoid (DPO) or ipo (IPO) loss."),
     nllCoef: z
       .number()
       .nonnegative()
       .default(0)
-      .describe("DPO: weight of the chosen responses' token NLL added to the loss (RPO)."),
+      .describe("Weight of the chosen responses' token NLL added to the loss (RPO)."),
+  })
+  .strict();
+
+/** GRPO: group-relative advantages under a clipped policy ratio, on-policy or from a bounded-stale generator. */
+export const GrpoTrainer = z
+  .object({
+    algorithm: z.literal("grpo").describe("GRPO."),
+    ...COMMON_TRAINER_KEYS,
+    ...SAMPLING_TRAINER_KEYS,
+    clipEpsilon: z.number().positive().default(0.2).describe("PPO clip range."),
+    klCoef: z.number().nonnegative().default(0).describe("Weight of KL(policy || reference); 0 disables."),
     normalization: z
       .enum(["grpo", "dr-grpo"])
       .default("grpo")
-      .describe("GRPO: advantages (r - mean) / std, or Dr.GRPO (r - mean, constant-length loss)."),
+      .describe("Advantages (r - mean) / std, or Dr.GRPO (r - mean, constant-length loss)."),
     maxStaleness: z
       .number()
       .int()
       .nonnegative()
       .default(0)
-      .describe("GRPO: rollouts may be at most this many versions older than the policy; 0 = synchronous."),
+      .describe("Rollouts may be at most this many versions older than the policy; 0 = synchronous."),
     decoupled: z
       .boolean()
       .default(false)
       .describe(
-        "GRPO: AReaL's decoupled PPO objective for stale rollouts (clip against the proximal policy, weight by pi_prox/pi_behaviour); needs temperature 1.",
+        "AReaL's decoupled PPO objective for stale rollouts (clip against the proximal policy, weight by pi_prox/pi_behaviour); needs temperature 1.",
       ),
     behaviourWeightCap: z
       .number()
       .positive()
       .optional()
-      .describe("GRPO with decoupled: tokens whose pi_prox/pi_behaviour exceeds this are left out."),
+      .describe("With decoupled: tokens whose pi_prox/pi_behaviour exceeds this are left out."),
     ppoEpochs: z
       .number()
       .int()
       .positive()
       .default(1)
       .describe(
-        "GRPO: optimizer updates on each rollout batch (TRL's num_iterations, VERL's ppo_epochs); every update clips against the policy the batch's first update started from. Warm-up and decay still count steps.",
-      ),
-    workflow: z
-      .enum(["single-turn", "multi-turn"])
-      .default("single-turn")
-      .describe(
-        "GRPO: single-turn answers to each prompt, or multi-turn episodes in the task family's environment (each model turn trained with its episode's advantage).",
+        "Optimizer updates on each rollout batch (TRL's num_iterations, VERL's ppo_epochs); every update clips against the policy the batch's first update started from. Warm-up and decay still count steps.",
       ),
     asyncRollouts: z
       .boolean()
       .default(false)
       .describe(
-        "GRPO: generate while the trainer trains (AReaLite): in a worker thread on the embedded engine, in the generator's own process on torch.",
+        "Generate while the trainer trains (AReaLite): in a worker thread on the embedded engine, in the generator's own process on torch.",
       ),
     maxConcurrentRollouts: z
       .number()
@@ -417,26 +458,32 @@ export const TrainerBlock = z
       .positive()
       .default(32)
       .describe("Async: most episodes in flight at once."),
-    checkpointEvery: z.number().int().positive().default(25).describe("Write a checkpoint every N steps."),
-    evalEvery: z
-      .number()
-      .int()
-      .positive()
-      .default(25)
-      .describe("Judge the policy on the held-out tasks every N steps."),
-    evalFrom: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe(
-        "First step after the start that is judged (default: evalEvery); the start and the last step are always judged.",
-      ),
   })
-  .strict()
-  .default({})
-  .describe("Optimizer, algorithm and schedule.");
+  .strict();
 
+/** The trainer blocks by algorithm: each takes its own keys only, and refuses another algorithm's by name. */
+export const TRAINER_BY_ALGORITHM = { sft: SftTrainer, dpo: DpoTrainer, grpo: GrpoTrainer } as const;
+
+/** The algorithm a trainer block without one trains with. */
+export const DEFAULT_ALGORITHM = "dpo";
+
+/** How the trainer optimizes: a block per algorithm (`trainer.algorithm`, default dpo). */
+export const TrainerBlock = z
+  .preprocess(
+    (raw) =>
+      raw === undefined
+        ? { algorithm: DEFAULT_ALGORITHM }
+        : typeof raw === "object" && raw !== null && !Array.isArray(raw) && !("algorithm" in raw)
+          ? { ...raw, algorithm: DEFAULT_ALGORITHM }
+          : raw,
+    z
+      .discriminatedUnion("algorithm", [SftTrainer, DpoTrainer, GrpoTrainer])
+      .refine((t) => t.algorithm !== "grpo" || !t.decoupled || t.temperature === 1, {
+        message: "needs trainer.temperature 1 (the behaviour log-probs must be the policy's own)",
+        path: ["decoupled"],
+      }),
+  )
+  .describe("Optimizer, algorithm and schedule.");
 /** What a sample earns. */
 /** The judge model of `reward.kind: judge`. */
 export const JudgeRewardBlock = z
@@ -549,8 +596,8 @@ export const TeachingBlock = z
   })
   .strict();
 
-/** A whole run, as a recipe file describes it. */
-export const Recipe = z
+/** The blocks of a recipe, each validated on its own. */
+export const RecipeBlocks = z
   .object({
     name: z.string().default("run").describe("A short name for the run."),
     families: z
@@ -567,7 +614,7 @@ export const Recipe = z
     trainer: TrainerBlock,
     reward: RewardBlock,
     teaching: TeachingBlock.optional().describe(
-      "Train the model as the adaptive teacher of a frozen student (toolcall): SFT on labelled teachings or GRPO with the adaptive teaching reward, in place of the run's reward block.",
+      "Train the model as the adaptive teacher of a frozen student (the families of TEACHER_RUN_ENVS): SFT on labelled teachings or GRPO with the adaptive teaching reward, in place of the run's reward block.",
     ),
     verl: VerlBlock,
     sftWarmUp: SftWarmUpBlock.optional().describe(
@@ -576,14 +623,32 @@ export const Recipe = z
   })
   .strict();
 
+/** A whole run, as a recipe file describes it: its blocks, and the blocks that only some algorithms take. */
+export const Recipe = RecipeBlocks.superRefine((recipe, ctx) => {
+  if (recipe.sftWarmUp && recipe.trainer.algorithm === "sft")
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ["sftWarmUp"],
+      message: "an SFT run has no SFT warm-up; give its steps to trainer.steps",
+    });
+});
+
 /** A validated recipe, every default filled in. */
 export type Recipe = z.infer<typeof Recipe>;
+/** A validated trainer block of any algorithm. */
+export type TrainerBlock = z.infer<typeof TrainerBlock>;
+/** A validated trainer block of one algorithm. */
+export type SftTrainer = z.infer<typeof SftTrainer>;
+export type DpoTrainer = z.infer<typeof DpoTrainer>;
+export type GrpoTrainer = z.infer<typeof GrpoTrainer>;
+/** A trainer block of an algorithm that samples the policy (DPO or GRPO). */
+export type SamplingTrainer = DpoTrainer | GrpoTrainer;
 /** A recipe as written: every field optional. */
 export type RecipeInput = z.input<typeof Recipe>;
 
 /** The largest seed a run request may set (a signed 32-bit integer). */
 const MAX_SEED = 2 ** 31 - 1;
-/** The most steps a run request may ask for: 5x the longest shipped run recipe (toolcall-sft, 200 steps). */
+/** The most steps a run request may ask for: 5x the longest shipped run recipe (200 steps). */
 const MAX_STEPS = 1000;
 
 /**

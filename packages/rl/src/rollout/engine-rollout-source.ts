@@ -1,6 +1,6 @@
 import type { InferenceEngine, Task, WeightSource } from "@arc/core";
 import { itemAt } from "../data/index.ts";
-import type { Recipe } from "../recipe/index.ts";
+import type { GrpoTrainer } from "../recipe/recipe-schema.ts";
 import type { GroupReward } from "../reward/index.ts";
 import { RolloutController } from "./rollout-controller.ts";
 import { type RolloutBatch, type RolloutSource, rolloutBatch } from "./rollout-source.ts";
@@ -10,7 +10,7 @@ import { rolloutSeed, sampleGroups } from "./sample-groups.ts";
 export interface EngineRolloutSourceOptions {
   /** An engine that generates outside this thread (the torch worker process), so sampling overlaps training. */
   engine: InferenceEngine;
-  trainer: Recipe["trainer"];
+  trainer: GrpoTrainer;
   /** The run's prompts, taken in the data order of `dataSeed`. */
   prompts: readonly Task[];
   dataSeed: number;

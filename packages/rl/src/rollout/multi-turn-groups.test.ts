@@ -13,6 +13,11 @@ import { asyncRolloutSource, engineFactory } from "../worker/index.ts";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
 import { rolloutSeed, sampleGroups } from "./sample-groups.ts";
 
+/** The workflow of a parsed DPO or GRPO recipe. */
+function trainerWorkflow(recipe: ReturnType<typeof parseRecipe>): string | undefined {
+  return recipe.trainer.algorithm === "sft" ? undefined : recipe.trainer.workflow;
+}
+
 const tasks = generateOrderdeskTasks({ split: "train", seed: 9, count: 40 })
   .filter((t) => t.meta?.action === "refund_order")
   .slice(0, 2);
@@ -66,18 +71,15 @@ describe("multi-turn GRPO groups", () => {
     assert.equal(greedy.requests.length, 4);
   });
 
-  it("lets only GRPO recipes of a family with a session choose multi-turn episodes", () => {
+  it("lets DPO and GRPO recipes of a family with a session choose multi-turn episodes", () => {
     const recipe = (data: object, trainer: object) => () =>
       parseRecipe({ data, trainer: { workflow: "multi-turn", ...trainer } });
-    assert.throws(
-      recipe({ env: "orderdesk" }, { algorithm: "dpo" }),
-      /trainer.workflow: multi-turn episodes train with GRPO only, got algorithm dpo/,
-    );
+    assert.equal(trainerWorkflow(recipe({ env: "orderdesk" }, { algorithm: "dpo" })()), "multi-turn");
     assert.throws(
       recipe({ env: "toolcall" }, { algorithm: "grpo" }),
       /trainer.workflow: the "toolcall" family has no multi-turn session/,
     );
-    assert.equal(recipe({ env: "orderdesk" }, { algorithm: "grpo" })().trainer.workflow, "multi-turn");
+    assert.equal(trainerWorkflow(recipe({ env: "orderdesk" }, { algorithm: "grpo" })()), "multi-turn");
   });
 
   it("runs an order-desk GRPO recipe with multi-turn episodes on the embedded engine, in the trainer thread and a worker", async () => {

@@ -12,6 +12,7 @@ import {
   verifyTask,
 } from "@arc/core";
 import { conversionHint, TOOLCALL_GUIDED_STUDENT_TEMPLATE, teachingHint } from "../data/sft-examples.ts";
+import { STRONG_STUDENT_TEACHING } from "../recipe/recipe-schema.ts";
 
 /**
  * Templates of the teaching protocol for `toolcall` with a byte-level student and teacher:
@@ -74,8 +75,6 @@ export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDia
   return { diagnosis: "strong", thinking: `${needs}; the student picks it.` };
 }
 
-/** The values of `StrongStudentTeaching`, for recipe validation. */
-export const STRONG_STUDENT_TEACHING = ["none", "conversions", "measured"] as const;
 /**
  * What the teacher's labels tell a student whose probe opens the right call (`teaching.strongStudentTeaching`):
  * `none`, nothing; `conversions`, the request's conversions (`March is month 03; 3pm is hour 15.`); `measured`, the
@@ -84,6 +83,7 @@ export const STRONG_STUDENT_TEACHING = ["none", "conversions", "measured"] as co
  * production tasks of `models/toolcall-base`, all conversions fixed 13 strong students and broke 8 (NDR 0.987).
  */
 export type StrongStudentTeaching = (typeof STRONG_STUDENT_TEACHING)[number];
+export { STRONG_STUDENT_TEACHING };
 
 /** Which strong students are told their request's conversions: `all`, or those whose `toolcallConversionKind` is listed. */
 export type ConversionsTold = "all" | readonly string[];

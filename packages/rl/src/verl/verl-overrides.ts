@@ -24,8 +24,10 @@ export function checkVerlRecipe(recipe: Recipe, source = "recipe"): void {
     throw new InvalidInputError(`${source}: ${field}: ${message}`, { field });
   };
   const t = recipe.trainer;
-  if (t.algorithm !== "grpo")
+  if (t.algorithm !== "grpo") {
     refuse("trainer.algorithm", `trainer.backend verl runs GRPO recipes, got ${t.algorithm}`);
+    return;
+  }
   if (t.workflow !== "single-turn")
     refuse(
       "trainer.workflow",
@@ -70,6 +72,7 @@ const hydraList = (items: readonly string[]) => `[${items.map(hydraValue).join("
  */
 export function verlOverrides(recipe: Recipe, paths: VerlJobPaths): string[] {
   const t = recipe.trainer;
+  if (t.algorithm !== "grpo") throw new Error(`VERL compiles GRPO recipes, got ${t.algorithm}`);
   const { verl } = recipe;
   const set = (key: string, value: string | number | boolean) => `${key}=${hydraValue(value)}`;
   const actor = "actor_rollout_ref.actor";

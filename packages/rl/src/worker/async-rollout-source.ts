@@ -43,6 +43,7 @@ export class AsyncRolloutSource implements RolloutSource {
   private constructor(args: Parameters<AsyncSourceFactory>[0]) {
     const { recipe, generatorDir, generatorStep, data } = args;
     const t = recipe.trainer;
+    if (t.algorithm !== "grpo") throw new Error(`asynchronous rollouts serve GRPO runs, got ${t.algorithm}`);
     this.version = generatorStep;
     this.worker = new Worker(new URL("./rollout-worker-entry.mjs", import.meta.url));
     const perStep = t.promptsPerStep;

@@ -1,6 +1,6 @@
 import type { Task } from "@arc/core";
 import type { WireTensor } from "@arc/engine";
-import type { Recipe } from "../recipe/index.ts";
+import type { GrpoTrainer, Recipe } from "../recipe/recipe-schema.ts";
 import type { ScoredGroup } from "../rollout/scored-group.ts";
 
 /** Trainer thread → rollout worker. */
@@ -9,7 +9,7 @@ export type ToWorker =
       type: "init";
       modelDir: string;
       version: number;
-      trainer: Recipe["trainer"];
+      trainer: GrpoTrainer;
       reward: Recipe["reward"];
       /** Task-family modules the trainer thread loaded, which the worker loads too. */
       familyModules: string[];

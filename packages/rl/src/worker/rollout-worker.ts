@@ -8,7 +8,7 @@ import { parentPort } from "node:worker_threads";
 import type { InferenceEngine } from "@arc/core";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import { loadTaskFamilies } from "../families/index.ts";
-import type { Recipe } from "../recipe/index.ts";
+import type { GrpoTrainer } from "../recipe/recipe-schema.ts";
 import type { GroupReward } from "../reward/index.ts";
 import { sampleGroups } from "../rollout/sample-groups.ts";
 import { buildReward } from "../run/build-reward.ts";
@@ -18,7 +18,7 @@ const port = parentPort;
 if (!port) throw new Error("rollout-worker.ts must run as a worker thread");
 
 let engine: InferenceEngine | undefined;
-let trainer: Recipe["trainer"] | undefined;
+let trainer: GrpoTrainer | undefined;
 let reward: GroupReward | undefined;
 let ready: Promise<void> = Promise.resolve();
 const post = (message: FromWorker) => port.postMessage(message);
@@ -48,7 +48,7 @@ port.on("message", (message: ToWorker) => {
       void ready.then(async () => {
         const began = performance.now();
         try {
-          const t = trainer as Recipe["trainer"];
+          const t = trainer as GrpoTrainer;
           const [group] = await sampleGroups(engine as InferenceEngine, [message.task], {
             n: t.samplesPerPrompt,
             temperature: t.temperature,
