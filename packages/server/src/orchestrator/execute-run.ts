@@ -1,14 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
-import {
-  checkTunableOverrides,
-  judgeCoverageShortfall,
-  loadRecipe,
-  type Recipe,
-  type RunState,
-  type StepRecord,
-} from "@arc/rl";
+import { judgeCoverageShortfall, loadRecipe, type Recipe, type RunState, type StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import { tenantTaskFamilies, writeTenantFamilies } from "../families/task-family-store.ts";
 import { judgeTrust } from "../judges/judge-trust.ts";
@@ -32,6 +25,7 @@ import {
   TENANT_TRIGGER,
   withoutServerPaths,
 } from "./run-store.ts";
+import { checkTenantRunOverrides } from "./tenant-run-overrides.ts";
 import { REPOSITORY_ROOT, trainInChildProcess } from "./train-process.ts";
 
 /** What running one claimed run needs. */
@@ -251,7 +245,7 @@ export async function executeRun(
   try {
     if (run.trigger === TENANT_TRIGGER) {
       try {
-        checkTunableOverrides(run.overrides);
+        checkTenantRunOverrides(run.overrides, await tenantTaskFamilies(db, run.tenantId));
       } catch (error) {
         throw new InvalidInputError(`run ${run.id} was not started: ${(error as Error).message}`, {
           field: "overrides",

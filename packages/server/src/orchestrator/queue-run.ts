@@ -1,11 +1,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { InvalidInputError } from "@arc/core";
-import { checkTunableOverrides, loadRecipe, type Recipe } from "@arc/rl";
+import { loadRecipe, type Recipe } from "@arc/rl";
 import { z } from "zod";
+import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import type { Queryable } from "../store/database.ts";
 import { productionModel } from "./execute-run.ts";
 import { createRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
+import { checkTenantRunOverrides } from "./tenant-run-overrides.ts";
 import { REPOSITORY_ROOT } from "./train-process.ts";
 
 /** The body of `POST /v1/runs`: a shipped recipe by name and `key=value` overrides. */
@@ -21,7 +23,7 @@ export const RunRequest = z
       .max(50)
       .default([])
       .describe(
-        "recipe overrides of tunable keys, each within its cap (TUNABLE_RECIPE_KEYS), e.g. trainer.steps=20",
+        "recipe overrides of tunable keys, each within its cap (TUNABLE_RECIPE_KEYS), e.g. trainer.steps=20, and data.env=<family> to train a task family you registered",
       ),
   })
   .strict();
@@ -43,7 +45,8 @@ function notATenantRun(recipe: Recipe): string | null {
 
 /**
  * Queues a run of a shipped recipe for a tenant (the orchestrator's workers train it). Overrides are data: only
- * tunable training knobs (TUNABLE_RECIPE_KEYS) are taken, so a tenant never sets a path or module the trainer would
+ * tunable training knobs (TUNABLE_RECIPE_KEYS) and `data.env`, a task family the tenant registered or one of the
+ * server's (`checkTenantRunOverrides`), are taken, so a tenant never sets a path or module the trainer would
  * open (the model and datasets are the server's, the reward module the recipe file's), and no more than each key's
  * cap, so one request cannot tie up the shared trainer. Refuses any other key, a value over its cap, a recipe the
  * overrides make invalid (the error names the key and the recipe by its repository path), a recipe that does not
@@ -61,8 +64,9 @@ export async function queueRun(
       field: "recipe",
     });
   }
-  checkTunableOverrides(request.overrides);
-  const recipe = await loadRecipe(join(REPOSITORY_ROOT, recipePath), request.overrides, recipePath);
+  const families = await tenantTaskFamilies(db, tenantId);
+  checkTenantRunOverrides(request.overrides, families);
+  const recipe = await loadRecipe(join(REPOSITORY_ROOT, recipePath), request.overrides, recipePath, families);
   const why = notATenantRun(recipe);
   if (why) {
     throw new InvalidInputError(
