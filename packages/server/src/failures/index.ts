@@ -21,7 +21,6 @@ export {
   failurePipelineConfigFromEnv,
   type RegistrySetup,
 } from "./failure-pipeline-config.ts";
-export { createFailureService, type FailureService, type FailureServiceOptions } from "./failure-service.ts";
 export { currentFailureMembers, type FailureMember } from "./failure-store.ts";
 export {
   failureRatesBetween,

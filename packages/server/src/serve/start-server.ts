@@ -4,12 +4,6 @@ import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ServerConfig } from "../config/server-config.ts";
 import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
-import {
-  createReleaseService,
-  type ReleaseService,
-  type ReleaseServiceOptions,
-} from "../deploy/release-service.ts";
-import { createFailureService, type FailureServiceOptions } from "../failures/failure-service.ts";
 import { createApp } from "../http/app.ts";
 import { Authenticator } from "../http/authenticator.ts";
 import { ServerMetrics } from "../metrics/metrics-registry.ts";
@@ -18,7 +12,9 @@ import type { Database } from "../store/database.ts";
 import { openDatabase } from "../store/open-database.ts";
 import { bootstrapDatabase } from "./bootstrap.ts";
 import { type LocalCredentials, readCredentials, writeCredentials } from "./credentials.ts";
+import { createFailureService, type FailureServiceOptions } from "./failure-service.ts";
 import { answerProtocolErrors } from "./protocol-errors.ts";
+import { createReleaseService, type ReleaseService, type ReleaseServiceOptions } from "./release-service.ts";
 import { tenantRoutes } from "./tenant-routes.ts";
 
 /** A running Arc server. */

@@ -1,7 +1,5 @@
 import type { Hono } from "hono";
 import type { RegistrationPolicy } from "../deploy/registration-policy.ts";
-import type { ReleaseService } from "../deploy/release-service.ts";
-import type { FailureService } from "../failures/failure-service.ts";
 import type { AuthVariables } from "../http/auth-middleware.ts";
 import { analyticsRoutes } from "../http/routes/analytics-routes.ts";
 import { datasetRoutes } from "../http/routes/dataset-routes.ts";
@@ -16,6 +14,8 @@ import { runRoutes } from "../http/routes/run-routes.ts";
 import { teachingRoutes } from "../http/routes/teaching-routes.ts";
 import type { RunService } from "../orchestrator/run-service.ts";
 import type { Database } from "../store/database.ts";
+import type { FailureService } from "./failure-service.ts";
+import type { ReleaseService } from "./release-service.ts";
 
 /** Routes mounted under `/v1` behind a tenant key; `createApp({ tenantRoutes })` takes them. */
 export type TenantRoutes = { path: string; app: Hono<{ Variables: AuthVariables }> }[];

@@ -4,17 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import type { RegistrationPolicy } from "../../deploy/registration-policy.ts";
-import {
-  createReleaseService,
-  type ReleaseService,
-  type ReleaseServiceOptions,
-} from "../../deploy/release-service.ts";
 import { createApp } from "../../http/app.ts";
 import { Authenticator } from "../../http/authenticator.ts";
 import { ServerMetrics } from "../../metrics/metrics-registry.ts";
 import type { Database } from "../../store/database.ts";
 import { createApiKey } from "../../store/keys.ts";
 import { createTenant } from "../../store/tenants.ts";
+import { createReleaseService, type ReleaseService, type ReleaseServiceOptions } from "../release-service.ts";
 import { tenantRoutes } from "../tenant-routes.ts";
 
 /** A real HTTP server with the release service's routes, one tenant and its key; workers off unless asked. */

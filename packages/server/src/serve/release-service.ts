@@ -1,4 +1,7 @@
 import type { DetectorRegistry } from "@arc/core";
+import { Deployer } from "../deploy/deployer.ts";
+import { PeriodicWorker } from "../deploy/periodic-worker.ts";
+import { InlineVerdicts, StoredVerdicts, type VerdictSource } from "../deploy/verdict-source.ts";
 import { ChatGateway } from "../gateway/chat-gateway.ts";
 import { ModelPool } from "../gateway/model-pool.ts";
 import type { TraceRecorderOptions } from "../gateway/trace-recorder.ts";
@@ -11,9 +14,6 @@ import { PipelineEvalSets, StoredEvalSets } from "../validate/eval-set-source.ts
 import type { JudgeOptions } from "../validate/judge-models.ts";
 import type { ValidatorDeps } from "../validate/validate-candidate.ts";
 import { Validator } from "../validate/validator-worker.ts";
-import { Deployer } from "./deployer.ts";
-import { PeriodicWorker } from "./periodic-worker.ts";
-import { InlineVerdicts, StoredVerdicts, type VerdictSource } from "./verdict-source.ts";
 
 /** Options of the release service; everything but the database has a default. */
 export interface ReleaseServiceOptions {

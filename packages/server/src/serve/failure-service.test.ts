@@ -10,8 +10,8 @@ import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm";
 import pg from "pg";
 import { loadServerConfig } from "../config/server-config.ts";
-import { type RunningServer, startServer } from "../serve/start-server.ts";
 import { noPostgresServer } from "../store/test-databases.ts";
+import { type RunningServer, startServer } from "./start-server.ts";
 
 /** What the label of each injected mode's main pattern must say: the class and the tool/path or topic at fault. */
 const LABELS: Record<string, RegExp> = {
@@ -333,7 +333,7 @@ for (const store of stores) {
       });
       assert.equal(put.status, 200);
       await server.db.query("update dataset_schedules set next_run_at = now()");
-      const { runDueSchedules } = await import("./dataset-schedules.ts");
+      const { runDueSchedules } = await import("../failures/dataset-schedules.ts");
       const ran = await runDueSchedules(server.db);
       const mine = ran.find((r) => r.schedule.name === "nightly-eval");
       assert.ok(mine?.schedule.lastDatasetId, mine?.schedule.lastError ?? "no dataset");

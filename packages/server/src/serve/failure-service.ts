@@ -1,14 +1,14 @@
-import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
-import type { Database } from "../store/database.ts";
-import { runDueSchedules } from "./dataset-schedules.ts";
-import { DetectionWorker } from "./detection-worker.ts";
+import { runDueSchedules } from "../failures/dataset-schedules.ts";
+import { DetectionWorker } from "../failures/detection-worker.ts";
 import {
   type FailurePipelineConfigInput,
   failurePipelineConfigFromEnv,
   parseFailurePipelineConfig,
   type RegistrySetup,
   registrySetupFromEnv,
-} from "./failure-pipeline-config.ts";
+} from "../failures/failure-pipeline-config.ts";
+import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
+import type { Database } from "../store/database.ts";
 
 /** What the failure pipeline of one server process needs. */
 export interface FailureServiceOptions {
