@@ -655,7 +655,8 @@ const ROWS: Row[] = [
   },
   {
     bench: "dashboard",
-    figure: "`GET /v1/traces` server time, a text search among failed traces (`q=refund&verdict=failed`), p95",
+    figure:
+      "`GET /v1/traces` server time, a text search among failed traces (`q=refund&verdict=failed`), p95",
     value: figure("filtered_search_p95_ms", 1, " ms"),
     target: "< 500 ms",
   },
@@ -843,12 +844,14 @@ const ROWS: Row[] = [
 ];
 
 /**
- * `4 cores, AMD EPYC 7B13, 15.6 GiB, linux x64, Node v20.20.2`; for a GPU figures file, the device as torch names it,
+ * `4 cores, AMD EPYC 7B13, 15.6 GiB, linux x64, Node v20.20.2, load 1.2` (the 1-minute load average as the figures were
+ * written, where the file has it); for a GPU figures file, the device as torch names it,
  * `NVIDIA H100 80GB HBM3, 16 CPUs, Linux-6.8.0-x86_64-with-glibc2.35`.
  */
 function describeMachine(m: BenchMachine | GpuMachine): string {
   if ("device" in m) return `${m.device}, ${m.cpus} CPUs, ${m.platform}`;
-  return `${m.cpus} cores, ${m.model}, ${fmt(m.memoryGiB, 1)} GiB, ${m.os}, Node ${m.node}`;
+  const load = typeof m.loadAverage1m === "number" ? `, load ${fmt(m.loadAverage1m, 1)}` : "";
+  return `${m.cpus} cores, ${m.model}, ${fmt(m.memoryGiB, 1)} GiB, ${m.os}, Node ${m.node}${load}`;
 }
 
 /** A figures file with the record every bench writes now, or why it cannot be used. */
@@ -939,7 +942,8 @@ export function benchmarksReport(resultsDir: string = RESULTS_DIR, gpuDir: strin
     "Each figure is the latest measurement of the command beside it, on the machine and date beside it. A bench writes",
     "`bench/results/<name>.json` (figures, command, machine, date) when it finishes, replacing the measurement before",
     "it; `npm run bench:report` rebuilds this page from those files, and `test/benchmarks-report.test.ts` fails when the",
-    "page and the files disagree. Figures taken on a machine busy with other work are lower bounds. GPU figures come",
+    "page and the files disagree. The machine column ends with its 1-minute load average as the figures were written:",
+    "figures taken on a machine busy with other work (a load above its cores) are lower bounds. GPU figures come",
     "from `bench/gpu/torch-gpu.json` as `python -m arc_torch.bench` wrote it on a GPU machine, with the command it read,",
     "its script's SHA-256 and the device; until a GPU run writes that file they are not measured.",
     "",
