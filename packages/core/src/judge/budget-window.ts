@@ -31,6 +31,12 @@ export class MinuteWindow {
     this.spent.push(entry);
     return entry;
   }
+
+  /** Gives back a reserved place whose call was never sent (its queue refused it). */
+  cancel(entry: { tokens: number }): void {
+    const at = this.spent.indexOf(entry as { at: number; tokens: number });
+    if (at >= 0) this.spent.splice(at, 1);
+  }
 }
 
 /** A judge's spending window: the one it shares with the tenant's other judges, else its own for `budget` (none: unbounded). */

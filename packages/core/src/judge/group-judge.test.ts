@@ -3,7 +3,8 @@ import { describe, it } from "node:test";
 import { answerTrace } from "./answer-trace.ts";
 import { MinuteWindow } from "./budget-window.ts";
 import { createGroupJudge, groupJudgeMessages, parseGroupReply } from "./group-judge.ts";
-import { createJudgeDetector, type JudgeClient } from "./judge-detector.ts";
+import type { JudgeClient } from "./judge-client.ts";
+import { createJudgeDetector } from "./judge-detector.ts";
 import { JudgeReplyError } from "./judge-reply.ts";
 import { parseRubric } from "./rubric.ts";
 

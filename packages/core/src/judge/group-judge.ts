@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { type JudgeBudget, judgeWindow, type MinuteWindow } from "./budget-window.ts";
-import type { JudgeClient } from "./judge-detector.ts";
+import type { JudgeClient } from "./judge-client.ts";
 import { answerText, conversationLines, rubricLines } from "./judge-prompt.ts";
+import { JudgeQueueRefusal } from "./judge-queue.ts";
 import { JudgeReplyError, replyObject } from "./judge-reply.ts";
 import type { Rubric } from "./rubric.ts";
 
@@ -74,9 +75,11 @@ export interface GroupJudgeOptions {
 
 /** Scores the answers of a group to one conversation; a group it could not score gets the reason instead. */
 export interface GroupJudge {
+  /** `deadline` (ms since the epoch) ends the wait for the judge; the group is then unscored. */
   score(
     conversation: readonly unknown[],
     answers: readonly string[],
+    options?: { deadline?: number },
   ): Promise<number[] | { unscored: string }>;
 }
 
@@ -90,7 +93,7 @@ export function createGroupJudge(options: GroupJudgeOptions): GroupJudge {
   const cache = new Map<string, number[]>();
   const window = judgeWindow(options);
   return {
-    async score(conversation, answers) {
+    async score(conversation, answers, judging = {}) {
       const key = createHash("sha256")
         .update(JSON.stringify([conversation, answers, rubric.version, model]))
         .digest("hex");
@@ -108,6 +111,7 @@ export function createGroupJudge(options: GroupJudgeOptions): GroupJudge {
             json_schema: { name: "group_scores", strict: true, schema: groupReplySchema(answers.length) },
           },
           maxTokens: options.maxTokens ?? 32 + 16 * answers.length,
+          ...judging,
         });
         spent.tokens = answer.tokens ?? 0;
         const scores = parseGroupReply(answer.content, answers.length);
@@ -115,6 +119,10 @@ export function createGroupJudge(options: GroupJudgeOptions): GroupJudge {
         cache.set(key, scores);
         return scores;
       } catch (error) {
+        if (error instanceof JudgeQueueRefusal) {
+          window.cancel(spent);
+          return { unscored: `not judged yet: ${error.message}` };
+        }
         return { unscored: `the judge could not score the group: ${(error as Error).message}` };
       }
     },

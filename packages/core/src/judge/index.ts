@@ -16,15 +16,26 @@ export {
   parseGroupReply,
 } from "./group-judge.ts";
 export {
+  type JudgeClient,
+  JudgeEndpointError,
+  type JudgeRequest,
+  openAIJudgeClient,
+} from "./judge-client.ts";
+export {
   createJudgeDetector,
   JUDGE_DETECTOR_ID,
   type JudgeCache,
-  type JudgeClient,
   type JudgeDetector,
   type JudgeDetectorOptions,
   memoryJudgeCache,
-  openAIJudgeClient,
 } from "./judge-detector.ts";
 export { answerText, judgedTranscript, judgeMessages } from "./judge-prompt.ts";
+export {
+  type JudgePriority,
+  JudgeQueue,
+  type JudgeQueueLimits,
+  JudgeQueueRefusal,
+  type JudgeQueueStats,
+} from "./judge-queue.ts";
 export { type JudgeReply, JudgeReplyError, judgeReplySchema, parseJudgeReply } from "./judge-reply.ts";
 export { parseRubric, type Rubric, type RubricClass } from "./rubric.ts";

@@ -2,19 +2,11 @@ import type { Detector } from "../detect/detector.ts";
 import { failedVerdict, passedVerdict, unknownVerdict, type Verdict } from "../detect/verdict.ts";
 import type { Trace } from "../trace/index.ts";
 import { type JudgeBudget, judgeWindow, type MinuteWindow } from "./budget-window.ts";
+import type { JudgeClient } from "./judge-client.ts";
 import { judgeMessages } from "./judge-prompt.ts";
+import { JudgeQueueRefusal } from "./judge-queue.ts";
 import { type JudgeReply, judgeReplySchema, parseJudgeReply } from "./judge-reply.ts";
 import type { Rubric } from "./rubric.ts";
-
-/** An OpenAI-compatible chat call: the judge model's reply text and the tokens it took. */
-export interface JudgeClient {
-  complete(request: {
-    model: string;
-    messages: { role: "system" | "user"; content: string }[];
-    responseFormat: Record<string, unknown>;
-    maxTokens: number;
-  }): Promise<{ content: string; tokens?: number }>;
-}
 
 /** Judged replies by (trace, rubric version, judge model). */
 export interface JudgeCache {
@@ -54,7 +46,8 @@ export const JUDGE_DETECTOR_ID = "judge";
 
 /** A judge as a detector, and its verdict on one trace (it reads the trace alone: no verifier, solution or feedback). */
 export interface JudgeDetector extends Detector {
-  judge(trace: Trace): Promise<Verdict>;
+  /** The verdict on `trace`; `deadline` (ms since the epoch) ends the wait for the judge, the trace then unknown. */
+  judge(trace: Trace, options?: { deadline?: number }): Promise<Verdict>;
 }
 
 /**
@@ -91,7 +84,7 @@ export function createJudgeDetector(options: JudgeDetectorOptions): JudgeDetecto
       score: 1 - reply.confidence,
     });
   };
-  const judge = async (trace: Trace): Promise<Verdict> => {
+  const judge = async (trace: Trace, judging: { deadline?: number } = {}): Promise<Verdict> => {
     const key = `${trace.id}\u0000${rubric.version}\u0000${model}`;
     const cached = cache.get(key);
     if (cached) return verdictOf(trace, cached);
@@ -105,10 +98,15 @@ export function createJudgeDetector(options: JudgeDetectorOptions): JudgeDetecto
         messages: judgeMessages(rubric, trace),
         responseFormat,
         maxTokens: options.maxTokens ?? 256,
+        ...judging,
       });
       spent.tokens = answer.tokens ?? 0;
       reply = parseJudgeReply(answer.content, rubric);
     } catch (error) {
+      if (error instanceof JudgeQueueRefusal) {
+        window.cancel(spent);
+        return unknownVerdict(trace.id, JUDGE_DETECTOR_ID, `not judged yet: ${error.message}`);
+      }
       return unknownVerdict(
         trace.id,
         JUDGE_DETECTOR_ID,
@@ -123,55 +121,5 @@ export function createJudgeDetector(options: JudgeDetectorOptions): JudgeDetecto
     description: `a judge model (${model}) checks the answer against the tenant's rubric (version ${rubric.version})`,
     judge,
     detect: async (trace) => [await judge(trace)],
-  };
-}
-
-/**
- * A judge client over an OpenAI-compatible `POST {baseUrl}/chat/completions` (an upstream, a registered model,
- * `arc engine serve`), with a time limit; an HTTP error or a time-out is an error naming the status or the limit.
- */
-export function openAIJudgeClient(options: {
-  baseUrl: string;
-  apiKey?: string;
-  timeoutMs?: number;
-  fetch?: typeof fetch;
-}): JudgeClient {
-  const send = options.fetch ?? fetch;
-  const timeoutMs = options.timeoutMs ?? 20_000;
-  return {
-    async complete({ model, messages, responseFormat, maxTokens }) {
-      const response = await send(`${options.baseUrl.replace(/\/$/, "")}/chat/completions`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-        },
-        body: JSON.stringify({
-          model,
-          messages,
-          response_format: responseFormat,
-          max_tokens: maxTokens,
-          temperature: 0,
-        }),
-        signal: AbortSignal.timeout(timeoutMs),
-      }).catch((error: Error) => {
-        throw new Error(
-          error.name === "TimeoutError"
-            ? `no answer within ${timeoutMs} ms`
-            : `the judge endpoint failed: ${error.message}`,
-        );
-      });
-      const text = await response.text();
-      if (!response.ok)
-        throw new Error(`the judge endpoint answered HTTP ${response.status}: ${text.slice(0, 200)}`);
-      const body = JSON.parse(text) as {
-        choices?: { message?: { content?: string | null } }[];
-        usage?: { total_tokens?: number };
-      };
-      const content = body.choices?.[0]?.message?.content;
-      if (typeof content !== "string")
-        throw new Error(`the judge endpoint's answer has no message content: ${text.slice(0, 200)}`);
-      return { content, tokens: body.usage?.total_tokens };
-    },
   };
 }

@@ -75,12 +75,13 @@ export const ServerConfig = z.object({
             .string()
             .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
             .optional(),
+          judgeConcurrency: z.number().int().min(1).max(256).optional(),
         })
         .strict(),
     )
     .default({})
     .describe(
-      'OpenAI-compatible servers tenants may register models on, by name: JSON {"<name>": {"baseUrl", "apiKeyEnv"?}} (ARC_UPSTREAMS).',
+      'OpenAI-compatible servers tenants may register models on, by name: JSON {"<name>": {"baseUrl", "apiKeyEnv"?, "judgeConcurrency"?}}; judgeConcurrency: calls a judge on it is sent at once (default 4) (ARC_UPSTREAMS).',
     ),
   modelsDir: z
     .string()

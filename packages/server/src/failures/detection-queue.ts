@@ -116,8 +116,9 @@ export async function completeClaims(
 
 /** Gives claims back after a failed attempt, with the error, so the next poll tries again. */
 /**
- * Queues traces to be judged again once `delayMs` has passed (reason `rejudge`); a trace queued meanwhile (new
- * steps, feedback) keeps its own place.
+ * Queues traces to be judged again after `delayMs` to twice that, each at its own drawn time, so traces the judge
+ * could not take together come back spread out, never as one flood (reason `rejudge`); a trace queued meanwhile
+ * (new steps, feedback) keeps its own place.
  */
 export async function requeueLater(
   db: Queryable,
@@ -128,7 +129,8 @@ export async function requeueLater(
   if (traceIds.length === 0) return;
   await db.query(
     `insert into detection_queue (tenant_id, trace_id, reason, enqueued_at)
-     select $1, t, 'rejudge', now() + $3::float8 * interval '1 millisecond' from unnest($2::text[]) as t
+     select $1, t, 'rejudge', now() + $3::float8 * (1 + random()) * interval '1 millisecond'
+       from unnest($2::text[]) as t
      on conflict (tenant_id, trace_id) do nothing`,
     [tenantId, traceIds, delayMs],
   );

@@ -386,13 +386,14 @@ describe("detection worker and asynchronous judges", () => {
   it("judges again, after its retry delay, a trace the tenant's judge could not judge", async () => {
     const target = databasesUnderTest()[0];
     const db = await target.open();
-    // TEST DOUBLE of a judge model's endpoint: down for its first request, then a well-formed verdict
+    // TEST DOUBLE of a judge model's endpoint: down for its first call (its first try and the judge queue's two
+    // retries), then a well-formed verdict
     let requests = 0;
     const endpoint = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
         requests++;
-        if (requests === 1) {
+        if (requests <= 3) {
           res.writeHead(503, { "content-type": "application/json" });
           res.end(JSON.stringify({ error: { message: "overloaded" } }));
           return;
@@ -443,6 +444,7 @@ describe("detection worker and asynchronous judges", () => {
       const unjudged = first?.judgement.verdicts.find((v) => v.detectorId === "judge");
       assert.equal(unjudged?.status, "unknown");
       assert.match(unjudged?.evidence.message ?? "", /HTTP 503/);
+      assert.equal(requests, 3, "a 503 is tried again twice before the trace waits");
       assert.equal(await pendingDetections(db, tenant), 1, "queued again");
       assert.equal((await worker.runOnce()).judged, 0, "not before its retry delay");
       await waitUntil(async () => (await worker.runOnce()).judged === 1, "the retry");

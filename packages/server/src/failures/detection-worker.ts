@@ -61,7 +61,7 @@ export interface DetectionWorkerOptions {
   setupRegistry?: RegistrySetup;
   /** The upstreams tenants' judges may run on (the server's allowlist); without them no judge runs. */
   judgeUpstreams?: JudgeUpstreams;
-  /** How long a trace the judge could not judge waits before it is judged again (default one minute). */
+  /** How long a trace the judge could not judge waits at least before it is judged again, at most twice that (default one minute). */
   judgeRetryMs?: number;
   /** Where pass errors go (default: console.error); the worker keeps going after one. */
   onError?: (error: unknown) => void;

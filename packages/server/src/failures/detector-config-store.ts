@@ -1,30 +1,9 @@
-import { type DetectionConfig, type DetectionConfigInput, DetectorRegistry, jsonTaskFamily } from "@arc/core";
+import { DetectorRegistry, jsonTaskFamily } from "@arc/core";
 import { listTaskFamilySpecs } from "../families/task-family-store.ts";
 import { type JudgeUpstreams, tenantJudgeDetector } from "../judges/tenant-judge.ts";
 import type { Queryable } from "../store/database.ts";
+import { loadDetectorConfig } from "../store/detector-configs.ts";
 import type { RegistrySetup } from "./failure-pipeline-config.ts";
-
-/** A tenant's stored detection settings (`{}` until it sets some: every field has a default). */
-export async function loadDetectorConfig(db: Queryable, tenantId: string): Promise<DetectionConfigInput> {
-  const [row] = await db.query<{ config: DetectionConfigInput }>(
-    "select config from detector_configs where tenant_id = $1",
-    [tenantId],
-  );
-  return row?.config ?? {};
-}
-
-/** Stores a tenant's detection settings (already validated by a registry). */
-export async function saveDetectorConfig(
-  db: Queryable,
-  tenantId: string,
-  config: DetectionConfig,
-): Promise<void> {
-  await db.query(
-    `insert into detector_configs (tenant_id, config) values ($1, $2::jsonb)
-     on conflict (tenant_id) do update set config = excluded.config, updated_at = now()`,
-    [tenantId, JSON.stringify(config)],
-  );
-}
 
 /**
  * The tenant's registry: the verifiers of the families the tenant registered as data, the tenant's judge when it set
@@ -42,7 +21,9 @@ export async function tenantRegistry(
     const verify = jsonTaskFamily(stored.spec, `family ${stored.env}`).verify;
     if (verify) registry.registerVerifier(stored.env, verify);
   }
-  const judge = judgeUpstreams ? await tenantJudgeDetector(db, tenantId, judgeUpstreams) : undefined;
+  const judge = judgeUpstreams
+    ? await tenantJudgeDetector(db, tenantId, judgeUpstreams, "background")
+    : undefined;
   if (judge) registry.register(judge);
   setup?.(registry, tenantId);
   registry.configure(await loadDetectorConfig(db, tenantId));

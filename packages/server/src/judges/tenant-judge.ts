@@ -3,7 +3,9 @@ import {
   createJudgeDetector,
   type GroupJudge,
   type JudgeDetector,
+  JudgeQueue,
   MinuteWindow,
+  memoryJudgeCache,
   openAIJudgeClient,
   type Rubric,
 } from "@arc/core";
@@ -11,14 +13,38 @@ import type { Queryable } from "../store/database.ts";
 import { getJudgeModel, type JudgeModel, latestRubric } from "./judge-store.ts";
 
 /** The upstreams a judge may run on, by name (the server's `upstreams` config, `ARC_UPSTREAMS`). */
-export type JudgeUpstreams = Readonly<Record<string, { baseUrl: string; apiKeyEnv?: string }>>;
+export type JudgeUpstreams = Readonly<
+  Record<string, { baseUrl: string; apiKeyEnv?: string; judgeConcurrency?: number }>
+>;
 
-/** A tenant's judge in both forms: one answer at a time (detection, pointwise validation), and a group in one call. */
+/**
+ * A tenant's judge in its forms: one answer at a time, for a caller that waits (validation, calibration, a test) or
+ * for detection in the background, and a group in one call. All go through the judge's queue (`judgeQueue`).
+ */
 export interface TenantJudges {
   /** The judge model's name, as its endpoint knows it. */
   model: string;
   detector: JudgeDetector;
+  /** The same judge for detection: its calls wait behind the others, and are refused while the queue is full. */
+  background: JudgeDetector;
   group: GroupJudge;
+  queue: JudgeQueue;
+}
+
+/** One queue per judge (its endpoint and model), shared by every tenant and use of it. */
+const queues = new Map<string, JudgeQueue>();
+
+/** The queue of the judge `model` on `upstream`: the one every call to that judge goes through. */
+export function judgeQueue(upstream: JudgeUpstreams[string], model: string): JudgeQueue {
+  const key = `${upstream.baseUrl}\u0000${model}`;
+  let queue = queues.get(key);
+  if (!queue) {
+    queue = new JudgeQueue(`${model} at ${upstream.baseUrl}`, {
+      ...(upstream.judgeConcurrency ? { concurrency: upstream.judgeConcurrency } : {}),
+    });
+    queues.set(key, queue);
+  }
+  return queue;
 }
 
 /** Each tenant's judges, kept while its rubric version, model and budget stay the same (caches and budgets live in them). */
@@ -57,34 +83,41 @@ export async function tenantJudges(
   const signature = JSON.stringify([rubric.version, judge, upstream]);
   const kept = judges.get(tenantId);
   if (kept?.signature === signature) return kept;
+  const queue = judgeQueue(upstream, judge.model);
+  const client = openAIJudgeClient({
+    baseUrl: upstream.baseUrl,
+    apiKey: upstream.apiKeyEnv ? process.env[upstream.apiKeyEnv] : undefined,
+  });
   const settings = {
     rubric,
     model: judge.model,
-    // one budget for both forms: a validation's group calls and detection's calls spend the same minute
+    // one budget and one cache for every form: validation's calls and detection's spend the same minute
     window: new MinuteWindow(
       { callsPerMinute: judge.callsPerMinute, tokensPerMinute: judge.tokensPerMinute },
       Date.now,
     ),
-    client: openAIJudgeClient({
-      baseUrl: upstream.baseUrl,
-      apiKey: upstream.apiKeyEnv ? process.env[upstream.apiKeyEnv] : undefined,
-    }),
+    cache: memoryJudgeCache(),
+    client: queue.client(client, "foreground"),
   };
   const made = {
     signature,
     model: judge.model,
     detector: createJudgeDetector(settings),
+    background: createJudgeDetector({ ...settings, client: queue.client(client, "background") }),
     group: createGroupJudge(settings),
+    queue,
   };
   judges.set(tenantId, made);
   return made;
 }
 
-/** The tenant's judge detector (see `tenantJudges`). */
+/** The tenant's judge detector (see `tenantJudges`): for a caller that waits, or for detection (`background`). */
 export async function tenantJudgeDetector(
   db: Queryable,
   tenantId: string,
   upstreams: JudgeUpstreams,
+  priority: "foreground" | "background" = "foreground",
 ): Promise<JudgeDetector | undefined> {
-  return (await tenantJudges(db, tenantId, upstreams))?.detector;
+  const judges = await tenantJudges(db, tenantId, upstreams);
+  return priority === "background" ? judges?.background : judges?.detector;
 }

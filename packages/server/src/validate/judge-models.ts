@@ -31,7 +31,15 @@ export interface JudgeOptions {
    * `pairwise` it compares the two answers in one call instead of judging each on its own.
    */
   rubricJudge?: { detector: JudgeDetector; model: string; pairwise?: GroupJudge };
+  /**
+   * How long the judge's calls of one validation may take, all together (default 2 minutes): a row the judge has
+   * not decided by then is left out, counted as unjudged.
+   */
+  judgeWithinMs?: number;
 }
+
+/** The default of `JudgeOptions.judgeWithinMs`. */
+const JUDGE_WITHIN_MS = 120_000;
 
 /** One model's answer to one prompt. */
 interface Answer {
@@ -106,8 +114,9 @@ async function judgedOutcome(
   judge: JudgeDetector,
   prompt: { messages: ChatMessage[]; tools?: Record<string, unknown>[] },
   answer: Answer,
+  deadline: number,
 ): Promise<ModelOutcome | null> {
-  const verdict = await judge.judge(answerTrace(prompt.messages, prompt.tools, answer.text));
+  const verdict = await judge.judge(answerTrace(prompt.messages, prompt.tools, answer.text), { deadline });
   if (verdict.status === "unknown") return null;
   return {
     pass: verdict.status === "passed",
@@ -133,11 +142,13 @@ async function pairwiseOutcomes(
   prompt: { messages: ChatMessage[] },
   baseline: Answer,
   candidate: Answer,
+  deadline: number,
 ): Promise<Pick<ValidationItem, "baseline" | "candidate" | "preference"> | null> {
   const first = candidateFirst(rowId);
   const scores = await judge.score(
     prompt.messages,
     first ? [candidate.text, baseline.text] : [baseline.text, candidate.text],
+    { deadline },
   );
   if (!Array.isArray(scores)) return null;
   const [candidateScore, baselineScore] = first ? scores : [scores[1], scores[0]];
@@ -206,6 +217,7 @@ export async function judgeModels(
     ),
   );
   const { rubricJudge } = options;
+  const judgeDeadline = Date.now() + (options.judgeWithinMs ?? JUDGE_WITHIN_MS);
   const rowItems = await mapLimited(rows, concurrency, async (row, i): Promise<ValidationItem | null> => {
     const slice: Pick<ValidationItem, "id" | "slice" | "kind"> = {
       id: row.id,
@@ -222,14 +234,21 @@ export async function judgeModels(
     }
     if (!rubricJudge) return null;
     if (rubricJudge.pairwise) {
-      const compared = await pairwiseOutcomes(rubricJudge.pairwise, row.id, prompts[i], b[i], c[i]);
+      const compared = await pairwiseOutcomes(
+        rubricJudge.pairwise,
+        row.id,
+        prompts[i],
+        b[i],
+        c[i],
+        judgeDeadline,
+      );
       return compared && { ...slice, judgedBy: `judge:${rubricJudge.model}`, ...compared };
     }
     const family = row.env === undefined ? undefined : families.find(row.env);
     const judged = { ...prompts[i], tools: offeredTools(prompts[i].tools, family) };
     const [before, after] = await Promise.all([
-      judgedOutcome(rubricJudge.detector, judged, b[i]),
-      judgedOutcome(rubricJudge.detector, judged, c[i]),
+      judgedOutcome(rubricJudge.detector, judged, b[i], judgeDeadline),
+      judgedOutcome(rubricJudge.detector, judged, c[i], judgeDeadline),
     ]);
     if (!before || !after) return null;
     return { ...slice, judgedBy: `judge:${rubricJudge.model}`, baseline: before, candidate: after };
