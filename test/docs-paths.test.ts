@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { documentationFiles } from "./documentation-files.ts";
+
+/** What a bench or a run writes when it runs: named in the docs, not in the repository. */
+const WRITTEN_WHEN_RUN = [/^bench\/results\/[\w-]+\.md$/, /^bench\/gpu\/[\w-]+\.json$/];
+
+/**
+ * The repository paths a page names in code (`src/serve/`, `packages/engine/python/arc_torch/grammar.py`,
+ * `src/http/routes/{pattern,dataset}-routes.ts`), each brace alternative apart.
+ */
+function namedPaths(text: string): string[] {
+  return [...text.matchAll(/`((?:src|python|native|packages|scripts|bench|test|recipes|models)\/[^`\s]+)`/g)]
+    .map((m) => m[1].split(":")[0])
+    .filter((path) => !/[*<]/.test(path))
+    .flatMap((path) => {
+      const braces = /\{([^}]+)\}/.exec(path);
+      return braces
+        ? braces[1]
+            .split(",")
+            .map((part) => path.slice(0, braces.index) + part + path.slice(braces.index + braces[0].length))
+        : [path];
+    });
+}
+
+/** Whether `path`, as `page` names it, is in the repository: from the page's folder or from the root. */
+function exists(page: string, path: string): boolean {
+  const plain = path.replace(/\/$/, "");
+  return existsSync(join(dirname(page), plain)) || existsSync(plain);
+}
+
+describe("the docs name files that exist", () => {
+  it("names in code only paths of the repository (or files a bench writes when it runs)", () => {
+    let named = 0;
+    const missing = documentationFiles().flatMap((page) =>
+      namedPaths(readFileSync(page, "utf8"))
+        .filter((path) => {
+          named++;
+          return !WRITTEN_WHEN_RUN.some((written) => written.test(path)) && !exists(page, path);
+        })
+        .map((path) => `${page}: ${path}`),
+    );
+    assert.ok(named > 50, `the docs name files, found ${named}`);
+    assert.deepEqual(missing, [], "a file the docs name that is not there: moved, renamed or removed?");
+  });
+
+  it("reads the paths a page names, brace alternatives apart", () => {
+    assert.deepEqual(
+      namedPaths(
+        "Code: `src/failures/`, `src/http/routes/{pattern,dataset}-routes.ts`, `arc serve`, `<dir>/x`",
+      ),
+      ["src/failures/", "src/http/routes/pattern-routes.ts", "src/http/routes/dataset-routes.ts"],
+    );
+    assert.equal(exists(join("packages", "server", "README.md"), "src/serve/"), true);
+    assert.equal(exists(join("packages", "server", "README.md"), "src/deploy/release-service.ts"), false);
+  });
+});
