@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import type { Command } from "../packages/server/src/cli/command.ts";
 import { commands } from "../packages/server/src/cli/commands/index.ts";
+import { documentationFiles } from "./documentation-files.ts";
 
 const README = readFileSync("README.md", "utf8");
 
@@ -32,6 +33,8 @@ function npxInvocations(readme: string): string[] {
 function problems(invocation: string, known: Command[]): string[] {
   const words = invocation.split(/\s+/);
   if (words[0] !== "arc") return [`\`${invocation}\` does not start with "arc"`];
+  // `arc --family <module> <command>`: the one flag arc reads before the command (arc --help)
+  while (words[1] === "--family") words.splice(1, 2);
   const name = words[1];
   if (name === "--help" || name === "<command>") return [];
   const command = known.find((c) => c.name === name);
@@ -44,7 +47,10 @@ function problems(invocation: string, known: Command[]): string[] {
     if (!listed && !positional)
       found.push(`\`${invocation}\`: arc ${name} --help lists no sub-command "${sub}"`);
   }
-  for (const [, flag] of invocation.matchAll(/(?:^|\s)--([a-z][a-z0-9-]*)/g)) {
+  for (const [, flag] of words
+    .slice(2)
+    .join(" ")
+    .matchAll(/(?:^|\s)--([a-z][a-z0-9-]*)/g)) {
     if (flag !== "help" && !(flag in command.flags))
       found.push(`\`${invocation}\`: arc ${name} reads no flag --${flag}`);
   }
@@ -70,13 +76,14 @@ describe("the README's commands are the command line's", () => {
     );
   });
 
-  it("runs only real commands with real flags in its `npx arc` lines", () => {
-    const invocations = npxInvocations(README);
-    assert.ok(invocations.length > 5, "the README shows npx arc commands");
-    assert.deepEqual(
-      invocations.flatMap((invocation) => problems(invocation, commands)),
-      [],
+  it("runs only real commands with real flags in its `npx arc` lines, and so do the other READMEs and guides", () => {
+    assert.ok(npxInvocations(README).length > 5, "the README shows npx arc commands");
+    const wrong = documentationFiles().flatMap((file) =>
+      npxInvocations(readFileSync(file, "utf8")).flatMap((invocation) =>
+        problems(invocation, commands).map((problem) => `${file}: ${problem}`),
+      ),
     );
+    assert.deepEqual(wrong, []);
   });
 
   it("refuses what is not a command line of arc", () => {
@@ -86,5 +93,6 @@ describe("the README's commands are the command line's", () => {
     assert.match(problems("settings", commands).join(), /does not start with "arc"/);
     assert.deepEqual(problems("arc analytics settings --cost-per-failure 0.4", commands), []);
     assert.deepEqual(problems("arc train recipes/toolcall-sft.yaml trainer.steps=10", commands), []);
+    assert.deepEqual(problems("arc --family ./my-family.ts families --json", commands), []);
   });
 });
