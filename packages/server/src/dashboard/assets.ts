@@ -41,6 +41,24 @@ form.inline { display: inline; }
 label { display: block; margin: 8px 0 4px; font-weight: 600; }
 input[type=password], input[type=text], textarea { font: inherit; padding: 6px 8px; width: 100%; max-width: 420px; border: 1px solid #aab7b8; border-radius: 4px; }
 pre { white-space: pre-wrap; word-break: break-word; background: #f4f6f6; padding: 8px; border-radius: 4px; max-height: 320px; overflow: auto; }
+svg.swatch { border: 0; border-radius: 2px; background: none; vertical-align: baseline; }
+form.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: 4px 12px; align-items: end; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
+form.filters label { font-size: 12px; margin: 0; }
+form.filters input, form.filters select { font: inherit; width: 100%; padding: 3px 6px; border: 1px solid #aab7b8; border-radius: 4px; }
+.pager { display: flex; gap: 16px; margin: 8px 0; }
+.message { border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; margin: 6px 0; background: #fff; }
+.message .role { font-size: 12px; font-weight: 600; color: var(--muted); text-transform: uppercase; }
+.message.system { background: #f8f9f9; }
+.message.user { border-left: 4px solid #2471a3; }
+.message.assistant { border-left: 4px solid #1e8449; }
+.message.tool { border-left: 4px solid #b9770e; }
+.message .text { white-space: pre-wrap; word-break: break-word; }
+.message img { max-width: 240px; max-height: 160px; display: block; margin: 4px 0; }
+.bar { display: block; height: 10px; background: #85c1e9; border-radius: 2px; min-width: 2px; }
+.bar.llm { background: #7dcea0; }
+.bar.error { background: #f1948a; }
+td.timeline { width: 30%; position: relative; }
+.review textarea { max-width: 640px; min-height: 80px; }
 `;
 
 /**

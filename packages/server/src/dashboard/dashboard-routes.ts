@@ -16,10 +16,14 @@ import { confirmActionPage, deploymentPage, deploymentsPage } from "./pages/depl
 import { judgesPage } from "./pages/judges-page.ts";
 import { modelPage, modelsPage } from "./pages/models-page.ts";
 import { overviewPage } from "./pages/overview-page.ts";
-import { patternPage, patternsPage, tracePage } from "./pages/patterns-page.ts";
+import { patternPage, patternsPage } from "./pages/patterns-page.ts";
+import { sessionPage, userPage } from "./pages/people-pages.ts";
 import { runPage, runsPage } from "./pages/runs-page.ts";
 import { teachingPage } from "./pages/teaching-page.ts";
 import { tenantsPage } from "./pages/tenants-page.ts";
+import { tracePage } from "./pages/trace-page.ts";
+import { tracesPage } from "./pages/traces-page.ts";
+import { reviewFeedback } from "./review-form.ts";
 
 /** The cookie holding the signed-in key (HttpOnly, SameSite=Strict, only sent to `/ui`). */
 const sessionCookie = "arc_session";
@@ -29,8 +33,8 @@ const cookiePath = "/ui";
 
 type Env = { Variables: { principal: Principal; key: string; viewer: Viewer; api: DashboardApi } };
 
-/** What one page needs: the API as the viewer sees it and the path's parameter. */
-type PageBody = (api: DashboardApi, param: string) => Promise<Markup>;
+/** What one page needs: the API as the viewer sees it, the path's parameter and the URL's query. */
+type PageBody = (api: DashboardApi, param: string, query: Record<string, string>) => Promise<Markup>;
 
 /**
  * The web dashboard under `/ui`, server-rendered: sign in with a tenant or admin key (kept in an HttpOnly,
@@ -129,7 +133,15 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
     { path: "/", title: () => "Overview", current: "/ui", body: overviewPage },
     { path: "/patterns", title: () => "Patterns", current: "/ui/patterns", body: patternsPage },
     { path: "/patterns/:id", title: (id) => `Pattern ${id}`, current: "/ui/patterns", body: patternPage },
-    { path: "/traces/:id", title: (id) => `Trace ${id}`, current: "/ui/patterns", body: tracePage },
+    { path: "/traces", title: () => "Traces", current: "/ui/traces", body: tracesPage },
+    {
+      path: "/traces/:id",
+      title: (id) => `Trace ${id}`,
+      current: "/ui/traces",
+      body: (api, id) => tracePage(api, id),
+    },
+    { path: "/sessions/:id", title: (id) => `Session ${id}`, current: "/ui/traces", body: sessionPage },
+    { path: "/users/:id", title: (id) => `User ${id}`, current: "/ui/traces", body: userPage },
     { path: "/datasets", title: () => "Datasets", current: "/ui/datasets", body: datasetsPage },
     { path: "/datasets/:id", title: (id) => `Dataset ${id}`, current: "/ui/datasets", body: datasetPage },
     { path: "/runs", title: () => "Runs", current: "/ui/runs", body: runsPage },
@@ -163,9 +175,24 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
     app.get(page.path, (c) => {
       const param = c.req.param("id") ?? c.req.query("hours") ?? "";
       if (!c.get("viewer").tenant) return c.redirect("/ui/tenants", 303);
-      return render(c, page.title(param), page.current, () => page.body(c.get("api"), param));
+      return render(c, page.title(param), page.current, () => page.body(c.get("api"), param, c.req.query()));
     });
   }
+
+  app.post("/traces/:id/feedback", async (c) => {
+    const id = c.req.param("id");
+    const title = `Trace ${id}`;
+    let notice: string;
+    try {
+      const feedback = reviewFeedback(id, await c.req.parseBody());
+      await c.get("api").post("/feedback", [feedback]);
+      notice = "Review saved.";
+    } catch (error) {
+      if (!(error instanceof ApiAnswerError)) throw error;
+      notice = `The review was refused: ${error.message}`;
+    }
+    return render(c, title, "/ui/traces", () => tracePage(c.get("api"), id, notice));
+  });
 
   for (const action of ["promote", "rollback"] as const) {
     app.post(`/deployments/:id/${action}`, async (c) => {
@@ -186,6 +213,12 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
       );
     });
   }
+  // any other path under /ui: a page that says so, in the dashboard's shell, never the API's JSON
+  app.all("*", (c) => {
+    const viewer = c.get("viewer");
+    const body = html`<p class="error" role="alert">No page at ${c.req.path}.</p><p><a href="/ui">Overview</a> · <a href="/ui/traces">Traces</a></p>`;
+    return c.html(pageShell({ title: "Not found", current: "", viewer, body }), 404);
+  });
   return app;
 }
 

@@ -7,6 +7,7 @@ export type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 /** The pages of a tenant's dashboard, in the order of the navigation. */
 export const tenantPages = [
   { path: "/ui", name: "Overview" },
+  { path: "/ui/traces", name: "Traces" },
   { path: "/ui/patterns", name: "Patterns" },
   { path: "/ui/datasets", name: "Datasets" },
   { path: "/ui/runs", name: "Runs" },

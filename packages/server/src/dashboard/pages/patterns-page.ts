@@ -89,15 +89,3 @@ ${lineChart({
       html`<tr><td>${link("traces", t.traceId)}</td><td>${t.modelVersion ?? "–"}</td><td>${when(t.startedAt)}</td></tr>`,
   )}</tbody></table>`;
 }
-
-/** One trace: its input, output, verdict and steps, as `GET /v1/traces/:id` gives them. */
-export async function tracePage(api: DashboardApi, id: string): Promise<Markup> {
-  const [trace, verdict] = await Promise.all([
-    api.get<Record<string, unknown>>(`/traces/${encodeURIComponent(id)}`),
-    api.get<Record<string, unknown>>(`/verdicts?traceId=${encodeURIComponent(id)}`).catch(() => null),
-  ]);
-  return html`<h2>Verdict</h2>
-${verdict ? html`<pre>${JSON.stringify(verdict, null, 2)}</pre>` : html`<p class="muted">Not judged yet.</p>`}
-<h2>Trace</h2>
-<pre>${JSON.stringify(trace, null, 2)}</pre>`;
-}

@@ -1,0 +1,317 @@
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { waitUntil } from "@arc/core/testing";
+import { createArc } from "@arc/sdk";
+import { context, trace } from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import OpenAI from "openai";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { chromiumLacks, chromiumPath, skipWithout } from "../../../../scripts/required-parts.mjs";
+import {
+  type GatewayOnTestProvider,
+  startGatewayOnTestProvider,
+} from "../serve/__fixtures__/gateway-on-test-provider.ts";
+import type { TraceSummary } from "../store/trace-list.ts";
+
+const SCREENSHOTS = join(import.meta.dirname, "../../../../test-output/dashboard");
+
+describe("traces, a trace, sessions, users and review in Chromium, on arc serve with SDK, gateway and OTLP traffic", {
+  skip: skipWithout("chromium", chromiumLacks()),
+}, () => {
+  let arc: GatewayOnTestProvider;
+  let browser: Browser;
+  let page: Page;
+  let sdkTraceId = "";
+  let otlpTraceId = "";
+  const errors: string[] = [];
+  const api = async <T>(path: string, init?: { method: string; body: unknown }): Promise<T> => {
+    const response = await fetch(`${arc.server.url}/v1${path}`, {
+      method: init?.method ?? "GET",
+      headers: { authorization: `Bearer ${arc.key}`, "content-type": "application/json" },
+      body: init ? JSON.stringify(init.body) : undefined,
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json as T;
+  };
+  const shoot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+  before(async () => {
+    const started = Promise.all([
+      startGatewayOnTestProvider().then((s) => {
+        arc = s;
+      }),
+      chromium.launch({ executablePath: chromiumPath() }).then((b) => {
+        browser = b;
+      }),
+    ]);
+    for (const settled of await Promise.allSettled([started]))
+      if (settled.status === "rejected") throw settled.reason;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+
+    // gateway traffic: two users, one session of three turns
+    arc.provider.reply = (body) => ({
+      content: `Booked: ${JSON.stringify((body.messages as { content: string }[]).at(-1)?.content)}`,
+      usage: { prompt_tokens: 21, completion_tokens: 6, total_tokens: 27 },
+    });
+    const gateway = new OpenAI({ baseURL: `${arc.server.url}/v1`, apiKey: arc.key, maxRetries: 0 });
+    for (const [i, question] of ["Book a table for two", "Move it to 8 pm", "Add a cake"].entries())
+      await gateway.chat.completions.create(
+        { model: "arc", messages: [{ role: "user", content: `${question} (turn ${i})` }] },
+        { headers: { "x-arc-session": "dinner-plans", "x-arc-user": "alice" } },
+      );
+    await gateway.chat.completions.create(
+      { model: "arc", messages: [{ role: "user", content: "What is on my calendar?" }] },
+      { headers: { "x-arc-user": "bob" } },
+    );
+
+    // an agent traced with the SDK: a system prompt, a tool call
+    const sdk = createArc({ baseUrl: arc.server.url, apiKey: arc.key, flushIntervalMs: 20 });
+    arc.provider.reply = () => ({
+      content: null,
+      toolCalls: [{ id: "call_9", name: "refund_order", arguments: '{"order":"A-1077","amount":42}' }],
+      usage: { prompt_tokens: 48, completion_tokens: 12, total_tokens: 60 },
+    });
+    const wrapped = sdk.wrapOpenAI(new OpenAI({ baseURL: arc.provider.url, apiKey: "test" }));
+    await sdk.trace(
+      "refund-agent",
+      async (handle) => {
+        sdkTraceId = handle.traceId;
+        await wrapped.chat.completions.create({
+          model: "support-model",
+          messages: [
+            { role: "system", content: "You are a careful support agent." },
+            { role: "user", content: "Please refund order A-1077, it arrived broken." },
+          ],
+          tools: [{ type: "function", function: { name: "refund_order", parameters: { type: "object" } } }],
+        });
+      },
+      { userId: "carol", sessionId: "refund-chat", tags: ["support"] },
+    );
+    await sdk.shutdown();
+
+    // an agent traced with OpenTelemetry: a chat span and a tool span with its arguments and result
+    const provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ "service.name": "travel-agent" }),
+      spanProcessors: [
+        new SimpleSpanProcessor(
+          new OTLPTraceExporter({
+            url: `${arc.server.url}/v1/otlp/v1/traces`,
+            headers: { authorization: `Bearer ${arc.key}` },
+          }),
+        ),
+      ],
+    });
+    const tracer = provider.getTracer("agent");
+    const root = tracer.startSpan("invoke_agent travel", {
+      attributes: { "gen_ai.operation.name": "invoke_agent" },
+    });
+    const inRoot = trace.setSpan(context.active(), root);
+    const chat = tracer.startSpan(
+      "chat",
+      {
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.request.model": "travel-model",
+          "gen_ai.usage.input_tokens": 31,
+          "gen_ai.usage.output_tokens": 9,
+          "gen_ai.input.messages": JSON.stringify([
+            { role: "user", parts: [{ type: "text", content: "Weather in Oslo?" }] },
+          ]),
+          "gen_ai.output.messages": JSON.stringify([
+            {
+              role: "assistant",
+              parts: [{ type: "tool_call", id: "c1", name: "get_weather", arguments: { city: "Oslo" } }],
+            },
+          ]),
+        },
+      },
+      inRoot,
+    );
+    chat.end();
+    const tool = tracer.startSpan(
+      "execute_tool get_weather",
+      {
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": "get_weather",
+          "gen_ai.tool.call.arguments": JSON.stringify({ city: "Oslo" }),
+          "gen_ai.tool.call.result": JSON.stringify({ tempC: -3 }),
+        },
+      },
+      inRoot,
+    );
+    tool.end();
+    root.end();
+    await provider.forceFlush();
+    await provider.shutdown();
+    otlpTraceId = root.spanContext().traceId;
+
+    // enough traces through the API for a second page
+    await api("/traces", {
+      method: "POST",
+      body: {
+        traces: Array.from({ length: 55 }, (_, i) => ({
+          id: `bulk-${String(i).padStart(2, "0")}`,
+          name: "bulk",
+          startedAt: new Date(Date.now() - 3_600_000 - i * 1000).toISOString(),
+          input: `bulk question ${i}`,
+          output: `bulk answer ${i}`,
+        })),
+      },
+    });
+
+    const context_ = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context_.newPage();
+    page.on("console", (m) => {
+      if (m.type() === "error" && !m.text().includes("404")) errors.push(`${page.url()}: ${m.text()}`);
+    });
+    page.on("pageerror", (e) => errors.push(`${page.url()}: ${e.message}`));
+    await page.goto(`${arc.server.url}/ui/login`);
+    await page.fill("#key", arc.key);
+    await page.press("#key", "Enter");
+    await page.waitForURL(`${arc.server.url}/ui`);
+  });
+  after(async () => {
+    await browser?.close();
+    await arc?.close();
+  });
+
+  /** The trace ids the list shows, in order. */
+  const listed = () =>
+    page.locator("tr[data-trace]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-trace")));
+
+  it("lists every trace, SDK, gateway and OTLP alike, and pages by cursor with the state in the URL", async () => {
+    await page.goto(`${arc.server.url}/ui/traces`);
+    await shoot("traces");
+    const first = await listed();
+    assert.equal(first.length, 50);
+    assert.ok(first.includes(sdkTraceId), "the SDK's trace is listed");
+    assert.ok(first.includes(otlpTraceId), "the OTLP trace is listed");
+    const { data } = await api<{ data: TraceSummary[] }>("/traces?limit=500");
+    assert.equal(data.length, 4 + 1 + 1 + 55);
+    await page.getByRole("link", { name: "Next page →" }).click();
+    await page.waitForURL(/cursor=/);
+    const second = await listed();
+    assert.equal(second.length, 11);
+    assert.deepEqual(
+      [...first, ...second],
+      data.map((t) => t.id),
+      "every trace once, newest first",
+    );
+  });
+
+  it("searches text in messages and outputs, and filters by user, session and tokens, kept in the URL", async () => {
+    await page.goto(`${arc.server.url}/ui/traces`);
+    await page.fill("#f-q", "A-1077");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL(/q=A-1077/);
+    assert.deepEqual(await listed(), [sdkTraceId]);
+    await page.fill("#f-q", "");
+    await page.fill("#f-user", "alice");
+    await page.fill("#f-minTokens", "27");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL(/user=alice/);
+    assert.equal((await listed()).length, 3);
+    await page.reload();
+    assert.equal((await listed()).length, 3, "a reload shows the same filtered list");
+    assert.equal(await page.inputValue("#f-user"), "alice");
+    await page.goto(`${arc.server.url}/ui/traces?session=dinner-plans&maxTokens=26`);
+    assert.deepEqual(await listed(), []);
+  });
+
+  it("shows a trace as a conversation with its tool call, a span tree with a timeline, and per-step figures", async () => {
+    await page.goto(`${arc.server.url}/ui/traces/${sdkTraceId}`);
+    await shoot("trace-sdk");
+    const conversation = page.locator("#conversation");
+    assert.equal(
+      await conversation.locator(".message.system .text").textContent(),
+      "You are a careful support agent.",
+    );
+    assert.match(
+      (await conversation.locator(".message.user .text").textContent()) ?? "",
+      /refund order A-1077/,
+    );
+    const call = conversation.locator("[data-answer] table.tool-calls tbody tr");
+    assert.equal(await call.locator("td").first().textContent(), "refund_order");
+    assert.equal(await call.locator("td").nth(1).textContent(), '{"order":"A-1077","amount":42}');
+    assert.equal(await page.locator('[data-figure="tokens"]').textContent(), "60");
+    assert.equal(await page.locator("table.spans tbody tr").count(), 1);
+    assert.match((await page.locator("table.spans tbody tr td").nth(4).textContent()) ?? "", /48 \/ 12/);
+    assert.equal(await page.locator("main pre").count(), 0, "no JSON dumps");
+
+    await page.goto(`${arc.server.url}/ui/traces/${otlpTraceId}`);
+    await shoot("trace-otlp");
+    const rows = page.locator("table.spans tbody tr");
+    assert.equal(await rows.count(), 3, "the agent span, its chat and its tool call");
+    const toolRow = rows.filter({ hasText: "get_weather" }).last();
+    assert.match((await toolRow.textContent()) ?? "", /\{"city":"Oslo"\} → \{"tempC":-3\}/);
+    assert.equal(await rows.locator("svg rect").count(), 3, "a timeline bar per step");
+    assert.deepEqual(errors, []);
+  });
+
+  it("answers an unknown trace URL with an HTML page that says so", async () => {
+    for (const path of ["/ui/traces/no-such-trace", "/ui/traces/a/b"]) {
+      const response = await page.goto(`${arc.server.url}${path}`);
+      assert.equal(response?.status(), 404, path);
+      assert.match(response?.headers()["content-type"] ?? "", /text\/html/);
+      assert.ok((await page.locator("nav").count()) === 1, `${path} keeps the dashboard's navigation`);
+    }
+    assert.match((await page.locator("[role=alert]").textContent()) ?? "", /No page at \/ui\/traces\/a\/b/);
+  });
+
+  it("shows a session's traces in order and a user's traces with their failure rate", async () => {
+    await page.goto(`${arc.server.url}/ui/sessions/dinner-plans`);
+    await shoot("session");
+    const turns = await page.locator("tr[data-trace] td:nth-child(2)").allTextContents();
+    assert.deepEqual(
+      turns.map((t) => /turn (\d)/.exec(t)?.[1]),
+      ["0", "1", "2"],
+    );
+    await page.goto(`${arc.server.url}/ui/users/alice`);
+    await shoot("user");
+    assert.equal(await page.locator('[data-figure="user-traces"]').textContent(), "3");
+  });
+
+  it("takes a person's correction on a trace page, which becomes a preference pair in the next PreferenceSet", async () => {
+    const [bob] = (await api<{ data: TraceSummary[] }>("/traces?user=bob")).data;
+    await page.goto(`${arc.server.url}/ui/traces/${bob.id}`);
+    await page.fill("#review-label", "wrong_answer");
+    await page.fill("#review-correction", "You have a dentist appointment at 3 pm.");
+    await page.fill("#review-comment", "it should read the calendar");
+    await page.getByRole("button", { name: "Save review" }).click();
+    assert.equal(await page.getByRole("status").textContent(), "Review saved.");
+    assert.match((await page.locator("table.feedback").textContent()) ?? "", /dentist appointment at 3 pm/);
+    await shoot("trace-reviewed");
+
+    await waitUntil(
+      async () =>
+        (await api<{ data: TraceSummary[] }>("/traces?verdict=failed")).data.some((t) => t.id === bob.id),
+      "the review to fail the trace and put it in a pattern",
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+    const { id } = await api<{ id: string }>("/datasets", {
+      method: "POST",
+      body: { kind: "preferences", fromPatterns: "all" },
+    });
+    const dataset = await api<{
+      rows: { chosen: string; rejected: string; meta: { chosenSource: string } }[];
+    }>(`/datasets/${id}`);
+    const pair = dataset.rows.find((r) => r.chosen === "You have a dentist appointment at 3 pm.");
+    assert.ok(pair, "the correction is a chosen answer");
+    assert.equal(pair.meta.chosenSource, "human");
+    assert.match(pair.rejected, /What is on my calendar/);
+
+    // an empty review is refused, naming what is missing
+    await page.goto(`${arc.server.url}/ui/traces/${bob.id}`);
+    await page.getByRole("button", { name: "Save review" }).click();
+    assert.match(
+      (await page.getByRole("status").textContent()) ?? "",
+      /refused: .*at least one of score, label or correction/,
+    );
+  });
+});
