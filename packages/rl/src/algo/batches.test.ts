@@ -41,6 +41,46 @@ describe("DPO batch", () => {
   });
 });
 
+describe("DPO batch of multi-turn episodes", () => {
+  /** A model turn of an episode: its conversation so far and its output. */
+  const turn = (prompt: number[], output: number): GenResult => ({
+    ...sample(output),
+    promptTokens: prompt,
+    outputTokens: [output],
+  });
+  const episodes = (rewards: number[], runs: GenResult[][]): ScoredGroup => ({
+    task,
+    samples: runs.map((run) => run[run.length - 1]),
+    episodes: runs,
+    rewards,
+    passed: rewards.map((r) => r === 1),
+    versionRange: [0, 0],
+  });
+
+  it("pairs the best and worst episodes at the turn where they part, on the prompt both saw there", () => {
+    const good = [turn([1], 5), turn([1, 5, 9], 6)];
+    const bad = [turn([1], 5), turn([1, 5, 9], 7), turn([1, 5, 9, 7, 9], 8)];
+    const out = dpoBatch([episodes([1, 0], [good, bad])]);
+    assert.deepEqual(out.batch.promptTokens, [
+      [1, 5, 9],
+      [1, 5, 9],
+    ]);
+    assert.deepEqual(out.batch.outputTokens, [[6], [7]]);
+    assert.equal(out.sampledPairs, 1);
+  });
+
+  it("counts episodes that never part, or part on different prompts, as ties", () => {
+    const same = [turn([1], 5)];
+    const drifted = [
+      [turn([1], 5), turn([1, 5, 9], 6)],
+      [turn([1], 5), turn([1, 5, 8], 7)],
+    ];
+    const out = dpoBatch([episodes([1, 0], [same, same]), episodes([1, 0], drifted)]);
+    assert.equal(out.sampledPairs, 0);
+    assert.equal(out.ties, 2);
+  });
+});
+
 describe("GRPO batch", () => {
   it("gives every sample of an informative group its normalized advantage and drops uniform groups", () => {
     const out = grpoBatch([group([1, 0]), group([0, 0])], "grpo", false);

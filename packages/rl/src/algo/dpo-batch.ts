@@ -1,4 +1,4 @@
-import type { TrainBatch } from "@arc/core";
+import type { GenResult, TrainBatch } from "@arc/core";
 import type { ScoredGroup } from "../rollout/scored-group.ts";
 import { bestWorstPair } from "./preference-pairs.ts";
 
@@ -15,7 +15,7 @@ export interface DpoBatch {
   batch: TrainBatch;
   /** Pairs formed from sampled groups. */
   sampledPairs: number;
-  /** Groups skipped because every sample tied. */
+  /** Groups skipped because every sample tied (or, multi-turn, the best and worst episodes never parted). */
   ties: number;
   /** Pairs mixed in from a production PreferenceSet. */
   mixedPairs: number;
@@ -23,7 +23,32 @@ export interface DpoBatch {
   meanMargin: number;
 }
 
-/** (best, worst) pairs of each group, ties skipped, then the mixed-in pairs. */
+/**
+ * The chosen and rejected rows of a multi-turn group's pair: the turn where the two episodes part (the first whose
+ * outputs differ), which both took from the same conversation, so the pair shares its prompt. Null when the
+ * episodes never part, or part on different prompts (an environment that answered the same turns differently).
+ */
+function partingTurns(
+  chosen: readonly GenResult[],
+  rejected: readonly GenResult[],
+): [GenResult, GenResult] | null {
+  for (let turn = 0; turn < Math.min(chosen.length, rejected.length); turn++) {
+    const [a, b] = [chosen[turn], rejected[turn]];
+    if (sameTokens(a.outputTokens, b.outputTokens)) continue;
+    return sameTokens(a.promptTokens, b.promptTokens) ? [a, b] : null;
+  }
+  return null;
+}
+
+function sameTokens(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((token, i) => token === b[i]);
+}
+
+/**
+ * (best, worst) pairs of each group, ties skipped, then the mixed-in pairs. A multi-turn group's pair is the turn
+ * where its best and worst episodes part (`partingTurns`): the choice that made the difference; a pair that never
+ * parts counts as a tie.
+ */
 export function dpoBatch(groups: readonly ScoredGroup[], mixed: readonly TokenPair[] = []): DpoBatch {
   const promptTokens: number[][] = [];
   const outputTokens: number[][] = [];
@@ -36,8 +61,14 @@ export function dpoBatch(groups: readonly ScoredGroup[], mixed: readonly TokenPa
       ties++;
       continue;
     }
-    const chosen = group.samples[pair.chosen];
-    const rejected = group.samples[pair.rejected];
+    const turns = group.episodes
+      ? partingTurns(group.episodes[pair.chosen], group.episodes[pair.rejected])
+      : [group.samples[pair.chosen], group.samples[pair.rejected]];
+    if (!turns) {
+      ties++;
+      continue;
+    }
+    const [chosen, rejected] = turns;
     promptTokens.push(chosen.promptTokens, rejected.promptTokens);
     outputTokens.push(chosen.outputTokens, rejected.outputTokens);
     margin += pair.margin;
