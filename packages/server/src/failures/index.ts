@@ -13,7 +13,7 @@ export {
 } from "./dataset-store.ts";
 export { type DetectionClaim, pendingDetections } from "./detection-queue.ts";
 export { type DetectionPass, DetectionWorker } from "./detection-worker.ts";
-export { loadDetectorConfig, tenantRegistry } from "./detector-config-store.ts";
+export { tenantRegistry } from "./detector-config-store.ts";
 export { type DatasetExport, EXPORT_FORMATS, type ExportFormat, exportDataset } from "./export-dataset.ts";
 export {
   FailurePipelineConfig,

@@ -3,12 +3,11 @@ import {
   type CalibrationReport,
   type CalibrationVerdict,
   calibrationReport,
+  type DetectorRegistry,
   type Judgement,
   NotFoundError,
   type Trace,
 } from "@arc/core";
-import { tenantRegistry } from "../failures/detector-config-store.ts";
-import type { RegistrySetup } from "../failures/failure-pipeline-config.ts";
 import type { Queryable } from "../store/database.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { getJudgeModel, latestRubric, saveCalibration } from "./judge-store.ts";
@@ -44,12 +43,12 @@ function labelSource(judgement: Judgement): string {
  * verifiers, the heuristics) or people's feedback on them (a low score, a negative label, a correction fails a trace;
  * other feedback passes it) label passed or failed, and compares: agreement, Cohen's kappa, precision and recall per
  * class. The labels are computed now, without the judge, so a trace the judge already flagged is labelled like any
- * other.
+ * other: `labeller` is the tenant's detector registry built without its judge.
  */
 export async function calibrateJudge(
   db: Queryable,
   tenantId: string,
-  deps: { upstreams: JudgeUpstreams; setupRegistry?: RegistrySetup },
+  deps: { upstreams: JudgeUpstreams; labeller: DetectorRegistry },
   limit: number,
 ): Promise<JudgeCalibration> {
   const [judge, rubric, model] = await Promise.all([
@@ -61,7 +60,7 @@ export async function calibrateJudge(
     throw new NotFoundError(
       "judge: this tenant has no judge yet: set a rubric (PUT /v1/judges/rubric) and a model (PUT /v1/judges/model)",
     );
-  const labeller = await tenantRegistry(db, tenantId, deps.setupRegistry);
+  const { labeller } = deps;
   const [recent, reviewed] = await Promise.all([
     db.query<{ id: string }>(
       "select id from traces where tenant_id = $1 order by started_at desc, id limit $2",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type CalibrationItem, calibrationReport, DetectionConfig } from "@arc/core";
-import { saveDetectorConfig } from "../failures/detector-config-store.ts";
+import { saveDetectorConfig } from "../store/detector-configs.ts";
 import type { Database } from "../store/database.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";

@@ -1,5 +1,5 @@
 import { DetectionConfig } from "@arc/core";
-import { loadDetectorConfig } from "../failures/detector-config-store.ts";
+import { loadDetectorConfig } from "../store/detector-configs.ts";
 import type { Queryable } from "../store/database.ts";
 import { getJudgeModel, latestCalibration, latestRubric } from "./judge-store.ts";
 

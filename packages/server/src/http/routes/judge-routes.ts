@@ -1,5 +1,6 @@
 import { InvalidInputError, NotFoundError, type Rubric, refuseUnknownKeys } from "@arc/core";
 import { Hono } from "hono";
+import { tenantRegistry } from "../../failures/detector-config-store.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { calibrateJudge } from "../../judges/calibrate-judge.ts";
 import {
@@ -102,7 +103,9 @@ export function judgeRoutes(deps: {
         `limit: expected a whole number of traces from 1 to ${MAX_CALIBRATION_TRACES}, got ${JSON.stringify(limit)}`,
         { field: "limit" },
       );
-    return c.json(await calibrateJudge(deps.db, c.get("tenantId"), deps, limit));
+    const tenantId = c.get("tenantId");
+    const labeller = await tenantRegistry(deps.db, tenantId, deps.setupRegistry);
+    return c.json(await calibrateJudge(deps.db, tenantId, { upstreams: deps.upstreams, labeller }, limit));
   });
   return app;
 }

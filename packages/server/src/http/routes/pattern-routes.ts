@@ -12,7 +12,8 @@ import {
   deadLetteredDetections,
   pendingDetections,
 } from "../../failures/detection-queue.ts";
-import { saveDetectorConfig, tenantRegistry } from "../../failures/detector-config-store.ts";
+import { tenantRegistry } from "../../failures/detector-config-store.ts";
+import { saveDetectorConfig } from "../../store/detector-configs.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { trafficOverTime } from "../../failures/live-failure-rates.ts";
 import { getPattern, listPatterns, recentMembers } from "../../failures/pattern-store.ts";
