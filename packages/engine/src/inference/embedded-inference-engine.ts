@@ -378,9 +378,13 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
    * prefix cache holds runs only the rest of it, after the cached keys and values; the others run together.
    */
   private prefill(rows: Row[]): { slots: Slot[]; cache: KvCache } {
-    const hits = rows.map((row) =>
-      this.prefixes ? this.prefixes.lookup(row.prompt, this.version, row.request.cacheSalt) : undefined,
-    );
+    const lookup = (row: Row) => this.prefixes?.lookup(row.prompt, this.version, row.request.cacheSalt);
+    const hits = rows.map(lookup);
+    if (this.prefillSharedPrefixes(rows.filter((_, i) => !hits[i]?.length))) {
+      rows.forEach((row, i) => {
+        if (!hits[i]?.length) hits[i] = lookup(row);
+      });
+    }
     const parts: { slots: Slot[]; cache: KvCache }[] = [];
     const cold = rows.filter((_, i) => !hits[i]?.length);
     if (cold.length > 0) parts.push(this.prefillTogether(cold));
@@ -395,6 +399,40 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     });
     for (const { rows: same, hit } of warm.values()) parts.push(this.prefillAfterPrefix(same, hit));
     return parts.reduce((a, b) => joinPrefilled(a, b));
+  }
+
+  /**
+   * Computes once, into the prefix cache, the longest whole-block prefix that the different prompts among `rows` of
+   * one cache salt all begin with (the system prompt and tools of a rollout batch, or of calls that arrive together),
+   * so that each prompt then runs only its own rest; true when it cached one.
+   */
+  private prefillSharedPrefixes(rows: Row[]): boolean {
+    if (!this.prefixes) return false;
+    const bySalt = new Map<string, Map<string, number[]>>();
+    for (const row of rows) {
+      const salt = row.request.cacheSalt ?? "";
+      const distinct = bySalt.get(salt) ?? new Map<string, number[]>();
+      distinct.set(row.prompt.join(","), row.prompt);
+      bySalt.set(salt, distinct);
+    }
+    let cached = false;
+    for (const [salt, distinct] of bySalt) {
+      const prompts = [...distinct.values()];
+      const length = sharedBlockPrefix(prompts, this.prefixes.blockSize);
+      if (prompts.length < 2 || length === 0) continue;
+      const prefix = prompts[0].slice(0, length);
+      const cache = KvCache.forModel(this.config, 1, length);
+      this.forward(
+        [new Array(length).fill(0)],
+        prefix,
+        prefix.map((_, t) => t),
+        length,
+        cache,
+      );
+      this.prefixes.store(prefix, this.version, salt, cache, 0, 0);
+      cached = true;
+    }
+    return cached;
   }
 
   /**
@@ -696,4 +734,19 @@ function finishReasonAfter(row: Row, token: number, tokenizer: TokenizerInfo): F
   if (cut >= 0) return "stop";
   if (row.tokens.length >= row.maxTokens) return "length";
   return undefined;
+}
+
+/**
+ * The longest prefix, in whole blocks of `blockSize`, that every prompt begins with and that leaves each at least one
+ * token of its own to run (0 when there is none).
+ */
+export function sharedBlockPrefix(prompts: readonly (readonly number[])[], blockSize: number): number {
+  if (prompts.length === 0) return 0;
+  let common = Math.min(...prompts.map((p) => p.length - 1));
+  for (const prompt of prompts.slice(1)) {
+    let n = 0;
+    while (n < common && prompt[n] === prompts[0][n]) n++;
+    common = n;
+  }
+  return Math.max(0, Math.floor(common / blockSize) * blockSize);
 }

@@ -1,7 +1,8 @@
 /**
  * Prefix caching on the embedded engine (models/toolcall-base): a prompt that begins with what an earlier prompt
  * computed reuses its keys and values and answers exactly as without the cache; the cache stays within its bytes,
- * dropping the least recently used blocks; nothing is reused across cache salts or weight versions.
+ * dropping the least recently used blocks; different prompts that arrive together compute the prefix they share once;
+ * nothing is reused across cache salts or weight versions.
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
@@ -9,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import type { GenRequest, GenResult } from "@arc/core";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { renderChat } from "../tokenizer/chat-template.ts";
-import { EmbeddedInferenceEngine } from "./embedded-inference-engine.ts";
+import { EmbeddedInferenceEngine, sharedBlockPrefix } from "./embedded-inference-engine.ts";
 
 const MODEL = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
 const SYSTEM = "You answer with one tool call. ".repeat(12);
@@ -87,6 +88,67 @@ describe("prefix caching (embedded engine)", () => {
     const warm = await cached.generate(requests);
     assert.equal(cached.prefixCacheStats?.hits, 4);
     assertSame(warm, await plain.generate(requests));
+  });
+
+  it("computes the prefix that different prompts arriving together share once, as a rollout batch's", async () => {
+    const cached = await EmbeddedInferenceEngine.load(MODEL);
+    const questions = [
+      "Weather in Lima?",
+      "Book a table for four.",
+      "Convert 3 miles to km.",
+      "Time in Tokyo?",
+    ];
+    const requests: GenRequest[] = questions.map((q, i) => ({
+      promptTokens: prompt(q),
+      maxTokens: 12,
+      temperature: 0.7,
+      seed: i,
+      n: 2,
+    }));
+    const warm = await cached.generate(requests);
+    const shared = sharedBlockPrefix(
+      requests.map((r) => r.promptTokens!),
+      16,
+    );
+    assert.ok(shared > 300, `the system text is a shared prefix of ${shared} tokens`);
+    const stats = cached.prefixCacheStats!;
+    assert.equal(stats.hits, questions.length * 2, "every sample began after the prefix computed once");
+    assert.equal(stats.reusedTokens, questions.length * 2 * shared);
+    assertSame(warm, await plain.generate(requests));
+  });
+
+  it("takes as shared prefix only whole blocks that leave each prompt a token of its own", () => {
+    assert.equal(
+      sharedBlockPrefix(
+        [
+          [1, 2, 3, 4, 5],
+          [1, 2, 3, 4, 6],
+        ],
+        2,
+      ),
+      4,
+    );
+    assert.equal(
+      sharedBlockPrefix(
+        [
+          [1, 2, 3, 4],
+          [1, 2, 3, 4, 5],
+        ],
+        2,
+      ),
+      2,
+    );
+    assert.equal(
+      sharedBlockPrefix(
+        [
+          [1, 2, 3],
+          [9, 2, 3],
+        ],
+        1,
+      ),
+      0,
+    );
+    assert.equal(sharedBlockPrefix([], 16), 0);
   });
 
   it("stays within its bytes, dropping the least recently used blocks first", async () => {
