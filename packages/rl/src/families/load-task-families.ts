@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { delimiter, isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import {
   InvalidInputError,
   jsonTaskFamily,
@@ -8,6 +7,7 @@ import {
   type TaskFamilyRegistry,
   taskFamilies,
 } from "@arc/core";
+import { familyModuleUrl } from "./family-module-url.ts";
 
 /** The environment variable that lists task-family modules to load (paths separated like PATH). */
 export const FAMILIES_ENV = "ARC_FAMILIES";
@@ -76,7 +76,7 @@ async function readFamilySpec(file: string, path: string): Promise<TaskFamily> {
 /** A family module's default export. */
 async function importDefault(file: string, path: string): Promise<unknown> {
   try {
-    return ((await import(pathToFileURL(file).href)) as { default?: unknown }).default;
+    return ((await import(familyModuleUrl(file))) as { default?: unknown }).default;
   } catch (error) {
     throw new InvalidInputError(`family module ${path}: cannot be imported: ${(error as Error).message}`, {
       field: "families",
