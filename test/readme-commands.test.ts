@@ -21,9 +21,16 @@ function commandTableSpans(readme: string): string[] {
   return spans;
 }
 
-/** Every `npx arc ...` invocation the README writes, in code blocks and inline code, up to a comment. */
-function npxInvocations(readme: string): string[] {
-  return [...readme.matchAll(/npx arc ([^`\n#]*)/g)].map((m) => `arc ${m[1].trim()}`);
+/**
+ * Every `arc` invocation a page writes, up to a comment: `npx arc ...` anywhere (code blocks and inline code), and
+ * `arc ...` at the start of a command in a shell code block.
+ */
+function npxInvocations(page: string): string[] {
+  const npx = [...page.matchAll(/npx arc ([^`\n#]*)/g)].map((m) => `arc ${m[1].trim()}`);
+  const shell = [...page.matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)].flatMap((block) =>
+    [...block[1].matchAll(/(?:^|[;&|(]\s*|=\S*\s+)arc ([^\n#]*)/gm)].map((m) => `arc ${m[1].trim()}`),
+  );
+  return [...npx, ...shell];
 }
 
 /**
