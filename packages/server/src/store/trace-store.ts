@@ -20,7 +20,8 @@ function iso(value: unknown): string | null {
   return value === null || value === undefined ? null : new Date(value as string).toISOString();
 }
 
-function rejectDuplicateIds(traces: Trace[]): void {
+/** Throws an InvalidInputError naming the first trace id that appears twice in `traces`. */
+export function rejectDuplicateIds(traces: Trace[]): void {
   const seen = new Set<string>();
   traces.forEach((trace, i) => {
     if (seen.has(trace.id)) {
@@ -70,12 +71,39 @@ function traceSlices(traces: Trace[]): Trace[][] {
   return out;
 }
 
+/** What one statement wrote of one trace of its batch. */
+export interface TraceWritten {
+  /** The trace's id. */
+  id: string;
+  /** Stored for the first time (false: merged into the stored trace). */
+  inserted: boolean;
+  /** Its steps stored for the first time. */
+  steps: number;
+}
+
 /** One statement writing `traces` and their steps atomically; after it, it may ANALYZE `traces`. */
 async function insertTraceSlice(db: Queryable, tenantId: string, traces: Trace[]): Promise<InsertResult> {
+  const written = await insertTraceStatement(db, tenantId, traces);
+  return {
+    traces: written.filter((w) => w.inserted).length,
+    steps: written.reduce((n, w) => n + w.steps, 0),
+  };
+}
+
+/**
+ * One statement writing `traces` (distinct ids) and their steps atomically, whatever their number, with what it wrote
+ * of each trace; after it, it may ANALYZE `traces`. `insertTraces` slices large batches; the trace writer joins
+ * concurrent small ones.
+ */
+export async function insertTraceStatement(
+  db: Queryable,
+  tenantId: string,
+  traces: Trace[],
+): Promise<TraceWritten[]> {
   const { traces: t, steps: s, blobs } = toRows(traces);
   // One statement, so one round trip and one implicit transaction: the foreign key from steps to traces is
   // checked at the end of the statement, after every CTE has inserted.
-  const rows = await db.query<{ traces: number; steps: number }>(
+  const rows = await db.query<{ id: string; inserted: boolean; steps: number }>(
     `with new_blobs as (
        insert into blobs (tenant_id, hash, body)
        select $1, h, b::jsonb from unnest($2::text[], $3::text[]) as x(h, b)
@@ -108,7 +136,7 @@ async function insertTraceSlice(db: Queryable, tenantId: string, traces: Trace[]
          models = array(select distinct unnest(traces.models || excluded.models) order by 1),
          search_text = case when traces.search_text = '' then excluded.search_text
                             else left(traces.search_text || E'\\n' || excluded.search_text, 2000) end
-       returning (xmax = 0) as inserted
+       returning id, (xmax = 0) as inserted
      ),
      new_steps as (
        insert into steps (tenant_id, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms,
@@ -127,10 +155,11 @@ async function insertTraceSlice(db: Queryable, tenantId: string, traces: Trace[]
                  messages_hash, tools_hash, params, input, output, error, metadata, position)
        order by position
        on conflict do nothing
-       returning 1
+       returning trace_id
      )
-     select (select count(*) from new_traces where inserted)::int as traces,
-            (select count(*) from new_steps)::int as steps`,
+     select t.id, t.inserted, coalesce(s.steps, 0) as steps
+     from new_traces t
+     left join (select trace_id, count(*)::int as steps from new_steps group by trace_id) s on s.trace_id = t.id`,
     [
       tenantId,
       blobs.map((b) => b.hash),
@@ -173,8 +202,11 @@ async function insertTraceSlice(db: Queryable, tenantId: string, traces: Trace[]
       s.metadata,
     ],
   );
-  await keepTraceStatisticsCurrent(db, rows[0].traces);
-  return rows[0];
+  await keepTraceStatisticsCurrent(
+    db,
+    rows.reduce((n, r) => n + (r.inserted ? 1 : 0), 0),
+  );
+  return rows;
 }
 
 function dropNulls<T extends Record<string, unknown>>(record: T): T {

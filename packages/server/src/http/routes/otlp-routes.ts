@@ -5,7 +5,7 @@ import { checkExportShape } from "../../otlp/otlp-json.ts";
 import { decodeOtlpTraces, encodeOtlpResponse, encodeRpcStatus } from "../../otlp/otlp-protobuf.ts";
 import { countSpans, otlpToTraces } from "../../otlp/otlp-to-traces.ts";
 import type { Database } from "../../store/database.ts";
-import { insertTraces } from "../../store/trace-store.ts";
+import { traceWriterOf } from "../../store/trace-writer.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { errorBody, HttpError } from "../http-error.ts";
 import { parseJsonBody, readBody } from "../read-json.ts";
@@ -93,7 +93,7 @@ export function otlpRoutes(deps: { db: Database; metrics: ServerMetrics; maxBody
     const mapping = await otlpToTraces(body);
     const result =
       mapping.traces.length > 0
-        ? await insertTraces(deps.db, c.get("tenantId"), mapping.traces)
+        ? await traceWriterOf(deps.db).write(c.get("tenantId"), mapping.traces)
         : { traces: 0, steps: 0 };
     deps.metrics.ingestedTraces.inc({ source: "otlp" }, result.traces);
     deps.metrics.ingestedSteps.inc({ source: "otlp" }, result.steps);

@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
 import type { Database } from "../../store/database.ts";
-import { getTrace, insertFeedbackBatch, insertTraces, listTraces } from "../../store/trace-store.ts";
+import { getTrace, insertFeedbackBatch, listTraces } from "../../store/trace-store.ts";
+import { traceWriterOf } from "../../store/trace-writer.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
@@ -44,7 +45,7 @@ export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBod
 
   app.post("/traces", async (c) => {
     const { traces } = parseTraceBatch(await readJson(c, deps.maxBodyBytes));
-    const result = await insertTraces(deps.db, c.get("tenantId"), traces);
+    const result = await traceWriterOf(deps.db).write(c.get("tenantId"), traces);
     deps.metrics.ingestedTraces.inc({ source: "api" }, result.traces);
     deps.metrics.ingestedSteps.inc({ source: "api" }, result.steps);
     const received = traces.reduce((n, t) => n + t.steps.length, 0);
