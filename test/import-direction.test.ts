@@ -2,8 +2,19 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { describe, it } from "node:test";
+import {
+  circles,
+  describeCircle,
+  filesUnder,
+  folderGraph,
+  pythonGraph,
+  typescriptGraph,
+} from "./import-graph.js";
 
-/** Which of our packages each package may import (DESIGN.md: sdk, core → nothing; engine, rl → core; server → all). */
+/**
+ * Which of our packages each package may import (the README's "Packages" table: sdk, core → nothing; engine → core;
+ * rl → core, engines injected; server → all).
+ */
 const allowedImports: Record<string, string[]> = {
   sdk: [],
   core: [],
@@ -50,7 +61,7 @@ describe("import direction between packages", () => {
 });
 
 /** The server's stage folders: each builds its services; only serve/ composes them with the HTTP routes. */
-const STAGE_FOLDERS = ["deploy", "failures", "orchestrator", "validate", "teaching", "gateway"];
+const STAGE_FOLDERS = ["deploy", "failures", "orchestrator", "validate", "teach", "gateway"];
 
 /** The server folders a stage may not import: the HTTP layer, the CLI and the composition root. */
 const WIRING_FOLDERS = ["http", "cli", "serve"];
@@ -70,4 +81,64 @@ describe("wiring in one place inside the server", () => {
       assert.deepEqual(offenders, []);
     });
   }
+});
+
+const PACKAGES = readdirSync("packages").filter((name) => statSync(join("packages", name)).isDirectory());
+
+describe("no import circles", () => {
+  for (const pkg of PACKAGES) {
+    it(`keeps the TypeScript files of packages/${pkg}/src free of import circles (type-only imports count)`, () => {
+      const graph = typescriptGraph(filesUnder(join("packages", pkg, "src"), [".ts"]));
+      assert.deepEqual(
+        circles(graph).map((circle) => describeCircle(graph, circle)),
+        [],
+      );
+    });
+  }
+
+  for (const pkg of PACKAGES.filter(
+    (name) => filesUnder(join("packages", name, "python"), [".py"]).length > 0,
+  )) {
+    it(`keeps the Python modules of packages/${pkg}/python free of import circles (imports inside functions count)`, () => {
+      const graph = pythonGraph(join("packages", pkg, "python"));
+      assert.deepEqual(
+        circles(graph).map((circle) => describeCircle(graph, circle)),
+        [],
+      );
+    });
+  }
+
+  it("keeps the folders of packages/server/src free of cycles (tests aside: a test may compose any folders)", () => {
+    const files = filesUnder(serverSrc, [".ts"]).filter((file) => !file.endsWith(".test.ts"));
+    const graph = folderGraph(typescriptGraph(files), serverSrc);
+    assert.deepEqual(
+      circles(graph).map((circle) => describeCircle(graph, circle)),
+      [],
+    );
+  });
+
+  it("sees type-only imports, Python imports inside functions, and circles and folder cycles in a graph", () => {
+    const rl = typescriptGraph(["packages/rl/src/verl/verl-overrides.ts"]);
+    assert.ok(
+      rl
+        .get(resolve("packages/rl/src/verl/verl-overrides.ts"))
+        ?.has(resolve("packages/rl/src/recipe/recipe-schema.ts")),
+      "verl-overrides.ts imports the recipe schema's type",
+    );
+    const python = pythonGraph("packages/engine/python");
+    assert.ok(
+      python
+        .get(resolve("packages/engine/python/arc_torch/ray_engine.py"))
+        ?.has(resolve("packages/engine/python/arc_torch/distributed.py")),
+      "ray_engine.py imports distributed inside a method",
+    );
+    const loop = new Map([
+      ["/r/a/x.ts", new Set(["/r/b/y.ts"])],
+      ["/r/b/y.ts", new Set(["/r/c/z.ts"])],
+      ["/r/c/z.ts", new Set(["/r/a/w.ts"])],
+      ["/r/a/w.ts", new Set<string>()],
+    ]);
+    assert.deepEqual(circles(loop), [], "files a → b → c → a' form no file circle");
+    assert.deepEqual(circles(folderGraph(loop, "/r")), [["a", "b", "c"]], "but their folders form a cycle");
+  });
 });
