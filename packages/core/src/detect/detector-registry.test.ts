@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { NotFoundError } from "../errors/index.ts";
-import { generateToolcallTasks } from "../tasks/index.ts";
+import { generateToolcallTasks } from "../families/index.ts";
 import { Trace } from "../trace/index.ts";
 import { fail, PASS } from "../verify/index.ts";
 import { DetectorRegistry } from "./detector-registry.ts";

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { orderdeskFamily, toolcallFamily, verifyTask } from "../families/index.ts";
-import { buildEvalSet, buildPreferenceSet } from "../synth/index.ts";
 import {
   generateOrderdeskTasks,
   generateToolcallTasks,
-  readDatasetJsonl,
-  rowToTask,
-  taskToRow,
-} from "../tasks/index.ts";
+  orderdeskFamily,
+  toolcallFamily,
+  verifyTask,
+} from "../families/index.ts";
+import { buildEvalSet, buildPreferenceSet } from "../synth/index.ts";
+import { readDatasetJsonl, rowToTask, taskToRow } from "../tasks/index.ts";
 import { chatExampleOf, chatExamplesFromPreferences } from "./chat-example.ts";
 import { toChatJsonl } from "./chat-jsonl.ts";
 import { toDatasetJsonl } from "./dataset-jsonl.ts";

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ArithSolution } from "../tasks/arith.ts";
 import { SPLITS } from "../tasks/split.ts";
+import type { ArithSolution } from "./arith/arith-tasks.ts";
+import { arithFamily, getTaskFamily, orderdeskFamily, toolcallFamily, verifyTask } from "./index.ts";
 import {
   type ToolcallSolution,
   toolcallConversionKind,
   toolcallConversions,
   ungroundedToolcallConversions,
-} from "../tasks/toolcall.ts";
-import { arithFamily, getTaskFamily, orderdeskFamily, toolcallFamily, verifyTask } from "./index.ts";
+} from "./toolcall/toolcall-tasks.ts";
 
 /** A solution as PostgreSQL's jsonb gives it back: every object's keys sorted (shorter first, then bytewise). */
 function jsonbOrder(value: unknown): unknown {

@@ -1,8 +1,8 @@
 import type { TaskFamily } from "../tasks/task-family.ts";
-import { arithFamily } from "./arith.ts";
-import { orderdeskFamily } from "./orderdesk.ts";
+import { arithFamily } from "./arith/arith-family.ts";
+import { orderdeskFamily } from "./orderdesk/orderdesk-family.ts";
 import { TaskFamilyRegistry } from "./registry.ts";
-import { toolcallFamily } from "./toolcall.ts";
+import { toolcallFamily } from "./toolcall/toolcall-family.ts";
 
 /** The process's families: the built-ins, then whatever a module path, a recipe or a tenant registers. */
 export const taskFamilies = new TaskFamilyRegistry()

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { simulatedFailureItems } from "../__fixtures__/failure-items.ts";
-import { generateToolcallTasks, taskToRow } from "../tasks/index.ts";
+import { generateToolcallTasks } from "../families/index.ts";
+import { taskToRow } from "../tasks/index.ts";
 import { buildEvalSet, type EvalSetOptions } from "./eval-set.ts";
 import type { FailureItem } from "./failure-item.ts";
 import { NearDuplicateIndex } from "./near-duplicate-index.ts";

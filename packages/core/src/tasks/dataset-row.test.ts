@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidInputError } from "../errors/index.ts";
+import { generateToolcallTasks } from "../families/toolcall/toolcall-tasks.ts";
 import { readDatasetJsonl, rowToTask, taskToRow, writeDatasetJsonl } from "./dataset-row.ts";
-import { generateToolcallTasks } from "./toolcall.ts";
 
 describe("dataset JSONL rows", () => {
   it("round-trips tasks through JSONL with question, solution, env and meta", () => {

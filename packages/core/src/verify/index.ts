@@ -9,6 +9,3 @@ export {
   type VerifyInput,
   type VerifyResult,
 } from "./verifier.ts";
-export { verifyArith } from "./verify-arith.ts";
-export { verifyOrderdesk } from "./verify-orderdesk.ts";
-export { verifyToolCall, verifyToolcall } from "./verify-toolcall.ts";

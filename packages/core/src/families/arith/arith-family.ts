@@ -1,8 +1,8 @@
-import { type ArithSolution, generateArithTasks } from "../tasks/arith.ts";
-import { calculator } from "../tasks/calculator.ts";
-import { formatToolCall } from "../tasks/tool-spec.ts";
-import { verifyArith } from "../verify/verify-arith.ts";
-import { defineTaskFamily } from "./define-task-family.ts";
+import { formatToolCall } from "../../tasks/tool-spec.ts";
+import { defineTaskFamily } from "../define-task-family.ts";
+import { type ArithSolution, generateArithTasks } from "./arith-tasks.ts";
+import { calculator } from "./calculator.ts";
+import { verifyArith } from "./verify-arith.ts";
 
 /** The `arith` family: word problem → a `calc` tool call whose result is the answer. */
 export const arithFamily = defineTaskFamily({

@@ -1,6 +1,11 @@
-import type { Task } from "../rollout/index.ts";
-import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { checkGenerateOptions, drawInSplit, type TaskGenerateOptions, taskId } from "./task-family.ts";
+import type { Task } from "../../rollout/index.ts";
+import { createRng, deriveSeed, type Rng } from "../../tasks/rng.ts";
+import {
+  checkGenerateOptions,
+  drawInSplit,
+  type TaskGenerateOptions,
+  taskId,
+} from "../../tasks/task-family.ts";
 
 /** What an `arith` task expects: the number, and one expression that computes it (the reference call). */
 export interface ArithSolution {

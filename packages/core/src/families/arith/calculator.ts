@@ -1,4 +1,4 @@
-import type { ToolResult, ToolSpec } from "./tool-spec.ts";
+import type { ToolResult, ToolSpec } from "../../tasks/tool-spec.ts";
 
 /**
  * Evaluates an arithmetic expression of numbers, + - * /, unary minus and parentheses, with the usual

@@ -1,8 +1,8 @@
-import type { ArithSolution } from "../tasks/arith.ts";
-import { calculator } from "../tasks/calculator.ts";
-import { validateJsonSchema } from "../tasks/json-schema.ts";
-import { parseToolCall } from "../tasks/parse-tool-call.ts";
-import { fail, PASS, unknown, type Verifier } from "./verifier.ts";
+import { validateJsonSchema } from "../../tasks/json-schema.ts";
+import { parseToolCall } from "../../tasks/parse-tool-call.ts";
+import { fail, PASS, unknown, type Verifier } from "../../verify/verifier.ts";
+import type { ArithSolution } from "./arith-tasks.ts";
+import { calculator } from "./calculator.ts";
 
 /**
  * The `arith` verifier: the last output is a `calc` call whose result (or a direct `{"answer": n}`)

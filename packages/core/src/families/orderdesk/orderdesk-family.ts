@@ -1,9 +1,9 @@
-import { generateOrderdeskTasks, type OrderdeskSolution } from "../tasks/orderdesk.ts";
-import { ORDERDESK_MAX_TURNS, OrderdeskSession } from "../tasks/orderdesk-session.ts";
-import { ORDERDESK_TOOLS } from "../tasks/orderdesk-tools.ts";
-import { formatToolCall } from "../tasks/tool-spec.ts";
-import { verifyOrderdesk } from "../verify/verify-orderdesk.ts";
-import { defineTaskFamily } from "./define-task-family.ts";
+import { formatToolCall } from "../../tasks/tool-spec.ts";
+import { defineTaskFamily } from "../define-task-family.ts";
+import { generateOrderdeskTasks, type OrderdeskSolution } from "./orderdesk.ts";
+import { ORDERDESK_MAX_TURNS, OrderdeskSession } from "./orderdesk-session.ts";
+import { ORDERDESK_TOOLS } from "./orderdesk-tools.ts";
+import { verifyOrderdesk } from "./verify-orderdesk.ts";
 
 const ORDERDESK_SCHEMAS = Object.fromEntries(ORDERDESK_TOOLS.map((t) => [t.name, t.parameters]));
 

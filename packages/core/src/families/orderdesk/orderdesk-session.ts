@@ -1,9 +1,9 @@
-import { validateJsonSchema } from "./json-schema.ts";
+import { validateJsonSchema } from "../../tasks/json-schema.ts";
+import { parseToolCall } from "../../tasks/parse-tool-call.ts";
+import type { FamilySession, FamilySessionStep } from "../../tasks/task-family.ts";
+import type { ToolCallJson } from "../../tasks/tool-spec.ts";
 import { applyAction, type Order, type OrderdeskSolution } from "./orderdesk.ts";
 import { ORDERDESK_ACTIONS, ORDERDESK_TOOL_SCHEMAS } from "./orderdesk-tools.ts";
-import { parseToolCall } from "./parse-tool-call.ts";
-import type { FamilySession, FamilySessionStep } from "./task-family.ts";
-import type { ToolCallJson } from "./tool-spec.ts";
 
 /** How a turn's output was taken: a valid call, or why it could not be run. */
 export type TurnOutcome =

@@ -1,5 +1,5 @@
-import type { JsonSchema } from "./json-schema.ts";
-import type { FamilyTool } from "./task-family.ts";
+import type { JsonSchema } from "../../tasks/json-schema.ts";
+import type { FamilyTool } from "../../tasks/task-family.ts";
 
 const orderId: JsonSchema = { type: "string", pattern: "^[A-Z]\\d{3,4}$", description: "e.g. A123" };
 

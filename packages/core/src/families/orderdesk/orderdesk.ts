@@ -1,7 +1,12 @@
-import type { Task } from "../rollout/index.ts";
-import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import { checkGenerateOptions, drawInSplit, type TaskGenerateOptions, taskId } from "./task-family.ts";
-import type { ToolCallJson } from "./tool-spec.ts";
+import type { Task } from "../../rollout/index.ts";
+import { createRng, deriveSeed, type Rng } from "../../tasks/rng.ts";
+import {
+  checkGenerateOptions,
+  drawInSplit,
+  type TaskGenerateOptions,
+  taskId,
+} from "../../tasks/task-family.ts";
+import type { ToolCallJson } from "../../tasks/tool-spec.ts";
 
 /** Where an order is in its life; the rules of what may be done depend on it. */
 export type OrderStatus = "pending" | "shipped" | "delivered" | "cancelled" | "refunded";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateOrderdeskTasks, type OrderdeskSolution } from "../tasks/orderdesk.ts";
+import { generateOrderdeskTasks, type OrderdeskSolution } from "./orderdesk.ts";
 import { verifyOrderdesk } from "./verify-orderdesk.ts";
 
 const solution: OrderdeskSolution = {

@@ -1,7 +1,7 @@
-import type { OrderdeskSolution } from "../tasks/orderdesk.ts";
-import { OrderdeskSession } from "../tasks/orderdesk-session.ts";
-import { differingArgs, normalizedEqual } from "./normalize-value.ts";
-import { fail, PASS, unknown, type Verifier, type VerifyResult } from "./verifier.ts";
+import { differingArgs, normalizedEqual } from "../../verify/normalize-value.ts";
+import { fail, PASS, unknown, type Verifier, type VerifyResult } from "../../verify/verifier.ts";
+import type { OrderdeskSolution } from "./orderdesk.ts";
+import { OrderdeskSession } from "./orderdesk-session.ts";
 
 /**
  * The `orderdesk` verifier: replays the outputs through the desk and checks the final state of the order,

@@ -1,12 +1,12 @@
-import { formatToolCall } from "../tasks/tool-spec.ts";
+import { formatToolCall } from "../../tasks/tool-spec.ts";
+import { defineTaskFamily } from "../define-task-family.ts";
 import {
   generateToolcallTasks,
   type ToolcallSolution,
   ungroundedToolcallConversions,
-} from "../tasks/toolcall.ts";
-import { TOOLCALL_TOOLS } from "../tasks/toolcall-tools.ts";
-import { verifyToolcall } from "../verify/verify-toolcall.ts";
-import { defineTaskFamily } from "./define-task-family.ts";
+} from "./toolcall-tasks.ts";
+import { TOOLCALL_TOOLS } from "./toolcall-tools.ts";
+import { verifyToolcall } from "./verify-toolcall.ts";
 
 const TOOLCALL_SCHEMAS = Object.fromEntries(TOOLCALL_TOOLS.map((t) => [t.name, t.parameters]));
 

@@ -1,15 +1,15 @@
-import type { Task } from "../rollout/index.ts";
-import { formatDateLong, formatTime12, monthNumber, parseTime } from "./dates.ts";
-import { createRng, deriveSeed, type Rng } from "./rng.ts";
-import type { Split } from "./split.ts";
+import type { Task } from "../../rollout/index.ts";
+import { formatDateLong, formatTime12, monthNumber, parseTime } from "../../tasks/dates.ts";
+import { createRng, deriveSeed, type Rng } from "../../tasks/rng.ts";
+import type { Split } from "../../tasks/split.ts";
 import {
   checkGenerateOptions,
   drawInSplit,
   pickWeighted,
   type TaskGenerateOptions,
   taskId,
-} from "./task-family.ts";
-import type { ToolCallJson } from "./tool-spec.ts";
+} from "../../tasks/task-family.ts";
+import type { ToolCallJson } from "../../tasks/tool-spec.ts";
 
 /** What a `toolcall` task expects: exactly this call (arguments compared after normalization). */
 export type ToolcallSolution = ToolCallJson;

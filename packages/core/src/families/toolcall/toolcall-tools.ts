@@ -1,6 +1,6 @@
-import { parseDate, parseTime } from "./dates.ts";
-import { fnv1a } from "./rng.ts";
-import type { ToolSpec } from "./tool-spec.ts";
+import { parseDate, parseTime } from "../../tasks/dates.ts";
+import { fnv1a } from "../../tasks/rng.ts";
+import type { ToolSpec } from "../../tasks/tool-spec.ts";
 
 const SKIES = ["sunny", "cloudy", "rain", "snow", "windy"];
 

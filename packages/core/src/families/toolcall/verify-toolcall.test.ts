@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { verifyTask } from "../families/verify-task.ts";
+import { verifyTask } from "../verify-task.ts";
 import { verifyToolcall } from "./verify-toolcall.ts";
 
 const weather = { tool: "get_weather", args: { city: "Paris", unit: "c" } };

@@ -1,9 +1,9 @@
-import { validateJsonSchema } from "../tasks/json-schema.ts";
-import { parseToolCall } from "../tasks/parse-tool-call.ts";
-import type { ToolCallJson, ToolSpec } from "../tasks/tool-spec.ts";
-import { TOOLCALL_TOOLS } from "../tasks/toolcall-tools.ts";
-import { differingArgs, normalizedEqual } from "./normalize-value.ts";
-import { fail, PASS, unknown, type Verifier, type VerifyResult } from "./verifier.ts";
+import { validateJsonSchema } from "../../tasks/json-schema.ts";
+import { parseToolCall } from "../../tasks/parse-tool-call.ts";
+import type { ToolCallJson, ToolSpec } from "../../tasks/tool-spec.ts";
+import { differingArgs, normalizedEqual } from "../../verify/normalize-value.ts";
+import { fail, PASS, unknown, type Verifier, type VerifyResult } from "../../verify/verifier.ts";
+import { TOOLCALL_TOOLS } from "./toolcall-tools.ts";
 
 /**
  * Judges one JSON tool call against a set of tools, in the order a person would: does it parse, is it the

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidInputError } from "../../errors/index.ts";
-import { type ArithSolution, generateArithTasks } from "../../tasks/index.ts";
+import { type ArithSolution, generateArithTasks } from "../../families/index.ts";
 import { approximateTokenCounter, REDACTION } from "../parse/index.ts";
 import { renderTemplate, teachingTemplates } from "../templates/index.ts";
 import { ScriptedChatModelTestDouble } from "./__fixtures__/scripted-chat-model.ts";
