@@ -26,7 +26,8 @@ async function tinyRecipe(overrides: Record<string, unknown>) {
       algorithm: "dpo",
       steps: 12,
       promptsPerStep: 4,
-      samplesPerPrompt: 4,
+      // SFT samples nothing, so its trainer block takes no samplesPerPrompt
+      ...(overrides.algorithm === "sft" ? {} : { samplesPerPrompt: 4 }),
       learningRate: 1e-2,
       maxTokens: 8,
       checkpointEvery: 4,
