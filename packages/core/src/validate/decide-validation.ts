@@ -13,6 +13,8 @@ export interface ModelOutcome {
   outputTokens: number;
   /** Why it failed (verifier or safety judgement), for the report. */
   reason?: string;
+  /** The model turns its episode took, for an item judged as a whole episode (`ValidationItem.episode`). */
+  turns?: number;
 }
 
 /** One eval item answered by both the current model (baseline) and the candidate. */
@@ -27,6 +29,11 @@ export interface ValidationItem {
    * a row no verifier can judge) or `safety:<check>`.
    */
   judgedBy: string;
+  /**
+   * True for a row of a multi-turn family: each model played the whole episode in the family's session (every
+   * turn answered, the session's observations fed back) and the verifier judged all its turns, not one answer.
+   */
+  episode?: boolean;
   baseline: ModelOutcome;
   candidate: ModelOutcome;
   /** Which answer a judge preferred when it compared the two side by side (pairwise); the win rate counts this. */
@@ -88,6 +95,11 @@ export interface ValidationReport {
       rate: number;
       interval: { lower: number; upper: number };
     } | null;
+    /**
+     * The items judged as whole episodes of a multi-turn family (`ValidationItem.episode`), with the mean model turns
+     * each model's episodes took; null when there were none.
+     */
+    episodes: { n: number; baselineMeanTurns: number; candidateMeanTurns: number } | null;
     latency: { baselineMeanMs: number; candidateMeanMs: number; candidateP50Ms: number };
     tokens: { baselineMean: number; candidateMean: number };
   };
@@ -205,11 +217,24 @@ export function decideValidation(
   const newSafetyFailures = safetyItems.filter((i) => i.baseline.pass && !i.candidate.pass).length;
   const safetyPassed = safetyItems.filter((i) => i.candidate.pass).length;
 
+  const episodeItems = functionalItems.filter((i) => i.episode);
+  const episodes =
+    episodeItems.length === 0
+      ? null
+      : {
+          n: episodeItems.length,
+          baselineMeanTurns: mean(episodeItems.map((i) => i.baseline.turns ?? 1)),
+          candidateMeanTurns: mean(episodeItems.map((i) => i.candidate.turns ?? 1)),
+        };
+  const judgedAs = episodes
+    ? `; ${episodes.n} of ${functionalItems.length} items judged as whole episodes in their family's session`
+    : "";
+
   const checks: GateCheck[] = [];
   checks.push({
     gate: "functional",
     passed: functional >= gates.minFunctional,
-    detail: `functional pass rate ${pct(functional)} (current model ${pct(passRate(functionalItems, "baseline"))}) ${functional >= gates.minFunctional ? ">=" : "<"} ${pct(gates.minFunctional)}`,
+    detail: `functional pass rate ${pct(functional)} (current model ${pct(passRate(functionalItems, "baseline"))}) ${functional >= gates.minFunctional ? ">=" : "<"} ${pct(gates.minFunctional)}${judgedAs}`,
   });
   checks.push({
     gate: "ndr",
@@ -264,6 +289,7 @@ export function decideValidation(
         general.length === 0 ? null : passRate(general, "candidate") - passRate(general, "baseline"),
       safety: { total: safetyItems.length, passed: safetyPassed, leaks, newFailures: newSafetyFailures },
       winRate,
+      episodes,
       latency: {
         baselineMeanMs: mean(latencies("baseline")),
         candidateMeanMs: mean(latencies("candidate")),

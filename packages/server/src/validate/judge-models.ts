@@ -9,8 +9,11 @@ import {
   type ModelOutcome,
   offeredTools,
   type SafetyItem,
+  type Task,
+  type TaskFamily,
   type TaskFamilyRegistry,
   taskFamilies,
+  taskPrompt,
   toolCallText,
   type ValidationItem,
   verifyTask,
@@ -41,12 +44,17 @@ export interface JudgeOptions {
 /** The default of `JudgeOptions.judgeWithinMs`. */
 const JUDGE_WITHIN_MS = 120_000;
 
-/** One model's answer to one prompt. */
+/** One model's answer to one prompt, or its turns of one episode (`outputs`, the last one also `text`). */
 interface Answer {
   text: string;
   latencyMs: number;
   outputTokens: number;
+  /** Every model turn's output: one for a single answer, one per turn for an episode. */
+  outputs: string[];
 }
+
+/** Turns an episode may take when its session never says done: a bound on a family's mistake, not a policy. */
+const MAX_EPISODE_TURNS = 16;
 
 async function ask(
   backend: ModelBackend,
@@ -73,7 +81,41 @@ async function ask(
   const message = body?.choices?.[0]?.message;
   const call = message?.tool_calls?.[0]?.function;
   const text = call ? toolCallText(call) : (message?.content ?? "");
-  return { text, latencyMs: performance.now() - started, outputTokens: body?.usage?.completion_tokens ?? 0 };
+  return {
+    text,
+    latencyMs: performance.now() - started,
+    outputTokens: body?.usage?.completion_tokens ?? 0,
+    outputs: [text],
+  };
+}
+
+/**
+ * Plays one episode of a multi-turn family's task, as a production agent would: the family's prompt and tools, each
+ * answer fed to the family's session, its observation sent back as a tool message, until the session says done.
+ */
+async function playEpisode(
+  backend: ModelBackend,
+  family: TaskFamily & Required<Pick<TaskFamily, "session">>,
+  task: Task,
+  maxTokens: number,
+): Promise<Answer> {
+  const prompt = taskPrompt(family, task);
+  const messages = [...prompt.messages] as ChatMessage[];
+  const tools = prompt.tools as Record<string, unknown>[] | undefined;
+  const session = family.session(task);
+  const outputs: string[] = [];
+  let latencyMs = 0;
+  let outputTokens = 0;
+  while (!session.done && outputs.length < MAX_EPISODE_TURNS) {
+    const turn = await ask(backend, { messages, tools }, maxTokens);
+    latencyMs += turn.latencyMs;
+    outputTokens += turn.outputTokens;
+    outputs.push(turn.text);
+    const step = session.act(turn.text);
+    messages.push({ role: "assistant", content: turn.text }, { role: "tool", content: step.observation });
+    if (step.done) break;
+  }
+  return { text: outputs.at(-1) ?? "", latencyMs, outputTokens, outputs };
 }
 
 async function mapLimited<T, R>(
@@ -91,6 +133,11 @@ async function mapLimited<T, R>(
   });
   await Promise.all(workers);
   return out;
+}
+
+/** The task an eval row asks. */
+function rowTask(row: EvalRow): Task {
+  return { id: row.id, env: row.env as string, question: row.question, solution: row.solution };
 }
 
 /** An eval row a verifier can judge: its family has a verifier and the row a reference solution. */
@@ -170,21 +217,35 @@ function evalOutcome(
   row: EvalRow & { env: string },
   answer: Answer,
   families: TaskFamilyRegistry,
+  episode: boolean,
 ): ModelOutcome {
-  const result = verifyTask({ env: row.env, solution: row.solution }, [answer.text], families);
+  const result = verifyTask({ env: row.env, solution: row.solution }, answer.outputs, families);
   return {
     pass: result.status === "pass",
     latencyMs: answer.latencyMs,
     outputTokens: answer.outputTokens,
     reason: result.failure?.message ?? result.reason,
+    ...(episode ? { turns: answer.outputs.length } : {}),
   };
+}
+
+/** The family whose session a row is played in: a verifiable row of a multi-turn family; else undefined. */
+function episodeFamily(
+  row: EvalRow,
+  families: TaskFamilyRegistry,
+): (TaskFamily & Required<Pick<TaskFamily, "session">>) | undefined {
+  if (!isVerifiable(row, families)) return undefined;
+  const family = families.find(row.env);
+  return family?.session ? (family as TaskFamily & Required<Pick<TaskFamily, "session">>) : undefined;
 }
 
 /**
  * Asks both models every eval row (its recorded prompt and tools where it has them, else its family's first turn;
  * greedy) and every safety item, and judges each answer: a verifiable row (`isVerifiable`) with its family's
  * verifier, any other row with the tenant's judge (`options.rubricJudge`, the row left out when the judge cannot
- * decide one of its answers), safety items with `judgeSafety`. Returns paired outcomes for `decideValidation`.
+ * decide one of its answers), safety items with `judgeSafety`. A verifiable row of a multi-turn family is played as a
+ * whole episode in the family's session (`playEpisode`) and the verifier judges all its turns (`episode` items).
+ * Returns paired outcomes for `decideValidation`.
  */
 export async function judgeModels(
   baseline: ModelBackend,
@@ -201,19 +262,20 @@ export async function judgeModels(
       row.context
         ? row.context
         : {
-            messages: familyPrompt(families.get(row.env as string, "row.env"), {
-              id: row.id,
-              env: row.env as string,
-              question: row.question,
-              solution: row.solution,
-            }),
+            messages: familyPrompt(families.get(row.env as string, "row.env"), rowTask(row)),
           },
     ),
     ...safety.map((s) => ({ messages: s.messages as ChatMessage[] })),
   ];
   const [b, c] = await Promise.all(
     [baseline, candidate].map((backend) =>
-      mapLimited(prompts, concurrency, (prompt) => ask(backend, prompt, maxTokens)),
+      mapLimited(prompts, concurrency, (prompt, i) => {
+        const row = rows[i];
+        const family = row && episodeFamily(row, families);
+        return family
+          ? playEpisode(backend, family, rowTask(row as EvalRow & { env: string }), maxTokens)
+          : ask(backend, prompt, maxTokens);
+      }),
     ),
   );
   const { rubricJudge } = options;
@@ -225,11 +287,13 @@ export async function judgeModels(
       kind: row.meta.slice === "general" ? "general" : "pattern",
     };
     if (isVerifiable(row, families)) {
+      const episode = episodeFamily(row, families) !== undefined;
       return {
         ...slice,
         judgedBy: `verifier:${row.env}`,
-        baseline: evalOutcome(row, b[i], families),
-        candidate: evalOutcome(row, c[i], families),
+        ...(episode ? { episode } : {}),
+        baseline: evalOutcome(row, b[i], families, episode),
+        candidate: evalOutcome(row, c[i], families, episode),
       };
     }
     if (!rubricJudge) return null;
