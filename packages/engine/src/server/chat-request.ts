@@ -275,15 +275,9 @@ export function parseChatRequest(body: unknown, defaultMaxTokens: number): ChatC
   const grammarBudget = new GrammarSizeBudget();
   const tools = parseTools(b.tools, grammarBudget);
   const toolChoice = parseToolChoice(b.tool_choice, tools);
-  let stop: string[] | undefined;
-  if (typeof b.stop === "string") stop = [b.stop];
-  else if (Array.isArray(b.stop)) {
-    if (b.stop.length > 4 || b.stop.some((s) => typeof s !== "string")) {
-      throw invalid("stop", `expected a string or up to 4 strings, got ${JSON.stringify(b.stop)}`);
-    }
-    stop = b.stop as string[];
-  } else if (b.stop !== undefined && b.stop !== null)
-    throw invalid("stop", `expected a string or an array of strings, got ${typeof b.stop}`);
+  // its shape was checked by checkChatRequest: a string or up to 4 strings
+  const stop =
+    typeof b.stop === "string" ? [b.stop] : Array.isArray(b.stop) ? (b.stop as string[]) : undefined;
   const logprobs = b.logprobs === true;
   const topLogprobs = optionalInteger(b, "top_logprobs", 0, 20);
   if (topLogprobs && !logprobs) throw invalid("top_logprobs", "requires logprobs: true");
