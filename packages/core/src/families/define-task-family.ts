@@ -28,10 +28,18 @@ export function checkTaskFamily(value: unknown, source: string): asserts value i
   for (const key of ["prompt", "reference"]) {
     if (typeof family[key] !== "function") fail(key, "a function", family[key]);
   }
-  for (const key of ["generate", "verify", "session", "ungroundedClaims"]) {
+  for (const key of [
+    "generate",
+    "verify",
+    "session",
+    "ungroundedClaims",
+    "teachingHint",
+    "rightApproachHint",
+    "partialCredit",
+  ]) {
     if (family[key] !== undefined && typeof family[key] !== "function") fail(key, "a function", family[key]);
   }
-  for (const key of ["description", "ability"]) {
+  for (const key of ["description", "ability", "guidedTemplate"]) {
     if (family[key] !== undefined && typeof family[key] !== "string") fail(key, "a string", family[key]);
   }
   if (family.tools !== undefined) {

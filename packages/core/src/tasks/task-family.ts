@@ -1,6 +1,6 @@
 import { InvalidInputError } from "../errors/index.ts";
 import type { Task } from "../rollout/index.ts";
-import type { Verifier } from "../verify/verifier.ts";
+import type { Verifier, VerifyResult } from "../verify/verifier.ts";
 import type { JsonSchema } from "./json-schema.ts";
 import { fnv1a } from "./rng.ts";
 import { SPLITS, type Split } from "./split.ts";
@@ -69,6 +69,23 @@ export interface TaskFamily {
    * before the student reads them (`ungroundedClaims` of `runTeaching`); absent where the family has no such check.
    */
   ungroundedClaims?: (question: string, teaching: string) => string[];
+  /**
+   * Guidance for a student whose approach is wrong, that helps without writing the answer (SFT's guided examples,
+   * a teacher's labels); absent: a generic method hint.
+   */
+  teachingHint?: (task: Task) => string;
+  /** What a teacher tells a student whose approach is right (empty when nothing); absent: nothing. */
+  rightApproachHint?: (task: Task) => string;
+  /**
+   * The guided-student prompt (`{teaching}` and `{question}`) the family's base model is trained on; absent: the
+   * teaching protocol's default.
+   */
+  guidedTemplate?: string;
+  /**
+   * The partial credit in [0, 1) of a failing output, finer than its failure class; undefined leaves it to the
+   * class's credit (`partialCreditReward`).
+   */
+  partialCredit?: (task: Task, output: string, verdict: VerifyResult) => number | undefined;
 }
 
 /** A task id that is stable for (env, split, seed, index) and valid as a RecordId. */

@@ -1,8 +1,8 @@
 export { batchAt, epochPermutation, itemAt } from "./prompt-order.ts";
 export {
   type ChatExample,
-  conversionHint,
   guidedMessages,
+  rightApproachHint,
   sftExamples,
   teachingHint,
 } from "./sft-examples.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type OrderdeskSolution, orderdeskFamily, toolcallFamily } from "@arc/core";
-import { conversionHint, sftExamples, teachingHint } from "./sft-examples.ts";
+import { rightApproachHint, sftExamples, teachingHint } from "./sft-examples.ts";
 
 const tasks = toolcallFamily.generate({ split: "train", seed: 1, count: 200 });
 
@@ -26,7 +26,7 @@ describe("sftExamples", () => {
   });
 
   it("adds a second, conversion-guided example for each request written in words, only when guidance is asked for", () => {
-    const inWords = tasks.filter((t) => conversionHint(t) !== "");
+    const inWords = tasks.filter((t) => rightApproachHint(t) !== "");
     assert.ok(inWords.length > 0);
     assert.equal(sftExamples(toolcallFamily, tasks).length, tasks.length);
     const examples = sftExamples(toolcallFamily, tasks, { guidedFraction: 0.2, seed: 3 });
@@ -34,7 +34,7 @@ describe("sftExamples", () => {
     const lastTurn = (e: (typeof examples)[number]) => e.messages.at(-1)?.content ?? "";
     for (const task of inWords) {
       const copies = examples.filter((e) => lastTurn(e).includes(task.question));
-      const short = copies.find((e) => lastTurn(e) === `Hint: ${conversionHint(task)}\n${task.question}`);
+      const short = copies.find((e) => lastTurn(e) === `Hint: ${rightApproachHint(task)}\n${task.question}`);
       assert.ok(short?.guided, task.question);
       assert.equal(short.reply, toolcallFamily.reference(task)[0]);
     }

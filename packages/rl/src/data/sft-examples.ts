@@ -1,19 +1,19 @@
 import {
   createRng,
   deriveSeed,
+  type GenMessage,
   renderTemplate,
   type Task,
   type TaskFamily,
-  type ToolcallSolution,
+  type TaskFamilyRegistry,
+  taskFamilies,
   taskPrompt,
   teachingTemplates,
-  toolcallConversions,
 } from "@arc/core";
-import type { ChatMessage } from "../run/engine-factory.ts";
 
 /** One chat example: the prompt messages and the assistant reply to learn. */
 export interface ChatExample {
-  messages: ChatMessage[];
+  messages: GenMessage[];
   /** OpenAI `tools` offered with the prompt (a task's recorded context), rendered where the template can. */
   tools?: readonly object[];
   reply: string;
@@ -21,48 +21,39 @@ export interface ChatExample {
   guided: boolean;
 }
 
+/** The hint of a family without a `teachingHint` of its own. */
+const GENERIC_TEACHING_HINT =
+  "Work out each part of the request in order and check the result before answering.";
+
 /**
- * The short hint for a student whose approach is right: for `toolcall`, the conversions the request
- * leaves to the reader ("March is month 03; 3pm is hour 15."), empty when there are none or for another family.
+ * The short hint for a student whose approach is right: its family's `rightApproachHint` (e.g. the conversions a
+ * request leaves to the reader), empty when the family has none. Families are looked up in `families`.
  */
-export function conversionHint(task: Task): string {
-  if (task.env !== "toolcall") return "";
-  const facts = toolcallConversions(task);
-  return facts.length === 0 ? "" : `${facts.join("; ")}.`;
+export function rightApproachHint(
+  task: Task,
+  families: Pick<TaskFamilyRegistry, "find"> = taskFamilies,
+): string {
+  return families.find(task.env)?.rightApproachHint?.(task) ?? "";
 }
 
 /**
- * The full hint for a student whose approach is wrong, guiding without writing the call: for `toolcall`,
- * which tool, which argument names and the request's conversions; for other families, a generic method hint.
+ * The full hint for a student whose approach is wrong, guiding without writing the answer: its family's
+ * `teachingHint`, else a generic method hint.
  */
-export function teachingHint(task: Task): string {
-  if (task.env === "toolcall") {
-    const call = task.solution as ToolcallSolution;
-    const method = `Call the tool ${call.tool} with the arguments ${Object.keys(call.args).join(", ")}, taken from the request.`;
-    const conversions = conversionHint(task);
-    return conversions === "" ? method : `${method} ${conversions}`;
-  }
-  return "Work out each part of the request in order and check the result before answering.";
+export function teachingHint(task: Task, families: Pick<TaskFamilyRegistry, "find"> = taskFamilies): string {
+  return families.find(task.env)?.teachingHint?.(task) ?? GENERIC_TEACHING_HINT;
 }
 
-/**
- * The guided-student prompt of `toolcall`: the hint first, then the request, so the values the call copies stay as
- * close to the answer as in the unguided prompt. A ~1M-parameter student copies over a short distance only: trained
- * on the default template (request, hint, solve instruction), the same student passed 0 of 106 third-phrasing
- * requests with the conversions hinted, 0.15 without; trained on this one, 0.23 with them, 0.20 without.
- */
-export const TOOLCALL_GUIDED_STUDENT_TEMPLATE = "Hint: {teaching}\n{question}";
-
-/** The guided-student template the base model of family `env` is trained on (the protocol's default for all but toolcall). */
-export function guidedStudentTemplate(env: string): string {
-  return env === "toolcall" ? TOOLCALL_GUIDED_STUDENT_TEMPLATE : teachingTemplates().studentWithGuidance;
+/** The guided-student template a family's base model is trained on: its own, else the protocol's default. */
+export function guidedStudentTemplate(family: TaskFamily): string {
+  return family.guidedTemplate ?? teachingTemplates().studentWithGuidance;
 }
 
 /** A guided prompt: the family's prompt with the last user turn replaced by the family's guided-student template. */
-export function guidedMessages(family: TaskFamily, task: Task, teaching: string): ChatMessage[] {
-  const messages: ChatMessage[] = family.prompt(task).map((m) => ({ ...m }));
+export function guidedMessages(family: TaskFamily, task: Task, teaching: string): GenMessage[] {
+  const messages: GenMessage[] = family.prompt(task).map((m) => ({ ...m }));
   const last = messages.findLastIndex((m) => m.role === "user");
-  const template = guidedStudentTemplate(family.env);
+  const template = guidedStudentTemplate(family);
   messages[last] = { role: "user", content: renderTemplate(template, { question: task.question, teaching }) };
   return messages;
 }
@@ -71,9 +62,9 @@ export function guidedMessages(family: TaskFamily, task: Task, teaching: string)
  * SFT examples from a family's tasks and reference answers: the first turn, and each later turn of a multi-turn
  * family in the conversation its session replays. A seeded share
  * `guidedFraction` of them carries the full hint in the prompt, so that the student learns to use
- * guidance and a teacher can help it later; when `guidedFraction` is above 0, every task whose request
- * needs conversions also yields a second example guided by the short `conversionHint`, what a teacher
- * tells a student whose approach is right.
+ * guidance and a teacher can help it later; when `guidedFraction` is above 0, every task with a
+ * `rightApproachHint` also yields a second example guided by it, what a teacher tells a student whose
+ * approach is right.
  */
 export function sftExamples(
   family: TaskFamily,
@@ -87,12 +78,16 @@ export function sftExamples(
     const guided = rng.chance(fraction);
     const prompt = taskPrompt(family, task);
     const example: ChatExample = guided
-      ? { messages: guidedMessages(family, task, teachingHint(task)), reply, guided }
+      ? {
+          messages: guidedMessages(family, task, family.teachingHint?.(task) ?? GENERIC_TEACHING_HINT),
+          reply,
+          guided,
+        }
       : { messages: prompt.messages, ...(prompt.tools ? { tools: prompt.tools } : {}), reply, guided };
     const later = laterTurnExamples(family, task);
-    const conversions = fraction > 0 ? conversionHint(task) : "";
-    if (conversions === "") return [example, ...later];
-    return [example, { messages: guidedMessages(family, task, conversions), reply, guided: true }, ...later];
+    const hint = fraction > 0 ? (family.rightApproachHint?.(task) ?? "") : "";
+    if (hint === "") return [example, ...later];
+    return [example, { messages: guidedMessages(family, task, hint), reply, guided: true }, ...later];
   });
 }
 
@@ -105,7 +100,7 @@ function laterTurnExamples(family: TaskFamily, task: Task): ChatExample[] {
   const session = family.session?.(task);
   if (!session) return [];
   const outputs = family.reference(task);
-  const messages: ChatMessage[] = family.prompt(task).map((m) => ({ ...m }));
+  const messages: GenMessage[] = family.prompt(task).map((m) => ({ ...m }));
   const examples: ChatExample[] = [];
   for (const [turn, output] of outputs.entries()) {
     if (turn > 0) examples.push({ messages: messages.map((m) => ({ ...m })), reply: output, guided: false });

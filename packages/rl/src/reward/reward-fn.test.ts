@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { GenResult, Task, VerifyResult } from "@arc/core";
+import { defineTaskFamily, type GenResult, type Task, taskFamilies, type VerifyResult } from "@arc/core";
 import { partialCreditReward, verifierReward, withPenalties } from "./reward-fn.ts";
 
 const task: Task = { id: "t", env: "toolcall", question: "q", solution: {} };
@@ -65,5 +65,24 @@ describe("rewards", () => {
       Math.abs(oneRight - 0.65) < 1e-9 && Math.abs(noneRight - 0.4) < 1e-9,
       `${oneRight} ${noneRight}`,
     );
+  });
+
+  it("grades a failure by its family's partialCredit hook, and by the failure's class for a family without one", () => {
+    const graded = defineTaskFamily({
+      env: "graded-test",
+      prompt: (t) => [{ role: "user", content: t.question }],
+      reference: () => ["x"],
+      partialCredit: (_task, output) => (output === "close" ? 0.7 : undefined),
+    });
+    taskFamilies.register(graded);
+    try {
+      const gradedTask = { ...task, env: graded.env };
+      const credit = (text: string) =>
+        partialCreditReward({ task: gradedTask, sample: { ...sample(1), text }, verdict: wrongArg });
+      assert.equal(credit("close"), 0.7);
+      assert.equal(credit("far"), 0.5);
+    } finally {
+      taskFamilies.unregister(graded.env);
+    }
   });
 });

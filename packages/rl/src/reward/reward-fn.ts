@@ -1,11 +1,4 @@
-import {
-  differingArgs,
-  type GenResult,
-  parseToolCall,
-  type Task,
-  type ToolcallSolution,
-  type VerifyResult,
-} from "@arc/core";
+import { type GenResult, type Task, taskFamilies, type VerifyResult } from "@arc/core";
 
 /** What a reward sees: the task, the sample and the verifier's judgement of it. */
 export interface RewardInput {
@@ -20,26 +13,18 @@ export type RewardFn = (input: RewardInput) => number;
 /** The verifier's own score: 1 for a pass, 0 otherwise. */
 export const verifierReward: RewardFn = ({ verdict }) => verdict.reward;
 
-/** Share of a toolcall solution's arguments that the output's call gets right (0 when it does not parse). */
-function toolcallArgShare(task: Task, text: string): number {
-  const parsed = parseToolCall(text);
-  const expected = task.solution as ToolcallSolution | undefined;
-  if (!parsed.ok || !expected?.args) return 0;
-  const keys = Object.keys(expected.args).length;
-  return keys === 0 ? 0 : 1 - differingArgs(expected.args, parsed.call.args).length / keys;
-}
-
 /**
  * Partial credit by how far the output got: a wrong argument with the right tool is better than the
- * wrong tool, which is better than no parseable call; for `toolcall`, more right arguments earn more.
- * Gives semi-online DPO and GRPO a signal inside groups whose samples all fail the verifier (where a
- * 0/1 reward ties).
+ * wrong tool, which is better than no parseable call; a family's `partialCredit` grades its failures finer
+ * (more right arguments earn more). Gives semi-online DPO and GRPO a signal inside groups whose samples all fail
+ * the verifier (where a 0/1 reward ties).
  */
 export const partialCreditReward: RewardFn = ({ task, sample, verdict }) => {
   if (verdict.status === "pass") return 1;
+  const credit = taskFamilies.find(task.env)?.partialCredit?.(task, sample.text, verdict);
+  if (credit !== undefined) return credit;
   switch (verdict.failure?.class) {
     case "wrong_argument":
-      return task.env === "toolcall" ? 0.4 + 0.5 * toolcallArgShare(task, sample.text) : 0.5;
     case "wrong_answer":
       return 0.5;
     case "wrong_tool":

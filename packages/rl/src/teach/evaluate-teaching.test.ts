@@ -8,7 +8,7 @@ import {
   type Task,
   type ToolcallSolution,
 } from "@arc/core";
-import { conversionHint } from "../data/sft-examples.ts";
+import { rightApproachHint } from "../data/sft-examples.ts";
 import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
 import { evaluateTeaching } from "./evaluate-teaching.ts";
 import { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
@@ -55,7 +55,7 @@ describe("evaluateTeaching", () => {
     const heard = withConversions.byJudgement.get("strong")?.meanTeachingTokens ?? Number.NaN;
     assert.ok(heard > 0 && heard < (weak?.meanTeachingTokens ?? 0) / 2, `strong students heard ${heard}`);
     const silent = withConversions.outcomes.filter((o) => o.teachingTokens === 0).length;
-    assert.ok(silent >= tasks.filter((t) => conversionHint(t) === "").length - booking);
+    assert.ok(silent >= tasks.filter((t) => rightApproachHint(t) === "").length - booking);
   });
 
   it("withholds the argument values answersOf names from the student", async () => {

@@ -4,14 +4,16 @@ import {
   normalizedEqual,
   type Task,
   type TeachingTemplatesInput,
+  TOOLCALL_GUIDED_STUDENT_TEMPLATE,
   type ToolcallSolution,
   toolcallConversionClaims,
   toolcallConversionKind,
   toolcallConversions,
+  toolcallRightApproachHint,
+  toolcallTeachingHint,
   type Verify,
   verifyTask,
 } from "@arc/core";
-import { conversionHint, TOOLCALL_GUIDED_STUDENT_TEMPLATE, teachingHint } from "../data/sft-examples.ts";
 import { STRONG_STUDENT_TEACHING } from "../recipe/recipe-schema.ts";
 
 /**
@@ -110,9 +112,9 @@ export function toolcallTeacherReply(
   const judged = diagnoseToolcallProbe(task, approach);
   const teaching =
     judged.diagnosis === "weak"
-      ? teachingHint(task)
+      ? toolcallTeachingHint(task)
       : tellsConversions(task, told)
-        ? conversionHint(task)
+        ? toolcallRightApproachHint(task)
         : "";
   const reply = `<thinking>${judged.thinking} Diagnosis: ${judged.diagnosis}</thinking><teaching>${teaching}</teaching>`;
   return { ...judged, teaching, reply };
@@ -140,7 +142,7 @@ export const verifyToolcallAttempt: Verify<Task> = ({ answer, text }, task) =>
  * tool ..."), which the teacher cannot help writing. The tool and argument names are not answers.
  */
 export function toolcallAnswers(task: Task): string[] {
-  const hint = teachingHint(task);
+  const hint = toolcallTeachingHint(task);
   return Object.values((task.solution as ToolcallSolution).args)
     .map(String)
     .filter((value) => findAnswerLeaks(hint, [value]).length === 0);

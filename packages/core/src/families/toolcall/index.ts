@@ -1,5 +1,11 @@
 export { toolcallFamily } from "./toolcall-family.ts";
 export {
+  TOOLCALL_GUIDED_STUDENT_TEMPLATE,
+  toolcallPartialCredit,
+  toolcallRightApproachHint,
+  toolcallTeachingHint,
+} from "./toolcall-hints.ts";
+export {
   generateToolcallTasks,
   type ToolcallSolution,
   toolcallConversionClaims,

@@ -1,6 +1,12 @@
 import { formatToolCall } from "../../tasks/tool-spec.ts";
 import { defineTaskFamily } from "../define-task-family.ts";
 import {
+  TOOLCALL_GUIDED_STUDENT_TEMPLATE,
+  toolcallPartialCredit,
+  toolcallRightApproachHint,
+  toolcallTeachingHint,
+} from "./toolcall-hints.ts";
+import {
   generateToolcallTasks,
   type ToolcallSolution,
   ungroundedToolcallConversions,
@@ -21,4 +27,8 @@ export const toolcallFamily = defineTaskFamily({
   reference: (task) => [formatToolCall(task.solution as ToolcallSolution, TOOLCALL_SCHEMAS)],
   verify: verifyToolcall,
   ungroundedClaims: ungroundedToolcallConversions,
+  teachingHint: toolcallTeachingHint,
+  rightApproachHint: toolcallRightApproachHint,
+  guidedTemplate: TOOLCALL_GUIDED_STUDENT_TEMPLATE,
+  partialCredit: toolcallPartialCredit,
 });

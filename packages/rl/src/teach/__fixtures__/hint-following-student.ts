@@ -5,9 +5,9 @@ import {
   formatToolCall,
   type Task,
   type TeachMessage,
+  TOOLCALL_GUIDED_STUDENT_TEMPLATE,
   type ToolcallSolution,
 } from "@arc/core";
-import { TOOLCALL_GUIDED_STUDENT_TEMPLATE } from "../../data/sft-examples.ts";
 
 const [GUIDED_PREFIX, GUIDED_SUFFIX] = TOOLCALL_GUIDED_STUDENT_TEMPLATE.split("{teaching}");
 
