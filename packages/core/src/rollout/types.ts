@@ -4,7 +4,7 @@ import type { GenMessage, GenResult, InferenceEngine } from "../engine-api/index
 export interface Task {
   /** Stable id within its dataset or generator, for lineage and de-duplication. */
   id: string;
-  /** The environment family, e.g. `toolcall`, `arith`, `orderdesk`. */
+  /** The environment family: the env id of a registered task family. */
   env: string;
   /** The user's request as the model sees it. */
   question: string;

@@ -155,7 +155,7 @@ export const Trace = z.object({
   userId: z.string().max(256).optional(),
   /** Groups the episodes of one conversation. */
   sessionId: z.string().max(256).optional(),
-  /** The task environment this episode belongs to (e.g. `toolcall`), which selects its verifier. */
+  /** The task environment this episode belongs to (its task family's env id), which selects its verifier. */
   env: z.string().max(128).optional(),
   status: z.enum(["ok", "error", "unknown"]).default("unknown"),
   input: z.unknown().optional(),

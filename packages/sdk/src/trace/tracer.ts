@@ -11,7 +11,7 @@ export interface TraceOptions {
   userId?: string;
   /** Groups the episodes of one conversation. */
   sessionId?: string;
-  /** The task environment of the episode (e.g. `toolcall`), which selects its verifier on the server. */
+  /** The task environment of the episode (its task family's env id), which selects its verifier on the server. */
   env?: string;
   /** Free labels to filter on (at most 64, each at most 128 characters; longer ones are cut). */
   tags?: string[];

@@ -107,7 +107,7 @@ export interface WireTrace {
   userId?: string;
   /** Groups the episodes of one conversation. */
   sessionId?: string;
-  /** The task environment (e.g. `toolcall`), which selects the verifier that judges the episode. */
+  /** The task environment (a task family's env id), which selects the verifier that judges the episode. */
   env?: string;
   /** How the traced function ended: `error` when it threw. */
   status?: "ok" | "error" | "unknown";

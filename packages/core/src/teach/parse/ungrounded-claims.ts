@@ -1,6 +1,6 @@
 /**
- * Finds the claims a teaching makes about its question that the question does not support (for `toolcall`,
- * `ungroundedToolcallConversions`: a month or hour conversion the request does not contain).
+ * Finds the claims a teaching makes about its question that the question does not support (a task family's
+ * `ungroundedClaims` hook: e.g. a month or hour conversion the request does not contain).
  */
 export type UngroundedClaims = (question: string, teaching: string) => string[];
 

@@ -65,8 +65,8 @@ export interface RunTeachingOptions<T extends TeachingTask = TeachingTask> {
   /** What to do with teaching that reveals an answer (default `redact`). */
   leakPolicy?: LeakPolicy;
   /**
-   * Finds the claims a teaching makes that the question does not support (a toolcall teaching naming another month
-   * than the request's: `ungroundedToolcallConversions`); each is cut out before the student reads the teaching, with
+   * Finds the claims a teaching makes that the question does not support (a task family's `ungroundedClaims`: e.g. a
+   * teaching naming another month than the request's); each is cut out before the student reads the teaching, with
    * an `ungrounded_claim` warning. Default: none.
    */
   ungroundedClaims?: UngroundedClaims;

@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, it } from "node:test";
+import { taskFamilies } from "@arc/core";
+
+const ROOT = join(import.meta.dirname, "..");
+
+/**
+ * Family-specific code lives in families: a family's tasks, tools, verifier, hints and partial credit sit in its own
+ * folder and reach the rest of Arc through the TaskFamily hooks. These folders may name families; so may the
+ * production-traffic simulators, which play a family's users, and tests with their fixtures.
+ */
+const FAMILY_FOLDERS = [
+  "packages/core/src/families/",
+  "packages/rl/src/families/",
+  "packages/core/src/simulate/",
+];
+
+/**
+ * Source files outside the family folders that still name a built-in family, each with what names it. The list
+ * only shrinks: a file that stops naming one must leave it, and a file not on it that names one fails.
+ */
+const NOT_YET_MOVED: Record<string, string> = {
+  "packages/rl/src/teach/evaluate-teaching.ts": "the teacher run teaches toolcall students only",
+  "packages/rl/src/teach/index.ts": "the teacher run teaches toolcall students only",
+  "packages/rl/src/teach/measure-strong-conversions.ts": "the teacher run teaches toolcall students only",
+  "packages/rl/src/teach/reference-toolcall-teacher.ts": "the teacher run teaches toolcall students only",
+  "packages/rl/src/teach/teacher-envs.ts": "the teacher run teaches toolcall students only",
+  "packages/rl/src/teach/teacher-run.ts": "the teacher run teaches toolcall students only",
+  "packages/rl/src/teach/teaching-examples.ts": "the teacher run teaches toolcall students only",
+  "packages/rl/src/teach/toolcall-teaching.ts": "the teacher run teaches toolcall students only",
+  "packages/server/src/cli/commands/demo.ts":
+    "help text and errors name the shipped toolcall recipes and models",
+  "packages/server/src/cli/commands/judges.ts": "a help example names the toolcall verifier",
+  "packages/server/src/cli/commands/runs.ts":
+    "help text and errors name the shipped toolcall recipes and models",
+  "packages/server/src/cli/commands/train.ts":
+    "help text and errors name the shipped toolcall recipes and models",
+  "packages/server/src/cli/commands/verl.ts":
+    "help text and errors name the shipped toolcall recipes and models",
+  "packages/server/src/demo/demo-datasets.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/demo-options.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/demo-plan.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/production-agent.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/run-demo.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/train-candidate.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/train-dpo.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/warm-up.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/judges/toolcall-judge-data.ts": "the shipped toolcall judge's training data",
+  "packages/server/src/judges/toolcall-judge-rubric.ts": "the shipped toolcall judge's rubric",
+  "packages/server/src/orchestrator/orchestrator-config.ts":
+    "the default recipe is recipes/toolcall-dpo.yaml",
+  "packages/server/src/orchestrator/queue-run.ts": "the default recipe is recipes/toolcall-dpo.yaml",
+  "packages/server/src/orchestrator/run-improvement-cycle.ts":
+    "the default recipe is recipes/toolcall-dpo.yaml",
+  "packages/server/src/orchestrator/run-store.ts": "a comment's example recipe path",
+  "packages/server/src/rewards/score-rewards.ts": "a comment's example of an unreadable solution",
+  "packages/server/src/store/model-registry.ts": "a comment's example model name",
+};
+
+/** Built-in families' env ids, as the process registry holds them before anything else registers. */
+const FAMILY_NAMES = taskFamilies.envs();
+
+/** The ways code writes a family's name: `toolcall`, `toolcallFamily`, `verifyToolcall`, `TOOLCALL_TOOLS`, never `arithmetic`. */
+function namePattern(env: string): RegExp {
+  const words = env.split(/[-_]/);
+  const lower = words.join("");
+  const capital = words.map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+  const upper = words.join("_").toUpperCase();
+  return new RegExp(`(?<![a-z])${lower}(?![a-z])|${capital}(?![a-z])|${upper}(?![A-Z])`);
+}
+
+/** Non-test TypeScript sources of the packages (tests and their fixtures may name families). */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory())
+      return name === "__fixtures__" || name === "dist" ? [] : sourceFiles(path);
+    return name.endsWith(".ts") && !name.endsWith(".test.ts") ? [path] : [];
+  });
+}
+
+/** Each source file outside the family folders with the family names it holds. */
+function familyNamesOutsideFamilies(): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const pkg of readdirSync(join(ROOT, "packages"))) {
+    const src = join(ROOT, "packages", pkg, "src");
+    if (!statSync(join(ROOT, "packages", pkg)).isDirectory()) continue;
+    for (const file of sourceFiles(src)) {
+      const path = relative(ROOT, file);
+      if (FAMILY_FOLDERS.some((folder) => path.startsWith(folder))) continue;
+      const text = readFileSync(file, "utf8");
+      const names = FAMILY_NAMES.filter((env) => namePattern(env).test(text));
+      if (names.length > 0) found.set(path, names);
+    }
+  }
+  return found;
+}
+
+describe("family names", () => {
+  it("reads the built-in families' names from the registry", () => {
+    assert.ok(FAMILY_NAMES.length >= 3, FAMILY_NAMES.join(", "));
+    for (const env of FAMILY_NAMES) {
+      const folder = join(ROOT, "packages/core/src/families", env);
+      assert.ok(statSync(folder).isDirectory(), `${env}: its code lives in ${relative(ROOT, folder)}/`);
+    }
+  });
+
+  it("matches a family's name as code writes it, and not the words that contain it", () => {
+    const pattern = namePattern("toolcall");
+    for (const text of [
+      "toolcall",
+      "toolcallFamily",
+      "verifyToolcall",
+      "TOOLCALL_TOOLS",
+      "recipes/toolcall-dpo",
+    ])
+      assert.ok(pattern.test(text), text);
+    for (const text of ["toolCall", "tool_call", "TOOL_CALL", "toolCalls"])
+      assert.ok(!pattern.test(text), text);
+    assert.ok(!namePattern("arith").test("arithmetic ARITHMETIC Arithmetic"));
+  });
+
+  it("finds no family name in packages/*/src outside the families' folders and the simulators", () => {
+    const found = familyNamesOutsideFamilies();
+    const unexpected = [...found].filter(([path]) => !(path in NOT_YET_MOVED));
+    assert.deepEqual(
+      unexpected.map(([path, names]) => `${path}: ${names.join(", ")}`),
+      [],
+      "family-specific code belongs in its family's folder, reached through a TaskFamily hook",
+    );
+    const moved = Object.keys(NOT_YET_MOVED).filter((path) => !found.has(path));
+    assert.deepEqual(moved, [], "these no longer name a family: take them off NOT_YET_MOVED");
+  });
+});
