@@ -6,6 +6,7 @@ import {
   type InferenceEngine,
   parseToolCall,
   type Task,
+  type TokenCounter,
   type TrainEngine,
 } from "@arc/core";
 import type { ChatExample } from "../data/index.ts";
@@ -63,6 +64,80 @@ async function strongStudentConversions(
   return { told: kindsWorthTelling(scores), measured: scores };
 }
 
+/** A train engine over `modelDir` that is never stepped: the frozen student's teacher-forced log-probs. */
+function frozenTrainEngine(
+  factory: EngineFactory,
+  modelDir: string,
+  engine: EngineChoice,
+): Promise<TrainEngine> {
+  return factory.trainEngine(modelDir, {
+    learningRate: 0,
+    warmupSteps: 0,
+    decaySteps: 0,
+    minLearningRate: 0,
+    weightDecay: 0,
+    maxGradNorm: 0,
+    trainThreads: 1,
+    engine: { ...engine, lora: undefined, processes: 1 },
+  });
+}
+
+/** What labelling a teacher run's SFT data works with. */
+interface LabellingContext {
+  tasks: readonly Task[];
+  student: EngineChatModel;
+  templates: Parameters<typeof generateTeachingExamples>[0]["templates"];
+  tokenCounter: TokenCounter;
+  rewarder: TeachingRewarder;
+}
+
+/**
+ * SFT's labelled teachings: the frozen student probed on each task and the teaching its probe calls for, telling
+ * strong students the conversions `teaching.strongStudentTeaching` chooses; with what the labelling measured.
+ */
+async function labelledTeachings(
+  recipe: Recipe,
+  { tasks, student, templates, tokenCounter, rewarder }: LabellingContext,
+): Promise<{ examples: ChatExample[]; summary: Record<string, unknown> }> {
+  const teaching = recipe.teaching as NonNullable<Recipe["teaching"]>;
+  const conversions = await strongStudentConversions(teaching.strongStudentTeaching, tasks, rewarder);
+  const labelled = await generateTeachingExamples({
+    tasks,
+    student,
+    templates,
+    tokenCounter,
+    sampledProbes: teaching.sampledProbes,
+    syntheticShare: teaching.syntheticShare,
+    seed: recipe.data.seed,
+    conversionsTold: conversions.told,
+  });
+  return {
+    examples: labelled.map((e) => ({ messages: e.messages, reply: e.reply, guided: false })),
+    summary: {
+      examples: labelled.length,
+      weakExamples: labelled.filter((e) => e.diagnosis === "weak").length,
+      conversionsTold: conversions.told,
+      ...(conversions.measured ? { strongStudentsTold: conversions.measured } : {}),
+    },
+  };
+}
+
+/** A held-out teaching evaluation's figures as a step's record carries them. */
+function teacherEvaluation(
+  overall: Awaited<ReturnType<typeof evaluateTeaching>>["overall"],
+): TeacherEvaluation {
+  const accuracy = overall.taughtAccuracy ?? 0;
+  return {
+    evalAccuracy: accuracy,
+    evalFailureRate: 1 - accuracy,
+    extra: {
+      evalNdr: overall.ndr ?? 1,
+      evalStudentAloneAccuracy: overall.baselineAccuracy ?? 0,
+      evalTeachingTokens: overall.meanTeachingTokens ?? 0,
+    },
+  };
+}
+
 /**
  * Opens a teacher run: loads the frozen student on the run's engine (and, for the reference-likelihood score, once
  * more as a train engine that is never stepped, for its teacher-forced log-probs), builds the rewarder the SFT
@@ -86,16 +161,7 @@ export async function openTeacherRun(
     const tokenCounter = await factory.tokenCounter(studentDir);
     const templates = { ...TOOLCALL_TEACHING_TEMPLATES, maxProbeTokens: teaching.maxProbeTokens };
     if (teaching.studentScore === "reference-likelihood")
-      likelihoodStudent = await factory.trainEngine(studentDir, {
-        learningRate: 0,
-        warmupSteps: 0,
-        decaySteps: 0,
-        minLearningRate: 0,
-        weightDecay: 0,
-        maxGradNorm: 0,
-        trainThreads: 1,
-        engine: { ...engine, lora: undefined, processes: 1 },
-      });
+      likelihoodStudent = await frozenTrainEngine(factory, studentDir, engine);
     const studentRender = await factory.renderExample(studentDir);
     const rewarder = new TeachingRewarder({
       student,
@@ -124,30 +190,12 @@ export async function openTeacherRun(
       count: recipe.data.count,
     });
     const evalTasks = heldOutTasks(recipe);
-    const summary: Record<string, unknown> = {};
-    let examples: ChatExample[] = [];
-    if (recipe.trainer.algorithm === "sft") {
-      const conversions = await strongStudentConversions(teaching.strongStudentTeaching, tasks, rewarder);
-      const labelled = await generateTeachingExamples({
-        tasks,
-        student,
-        templates,
-        tokenCounter,
-        sampledProbes: teaching.sampledProbes,
-        syntheticShare: teaching.syntheticShare,
-        seed: recipe.data.seed,
-        conversionsTold: conversions.told,
-      });
-      examples = labelled.map((e) => ({ messages: e.messages, reply: e.reply, guided: false }));
-      Object.assign(summary, {
-        examples: labelled.length,
-        weakExamples: labelled.filter((e) => e.diagnosis === "weak").length,
-        conversionsTold: conversions.told,
-        ...(conversions.measured ? { strongStudentsTold: conversions.measured } : {}),
-      });
-    }
+    const labelled =
+      recipe.trainer.algorithm === "sft"
+        ? await labelledTeachings(recipe, { tasks, student, templates, tokenCounter, rewarder })
+        : { examples: [], summary: {} };
     return {
-      data: { prompts: tasks, examples, preferences: [], evalTasks },
+      data: { prompts: tasks, examples: labelled.examples, preferences: [], evalTasks },
       sampler: teachingSampler(rewarder),
       async evaluate(teacherEngine, signal) {
         const result = await evaluateTeaching({
@@ -166,18 +214,9 @@ export async function openTeacherRun(
           concurrency: 32,
           signal,
         });
-        const accuracy = result.overall.taughtAccuracy ?? 0;
-        return {
-          evalAccuracy: accuracy,
-          evalFailureRate: 1 - accuracy,
-          extra: {
-            evalNdr: result.overall.ndr ?? 1,
-            evalStudentAloneAccuracy: result.overall.baselineAccuracy ?? 0,
-            evalTeachingTokens: result.overall.meanTeachingTokens ?? 0,
-          },
-        };
+        return teacherEvaluation(result.overall);
       },
-      summary,
+      summary: labelled.summary,
       async close() {
         await likelihoodStudent?.close?.();
         await studentEngine.close?.();
