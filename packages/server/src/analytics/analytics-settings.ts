@@ -5,7 +5,10 @@ import type { Queryable } from "../store/database.ts";
 /** USD per million tokens of one model, prompt and completion. */
 const Price = z.object({ prompt: z.number().min(0), completion: z.number().min(0) }).strict();
 
-/** What a tenant sets for its analytics: prices per model name (as its steps record it) and the cost of a failure. */
+/**
+ * What a tenant sets for its analytics: prices per model (a model version's name or id, or a served or requested model
+ * name as steps record it) and the cost of a failure.
+ */
 export const AnalyticsSettings = z
   .object({
     prices: z
@@ -13,7 +16,9 @@ export const AnalyticsSettings = z
       .refine((p) => Object.keys(p).length <= 500, "at most 500 models")
       .default({})
       .describe(
-        'USD per 1M prompt and completion tokens, by model name, e.g. {"gpt-4o": {"prompt": 2.5, "completion": 10}}',
+        'USD per 1M prompt and completion tokens, by model name, e.g. {"gpt-4o": {"prompt": 2.5, "completion": 10}}; ' +
+          "calls Arc routed to a model version are priced by the version's name or id first, so the alias arc and the " +
+          "served name are one model",
       ),
     costPerFailure: z.number().min(0).nullable().default(null).describe("USD a failed call costs the tenant"),
   })

@@ -101,22 +101,36 @@ export async function patternFailuresBetween(
   return new Map(rows.map((r) => [r.pattern_id, Number(r.n)]));
 }
 
-/** Prompt and completion tokens of LLM steps of traces started in the window, per model (served, else requested). */
-export async function tokensByModel(
-  db: Queryable,
-  tenantId: string,
-  w: Window,
-): Promise<{ model: string; promptTokens: number; completionTokens: number }[]> {
-  const rows = await db.query<{ model: string; prompt: number; completion: number }>(
-    `select coalesce(s.model_served, s.model_requested, 'unknown') as model,
+/** Tokens of LLM steps by the names a step records of its model: the version, the served and the requested name. */
+export interface ModelTokens {
+  /** The Arc model version that answered (null for calls Arc did not route). */
+  modelVersion: string | null;
+  modelServed: string | null;
+  modelRequested: string | null;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Prompt and completion tokens of LLM steps of traces started in the window, per version, served and requested name. */
+export async function tokensByModel(db: Queryable, tenantId: string, w: Window): Promise<ModelTokens[]> {
+  const rows = await db.query<{
+    model_version: string | null;
+    model_served: string | null;
+    model_requested: string | null;
+    prompt: number;
+    completion: number;
+  }>(
+    `select s.model_version, s.model_served, s.model_requested,
             coalesce(sum(s.prompt_tokens), 0)::float8 as prompt, coalesce(sum(s.completion_tokens), 0)::float8 as completion
        from traces t join steps s on s.tenant_id = t.tenant_id and s.trace_id = t.id
       where t.tenant_id = $1 and t.started_at >= $2 and t.started_at < $3 and s.kind = 'llm'
-      group by 1 order by 1`,
+      group by 1, 2, 3 order by 1, 2, 3`,
     [tenantId, ...range(w)],
   );
   return rows.map((r) => ({
-    model: r.model,
+    modelVersion: r.model_version,
+    modelServed: r.model_served,
+    modelRequested: r.model_requested,
     promptTokens: Number(r.prompt),
     completionTokens: Number(r.completion),
   }));

@@ -12,6 +12,7 @@ import {
 } from "./analytics-store.ts";
 import { failuresAvoided, type VersionAvoided } from "./failures-avoided.ts";
 import { type FixSuccess, fixSuccess } from "./fix-success.ts";
+import { modelCosts } from "./model-costs.ts";
 import { type Recommendation, recommend } from "./recommendations.ts";
 
 const DAY_MS = 86_400_000;
@@ -106,13 +107,7 @@ export async function tenantAnalytics(
   });
   const avoided = await failuresAvoided(db, tenantId, rates, spanMs);
   const avoidedTotal = avoided.reduce((sum, v) => sum + v.failuresAvoided, 0);
-  const priced = tokens.map((t) => {
-    const price = settings.prices[t.model];
-    return {
-      ...t,
-      costUsd: price ? (t.promptTokens * price.prompt + t.completionTokens * price.completion) / 1e6 : null,
-    };
-  });
+  const priced = modelCosts(tokens, models, settings.prices);
   return {
     window: {
       since: options.since.toISOString(),

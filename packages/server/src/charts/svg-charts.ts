@@ -2,6 +2,8 @@
 export interface Series {
   name: string;
   points: { x: number; y: number }[];
+  /** Its colour (a CSS colour), so one thing keeps one colour across charts; by position when absent. */
+  color?: string;
 }
 
 const COLORS = ["#c0392b", "#2471a3", "#1e8449", "#b9770e", "#7d3c98", "#566573"];
@@ -49,11 +51,11 @@ function fmt(v: number): string {
 }
 
 /** One row of swatches under the plot, each entry as wide as its name. */
-function legend(names: string[]): string {
+function legend(names: string[], colors: (string | undefined)[] = []): string {
   let x = M.left;
   return names
     .map((name, i) => {
-      const entry = `<g transform="translate(${x.toFixed(0)},${H - 18})"><rect width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="16" y="11" font-size="12">${esc(name)}</text></g>`;
+      const entry = `<g transform="translate(${x.toFixed(0)},${H - 18})"><rect width="12" height="12" fill="${colors[i] ?? COLORS[i % COLORS.length]}"/><text x="16" y="11" font-size="12">${esc(name)}</text></g>`;
       x += 16 + textWidth(name) + 18;
       return entry;
     })
@@ -80,7 +82,8 @@ function axes(xLabel: string, yLabel: string, yTicks: number[]): string {
 /**
  * A line chart of several series of one measure (markers at each point), self-contained SVG. The y axis runs from
  * `yMin` (default: the data's least value or 0) to the nice tick just above the data; `xIntegers` labels the x axis
- * with whole numbers only (step counts).
+ * with whole numbers only (step counts); `xDomain` fixes the x axis to a window whatever the data spans, from its
+ * first value at the left to its second at the right (`[24, 0]` for hours before now).
  */
 export function lineChartSvg(options: {
   title: string;
@@ -89,24 +92,28 @@ export function lineChartSvg(options: {
   yLabel: string;
   yMin?: number;
   xIntegers?: boolean;
+  xDomain?: [number, number];
+  /** The x values to label, in place of round ones (e.g. every 6 hours of a day). */
+  xTickValues?: number[];
 }): string {
   const all = options.series.flatMap((s) => s.points);
   const yTicks = niceTicks(
     options.yMin ?? Math.min(...all.map((p) => p.y), 0),
     Math.max(...all.map((p) => p.y), options.yMin ?? 0),
   );
+  const domain = options.xDomain && [...options.xDomain].sort((a, b) => a - b);
   const xTicks = niceTicks(
-    Math.min(...all.map((p) => p.x), 0),
-    Math.max(...all.map((p) => p.x), 1),
+    domain?.[0] ?? Math.min(...all.map((p) => p.x), 0),
+    domain?.[1] ?? Math.max(...all.map((p) => p.x), 1),
     6,
     options.xIntegers,
   );
-  const [xMin, xMax] = [xTicks[0], xTicks[xTicks.length - 1]];
+  const [xMin, xMax] = options.xDomain ?? [xTicks[0], xTicks[xTicks.length - 1]];
   const [yMin, yMax] = [yTicks[0], yTicks[yTicks.length - 1]];
   const sx = (x: number) => M.left + ((x - xMin) / (xMax - xMin || 1)) * (W - M.left - M.right);
   const sy = (y: number) => H - M.bottom - ((y - yMin) / (yMax - yMin || 1)) * (H - M.top - M.bottom);
   const lines = options.series.map((s, i) => {
-    const color = COLORS[i % COLORS.length];
+    const color = s.color ?? COLORS[i % COLORS.length];
     const path = s.points
       .map((p, j) => `${j ? "L" : "M"}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`)
       .join("");
@@ -115,14 +122,19 @@ export function lineChartSvg(options: {
       .join("");
     return `<path d="${path}" fill="none" stroke="${color}" stroke-width="2"/>${dots}`;
   });
-  const xStep = xTicks.length > 1 ? xTicks[1] - xTicks[0] : 1;
-  const xLabels = xTicks
+  const shownXTicks = options.xTickValues ?? xTicks;
+  const xStep = shownXTicks.length > 1 ? Math.abs(shownXTicks[1] - shownXTicks[0]) : 1;
+  const xLabels = shownXTicks
+    .filter((x) => !domain || (x >= domain[0] - 1e-9 && x <= domain[1] + 1e-9))
     .map(
       (x) =>
         `<text class="x-tick" x="${sx(x).toFixed(1)}" y="${H - M.bottom + 14}" font-size="11" text-anchor="middle">${tickLabel(x, xStep)}</text>`,
     )
     .join("");
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(options.title)}"><title>${esc(options.title)}</title>${axes(options.xLabel, options.yLabel, yTicks)}${xLabels}${lines.join("")}${legend(options.series.map((s) => s.name))}</svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(options.title)}"><title>${esc(options.title)}</title>${axes(options.xLabel, options.yLabel, yTicks)}${xLabels}${lines.join("")}${legend(
+    options.series.map((s) => s.name),
+    options.series.map((s) => s.color),
+  )}</svg>`;
 }
 
 /** A grouped bar chart: one group per category, one bar per series (values ≥ 0, the y axis fitted to the largest). */

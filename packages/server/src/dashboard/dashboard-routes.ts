@@ -5,6 +5,7 @@ import { csrf } from "hono/csrf";
 import { html } from "hono/html";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
+import type { Recommendation } from "../analytics/recommendations.ts";
 import type { Authenticator } from "../http/authenticator.ts";
 import type { Principal } from "../store/keys.ts";
 import { dashboardCss, liveJs } from "./assets.ts";
@@ -23,6 +24,7 @@ import { teachingPage } from "./pages/teaching-page.ts";
 import { tenantsPage } from "./pages/tenants-page.ts";
 import { tracePage } from "./pages/trace-page.ts";
 import { tracesPage } from "./pages/traces-page.ts";
+import { recommendationActions } from "./recommendation-actions.ts";
 import { reviewFeedback } from "./review-form.ts";
 
 /** The cookie holding the signed-in key (HttpOnly, SameSite=Strict, only sent to `/ui`). */
@@ -182,16 +184,29 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
   app.post("/traces/:id/feedback", async (c) => {
     const id = c.req.param("id");
     const title = `Trace ${id}`;
-    let notice: string;
+    let notice = "Review saved.";
+    let refused = false;
     try {
-      const feedback = reviewFeedback(id, await c.req.parseBody());
-      await c.get("api").post("/feedback", [feedback]);
-      notice = "Review saved.";
+      await c.get("api").post("/feedback", [reviewFeedback(id, await c.req.parseBody())]);
     } catch (error) {
       if (!(error instanceof ApiAnswerError)) throw error;
       notice = `The review was refused: ${error.message}`;
+      refused = true;
     }
-    return render(c, title, "/ui/traces", () => tracePage(c.get("api"), id, notice));
+    return render(c, title, "/ui/traces", () => tracePage(c.get("api"), id, notice, refused));
+  });
+
+  app.post("/recommendations/:kind", async (c) => {
+    const action = recommendationActions[c.req.param("kind") as Recommendation["kind"]];
+    if (!action) return c.redirect("/ui/analytics", 303);
+    const form = await c.req.parseBody();
+    try {
+      return c.redirect(await action.take(c.get("api"), typeof form.id === "string" ? form.id : ""), 303);
+    } catch (error) {
+      if (!(error instanceof ApiAnswerError)) throw error;
+      const refusal = `${action.label} was refused: ${error.message}`;
+      return render(c, "Analytics", "/ui/analytics", () => analyticsPage(c.get("api"), "", {}, refusal));
+    }
   });
 
   for (const action of ["promote", "rollback"] as const) {
@@ -205,7 +220,7 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
       } catch (error) {
         if (!(error instanceof ApiAnswerError)) throw error;
         return render(c, title, "/ui/deployments", () =>
-          deploymentPage(c.get("api"), id, `The ${action} was refused: ${error.message}`),
+          deploymentPage(c.get("api"), id, `The ${action} was refused: ${error.message}`, true),
         );
       }
       return render(c, title, "/ui/deployments", () =>
@@ -231,7 +246,7 @@ async function render(c: Context<Env>, title: string, current: string, body: () 
     if (!(error instanceof ApiAnswerError)) throw error;
     return c.html(
       pageShell({ title, current, viewer, body: html`<p class="error" role="alert">${error.message}</p>` }),
-      error.status === 404 ? 404 : error.status >= 500 ? 502 : 400,
+      error.status >= 500 ? 502 : (error.status as 400 | 403 | 404 | 409),
     );
   }
 }

@@ -62,7 +62,7 @@ export function lineageGraphSvg(nodes: LineageNode[], edges: LineageEdge[]): str
     if (!p) return [];
     const text = n.label.length > 26 ? `${n.label.slice(0, 25)}…` : n.label;
     return [
-      `<a href="${esc(n.href)}" aria-label="${esc(`${n.kind} ${n.label}`)}"><rect x="${p.x}" y="${p.y}" width="${nodeW}" height="${nodeH}" rx="4" fill="#eaf2f8" stroke="#1a5276"/><text x="${p.x + 8}" y="${p.y + 16}" font-size="12">${esc(text)}</text></a>`,
+      `<a href="${esc(n.href)}" aria-label="${esc(`${n.kind} ${n.label}`)}"><title>${esc(`${n.label} (${n.id})`)}</title><rect x="${p.x}" y="${p.y}" width="${nodeW}" height="${nodeH}" rx="4" fill="#eaf2f8" stroke="#1a5276"/><text x="${p.x + 8}" y="${p.y + 16}" font-size="12">${esc(text)}</text></a>`,
     ];
   });
   const heads = headings.map(

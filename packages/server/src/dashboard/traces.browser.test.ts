@@ -15,6 +15,7 @@ import {
   type GatewayOnTestProvider,
   startGatewayOnTestProvider,
 } from "../serve/__fixtures__/gateway-on-test-provider.ts";
+import { registerModelVersion } from "../store/model-registry.ts";
 import type { TraceSummary } from "../store/trace-list.ts";
 
 const SCREENSHOTS = join(import.meta.dirname, "../../../../test-output/dashboard");
@@ -277,7 +278,7 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
     assert.equal(await page.locator('[data-figure="user-traces"]').textContent(), "3");
   });
 
-  it("takes a person's correction on a trace page, which becomes a preference pair in the next PreferenceSet", async () => {
+  it("takes a person's review with a correction on a trace page, which fails the trace through the feedback path", async () => {
     const [bob] = (await api<{ data: TraceSummary[] }>("/traces?user=bob")).data;
     await page.goto(`${arc.server.url}/ui/traces/${bob.id}`);
     await page.fill("#review-label", "wrong_answer");
@@ -286,7 +287,6 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
     await page.getByRole("button", { name: "Save review" }).click();
     assert.equal(await page.getByRole("status").textContent(), "Review saved.");
     assert.match((await page.locator("table.feedback").textContent()) ?? "", /dentist appointment at 3 pm/);
-    await shoot("trace-reviewed");
 
     await waitUntil(
       async () =>
@@ -294,6 +294,34 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
       "the review to fail the trace and put it in a pattern",
       { timeoutMs: 20_000, intervalMs: 100 },
     );
+    await page.goto(`${arc.server.url}/ui/traces/${bob.id}`);
+    assert.equal(await page.locator('[data-figure="verdict"]').textContent(), "failed");
+    await shoot("trace-reviewed");
+    // an empty review is refused, naming what is missing
+    await page.getByRole("button", { name: "Save review" }).click();
+    assert.match(
+      (await page.getByRole("alert").textContent()) ?? "",
+      /refused: .*at least one of score, label or correction/,
+    );
+  });
+
+  it("offers each recommendation as a button that does what it says: Build a dataset builds one", async () => {
+    await page.goto(`${arc.server.url}/ui/analytics`);
+    const recommendation = page.locator('[data-recommendation="growing_pattern_without_dataset"]');
+    assert.match((await recommendation.textContent()) ?? "", /no dataset draws on it/);
+    await recommendation.getByRole("button", { name: "Build a dataset" }).click();
+    await page.waitForURL(/\/ui\/datasets\/ds_/);
+    const built = await api<{ patternIds: string[]; kind: string }>(
+      `/datasets/${page.url().split("/").pop()}`,
+    );
+    assert.equal(built.kind, "prompts");
+    const [bob] = (await api<{ data: TraceSummary[] }>("/traces?user=bob")).data;
+    assert.deepEqual(built.patternIds, [bob.verdict?.patternId]);
+    await page.goto(`${arc.server.url}/ui/analytics`);
+    assert.equal(await page.locator('[data-recommendation="growing_pattern_without_dataset"]').count(), 0);
+  });
+
+  it("puts the correction in the next PreferenceSet as the chosen answer", async () => {
     const { id } = await api<{ id: string }>("/datasets", {
       method: "POST",
       body: { kind: "preferences", fromPatterns: "all" },
@@ -305,13 +333,81 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
     assert.ok(pair, "the correction is a chosen answer");
     assert.equal(pair.meta.chosenSource, "human");
     assert.match(pair.rejected, /What is on my calendar/);
+  });
 
-    // an empty review is refused, naming what is missing
-    await page.goto(`${arc.server.url}/ui/traces/${bob.id}`);
-    await page.getByRole("button", { name: "Save review" }).click();
-    assert.match(
-      (await page.getByRole("status").textContent()) ?? "",
-      /refused: .*at least one of score, label or correction/,
+  it("reads the Overview right: an axis spanning its window, a version's one colour, no 100% from failures alone", async () => {
+    await page.goto(`${arc.server.url}/ui?hours=24`);
+    await shoot("overview");
+    const traffic = page.locator("figure").first();
+    assert.deepEqual(await traffic.locator(".x-tick").allTextContents(), ["24", "18", "12", "6", "0"]);
+    assert.match((await traffic.textContent()) ?? "", /hours before now/);
+    // the legend names the version and draws it in the colour the trace list gives it
+    const legend = traffic.locator("g", { hasText: "upstream-model" });
+    const legendColour = await legend.locator("rect").getAttribute("fill");
+    await page.goto(`${arc.server.url}/ui/traces?user=alice`);
+    const listColour = await page.locator("tr[data-trace] svg.swatch rect").first().getAttribute("fill");
+    assert.ok(
+      legendColour && legendColour === listColour,
+      `${legendColour} in the chart, ${listColour} in the list`,
     );
+    // the one judged trace failed by review and nothing passed a check: no failure rate of the judged yet
+    await page.goto(`${arc.server.url}/ui?hours=24`);
+    assert.equal(await page.locator('[data-figure="failures"]').textContent(), "1");
+    assert.equal(await page.locator('[data-figure="failure-rate"]').textContent(), "–");
+    assert.match(
+      (await page.locator('[data-figure="failure-rate-why"]').textContent()) ?? "",
+      /only failures are judged/,
+    );
+  });
+
+  it("prices calls from the operator's price table, the alias arc counted under the model version it reached", async () => {
+    await api("/analytics/settings", {
+      method: "PUT",
+      body: { prices: { "upstream-model": { prompt: 1000, completion: 2000 } }, costPerFailure: null },
+    });
+    await page.goto(`${arc.server.url}/ui/analytics`);
+    await shoot("analytics");
+    const rows = page.locator("h2:has-text('Cost') + table tbody tr");
+    assert.deepEqual(await rows.locator("td:first-child").allTextContents(), [
+      "support-model-served",
+      "travel-model",
+      "upstream-model",
+    ]);
+    // four gateway calls of 21 prompt and 6 completion tokens: 84 × $1000/M + 24 × $2000/M
+    assert.equal(await rows.nth(2).locator("td").nth(3).textContent(), "$0.1320");
+  });
+
+  it("offers Promote… and Roll back… only on a running canary, and refuses them plainly elsewhere", async () => {
+    const candidate = await registerModelVersion(arc.server.db, arc.tenantId, {
+      name: "candidate",
+      status: "validated",
+      upstream: { baseUrl: arc.provider.url, model: "m2" },
+      actor: "test",
+    });
+    // the deployer starts a validated candidate's canary by itself; the test starts it unless the deployer was first
+    await api("/deployments", { method: "POST", body: { candidate: candidate.id } }).catch(() => undefined);
+    const deployment = await waitUntil(
+      async () => {
+        const { active } = await api<{ active: { id: string; candidateId: string } | null }>("/deployments");
+        return active?.candidateId === candidate.id ? active : null;
+      },
+      "the candidate's canary to run",
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
+    await page.goto(`${arc.server.url}/ui/deployments/${deployment.id}`);
+    assert.equal(await page.getByRole("link", { name: "Promote…" }).count(), 1, "a canary can be promoted");
+    await api(`/deployments/${deployment.id}/promote`, { method: "POST", body: {} });
+    await page.goto(`${arc.server.url}/ui/deployments/${deployment.id}`);
+    assert.equal(await page.getByRole("link", { name: "Promote…" }).count(), 0);
+    assert.equal(await page.getByRole("link", { name: "Roll back…" }).count(), 0);
+    for (const action of ["promote", "rollback"]) {
+      const response = await page.goto(`${arc.server.url}/ui/deployments/${deployment.id}/${action}`);
+      assert.equal(response?.status(), 409, action);
+      assert.match(
+        (await page.getByRole("alert").textContent()) ?? "",
+        /is promoted: only a running canary can be (promoted|rolled back)/,
+      );
+      assert.equal(await page.getByRole("button", { name: /Confirm/ }).count(), 0);
+    }
   });
 });

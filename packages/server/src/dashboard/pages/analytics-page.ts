@@ -1,17 +1,33 @@
 import { html } from "hono/html";
+import type { Recommendation } from "../../analytics/recommendations.ts";
 import type { TenantAnalytics } from "../../analytics/tenant-analytics.ts";
 import { barChart } from "../charts.ts";
 import type { DashboardApi } from "../dashboard-api.ts";
 import { count, figure, percent } from "../format.ts";
 import type { Markup } from "../page-shell.ts";
+import { recommendationActions, recommendationPages } from "../recommendation-actions.ts";
 
 const usd = (x: number | null) => (x === null ? "–" : `$${x.toFixed(x < 1 ? 4 : 2)}`);
 
-/** Analytics: the last 28 days' learning analytics, as `GET /v1/analytics` gives them. */
-export async function analyticsPage(api: DashboardApi): Promise<Markup> {
+/** A recommendation's button (a form posting to the dashboard, which makes the API call), or a link where it is done. */
+function recommendationControl(r: Recommendation): Markup {
+  const action = recommendationActions[r.kind];
+  if (action)
+    return html`<form class="inline" method="post" action="/ui/recommendations/${r.kind}"><input type="hidden" name="id" value="${r.ids[0] ?? ""}"><button class="action" type="submit">${action.label}</button></form>`;
+  const page = recommendationPages[r.kind];
+  return page ? html`<a class="action" href="${page.path}">${page.label}</a>` : html``;
+}
+
+/** Analytics: the last 28 days' learning analytics, as `GET /v1/analytics` gives them; `refusal` an action's refusal. */
+export async function analyticsPage(
+  api: DashboardApi,
+  _param = "",
+  _query = {},
+  refusal?: string,
+): Promise<Markup> {
   const a = await api.get<TenantAnalytics>("/analytics");
   const fix = a.fixSuccess;
-  return html`<p class="muted">From ${a.window.since.slice(0, 10)} to ${a.window.until.slice(0, 10)}.</p>
+  return html`${refusal ? html`<p class="error" role="alert">${refusal}</p>` : ""}<p class="muted">From ${a.window.since.slice(0, 10)} to ${a.window.until.slice(0, 10)}.</p>
 <div class="cards">
 <div class="card"><div class="label">Fix success rate</div><div class="value" data-figure="fix-rate">${percent(fix.rate)}</div><div class="label">${fix.fixed} of ${fix.tested} tested patterns</div></div>
 <div class="card"><div class="label">Failures avoided</div><div class="value" data-figure="failures-avoided">${figure(a.cost.failuresAvoided, 1)}</div><div class="label">${a.cost.failuresAvoidedUsd === null ? "no cost per failure set" : usd(a.cost.failuresAvoidedUsd)}</div></div>
@@ -21,7 +37,7 @@ export async function analyticsPage(api: DashboardApi): Promise<Markup> {
 ${
   a.recommendations.length === 0
     ? html`<p class="muted">None.</p>`
-    : html`<ul>${a.recommendations.map((r) => html`<li data-recommendation="${r.kind}"><strong>${r.kind.replaceAll("_", " ")}</strong>: ${r.reason}</li>`)}</ul>`
+    : html`<ul>${a.recommendations.map((r) => html`<li data-recommendation="${r.kind}"><strong>${r.kind.replaceAll("_", " ")}</strong>: ${r.reason} ${recommendationControl(r)}</li>`)}</ul>`
 }
 <h2>Patterns found per week</h2>
 ${barChart({

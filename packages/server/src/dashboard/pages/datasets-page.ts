@@ -1,6 +1,7 @@
 import { html } from "hono/html";
 import type { DatasetInfo } from "../../failures/dataset-store.ts";
 import type { DashboardApi } from "../dashboard-api.ts";
+import { dataTable } from "../data-table.ts";
 import { count, when } from "../format.ts";
 import type { Markup } from "../page-shell.ts";
 
@@ -25,6 +26,6 @@ export async function datasetPage(api: DashboardApi, id: string): Promise<Markup
   const d = await api.get<DatasetInfo & { rows: unknown[] }>(`/datasets/${encodeURIComponent(id)}`);
   return html`<p>${d.kind} · ${count(d.rowCount)} rows · version <code>${d.version}</code> · made by ${d.createdBy} on ${when(d.createdAt)}</p>
 <h2>Patterns</h2><p>${patternLinks(d.patternIds)}</p>
-<h2>Statistics</h2><pre>${JSON.stringify(d.stats, null, 2)}</pre>
-<h2>First rows</h2><pre>${JSON.stringify(d.rows.slice(0, 5), null, 2)}</pre>`;
+<h2>Statistics</h2>${dataTable(d.stats)}
+<h2>First rows</h2>${dataTable(d.rows.slice(0, 5))}`;
 }

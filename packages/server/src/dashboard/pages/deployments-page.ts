@@ -1,6 +1,7 @@
 import { html } from "hono/html";
 import type { Deployment } from "../../deploy/deployment-store.ts";
-import type { DashboardApi } from "../dashboard-api.ts";
+import { ApiAnswerError, type DashboardApi } from "../dashboard-api.ts";
+import { dataTable } from "../data-table.ts";
 import { count, percent, when } from "../format.ts";
 import type { Markup } from "../page-shell.ts";
 
@@ -79,11 +80,19 @@ function armTable(rates: ArmRate[]): Markup {
 function gateDecision(step: Record<string, unknown>): Markup {
   const { action, reason, ...rest } = step;
   return html`<p><strong data-figure="gate-action">${String(action ?? "")}</strong>: ${String(reason ?? "")}</p>
-<details><summary>Evidence</summary><pre>${JSON.stringify(rest, null, 2)}</pre></details>`;
+<details><summary>Evidence</summary>${dataTable(rest)}</details>`;
 }
 
-/** One deployment: its state, live evidence per arm and stage, the gate's last decision, its audit trail, actions. */
-export async function deploymentPage(api: DashboardApi, id: string, notice?: string): Promise<Markup> {
+/**
+ * One deployment: its state, live evidence per arm and stage, the gate's last decision, its audit trail, and the
+ * actions only while it is a running canary. `notice` says what an action did; `refused` marks it as a refusal.
+ */
+export async function deploymentPage(
+  api: DashboardApi,
+  id: string,
+  notice?: string,
+  refused = false,
+): Promise<Markup> {
   const {
     deployment: d,
     failureRates,
@@ -95,7 +104,7 @@ export async function deploymentPage(api: DashboardApi, id: string, notice?: str
   }>(`/deployments/${encodeURIComponent(id)}`);
   const path = `/ui/deployments/${encodeURIComponent(d.id)}`;
   return html`
-${notice ? html`<p role="status" class="card">${notice}</p>` : ""}
+${notice ? (refused ? html`<p role="alert" class="error">${notice}</p>` : html`<p role="status" class="card">${notice}</p>`) : ""}
 <section id="deployment-live" data-live aria-label="Deployment state">
 <p>Status <span class="status ${d.status}" data-figure="deployment-status">${d.status}</span>:
 ${modelLink(d.candidateId)} at <strong data-figure="canary-share">${percent(d.share)}</strong> of traffic against
@@ -120,7 +129,10 @@ ${
 </table>`;
 }
 
-/** The confirmation step of a promote or rollback: what it will do, a reason, and the button that does it. */
+/**
+ * The confirmation step of a promote or rollback: what it will do, a reason, and the button that does it. Only a
+ * running canary can be promoted or rolled back; for any other deployment this is a 409 page that says so.
+ */
 export async function confirmActionPage(
   api: DashboardApi,
   id: string,
@@ -129,6 +141,11 @@ export async function confirmActionPage(
   const { deployment: d } = await api.get<{ deployment: Deployment }>(
     `/deployments/${encodeURIComponent(id)}`,
   );
+  if (d.status !== "canary")
+    throw new ApiAnswerError(
+      409,
+      `Deployment ${d.id} is ${d.status.replaceAll("_", " ")}: only a running canary can be ${action === "promote" ? "promoted" : "rolled back"}.`,
+    );
   const effect =
     action === "promote"
       ? html`All traffic goes to ${modelLink(d.candidateId)}, which becomes the production model.`

@@ -3,15 +3,24 @@ import type { Deployment } from "../../deploy/deployment-store.ts";
 import type { AuditEntry } from "../../store/audit-log.ts";
 import type { ModelVersion } from "../../store/model-registry.ts";
 import type { DashboardApi } from "../dashboard-api.ts";
+import { dataTable } from "../data-table.ts";
 import { when } from "../format.ts";
+import { Labels } from "../labels.ts";
 import { type LineageEdge, type LineageNode, lineageGraphSvg } from "../lineage-graph.ts";
 import type { Markup } from "../page-shell.ts";
 import type { DeploymentsAnswer } from "./deployments-page.ts";
 
 const modelLink = (id: string, text = id) => html`<a href="/ui/models/${encodeURIComponent(id)}">${text}</a>`;
 
-/** The nodes and edges of the tenant's lineage: from each model's recorded lineage, parent and deployments. */
-export function lineageOf(models: ModelVersion[], deployments: Deployment[]) {
+/**
+ * The nodes and edges of the tenant's lineage: from each model's recorded lineage, parent and deployments, each
+ * node named for a person (a pattern's label, a model's name), its id on hover.
+ */
+export function lineageOf(
+  models: ModelVersion[],
+  deployments: Deployment[],
+  patternName: (id: string) => string = (id) => id,
+) {
   const nodes = new Map<string, LineageNode>();
   const edges: LineageEdge[] = [];
   const add = (node: LineageNode) => {
@@ -21,19 +30,26 @@ export function lineageOf(models: ModelVersion[], deployments: Deployment[]) {
     add({ id: m.id, kind: "model", label: `${m.name} (${m.status})`, href: `/ui/models/${m.id}` });
     if (m.parentId) edges.push({ from: m.parentId, to: m.id });
     const { runId, datasets = [], patterns = [] } = m.lineage;
-    for (const p of patterns) add({ id: p, kind: "pattern", label: p, href: `/ui/patterns/${p}` });
+    for (const p of patterns)
+      add({ id: p, kind: "pattern", label: patternName(p), href: `/ui/patterns/${p}` });
     for (const d of datasets) {
-      add({ id: d.id, kind: "dataset", label: `${d.id} (${d.kind})`, href: `/ui/datasets/${d.id}` });
+      add({ id: d.id, kind: "dataset", label: `${d.kind} dataset`, href: `/ui/datasets/${d.id}` });
       for (const p of patterns) edges.push({ from: p, to: d.id });
     }
     if (runId) {
-      add({ id: runId, kind: "run", label: runId, href: `/ui/runs/${runId}` });
+      add({ id: runId, kind: "run", label: `run of ${m.name}`, href: `/ui/runs/${runId}` });
       for (const d of datasets) edges.push({ from: d.id, to: runId });
       edges.push({ from: runId, to: m.id });
     } else for (const d of datasets) edges.push({ from: d.id, to: m.id });
   }
   for (const d of deployments) {
-    add({ id: d.id, kind: "deployment", label: `${d.id} (${d.status})`, href: `/ui/deployments/${d.id}` });
+    const candidate = models.find((m) => m.id === d.candidateId)?.name ?? d.candidateId;
+    add({
+      id: d.id,
+      kind: "deployment",
+      label: `${candidate} (${d.status.replaceAll("_", " ")})`,
+      href: `/ui/deployments/${d.id}`,
+    });
     edges.push({ from: d.candidateId, to: d.id });
   }
   return { nodes: [...nodes.values()], edges };
@@ -41,12 +57,13 @@ export function lineageOf(models: ModelVersion[], deployments: Deployment[]) {
 
 /** Models: the lineage graph from traces to deployment, and every model version. */
 export async function modelsPage(api: DashboardApi): Promise<Markup> {
-  const [{ data }, deployments] = await Promise.all([
+  const [{ data }, deployments, labels] = await Promise.all([
     api.get<{ data: ModelVersion[] }>("/model-versions"),
     api.get<DeploymentsAnswer>("/deployments"),
+    Labels.load(api),
   ]);
   if (data.length === 0) return html`<p class="muted">No model versions yet.</p>`;
-  const graph = lineageOf(data, deployments.recent);
+  const graph = lineageOf(data, deployments.recent, (id) => labels.patternName(id));
   return html`<h2>Lineage</h2>
 <figure>${raw(lineageGraphSvg(graph.nodes, graph.edges))}</figure>
 <h2>Model versions</h2>
@@ -72,9 +89,9 @@ export async function modelPage(api: DashboardApi, id: string): Promise<Markup> 
   }>(`/model-versions/${encodeURIComponent(id)}`);
   return html`<p><strong>${m.name}</strong> · <span class="status ${m.status}">${m.status}</span> ·
 ${m.upstream ? html`served by an upstream` : html`a checkpoint`} · trained from ${m.parentId ? modelLink(m.parentId) : "–"}</p>
-<h2>Lineage</h2><pre>${JSON.stringify(m.lineage, null, 2)}</pre>
+<h2>Lineage</h2>${dataTable(m.lineage)}
 <h2>Validations</h2>
-${validations.length ? validations.map((v) => html`<pre>${JSON.stringify(v, null, 2)}</pre>`) : html`<p class="muted">None yet.</p>`}
+${validations.length ? dataTable(validations) : html`<p class="muted">None yet.</p>`}
 <h2>Audit trail</h2>
 <table><thead><tr><th>When</th><th>Actor</th><th>Action</th><th>From</th><th>To</th></tr></thead>
 <tbody>${audit.map(

@@ -3,6 +3,7 @@ import { html } from "hono/html";
 import type { TenantRun } from "../../orchestrator/run-store.ts";
 import { lineChart } from "../charts.ts";
 import type { DashboardApi } from "../dashboard-api.ts";
+import { dataTable } from "../data-table.ts";
 import { count, figure, when } from "../format.ts";
 import type { Markup } from "../page-shell.ts";
 
@@ -74,5 +75,5 @@ drawn from ${count(run.sourceTraceCount)} production traces${
 <h2>Recipe</h2>
 <p><code>${run.recipePath}</code> ${run.overrides.map((o) => html`<code>${o}</code> `)}</p>
 <h2>Latest figures</h2>
-<pre>${JSON.stringify(run.metrics, null, 2)}</pre>`;
+${dataTable(run.metrics)}`;
 }

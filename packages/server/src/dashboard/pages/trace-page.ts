@@ -135,8 +135,8 @@ function feedbackSection(feedback: Feedback[]): Markup {
 }
 
 /** The review form: a label, a score, a correction of the answer and a comment, on the trace or one step. */
-function reviewForm(trace: Trace, notice?: string): Markup {
-  return html`${notice ? html`<p role="status">${notice}</p>` : ""}<form class="review" method="post" action="/ui/traces/${encodeURIComponent(trace.id)}/feedback">
+function reviewForm(trace: Trace, notice?: string, refused = false): Markup {
+  return html`${notice ? (refused ? html`<p role="alert" class="error">${notice}</p>` : html`<p role="status">${notice}</p>`) : ""}<form class="review" method="post" action="/ui/traces/${encodeURIComponent(trace.id)}/feedback">
 <label for="review-step">On</label>
 <select id="review-step" name="stepId"><option value="">the whole trace</option>${trace.steps.map(
     (s) => html`<option value="${s.id}">${s.name ?? s.kind} (${s.id})</option>`,
@@ -156,8 +156,14 @@ function reviewForm(trace: Trace, notice?: string): Markup {
 /**
  * One trace as a person reads it: the conversation rendered, the span tree with a timeline and per-step figures,
  * the verdict with its evidence, the feedback with a review form, and the pattern, datasets and runs it fed.
+ * `notice` says what a review did; `refused` marks it as a refusal.
  */
-export async function tracePage(api: DashboardApi, id: string, notice?: string): Promise<Markup> {
+export async function tracePage(
+  api: DashboardApi,
+  id: string,
+  notice?: string,
+  refused = false,
+): Promise<Markup> {
   const [trace, verdict, labels, datasets, runs] = await Promise.all([
     api.get<Trace & { feedback: Feedback[] }>(`/traces/${encodeURIComponent(id)}`),
     api.get<StoredVerdict>(`/verdicts?traceId=${encodeURIComponent(id)}`).catch((error) => {
@@ -188,5 +194,5 @@ ${verdictSection(verdict, labels)}
 <h2>Feedback</h2>
 ${feedbackSection(trace.feedback)}
 <h2>Review</h2>
-${reviewForm(trace, notice)}`;
+${reviewForm(trace, notice, refused)}`;
 }
