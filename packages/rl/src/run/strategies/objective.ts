@@ -51,20 +51,21 @@ export interface AlgorithmStrategy<T extends Recipe["trainer"]> {
   open(context: ObjectiveContext<T>): Promise<Objective>;
 }
 
-/** What a step's record carries beside the engine's metrics. */
-export interface StepFigures {
-  /** Mean reward and pass share of the step's samples (null for SFT). */
-  reward: number | null;
-  accuracy: number | null;
-  advantageMean: number | null;
-  advantageStd: number | null;
-  used: number;
-  skipped: number;
-  generatorStep: number;
-  staleness: number;
+/** What a step's record carries beside the engine's metrics (see `StepRecord`). */
+export type StepFigures = Pick<
+  StepRecord,
+  | "reward"
+  | "accuracy"
+  | "advantageMean"
+  | "advantageStd"
+  | "used"
+  | "skipped"
+  | "generatorStep"
+  | "staleness"
+> & {
   /** Tokens generated for the step (0 for SFT), counted with the tokens trained. */
   generatedTokens: number;
-}
+};
 
 /** A step's record from the engine's metrics (null when the step had nothing to train on) and the step's figures. */
 export function trainedStep(
