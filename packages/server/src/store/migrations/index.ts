@@ -13,6 +13,7 @@ import { failuresByTimeSchema } from "./012-failures-by-time.ts";
 import { enqueueOncePerTransactionSchema } from "./013-enqueue-once-per-transaction.ts";
 import { traceListSchema } from "./014-trace-list.ts";
 import { judgeGoldSetSchema } from "./015-judge-gold-set.ts";
+import { rejudgeMergedTracesSchema } from "./016-rejudge-merged-traces.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -41,4 +42,5 @@ export const migrations: Migration[] = [
   { version: 13, name: "detection queued once per transaction", sql: enqueueOncePerTransactionSchema },
   { version: 14, name: "trace list by user and session", sql: traceListSchema },
   { version: 15, name: "judge calibration tools, annotations and review queues", sql: judgeGoldSetSchema },
+  { version: 16, name: "traces judged again when merged data arrives", sql: rejudgeMergedTracesSchema },
 ];
