@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM, Qwen2Config
@@ -43,7 +44,7 @@ SHAPES = {
 }
 
 
-def file_sha256(paths):
+def file_sha256(paths: list[pathlib.Path]) -> str:
     """SHA-256 of the files at `paths` in order, each as its name then its bytes."""
     digest = hashlib.sha256()
     for path in paths:
@@ -53,7 +54,7 @@ def file_sha256(paths):
     return digest.hexdigest()
 
 
-def synchronize(device):
+def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -64,7 +65,7 @@ def random_checkpoint(shape: str, directory: str) -> None:
     AutoModelForCausalLM.from_config(config).to(torch.bfloat16).save_pretrained(directory)
 
 
-def bench_train(engine, batch, length, steps, vocab):
+def bench_train(engine: TorchEngine, batch: int, length: int, steps: int, vocab: int) -> tuple[float, list[float]]:
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(0, vocab, (batch, length), generator=g).tolist()
     data = {"promptTokens": [row[:1] for row in ids], "outputTokens": [row[1:] for row in ids]}
@@ -79,12 +80,12 @@ def bench_train(engine, batch, length, steps, vocab):
     return batch * length / statistics.median(times), times
 
 
-def random_prompts(rows, vocab):
+def random_prompts(rows: int, vocab: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(2)
     return torch.randint(0, vocab, (rows, 128), generator=g)
 
 
-def bench_generate(engine, rows, new_tokens, vocab):
+def bench_generate(engine: TorchEngine, rows: int, new_tokens: int, vocab: int) -> float:
     """Tokens per second of the engine's sampler on `rows` prompts."""
     prompts = random_prompts(rows, vocab).tolist()
     requests = [{"promptTokens": p, "maxTokens": new_tokens, "ignoreEos": True, "seed": i} for i, p in enumerate(prompts)]
@@ -95,7 +96,7 @@ def bench_generate(engine, rows, new_tokens, vocab):
     return sum(len(r["outputTokens"]) for r in results) / (time.perf_counter() - t)
 
 
-def bench_hf_generate(model, rows, new_tokens, vocab, device):
+def bench_hf_generate(model: Any, rows: int, new_tokens: int, vocab: int, device: torch.device) -> float:
     """Tokens per second of transformers' `model.generate` (sampling, the same cache) on the same prompts."""
     prompts = random_prompts(rows, vocab).to(device)
     synchronize(device)
@@ -107,7 +108,7 @@ def bench_hf_generate(model, rows, new_tokens, vocab, device):
     return (out.shape[1] - prompts.shape[1]) * rows / (time.perf_counter() - t)
 
 
-def bench_generation(engine, rows, new_tokens, vocab, repeats=3):
+def bench_generation(engine: TorchEngine, rows: int, new_tokens: int, vocab: int, repeats: int = 3) -> tuple[float, float]:
     """Medians of the engine's sampler and of `model.generate`, interleaved, after a warm-up of each at the same
     batch size (the first pass at a new batch shape allocates and picks kernels)."""
     bench_generate(engine, rows, 16, vocab)
@@ -119,7 +120,7 @@ def bench_generation(engine, rows, new_tokens, vocab, repeats=3):
     return statistics.median(ours), statistics.median(theirs)
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shape", default="qwen2-0.5b", choices=sorted(SHAPES))
     parser.add_argument("--device", default="auto")

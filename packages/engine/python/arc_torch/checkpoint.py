@@ -92,7 +92,7 @@ def copy_description(source: str, target: str) -> None:
             shutil.copyfile(path, os.path.join(target, name))
 
 
-def read_trainer_state(directory: str):
+def read_trainer_state(directory: str) -> tuple[dict, dict] | None:
     """`trainer_state.json` and the torch engine's state tensors, or None for a checkpoint with no training state."""
     path = os.path.join(directory, "trainer_state.json")
     if not os.path.exists(path):

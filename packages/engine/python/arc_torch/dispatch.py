@@ -1,10 +1,19 @@
 """One request carried out on this process's engine: the methods of the protocol (../PROTOCOL.md), shared by the
 worker process and the Ray actor that holds the engine for it."""
 
+from collections.abc import Callable
+from typing import Any
+
 from .errors import WorkerError
 
+IsCancelled = Callable[[Any, "str | None"], bool]
+"""Whether a call (by its id), or one request of it (by the request's id), was cancelled."""
+Emit = Callable[[Any, list], None]
+"""Streams a `generate` call's progress: the tokens its rows sampled in one decoding step."""
 
-def dispatch(state, method, params, is_cancelled, call_id, emit=None):
+
+def dispatch(state: dict[str, Any], method: str, params: dict[str, Any], is_cancelled: IsCancelled | None,
+             call_id: Any, emit: Emit | None = None) -> Any:
     """Carries out one request on this process's engine; `is_cancelled(call_id, request_id)` tells a running
     generation which of its requests were cancelled, and `emit(call_id, events)` streams a `generate` that asked for
     it (`stream: true`)."""
@@ -36,6 +45,7 @@ def dispatch(state, method, params, is_cancelled, call_id, emit=None):
     if method == "generate":
         if not state["parallel"].leader:
             return None
+        assert is_cancelled is not None  # the leader's channel always tells
         stream = (lambda events: emit(call_id, events)) if params.get("stream") and emit else None
         return generate(engine, params["requests"], lambda rid: is_cancelled(call_id, rid), stream)
     raise WorkerError(f"method: unknown method {method!r}")

@@ -5,20 +5,23 @@ whole batch's gradient)."""
 
 import contextlib
 import os
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
 
-def _sum_hook(_state, bucket):
+def _sum_hook(_state: object, bucket: Any) -> torch.futures.Future[torch.Tensor]:
     """DDP's all-reduce of one gradient bucket, summing where DDP's own hook averages."""
-    return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(lambda done: done.value()[0])
+    work = dist.all_reduce(bucket.buffer(), async_op=True)
+    assert work is not None  # async_op=True always hands back its work
+    return work.get_future().then(lambda done: done.value()[0])
 
 
 class DataParallel:
     """This process's place among the ranks; a single process is rank 0 of 1."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
         self.rank = int(os.environ.get("RANK", "0"))
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -32,7 +35,7 @@ class DataParallel:
     def leader(self) -> bool:
         return self.rank == 0
 
-    def share(self, message):
+    def share(self, message: Any) -> Any:
         """Rank 0's `message`, on every rank."""
         if self.world == 1:
             return message
@@ -60,7 +63,7 @@ class DataParallel:
         ddp.register_comm_hook(None, _sum_hook)
         return ddp
 
-    def no_sync(self, module: torch.nn.Module):
+    def no_sync(self, module: Any) -> contextlib.AbstractContextManager:
         """A context in which backward keeps gradients local (every micro-batch but a step's last)."""
         return module.no_sync() if self.world > 1 else contextlib.nullcontext()
 
@@ -68,9 +71,9 @@ class DataParallel:
         """Sums a dict of floats over the ranks (keys may differ: a rank with no rows reports none)."""
         if self.world == 1:
             return figures
-        gathered = [None] * self.world
+        gathered: list[dict] = [{} for _ in range(self.world)]
         dist.all_gather_object(gathered, figures)
-        total = {}
+        total: dict = {}
         for part in gathered:
             for key, value in part.items():
                 total[key] = total.get(key, 0.0) + value

@@ -9,6 +9,8 @@ beside them.
 import contextlib
 import copy
 import os
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -53,7 +55,7 @@ def load_model(directory: str) -> torch.nn.Module:
     return model.eval()
 
 
-def load_tokenizer(directory: str):
+def load_tokenizer(directory: str) -> Any:
     """The checkpoint's tokenizer for decoding and stop strings, or None when it has none transformers reads."""
     try:
         return AutoTokenizer.from_pretrained(directory)
@@ -75,7 +77,7 @@ def eos_ids(directory: str, config: dict) -> set:
 class TorchEngine:
     """One engine in one worker process (or one rank of a data-parallel group)."""
 
-    def __init__(self, params: dict, parallel: DataParallel):
+    def __init__(self, params: dict, parallel: DataParallel) -> None:
         self.parallel = parallel
         self.model_dir = params["modelDir"]
         self.device = resolve_device(params.get("device", "auto"), parallel.local_rank)
@@ -95,11 +97,12 @@ class TorchEngine:
         self.version = int(params.get("version", 0))
         self.seed = int(params.get("seed", 0))
         self.config = checkpoint.read_config(self.model_dir)
-        self.model = load_model(self.model_dir)
-        self.hf_config = self.model.config
+        # a transformers model (a peft one once adapters are added), typed by transformers at run time only
+        self.model: Any = load_model(self.model_dir)
+        self.hf_config: Any = self.model.config
         self.tokenizer = load_tokenizer(self.model_dir)
         self.eos_ids = eos_ids(self.model_dir, self.config)
-        self.lora = None
+        self.lora: dict | None = None
         if self.role == "inference":
             self.model.to(self.device, dtype=self.autocast_dtype)
         else:
@@ -110,9 +113,10 @@ class TorchEngine:
             self.model.requires_grad_(False)
         self.step_count = 0
         # what a training forward goes through: the model, or DDP over it under torchrun
-        self.train_module = parallel.wrap(self.model, self.device) if self.role == "train" else None
-        self.optimizer = make_adamw(self._trainable(), self.options) if self.role == "train" else None
-        self.reference = None
+        self.train_module: Any = parallel.wrap(self.model, self.device) if self.role == "train" else None
+        self.optimizer: Any = make_adamw(self._trainable(), self.options) if self.role == "train" else None
+        # the frozen reference policy: adapter weights by name (LoRA) or a copy of the model
+        self.reference: Any = None
         if self.role == "train":
             self._snapshot_reference()
 
@@ -131,7 +135,9 @@ class TorchEngine:
             if t not in LORA_TARGETS:
                 raise WorkerError(f"lora.targets: expected names among {', '.join(LORA_TARGETS)}, got {t!r}")
         torch.manual_seed(self.seed)
-        config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias="none")
+        # peft declares lora_alpha an int; a float scales the same (alpha / rank)
+        config = LoraConfig(r=rank, lora_alpha=alpha,  # pyright: ignore[reportArgumentType]
+                             target_modules=list(targets), lora_dropout=0.0, bias="none")
         self.model = get_peft_model(self.model, config)
         self.lora = {"rank": rank, "alpha": alpha, "targets": list(targets)}
 
@@ -144,7 +150,7 @@ class TorchEngine:
     def _trainable(self) -> list:
         return [p for _, p in self._named_trainable()]
 
-    def _lora_layers(self):
+    def _lora_layers(self) -> Iterator[tuple[str, Any]]:
         """(HF module path, peft LoRA layer) of every adapted projection."""
         from peft.tuners.lora import LoraLayer
 
@@ -221,7 +227,7 @@ class TorchEngine:
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
 
-    def grid_logprobs(self, model, grid, with_entropy=False):
+    def grid_logprobs(self, model: Any, grid: Any, with_entropy: bool = False) -> Any:
         """Log-prob of every next token on the grid [B, L-1] (and the entropy of each next-token distribution)."""
         tokens = grid.tokens.to(self.device)
         targets = grid.targets.to(self.device)
@@ -268,6 +274,7 @@ class TorchEngine:
         if kind == "sft":
             return sft_loss(logp, mask, totals)
         if kind == "dpo":
+            assert ref is not None  # DPO always needs the reference's log-probs
             return dpo_loss(
                 logp, ref, mask, totals,
                 beta=objective.get("beta", 0.1), variant=objective.get("loss", "sigmoid"),
@@ -281,9 +288,11 @@ class TorchEngine:
         weight = None
         if behaviour is not None:
             weight = torch.exp(old - behaviour).detach()
+            assert grpo is not None  # behaviour log-probs are read for GRPO's decoupled objective only
             cap = grpo["behaviourWeightCap"]
             if cap is not None:
                 weight = torch.where(weight > cap, torch.zeros_like(weight), weight)
+        assert grpo is not None  # what is neither SFT nor DPO is GRPO (_check refused the rest)
         advantages = torch.tensor(batch["advantages"], dtype=torch.float32, device=dev)
         return grpo_loss(logp, old, advantages, mask, totals, grpo, ref_logp=ref, entropy=entropy,
                          behaviour_weight=weight)

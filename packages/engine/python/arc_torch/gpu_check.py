@@ -26,6 +26,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
@@ -67,7 +69,7 @@ def batch_ids(batch: int, length: int, vocab: int) -> torch.Tensor:
     return torch.randint(0, vocab, (batch, length), generator=g)
 
 
-def timed(step, steps: int, device) -> list:
+def timed(step: Callable[[], object], steps: int, device: torch.device) -> list:
     times = []
     for i in range(steps + 2):
         synchronize(device)
@@ -79,7 +81,7 @@ def timed(step, steps: int, device) -> list:
     return times
 
 
-def arc_engine(directory: str, ids: torch.Tensor, args, lora: bool) -> list:
+def arc_engine(directory: str, ids: torch.Tensor, args: argparse.Namespace, lora: bool) -> list:
     """Step times of Arc's torch engine on the batch."""
     params = {"modelDir": directory, "device": args.device, "dtype": args.dtype,
               "settings": {"learningRate": LEARNING_RATE, "microBatchRows": args.micro_batch_rows}}
@@ -96,12 +98,13 @@ def arc_engine(directory: str, ids: torch.Tensor, args, lora: bool) -> list:
             torch.cuda.empty_cache()
 
 
-def plain_transformers(directory: str, ids: torch.Tensor, args, lora: bool) -> list:
+def plain_transformers(directory: str, ids: torch.Tensor, args: argparse.Namespace, lora: bool) -> list:
     """Step times of a plain transformers (+ PEFT) training loop on the batch: float32 weights, AdamW, passes under
     bfloat16 autocast, micro-batches, clipping at 1, as Arc's engine trains."""
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                           ("cpu" if args.device == "auto" else args.device))
-    model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32).to(device)
+    loaded: Any = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32)
+    model = loaded.to(device)
     if lora:
         from peft import LoraConfig, get_peft_model
 
@@ -131,7 +134,7 @@ def plain_transformers(directory: str, ids: torch.Tensor, args, lora: bool) -> l
             torch.cuda.empty_cache()
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shapes", default="smollm2-135m,qwen2-0.5b")
     parser.add_argument("--device", default="auto")

@@ -7,7 +7,11 @@ object keys come in the schema's order, each `required` one present and no other
 take any JSON string. A grammar over its bounds, or one that allows no output, raises GrammarError.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import torch
 
@@ -26,7 +30,7 @@ class Matcher:
 
     __slots__ = ("step", "accepts")
 
-    def __init__(self, step, accepts):
+    def __init__(self, step: Callable[[int], Sequence[State]], accepts: Callable[[], bool]) -> None:
         self.step = step
         self.accepts = accepts
 
@@ -36,15 +40,18 @@ class Choice:
 
     __slots__ = ("build", "built")
 
-    def __init__(self, build):
+    def __init__(self, build: Callable[[], Sequence[State]]) -> None:
         self.build = build
-        self.built = None
+        self.built: Sequence[State] | None = None
 
-    def choices(self):
+    def choices(self) -> Sequence[State]:
         if self.built is None:
             self.built = self.build()
         return self.built
 
+
+State = Matcher | Choice
+"""A state of the matcher: one that reads a byte, or one that stands for others."""
 
 END = Matcher(lambda b: [], lambda: True)
 NEVER = Matcher(lambda b: [], lambda: False)
@@ -64,11 +71,11 @@ class _Budget:
             raise GrammarError(f"masking the vocabulary for one token took more than {MAX_MASK_STEPS} matcher steps")
 
 
-def expand_states(states, budget=None):
+def expand_states(states: Sequence[State], budget: _Budget | None = None) -> list[Matcher]:
     """The byte-reading states `states` stand for, each once; choices are expanded without recursion, so a choice
     that leads back to itself is simply met again."""
     if len(states) == 1 and isinstance(states[0], Matcher):
-        return states
+        return cast(list[Matcher], states)
     seen = set()
     out = []
     stack = list(reversed(states))
@@ -88,7 +95,7 @@ def expand_states(states, budget=None):
     return out
 
 
-def step_states(states, byte, budget=None):
+def step_states(states: Sequence[Matcher], byte: int, budget: _Budget | None = None) -> list[Matcher]:
     """The byte-reading states after `byte`, each once; empty when no state takes it."""
     if budget is not None:
         budget.spend(len(states))
@@ -183,7 +190,7 @@ def _number(integer, k):
     return pending(lambda b: negative if b == 0x2D else magnitude(b))
 
 
-def resolve_ref(root, ref):
+def resolve_ref(root: Any, ref: str) -> dict | bool:
     """The schema a local `$ref` (`#/$defs/x`) points at in `root`, or raises GrammarError saying why none."""
     if not ref.startswith("#"):
         raise GrammarError(f"$ref {json.dumps(ref)}: only local references (#/...) are supported")
@@ -430,7 +437,7 @@ def _check_shape(s, path):
         raise GrammarError(f"{path}.required: expected an array of property names")
 
 
-def check_grammar(grammar, path="grammar", budget=None):
+def check_grammar(grammar: Any, path: str = "grammar", budget: list[int] | None = None) -> None:
     """Raises GrammarError naming the first part of `grammar` that is over its bounds or that the matcher cannot
     follow; the schemas of an `any-of` share one count of grammar states."""
     budget = budget if budget is not None else [0]
@@ -446,7 +453,7 @@ def check_grammar(grammar, path="grammar", budget=None):
     _SchemaWalk(schema, f"{path}.schema", budget).visit(schema, 0, f"{path}.schema")
 
 
-def grammar_matcher(grammar):
+def grammar_matcher(grammar: Any) -> State:
     """The matcher of everything `grammar` (an `OutputGrammar` of the Engine API) allows."""
     if not isinstance(grammar, dict):
         raise WorkerError(f"grammar: expected an object, got {grammar!r}")
@@ -470,7 +477,7 @@ def _byte_to_unicode():
     return out
 
 
-def vocabulary_bytes(tokenizer, vocab_size):
+def vocabulary_bytes(tokenizer: Any, vocab_size: int) -> list[bytes | None]:
     """The bytes each token id writes, or None for a special token: byte-level BPE pieces through the GPT-2 byte map,
     SentencePiece pieces with `▁` as a space and `<0xNN>` byte fallbacks."""
     if tokenizer is None:
@@ -480,7 +487,7 @@ def vocabulary_bytes(tokenizer, vocab_size):
         i for i, t in getattr(tokenizer, "added_tokens_decoder", {}).items() if getattr(t, "special", False)
     }
     pieces = tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(tokenizer)))))
-    table = []
+    table: list[bytes | None] = []
     for i, piece in enumerate(pieces):
         if i in special or piece is None:
             table.append(None)
@@ -527,14 +534,14 @@ class GrammarConstraint:
     turn-ending token is allowed only once the output is complete. The grammar is checked against its bounds first;
     masking one token takes at most MAX_MASK_STEPS steps."""
 
-    def __init__(self, grammar, token_bytes, stop_ids):
+    def __init__(self, grammar: Any, token_bytes: list[bytes | None], stop_ids: set[int] | list[int]) -> None:
         check_grammar(grammar)
         self.states = expand_states([grammar_matcher(grammar)])
         self.token_bytes = token_bytes
         self.vocabulary = _vocabulary(token_bytes)
         self.stop_ids = stop_ids
 
-    def mask(self, logits):
+    def mask(self, logits: torch.Tensor) -> torch.Tensor:
         """`logits` [V] with every forbidden token set to -inf (in place)."""
         size = logits.shape[0]
         allowed = torch.zeros(size, dtype=torch.bool)
@@ -543,7 +550,7 @@ class GrammarConstraint:
         any_allowed = False
         vocab, table = self.vocabulary, self.token_bytes
         for j, token in enumerate(vocab.order):
-            data = table[token]
+            data = cast(bytes, table[token])  # the order lists only tokens that write bytes
             del levels[vocab.shared[j] + 1 :]
             last = levels[-1]
             while last and len(levels) <= len(data):
@@ -562,7 +569,7 @@ class GrammarConstraint:
         logits.masked_fill_(~allowed.to(logits.device), float("-inf"))
         return logits
 
-    def advance(self, token):
+    def advance(self, token: int) -> None:
         data = self.token_bytes[token] if token < len(self.token_bytes) else None
         for b in data or b"":
             self.states = step_states(self.states, b)

@@ -14,11 +14,12 @@ request's order. `adapters` are LoRA adapter folders in PEFT's layout: PEFT puts
 import json
 import sys
 import time
+from typing import Any
 
 import torch
 
 
-def decode_greedily(model, prompts: list) -> list:
+def decode_greedily(model: Any, prompts: list) -> list:
     """`generate`'s greedy tokens for each `{"promptTokens", "maxTokens"}`, one prompt at a time (no padding)."""
     eos = model.generation_config.eos_token_id
     pad = eos if isinstance(eos, int) else (eos or [None])[0]

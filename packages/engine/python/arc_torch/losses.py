@@ -6,15 +6,17 @@ and data-parallel shards add up to the whole batch's.
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
 
-def sft_loss(logp, mask, totals):
+def sft_loss(logp: Tensor, mask: Tensor, totals: dict) -> tuple[Tensor, dict]:
     """Masked negative log-likelihood, averaged over the batch's loss tokens."""
     loss = -(logp * mask).sum() / max(totals["tokens"], 1.0)
     return loss, {"nll": loss}
 
 
-def dpo_loss(logp, ref_logp, mask, totals, beta=0.1, variant="sigmoid", entropy_coef=0.0, entropy=None, nll_coef=0.0):
+def dpo_loss(logp: Tensor, ref_logp: Tensor, mask: Tensor, totals: dict, beta: float = 0.1, variant: str = "sigmoid",
+             entropy_coef: float = 0.0, entropy: Tensor | None = None, nll_coef: float = 0.0) -> tuple[Tensor, dict]:
     """DPO (Rafailov et al. 2023, eq. 7) or IPO (Azar et al. 2023, eq. 17) over (chosen, rejected) row pairs.
 
     h = (log pi(c) - log pi(r)) - (log ref(c) - log ref(r)), summed over each response's tokens; plus nll_coef x
@@ -47,7 +49,9 @@ def dpo_loss(logp, ref_logp, mask, totals, beta=0.1, variant="sigmoid", entropy_
     return loss, extra
 
 
-def grpo_loss(logp, old_logp, advantages, mask, totals, options, ref_logp=None, entropy=None, behaviour_weight=None):
+def grpo_loss(logp: Tensor, old_logp: Tensor, advantages: Tensor, mask: Tensor, totals: dict, options: dict,
+              ref_logp: Tensor | None = None, entropy: Tensor | None = None,
+              behaviour_weight: Tensor | None = None) -> tuple[Tensor, dict]:
     """GRPO (Shao et al. 2024, eq. 3) per token, aggregated by `token`, `sequence` or `dr-grpo`:
 
     -min(r A, clip(r, 1 - eps, 1 + eps) A) + kl_coef k3(KL) - entropy_coef H, r = exp(logp - old_logp);

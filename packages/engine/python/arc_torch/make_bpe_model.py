@@ -71,7 +71,7 @@ def train_tokenizer(corpus: str, vocab: int) -> Tokenizer:
     return tokenizer
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--out", required=True)
@@ -92,9 +92,11 @@ def main():
             "clean_up_tokenization_spaces": False,
             "chat_template": CHAT_TEMPLATE,
         }, f, indent=2)
+    # transformers 5 takes rope_theta as a keyword and files it under rope_parameters; its signature does not name it
     config = Qwen2Config(
         vocab_size=tokenizer.get_vocab_size(), hidden_size=128, intermediate_size=352, num_hidden_layers=4,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, rope_theta=10000.0,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+        rope_theta=10000.0,  # pyright: ignore[reportCallIssue]
         rms_norm_eps=1e-6, tie_word_embeddings=True, bos_token_id=None, eos_token_id=ids["<|im_end|>"],
         pad_token_id=ids["<|endoftext|>"],
     )

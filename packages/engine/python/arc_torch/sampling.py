@@ -6,6 +6,8 @@ the quantity `TrainEngine.logprobs` computes, so RL importance ratios compare li
 grammar, a logit bias or a penalty samples from, and reports log-probs under, the distribution they leave.
 """
 
+from __future__ import annotations
+
 import random
 
 import torch
@@ -17,7 +19,7 @@ DEFAULTS = {"n": 1, "maxTokens": 64, "temperature": 1.0, "topP": 1.0, "topK": 0,
 
 
 class Row:
-    def __init__(self, request_index, sample_index, request):
+    def __init__(self, request_index: int, sample_index: int, request: dict) -> None:
         self.request_index = request_index
         self.sample_index = sample_index
         self.request = request
@@ -27,8 +29,9 @@ class Row:
         self.top = []
         self.finish = None
         self.cut = None  # text length where a stop string begins
-        self.constraint = None  # the request's grammar, followed token by token
-        self.adjustment = None  # the request's logit bias and penalties
+        self.constraint: GrammarConstraint | None = None  # the request's grammar, followed token by token
+        self.adjustment: Adjustment | None = None  # the request's logit bias and penalties
+        self.generator: torch.Generator | None = None  # the sample's own seeded generator
         self.error = None  # why the request failed, when its grammar did (GrammarError)
 
 
@@ -36,13 +39,13 @@ class Adjustment:
     """OpenAI's `logit_bias`, `frequency_penalty` and `presence_penalty` for one row: `logit[j] + bias[j] -
     count[j] * frequency - (count[j] > 0) * presence`, `count[j]` being how often the row has sampled token j."""
 
-    def __init__(self, bias, frequency, presence):
+    def __init__(self, bias: list[tuple[int, float]], frequency: float, presence: float) -> None:
         self.ids = torch.tensor([t for t, _ in bias], dtype=torch.long)
         self.values = torch.tensor([b for _, b in bias], dtype=torch.float32)
         self.frequency = frequency
         self.presence = presence
 
-    def apply(self, logits, tokens):
+    def apply(self, logits: torch.Tensor, tokens: list[int]) -> None:
         """Adjusts one row's logits [V] in place, given the tokens the row has sampled."""
         if self.ids.numel():
             logits.index_add_(0, self.ids.to(logits.device), self.values.to(logits.device))
@@ -243,6 +246,7 @@ def generate(engine, requests, aborted, on_tokens=None):
                 r.versions.append(engine.version)
                 k = r.request["topLogprobs"]
                 if k:
+                    assert top is not None  # drawn when any row asked for top log-probs
                     values, indices = top.values[b, :k].tolist(), top.indices[b, :k].tolist()
                     r.top.append([{"token": t, "logprob": v} for t, v in zip(indices, values)])
                 r.finish = _finish(r, tokens[b], engine.eos_ids, engine.tokenizer, longest_stop)

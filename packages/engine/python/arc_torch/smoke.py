@@ -9,16 +9,18 @@ import json
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
 
 class Worker:
-    def __init__(self):
+    def __init__(self) -> None:
         self.process = subprocess.Popen([sys.executable, "-m", "arc_torch.worker"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True)
         self.next_id = 0
 
-    def call(self, method, **params):
+    def call(self, method: str, **params: Any) -> Any:
         self.next_id += 1
+        assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
         self.process.stdin.write(json.dumps({"id": self.next_id, "method": method, "params": params}) + "\n")
         self.process.stdin.flush()
         reply = json.loads(self.process.stdout.readline())
@@ -26,12 +28,13 @@ class Worker:
             raise RuntimeError(f"{method}: {reply['error']['type']}: {reply['error']['message']}")
         return reply["result"]
 
-    def close(self):
+    def close(self) -> int:
+        assert self.process.stdin is not None
         self.process.stdin.close()
         return self.process.wait()
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("model_dir")
     parser.add_argument("--device", default="auto")

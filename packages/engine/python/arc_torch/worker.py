@@ -15,6 +15,8 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 from .dispatch import dispatch
 from .distributed import DataParallel
@@ -25,16 +27,16 @@ class Channel:
     """Rank 0's side of the protocol: a reader thread queues requests (and marks cancelled generations at
     once, while the main thread is busy), the main thread writes one reply line per request."""
 
-    def __init__(self, on_cancel=None):
+    def __init__(self, on_cancel: Callable[[str], None] | None = None) -> None:
         self.on_cancel = on_cancel
         self.out = os.fdopen(os.dup(1), "w", buffering=1)
         sys.stdout = sys.stderr
-        self.requests = queue.Queue()
-        self.cancelled = set()
+        self.requests: queue.Queue[dict] = queue.Queue()
+        self.cancelled: set[str] = set()
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
 
-    def _read(self):
+    def _read(self) -> None:
         for line in sys.stdin:
             line = line.strip()
             if not line:
@@ -55,20 +57,20 @@ class Channel:
             self.requests.put(message)
         self.requests.put({"method": "shutdown"})
 
-    def reply(self, message):
+    def reply(self, message: dict) -> None:
         with self.lock:
             self.out.write(json.dumps(message, allow_nan=False) + "\n")
 
-    def emit(self, call_id, events):
+    def emit(self, call_id: Any, events: list) -> None:
         """A progress line of a streamed `generate`: the tokens its rows sampled in one decoding step."""
         self.reply({"id": call_id, "tokens": events})
 
-    def is_cancelled(self, call_id, request_id):
+    def is_cancelled(self, call_id: Any, request_id: str | None) -> bool:
         with self.lock:
             return call_id in self.cancelled or (request_id is not None and f"{call_id}/{request_id}" in self.cancelled)
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m arc_torch.worker")
     parser.add_argument("--ray-address", help="run the engine in an actor on this Ray cluster (host:port or auto)")
     parser.add_argument("--ray-gpus", type=float, default=0, help="GPUs the actor asks Ray for")

@@ -53,7 +53,7 @@ def _without_vllm():
         return fits[0]
 
     stand_in = types.ModuleType(name)
-    stand_in.get_vllm_max_lora_rank = max_lora_rank
+    setattr(stand_in, "get_vllm_max_lora_rank", max_lora_rank)
     sys.modules[name] = stand_in
     return True
 
@@ -86,7 +86,7 @@ def _type_errors(obj, path):
     return errors
 
 
-def check(overrides):
+def check(overrides: list[str]) -> typing.Any:
     """The composed configuration of `overrides`; raises with VERL's own error, or ArcCheckError naming the key."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -141,7 +141,7 @@ def _report(name, overrides, vllm_stand_in):
     }
 
 
-def main():
+def main() -> None:
     if len(sys.argv) != 2:
         print("usage: python -m arc_verl.check_config overrides.json", file=sys.stderr)
         sys.exit(2)

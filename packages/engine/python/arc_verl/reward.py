@@ -11,6 +11,7 @@ import os
 import time
 import urllib.error
 import urllib.request
+from typing import Any
 
 #: Tries of one request before its error ends the job (an outage or a judge over its budget is retried).
 ATTEMPTS = 6
@@ -49,7 +50,7 @@ def _item(data_source, solution_str, ground_truth, extra_info):
     return item
 
 
-def score_items(items, kind="partial"):
+def score_items(items: list[dict], kind: str = "partial") -> list[dict]:
     """Scores rows through Arc's API; returns its answers (`score`, `passed`, `judgedBy`), retrying what can pass."""
     url, key = _settings()
     body = json.dumps({"kind": kind, "items": items}).encode()
@@ -81,7 +82,8 @@ def score_items(items, kind="partial"):
     raise AssertionError("unreachable")
 
 
-def compute_score(data_source, solution_str, ground_truth, extra_info=None, kind="partial", **kwargs):
+def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None,
+                  kind: str = "partial", **kwargs: Any) -> dict[str, float]:
     """VERL's reward signature: a row's response scored by Arc.
 
     Returns the same keys for every row, as VERL's reward manager needs: `score` in [0, 1] and `passed` (1.0 when
