@@ -2,10 +2,17 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { type DetectorRegistry, failedVerdict, simulateProductionTraffic, Trace } from "@arc/core";
+import {
+  DetectionConfig,
+  type DetectorRegistry,
+  failedVerdict,
+  simulateProductionTraffic,
+  Trace,
+} from "@arc/core";
 import { waitUntil } from "@arc/core/testing";
 import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
 import type { Database } from "../store/database.ts";
+import { saveDetectorConfig } from "../store/detector-configs.ts";
 import { openPostgresDatabase } from "../store/postgres-database.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
@@ -420,7 +427,8 @@ describe("detection worker and asynchronous judges", () => {
         judges: { baseUrl: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1` },
       };
       await putJudgeModel(db, tenant, { upstream: "judges", model: "judge-1" }, upstreams);
-      const worker = new DetectionWorker(db, { config, judgeUpstreams: upstreams, judgeRetryMs: 300 });
+      await saveDetectorConfig(db, tenant, DetectionConfig.parse({ judgeMinKappa: null }));
+      const worker = new DetectionWorker(db, { config, judgeUpstreams: upstreams, judgeRetryMs: 2_000 });
       const trace = Trace.parse({
         id: "judged-later",
         startedAt: "2026-11-27T10:00:00.000Z",

@@ -1,5 +1,6 @@
 import { DetectorRegistry, jsonTaskFamily } from "@arc/core";
 import { listTaskFamilySpecs } from "../families/task-family-store.ts";
+import { judgeTrust } from "../judges/judge-trust.ts";
 import { type JudgeUpstreams, tenantJudgeDetector } from "../judges/tenant-judge.ts";
 import type { Queryable } from "../store/database.ts";
 import { loadDetectorConfig } from "../store/detector-configs.ts";
@@ -7,7 +8,7 @@ import type { RegistrySetup } from "./failure-pipeline-config.ts";
 
 /**
  * The tenant's registry: the verifiers of the families the tenant registered as data, the tenant's judge when it set
- * a rubric and a judge model (and `judgeUpstreams` are given), then the code-registered detectors and verifiers
+ * a rubric and a judge model and trusts it (`judgeTrust`; and `judgeUpstreams` are given), then the code-registered detectors and verifiers
  * (`setup`, which may replace them), so the stored settings may name them, then the stored settings.
  */
 export async function tenantRegistry(
@@ -21,9 +22,11 @@ export async function tenantRegistry(
     const verify = jsonTaskFamily(stored.spec, `family ${stored.env}`).verify;
     if (verify) registry.registerVerifier(stored.env, verify);
   }
-  const judge = judgeUpstreams
-    ? await tenantJudgeDetector(db, tenantId, judgeUpstreams, "background")
-    : undefined;
+  // an untrusted judge fails no trace: it joins detection once calibrated (see judgeTrust)
+  const judge =
+    judgeUpstreams && (await judgeTrust(db, tenantId)).trusted
+      ? await tenantJudgeDetector(db, tenantId, judgeUpstreams, "background")
+      : undefined;
   if (judge) registry.register(judge);
   setup?.(registry, tenantId);
   registry.configure(await loadDetectorConfig(db, tenantId));

@@ -132,17 +132,26 @@ export interface StoredCalibration {
   rubricVersion: number;
   model: string;
   report: CalibrationReport;
+  /** The tools its traces were offered, by name; null for a calibration that did not record them. */
+  tools: string[] | null;
 }
 
 /** Keeps a calibration's report (the dashboard and analytics read the latest). */
 export async function saveCalibration(
   db: Queryable,
   tenantId: string,
-  calibration: Omit<StoredCalibration, "at">,
+  calibration: Omit<StoredCalibration, "at" | "tools"> & { tools?: string[] | null },
 ): Promise<void> {
   await db.query(
-    "insert into judge_calibrations (tenant_id, rubric_version, model, report) values ($1, $2, $3, $4::jsonb)",
-    [tenantId, calibration.rubricVersion, calibration.model, JSON.stringify(calibration.report)],
+    `insert into judge_calibrations (tenant_id, rubric_version, model, report, tools)
+     values ($1, $2, $3, $4::jsonb, $5)`,
+    [
+      tenantId,
+      calibration.rubricVersion,
+      calibration.model,
+      JSON.stringify(calibration.report),
+      calibration.tools ?? null,
+    ],
   );
 }
 
@@ -156,8 +165,9 @@ export async function latestCalibration(
     rubric_version: number;
     model: string;
     report: CalibrationReport;
+    tools: string[] | null;
   }>(
-    "select at, rubric_version, model, report from judge_calibrations where tenant_id = $1 order by at desc limit 1",
+    "select at, rubric_version, model, report, tools from judge_calibrations where tenant_id = $1 order by at desc limit 1",
     [tenantId],
   );
   return row
@@ -166,6 +176,7 @@ export async function latestCalibration(
         rubricVersion: row.rubric_version,
         model: row.model,
         report: row.report,
+        tools: row.tools,
       }
     : undefined;
 }

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type CalibrationItem, calibrationReport, DetectionConfig } from "@arc/core";
-import { saveDetectorConfig } from "../store/detector-configs.ts";
+import { type CalibrationItem, calibrationReport, DetectionConfig, Trace } from "@arc/core";
 import type { Database } from "../store/database.ts";
+import { saveDetectorConfig } from "../store/detector-configs.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
+import { insertTraces } from "../store/trace-store.ts";
 import { CITY_RUBRIC } from "./__fixtures__/misread-city.ts";
 import { putJudgeModel, putRubric, saveCalibration } from "./judge-store.ts";
 import { judgeTrust } from "./judge-trust.ts";
@@ -78,6 +79,52 @@ for (const target of databasesUnderTest()) {
       // null: the tenant's explicit choice to trust its judge uncalibrated
       await saveDetectorConfig(db, tenantId, DetectionConfig.parse({ judgeMinKappa: null }));
       assert.match(await reason(), /^trusted: the tenant's judgeMinKappa is null/);
+    });
+
+    it("stops trusting it when the traffic since its calibration offers a tool its traces were never offered", async () => {
+      const { id: tenantId } = await createTenant(db, "trust-tools");
+      await putRubric(db, tenantId, CITY_RUBRIC);
+      await putJudgeModel(db, tenantId, { upstream: "judges", model: "judge-1" }, UPSTREAMS);
+      await saveCalibration(db, tenantId, {
+        rubricVersion: 1,
+        model: "judge-1",
+        report: calibrationReport(items(60, 0)),
+        tools: ["get_weather"],
+      });
+      /** A trace started now whose agent was offered `tools`. */
+      const traffic = (id: string, tools: string[]) =>
+        Trace.parse({
+          id,
+          startedAt: new Date(Date.now() + 1_000).toISOString(),
+          steps: [
+            {
+              id: "s1",
+              kind: "llm",
+              startedAt: new Date(Date.now() + 1_000).toISOString(),
+              llm: {
+                messages: [{ role: "user", content: "Weather in Oslo?" }],
+                tools: tools.map((name) => ({ type: "function", function: { name, parameters: {} } })),
+                output: { content: "Sunny." },
+              },
+            },
+          ],
+        });
+      await insertTraces(db, tenantId, [traffic("same-tools", ["get_weather"])]);
+      assert.equal((await judgeTrust(db, tenantId)).trusted, true);
+      await insertTraces(db, tenantId, [traffic("new-tools", ["get_weather", "refund_order"])]);
+      const trust = await judgeTrust(db, tenantId);
+      assert.equal(trust.trusted, false);
+      assert.match(
+        trust.trusted ? "" : trust.reason,
+        /^the traffic since the calibration offers tools its traces were never offered \(refund_order\): calibrate it/,
+      );
+      await saveCalibration(db, tenantId, {
+        rubricVersion: 1,
+        model: "judge-1",
+        report: calibrationReport(items(60, 0)),
+        tools: ["get_weather", "refund_order"],
+      });
+      assert.equal((await judgeTrust(db, tenantId)).trusted, true, "calibrated again on the new tools");
     });
   });
 }

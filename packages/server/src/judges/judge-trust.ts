@@ -1,7 +1,8 @@
 import { DetectionConfig } from "@arc/core";
-import { loadDetectorConfig } from "../store/detector-configs.ts";
 import type { Queryable } from "../store/database.ts";
+import { loadDetectorConfig } from "../store/detector-configs.ts";
 import { getJudgeModel, latestCalibration, latestRubric } from "./judge-store.ts";
+import { trafficToolNames } from "./traffic-tools.ts";
 
 /** The labelled traces a calibration must have judged before its kappa counts. */
 export const MIN_CALIBRATION_ITEMS = 50;
@@ -12,8 +13,10 @@ export type JudgeTrust = { trusted: true; basis: string } | { trusted: false; re
 /**
  * A tenant's judge is trusted once its latest calibration measured its latest rubric version with its model, on at
  * least `MIN_CALIBRATION_ITEMS` judged labelled traces, with Cohen's kappa at or above the tenant's `judgeMinKappa`
- * (0.6 by default; null trusts the judge uncalibrated, the tenant's explicit choice). A new rubric version or another
- * model makes it untrusted until calibrated again.
+ * (0.6 by default; null trusts the judge uncalibrated, the tenant's explicit choice). A new rubric version, another
+ * model, or a tool offered to the traffic since the calibration that the calibration's traces were never offered
+ * makes it untrusted until calibrated again. An untrusted judge rewards no training, gates no validation and fails no
+ * trace.
  */
 export async function judgeTrust(db: Queryable, tenantId: string): Promise<JudgeTrust> {
   const [rubric, model, calibration, config] = await Promise.all([
@@ -37,6 +40,14 @@ export async function judgeTrust(db: Queryable, tenantId: string): Promise<Judge
   if (calibration.model !== model.model)
     return untrusted(
       `the judge model ${model.model} was never calibrated (the latest calibration measured ${calibration.model})`,
+    );
+  const calibrated = new Set(calibration.tools ?? []);
+  const unseen = (await trafficToolNames(db, tenantId, calibration.at)).filter(
+    (name) => !calibrated.has(name),
+  );
+  if (unseen.length > 0)
+    return untrusted(
+      `the traffic since the calibration offers tools its traces were never offered (${unseen.slice(0, 5).join(", ")}${unseen.length > 5 ? `, and ${unseen.length - 5} more` : ""})`,
     );
   const { judged, kappa } = calibration.report;
   if (judged < MIN_CALIBRATION_ITEMS)

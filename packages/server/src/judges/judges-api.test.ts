@@ -91,18 +91,36 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     });
   });
 
-  it("judges a trace that has no verifier in the detection worker, and on demand", async () => {
-    assert.equal((await api("POST", "/traces", { traces: [trace] })).status, 200);
+  it("judges a trace that has no verifier in the detection worker once trusted, and on demand", async () => {
     type Verdicts = {
       judgement?: { verdicts: { detectorId: string; status: string; evidence: { message: string } }[] };
     };
+    // never calibrated: the detection worker judges the trace without the judge
+    const early = { ...trace, id: "before-trust" };
+    assert.equal((await api("POST", "/traces", { traces: [early] })).status, 200);
+    const before = await waitUntil(async () => {
+      const answer = await api("GET", `/verdicts?traceId=${early.id}`);
+      return answer.status === 200 && ((await answer.json()) as Verdicts);
+    }, "the worker's verdict on the trace before the judge is trusted");
+    assert.deepEqual(
+      before.judgement?.verdicts.filter((v) => v.detectorId === "judge"),
+      [],
+      "an untrusted judge fails no trace",
+    );
+    // the tenant's explicit choice to trust its judge uncalibrated
+    assert.equal((await api("PUT", "/detectors", { judgeMinKappa: null })).status, 200);
+    assert.equal((await api("POST", "/traces", { traces: [trace] })).status, 200);
     let stored: Verdicts = {};
-    await waitUntil(async () => {
-      const answer = await api("GET", `/verdicts?traceId=${trace.id}`);
-      if (answer.status !== 200) return false;
-      stored = await answer.json();
-      return (stored.judgement?.verdicts ?? []).some((v) => v.detectorId === "judge");
-    }, "the worker's verdict on the trace, with the judge's");
+    await waitUntil(
+      async () => {
+        const answer = await api("GET", `/verdicts?traceId=${trace.id}`);
+        if (answer.status !== 200) return false;
+        stored = await answer.json();
+        return (stored.judgement?.verdicts ?? []).some((v) => v.detectorId === "judge");
+      },
+      "the worker's verdict on the trace, with the judge's",
+      { timeoutMs: 30_000 },
+    );
     const judged = stored.judgement?.verdicts.find((v) => v.detectorId === "judge");
     assert.ok(judged);
     // the byte model's reply may not parse: then the verdict is unknown and names what was wrong with the reply
@@ -112,6 +130,8 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     const [now] = (await tested.json()).data;
     assert.equal(now.detectorId, "judge");
     assert.equal((await api("POST", "/judges/test", { traceId: "no-such-trace" })).status, 404);
+    // back to the default: the judge is trusted once calibrated
+    assert.equal((await api("PUT", "/detectors", { judgeMinKappa: 0.6 })).status, 200);
   });
 
   it("is calibrated against the verifier's labels and people's feedback on recent traces", async () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { DetectionConfig } from "@arc/core";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
 import { toolcallEvalFixture } from "../deploy/__fixtures__/toolcall-eval-fixture.ts";
 import { setReleaseSettings } from "../deploy/release-settings.ts";
@@ -10,6 +11,7 @@ import { CITY_RUBRIC } from "../judges/__fixtures__/misread-city.ts";
 import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
 import { startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
+import { saveDetectorConfig } from "../store/detector-configs.ts";
 import { migrate } from "../store/migrate.ts";
 import { registerModelVersion } from "../store/model-registry.ts";
 import { openPgliteDatabase } from "../store/pglite-database.ts";
@@ -78,7 +80,12 @@ describe("pairwise validation of reference-free rows", () => {
   });
 
   /** A tenant whose production model and candidate answer from the books named, judged pairwise; its validation. */
-  async function validatePairwise(production: string, candidate: string, judgeUrl = judge.url) {
+  async function validatePairwise(
+    production: string,
+    candidate: string,
+    judgeUrl = judge.url,
+    trusted = true,
+  ) {
     const local = await startReleaseTestServer(db, { pool, startWorkers: false });
     try {
       const evalSet = {
@@ -113,6 +120,9 @@ describe("pairwise validation of reference-free rows", () => {
       await putRubric(db, local.tenantId, CITY_RUBRIC);
       await putJudgeModel(db, local.tenantId, { upstream: "judges", model: "scripted-judge" }, upstreams);
       await setReleaseSettings(db, local.tenantId, { gates: { judging: "pairwise" } });
+      // the tenant's explicit choice to trust its judge uncalibrated, or a judge never calibrated
+      if (trusted)
+        await saveDetectorConfig(db, local.tenantId, DetectionConfig.parse({ judgeMinKappa: null }));
       return await validateCandidate(
         { ...local.release.validatorDeps, judgeUpstreams: upstreams },
         local.tenantId,
@@ -169,5 +179,12 @@ describe("pairwise validation of reference-free rows", () => {
       [12, 0.5],
     );
     assert.equal(validation.report.checks.find((c) => c.gate === "win_rate")?.passed, false);
+  });
+
+  it("lets an untrusted judge gate no validation: rows only it can judge are refused, saying why", async () => {
+    await assert.rejects(
+      validatePairwise("refuses", "cancels", judge.url, false),
+      /no eval row can be judged: all 12 need the tenant's judge, which is not trusted yet: the judge \(scripted-judge, rubric v1\) was never calibrated/,
+    );
   });
 });

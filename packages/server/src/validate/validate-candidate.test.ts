@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { DetectionConfig } from "@arc/core";
 import * as engine from "@arc/engine";
 import { AnswerBookEngine } from "../deploy/__fixtures__/answer-book-engine.ts";
 import {
@@ -15,6 +16,7 @@ import { CITY_RUBRIC } from "../judges/__fixtures__/misread-city.ts";
 import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
 import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";
+import { saveDetectorConfig } from "../store/detector-configs.ts";
 import { migrate } from "../store/migrate.ts";
 import { getModelVersion, type ModelVersion, registerModelVersion } from "../store/model-registry.ts";
 import { openPgliteDatabase } from "../store/pglite-database.ts";
@@ -205,6 +207,8 @@ describe("validator", () => {
       const upstreams = { judges: { baseUrl: judgeServer.baseURL } };
       await putRubric(db, local.tenantId, CITY_RUBRIC);
       await putJudgeModel(db, local.tenantId, { upstream: "judges", model: "byte-judge" }, upstreams);
+      // the tenant's explicit choice to trust its judge uncalibrated (an untrusted one gates no validation)
+      await saveDetectorConfig(db, local.tenantId, DetectionConfig.parse({ judgeMinKappa: null }));
       const { validation } = await validateCandidate(
         { ...local.release.validatorDeps, judgeUpstreams: upstreams },
         local.tenantId,

@@ -9,6 +9,7 @@ import {
 import { getReleaseSettings } from "../deploy/release-settings.ts";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import type { ModelPool } from "../gateway/model-pool.ts";
+import { judgeTrust } from "../judges/judge-trust.ts";
 import { type JudgeUpstreams, tenantJudges } from "../judges/tenant-judge.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
@@ -91,13 +92,21 @@ export async function validateCandidate(
   const settings = await getReleaseSettings(deps.db, tenantId);
   const judges =
     judgeable.length > 0 ? await tenantJudges(deps.db, tenantId, deps.judgeUpstreams ?? {}) : undefined;
-  const rubricJudge = judges
-    ? {
-        detector: judges.detector,
-        model: judges.model,
-        ...(settings.gates.judging === "pairwise" ? { pairwise: judges.group } : {}),
-      }
-    : undefined;
+  const trust = judges ? await judgeTrust(deps.db, tenantId) : undefined;
+  // an untrusted judge gates no validation: its rows are then counted as unjudged
+  const rubricJudge =
+    judges && trust?.trusted
+      ? {
+          detector: judges.detector,
+          model: judges.model,
+          ...(settings.gates.judging === "pairwise" ? { pairwise: judges.group } : {}),
+        }
+      : undefined;
+  if (verifiable.length === 0 && trust && !trust.trusted) {
+    throw new InvalidInputError(
+      `no eval row can be judged: all ${rows.length} need the tenant's judge, which is not trusted yet: ${trust.reason}`,
+    );
+  }
   if (verifiable.length === 0 && !rubricJudge) {
     throw new InvalidInputError(
       `no eval row can be judged: all ${rows.length} are reference-free or belong to no family with a verifier, and the tenant has no judge (PUT /v1/judges/rubric and /v1/judges/model)`,
