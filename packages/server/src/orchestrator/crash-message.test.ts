@@ -28,6 +28,22 @@ describe("crashMessage", () => {
     assert.doesNotMatch(message, /Node\.js v/);
   });
 
+  it("leaves out the source line and caret Node prints above an uncaught error", () => {
+    const stderr = [
+      "node:internal/modules/run_main:123",
+      "    triggerUncaughtException(",
+      "    ^",
+      "Error [ERR_MODULE_NOT_FOUND]: Cannot find module 'x.ts' imported from y.ts",
+      "    at finalizeResolution (node:internal/modules/esm/resolve:283:11)",
+      "",
+      "Node.js v20.20.2",
+    ].join("\n");
+    assert.equal(
+      crashMessage(stderr),
+      "Error [ERR_MODULE_NOT_FOUND]: Cannot find module 'x.ts' imported from y.ts (at finalizeResolution (node:internal/modules/esm/resolve:283:11))",
+    );
+  });
+
   it("gives the last lines of output that has no stack", () => {
     assert.equal(
       crashMessage("loading\nrecipe: steps must be positive\n"),

@@ -15,7 +15,9 @@ export function crashMessage(stderr: string): string {
     }
   if (first > 0) {
     let start = first - 1;
-    while (start > 0 && lines[start - 1].trim() !== "" && !isFrame(lines[start - 1])) start--;
+    // back to a blank line or the caret under the source line Node prints above an uncaught error
+    const ends = (line: string) => line.trim() === "" || isFrame(line) || /^\s*\^+\s*$/.test(line);
+    while (start > 0 && !ends(lines[start - 1])) start--;
     const message = lines
       .slice(start, first)
       .map((l) => l.trim())
