@@ -10,8 +10,10 @@ import {
 } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 import { getTraces } from "../store/trace-store.ts";
+import { addReviewItems, goldLabels } from "./annotation-store.ts";
 import { getJudgeModel, latestRubric, saveCalibration } from "./judge-store.ts";
 import { type JudgeUpstreams, tenantJudgeDetector } from "./tenant-judge.ts";
+import { tracesToolNames } from "./traffic-tools.ts";
 
 /** Traces judged at once: the judge's own budget paces the calls. */
 const CONCURRENT_JUDGEMENTS = 4;
@@ -29,6 +31,16 @@ export interface JudgeCalibration {
   items: (CalibrationItem & { labelledBy: string })[];
 }
 
+/** The review queue of traces whose judge verdict and label disagreed in a calibration. */
+export const DISAGREEMENTS_QUEUE = "judge-disagreements";
+/** The review queue of traces a calibration read that nothing could label. */
+export const UNLABELLED_QUEUE = "unlabelled";
+
+/** Whether a family's verifier passed the trace (it then labels the trace, whatever a person said). */
+function passedByVerifier(judgement: Judgement): boolean {
+  return judgement.verdicts.some((v) => v.detectorId === "verifier" && v.status === "passed");
+}
+
 /** What gave a trace its label: the deciding failure's detector, or the detectors that passed it. */
 function labelSource(judgement: Judgement): string {
   if (judgement.primary) return judgement.primary.detectorId;
@@ -38,12 +50,14 @@ function labelSource(judgement: Judgement): string {
 }
 
 /**
- * Runs the tenant's judge on its `limit` most recent traces, and the `limit` its people most recently gave feedback
- * on, that the tenant's other detectors (its families'
+ * Runs the tenant's judge on its `limit` most recent traces, the `limit` its people most recently gave feedback on,
+ * and the `limit` they most recently annotated (`POST /v1/annotations`: the gold set, which labels any trace no
+ * family's verifier decides), that the tenant's other detectors (its families'
  * verifiers, the heuristics) or people's feedback on them (a low score, a negative label, a correction fails a trace;
  * other feedback passes it) label passed or failed, and compares: agreement, Cohen's kappa, precision and recall per
  * class. The labels are computed now, without the judge, so a trace the judge already flagged is labelled like any
- * other: `labeller` is the tenant's detector registry built without its judge.
+ * other: `labeller` is the tenant's detector registry built without its judge. Traces where the judge and the label
+ * disagree join the `judge-disagreements` review queue, and traces nothing labelled the `unlabelled` one.
  */
 export async function calibrateJudge(
   db: Queryable,
@@ -61,7 +75,7 @@ export async function calibrateJudge(
       "judge: this tenant has no judge yet: set a rubric (PUT /v1/judges/rubric) and a model (PUT /v1/judges/model)",
     );
   const { labeller } = deps;
-  const [recent, reviewed] = await Promise.all([
+  const [recent, reviewed, gold] = await Promise.all([
     db.query<{ id: string }>(
       "select id from traces where tenant_id = $1 order by started_at desc, id limit $2",
       [tenantId, limit],
@@ -71,13 +85,24 @@ export async function calibrateJudge(
        group by trace_id order by max(created_at) desc, trace_id limit $2`,
       [tenantId, limit],
     ),
+    goldLabels(db, tenantId, limit),
   ]);
-  const ids = [...new Set([...recent, ...reviewed].map((r) => r.id))];
+  const ids = [...new Set([...recent, ...reviewed].map((r) => r.id).concat([...gold.keys()]))];
   const traces = await getTraces(db, tenantId, ids);
   const labelled: { trace: Trace; label: CalibrationVerdict; labelledBy: string }[] = [];
+  const unlabelled: string[] = [];
   for (const trace of traces.values()) {
     const judgement = await labeller.judge(trace, trace.feedback);
-    if (judgement.status === "unknown") continue;
+    // a family's verifier labels what it can decide; a person's annotation labels the rest (the gold set)
+    const annotated = gold.get(trace.id);
+    if (annotated && judgement.primary?.detectorId !== "verifier" && !passedByVerifier(judgement)) {
+      labelled.push({ trace, label: annotated, labelledBy: "annotation" });
+      continue;
+    }
+    if (judgement.status === "unknown") {
+      unlabelled.push(trace.id);
+      continue;
+    }
     const failed = judgement.status === "failed";
     labelled.push({
       trace,
@@ -111,7 +136,29 @@ export async function calibrateJudge(
   };
   await Promise.all(Array.from({ length: CONCURRENT_JUDGEMENTS }, judgeNext));
   const report = calibrationReport(items);
-  await saveCalibration(db, tenantId, { rubricVersion: rubric.version, model: model.model, report });
+  // people review what the judge and the labels disagree on, and what nothing could label
+  await addReviewItems(
+    db,
+    tenantId,
+    DISAGREEMENTS_QUEUE,
+    items
+      .filter((item) => item.judged && item.judged.failed !== item.label.failed)
+      .map((item) => ({
+        traceId: item.traceId,
+        reason: `the judge (${model.model}, rubric v${rubric.version}) said ${item.judged?.failed ? "failed" : "passed"}; ${item.labelledBy} said ${item.label.failed ? "failed" : "passed"}`,
+      })),
+  );
+  await addReviewItems(
+    db,
+    tenantId,
+    UNLABELLED_QUEUE,
+    unlabelled.map((traceId) => ({
+      traceId,
+      reason: "no verifier, feedback or annotation labels it: a person's label adds it to the gold set",
+    })),
+  );
+  const tools = tracesToolNames(labelled.map((l) => l.trace));
+  await saveCalibration(db, tenantId, { rubricVersion: rubric.version, model: model.model, report, tools });
   return {
     rubricVersion: rubric.version,
     model: model.model,

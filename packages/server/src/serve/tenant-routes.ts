@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { RegistrationPolicy } from "../deploy/registration-policy.ts";
 import type { AuthVariables } from "../http/auth-middleware.ts";
 import { analyticsRoutes } from "../http/routes/analytics-routes.ts";
+import { annotationRoutes } from "../http/routes/annotation-routes.ts";
 import { datasetRoutes } from "../http/routes/dataset-routes.ts";
 import { deployRoutes } from "../http/routes/deploy-routes.ts";
 import { familyRoutes } from "../http/routes/family-routes.ts";
@@ -38,6 +39,7 @@ export function tenantRoutes(services: TenantRouteServices): TenantRoutes {
   const routes: TenantRoutes = [
     { path: "/", app: familyRoutes({ db, maxBodyBytes }) },
     { path: "/", app: analyticsRoutes({ db, maxBodyBytes }) },
+    { path: "/", app: annotationRoutes({ db, maxBodyBytes }) },
   ];
   if (services.release) {
     const { service, registration } = services.release;

@@ -1,5 +1,6 @@
 import type { Command } from "../command.ts";
 import { analyticsCommand } from "./analytics.ts";
+import { annotationsCommand } from "./annotations.ts";
 import { datasetsCommand } from "./datasets.ts";
 import { demoCommand } from "./demo.ts";
 import { deployCommand } from "./deploy.ts";
@@ -29,6 +30,7 @@ export const commands: Command[] = [
   datasetsCommand,
   familiesCommand,
   judgesCommand,
+  annotationsCommand,
   engineCommand,
   trainCommand,
   runsCommand,
