@@ -334,6 +334,27 @@ export const WRITE_ROUTES: RouteSpec[] = [
   },
   {
     method: "POST",
+    path: "/v1/annotations",
+    bodies: [
+      (x) => ({
+        traceId: x.ready.fixture.traceId,
+        label: "fail",
+        class: "wrong_order",
+        rationale: "names an order the user did not give",
+      }),
+      (x) => ({ traceId: x.ready.fixture.traceId, label: "pass", rationale: "right order" }),
+    ],
+    readBack: (x) => [{ path: `/v1/annotations?traceId=${enc(x.ready.fixture.traceId)}`, must: 200 }],
+  },
+  {
+    method: "POST",
+    path: "/v1/review-queues/:queue/items",
+    params: [() => ["spot-checks"]],
+    bodies: [(x) => ({ traceIds: [x.ready.fixture.traceId], reason: "weekly spot check" })],
+    readBack: () => [{ path: "/v1/review-queues", must: 200 }],
+  },
+  {
+    method: "POST",
     path: "/v1/judges/calibrate",
     bodies: [() => ({ limit: 5 })],
     readBack: () => [{ path: "/v1/judges", must: 200 }],
