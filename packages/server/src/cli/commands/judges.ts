@@ -20,14 +20,15 @@ Usage:
   arc judges model <upstream> <model> [--calls-per-minute 60] [--tokens-per-minute 60000]
   arc judges test <trace-id> [--json]     the judge's verdict on a stored trace, now
   arc judges calibrate [--limit 100] [--json]
-                                          the judge on the most recent traces your verifiers or people's feedback
-                                          label (passed or failed, computed now without the judge): agreement,
+                                          the judge on the most recent traces your verifiers, people's feedback
+                                          or annotations (arc annotations) label (passed or failed, computed now
+                                          without the judge): agreement,
                                           Cohen's kappa, and
                                           precision and recall of "failed" and of each class (a rubric class named
                                           as the verifier's failure class, e.g. wrong_argument, compares with it)
 
 A trace the judge cannot judge (its budget spent, the endpoint down or slow, a malformed reply) is kept with
-verdict unknown and judged again a minute later.
+verdict unknown and judged again one to two minutes later.
 Options: --url (ARC_URL), --key (ARC_API_KEY; default: the tenant key in <home>/credentials.json),
 --home (ARC_HOME; default ./.arc)`;
 
