@@ -102,22 +102,29 @@ export async function insertTraceStatement(
 ): Promise<TraceWritten[]> {
   const { traces: t, steps: s, blobs } = toRows(traces);
   // One statement, so one round trip and one implicit transaction: the foreign key from steps to traces is
-  // checked at the end of the statement, after every CTE has inserted.
+  // checked at the end of the statement, after every CTE has inserted. Each table's columns travel as one JSON
+  // object of arrays (`json_to_record` turns each into a PostgreSQL array), which the client encodes natively,
+  // where a text array parameter per column is escaped element by element in JavaScript.
   const rows = await db.query<{ id: string; inserted: boolean; steps: number }>(
     `with new_blobs as (
        insert into blobs (tenant_id, hash, body)
-       select $1, h, b::jsonb from unnest($2::text[], $3::text[]) as x(h, b)
+       select $1, x.hash, x.body::jsonb
+       from json_to_record($2::json) as c(hash text[], body text[]), unnest(c.hash, c.body) as x(hash, body)
        on conflict do nothing
      ),
      new_traces as (
        insert into traces (tenant_id, id, name, started_at, ended_at, user_id, session_id, env, status,
                            input, output, tags, metadata, models, search_text)
-       select $1, id, name, started_at, ended_at, user_id, session_id, env, status,
-              input::jsonb, output::jsonb, tags::text[], metadata::jsonb, models::text[], search_text
-       from unnest($4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::text[], $10::text[],
-                   $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
-            as x(id, name, started_at, ended_at, user_id, session_id, env, status, input, output, tags, metadata,
-                 models, search_text)
+       select $1, x.id, x.name, x.started_at, x.ended_at, x.user_id, x.session_id, x.env, x.status,
+              x.input::jsonb, x.output::jsonb, x.tags::text[], x.metadata::jsonb, x.models::text[], x.search_text
+       from json_to_record($3::json)
+              as c(id text[], name text[], "startedAt" timestamptz[], "endedAt" timestamptz[], "userId" text[],
+                   "sessionId" text[], env text[], status text[], input text[], output text[], tags text[],
+                   metadata text[], models text[], "searchText" text[]),
+            unnest(c.id, c.name, c."startedAt", c."endedAt", c."userId", c."sessionId", c.env, c.status, c.input,
+                   c.output, c.tags, c.metadata, c.models, c."searchText")
+              as x(id, name, started_at, ended_at, user_id, session_id, env, status, input, output, tags, metadata,
+                   models, search_text)
        on conflict (tenant_id, id) do update set
          name = coalesce(traces.name, excluded.name),
          started_at = least(traces.started_at, excluded.started_at),
@@ -143,17 +150,24 @@ export async function insertTraceStatement(
                           model_requested, model_served, model_version, finish_reason, prompt_tokens,
                           completion_tokens, total_tokens, messages_hash, tools_hash, params, input, output,
                           error, metadata)
-       select $1, trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
-              model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
-              messages_hash, tools_hash, params::jsonb, input::jsonb, output::jsonb, error::jsonb, metadata::jsonb
-       from unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::timestamptz[],
-                   $24::timestamptz[], $25::float8[], $26::text[], $27::text[], $28::text[], $29::text[],
-                   $30::int[], $31::int[], $32::int[], $33::text[], $34::text[], $35::text[], $36::text[],
-                   $37::text[], $38::text[], $39::text[]) with ordinality
-            as x(trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
-                 model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
-                 messages_hash, tools_hash, params, input, output, error, metadata, position)
-       order by position
+       select $1, x.trace_id, x.id, x.parent_id, x.kind, x.name, x.started_at, x.ended_at, x.latency_ms,
+              x.model_requested, x.model_served, x.model_version, x.finish_reason, x.prompt_tokens,
+              x.completion_tokens, x.total_tokens, x.messages_hash, x.tools_hash, x.params::jsonb, x.input::jsonb,
+              x.output::jsonb, x.error::jsonb, x.metadata::jsonb
+       from json_to_record($4::json)
+              as c("traceId" text[], id text[], "parentId" text[], kind text[], name text[], "startedAt" timestamptz[],
+                   "endedAt" timestamptz[], "latencyMs" float8[], "modelRequested" text[], "modelServed" text[],
+                   "modelVersion" text[], "finishReason" text[], "promptTokens" int[], "completionTokens" int[],
+                   "totalTokens" int[], "messagesHash" text[], "toolsHash" text[], params text[], input text[],
+                   output text[], error text[], metadata text[]),
+            unnest(c."traceId", c.id, c."parentId", c.kind, c.name, c."startedAt", c."endedAt", c."latencyMs",
+                   c."modelRequested", c."modelServed", c."modelVersion", c."finishReason", c."promptTokens",
+                   c."completionTokens", c."totalTokens", c."messagesHash", c."toolsHash", c.params, c.input,
+                   c.output, c.error, c.metadata) with ordinality
+              as x(trace_id, id, parent_id, kind, name, started_at, ended_at, latency_ms, model_requested,
+                   model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
+                   messages_hash, tools_hash, params, input, output, error, metadata, position)
+       order by x.position
        on conflict do nothing
        returning trace_id
      )
@@ -162,44 +176,9 @@ export async function insertTraceStatement(
      left join (select trace_id, count(*)::int as steps from new_steps group by trace_id) s on s.trace_id = t.id`,
     [
       tenantId,
-      blobs.map((b) => b.hash),
-      blobs.map((b) => b.json),
-      t.id,
-      t.name,
-      t.startedAt,
-      t.endedAt,
-      t.userId,
-      t.sessionId,
-      t.env,
-      t.status,
-      t.input,
-      t.output,
-      t.tags,
-      t.metadata,
-      t.models,
-      t.searchText,
-      s.traceId,
-      s.id,
-      s.parentId,
-      s.kind,
-      s.name,
-      s.startedAt,
-      s.endedAt,
-      s.latencyMs,
-      s.modelRequested,
-      s.modelServed,
-      s.modelVersion,
-      s.finishReason,
-      s.promptTokens,
-      s.completionTokens,
-      s.totalTokens,
-      s.messagesHash,
-      s.toolsHash,
-      s.params,
-      s.input,
-      s.output,
-      s.error,
-      s.metadata,
+      JSON.stringify({ hash: blobs.map((b) => b.hash), body: blobs.map((b) => b.json) }),
+      JSON.stringify(t),
+      JSON.stringify(s),
     ],
   );
   await keepTraceStatisticsCurrent(
