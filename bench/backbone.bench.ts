@@ -3,6 +3,7 @@
 // throughput into PGlite and into the PostgreSQL server — printed and written to bench/results/backbone.json; then the
 // failure pipeline's, written to bench/results/failures.json. The gateway's figures are npm run bench:gateway's.
 import { spawnSync } from "node:child_process";
+import { loadavg } from "node:os";
 import { printFailuresBench, runFailuresBench } from "./failures.bench.ts";
 import { runIngestBench } from "./ingest-throughput.ts";
 import { median } from "./median.ts";
@@ -89,6 +90,10 @@ async function sdkOverhead() {
   return { figures, runs: capture.length };
 }
 
+/** The 1, 5 and 15-minute load averages now: the machine may be shared, so the figures say how busy it was. */
+const loadAverages = () => loadavg().map((x) => Math.round(x * 100) / 100);
+
+const loadAverageStart = loadAverages();
 const sdk = await sdkOverhead();
 const { pglite, pgliteAlone, postgres } = await runIngestBench();
 
@@ -102,6 +107,8 @@ const figures = {
   sdk_overhead_runs: sdk.runs,
   /** The ingest figures are the median of this many rounds. */
   ingest_rounds: pglite.rounds.length,
+  load_average_start: loadAverageStart,
+  load_average_end: loadAverages(),
 };
 console.log("wrote", writeBenchResults("backbone", figures), figures);
 

@@ -13,11 +13,13 @@
 // their spread, beside an A/A run (direct against direct) that shows the measurement's own noise. Throughput: calls
 // per second with 32 in flight for a few seconds, through each gateway and straight to the upstream, one after the
 // other in each round; the ratio is the median over rounds of the ratios measured in the same round.
-// Usage: npm run bench:gateway [-- --rounds N --seconds S]
+// Arc's figures are also written over the bare proxy's of the same run (`*_vs_bare`), on PGlite and on PostgreSQL,
+// with the load averages at the start and the end: on a shared machine the ratios are the figures that compare.
+// Usage: npm run bench:gateway [-- --rounds N --seconds S --no-litellm]
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -208,6 +210,8 @@ async function measure(options: { upstream: Target; gateways: Target[]; rounds: 
     samples.set(key, s);
   };
   const ratios = new Map<string, number[]>();
+  /** Per round, each gateway's throughput over the bare proxy's in that round (when the bare proxy is measured). */
+  const ratiosVsBare = new Map<string, number[]>();
   const rps = new Map<string, number[]>();
   const push = (map: Map<string, number[]>, key: string, x: number) =>
     map.set(key, [...(map.get(key) ?? []), x]);
@@ -227,14 +231,21 @@ async function measure(options: { upstream: Target; gateways: Target[]; rounds: 
     }
     const direct = await throughput(upstream, options.seconds);
     push(rps, "upstream", direct);
+    const roundRps = new Map<string, number>();
     for (const gateway of gateways) {
       const through = await throughput(gateway, options.seconds);
       calls[gateway.name] += Math.round(through * options.seconds);
+      roundRps.set(gateway.name, through);
       push(rps, gateway.name, through);
       push(ratios, gateway.name, through / direct);
       console.log(
         `  round ${round + 1}, ${gateway.name}: ${Math.round(through)} calls/s with 32 in flight, the upstream alone ${Math.round(direct)}`,
       );
+    }
+    const bareRps = roundRps.get("bare");
+    if (bareRps) {
+      for (const [name, through] of roundRps)
+        if (name !== "bare") push(ratiosVsBare, name, through / bareRps);
     }
   }
   const overheads = (name: string): OverheadFigures[] =>
@@ -248,6 +259,7 @@ async function measure(options: { upstream: Target; gateways: Target[]; rounds: 
     noise: { p50_ms: spread(samples.get("aa/1")?.p50 ?? []), p99_ms: spread(samples.get("aa/1")?.p99 ?? []) },
     overheads: Object.fromEntries(gateways.map((g) => [g.name, overheads(g.name)])),
     ratios: Object.fromEntries([...ratios].map(([k, v]) => [k, spread(v)])),
+    ratiosVsBare: Object.fromEntries([...ratiosVsBare].map(([k, v]) => [k, spread(v)])),
     rps: Object.fromEntries([...rps].map(([k, v]) => [k, Math.round(median(v))])),
     calls,
   };
@@ -328,6 +340,11 @@ async function startArc(upstreamUrl: string, databaseUrl?: string) {
   return { child, target: { name: "arc", url: `${url}/v1`, key } };
 }
 
+/** The 1, 5 and 15-minute load averages now: the machine is shared, so each run says how busy it was. */
+function loadAverages(): number[] {
+  return loadavg().map((x) => Math.round(x * 100) / 100);
+}
+
 /** Compiles the packages (`npm run build`), so that `arc serve` runs what `npm pack` would ship. */
 function buildPackages(): void {
   const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
@@ -339,9 +356,12 @@ function buildPackages(): void {
  * the upstream (and the bare proxy beside Arc, which costs nothing idle): Arc on PGlite, then LiteLLM, then Arc on
  * a PostgreSQL store when ARC_TEST_DATABASE_URL names a server.
  */
-export async function runGatewayBench(options: { rounds?: number; seconds?: number } = {}) {
+export async function runGatewayBench(
+  options: { rounds?: number; seconds?: number; litellm?: boolean } = {},
+) {
   const rounds = options.rounds ?? 5;
   const seconds = options.seconds ?? 5;
+  const loadAverageStart = loadAverages();
   buildPackages();
   const upstreamProcess = await startProcess(
     ["bench/fixed-latency-upstream.ts", String(upstreamLatencyMs)],
@@ -371,7 +391,7 @@ export async function runGatewayBench(options: { rounds?: number; seconds?: numb
     printTable("Arc on PGlite", pglite, names);
     console.log(`traces recorded by Arc's gateway: ${stored} of ${pglite.calls.arc} calls`);
 
-    const proxy = await startLiteLlmProxy(upstream.url);
+    const proxy = options.litellm === false ? null : await startLiteLlmProxy(upstream.url);
     let litellm: Measured | null = null;
     if (proxy) {
       try {
@@ -390,23 +410,47 @@ export async function runGatewayBench(options: { rounds?: number; seconds?: numb
 
     const postgres = await withFreshPostgresDatabase("arc_bench_gateway", async (databaseUrl) => {
       const pg = await startArc(upstream.url, databaseUrl);
+      const pgBare = await startProcess(["bench/bare-proxy.ts", upstream.url], {});
       try {
-        console.log("Arc on a PostgreSQL store");
-        return await measure({ upstream, gateways: [pg.target], rounds, seconds });
+        console.log("Arc on a PostgreSQL store, beside a bare Node.js proxy");
+        return await measure({
+          upstream,
+          gateways: [pg.target, { name: "bare", url: pgBare.info.url, key: "none" }],
+          rounds,
+          seconds,
+        });
       } finally {
-        await stop(pg.child);
+        await Promise.all([stop(pg.child), stop(pgBare.child)]);
       }
     });
     if (postgres) printTable("Arc on PostgreSQL", postgres, names);
 
     const at = (o: OverheadFigures[] | undefined, c: number, p: "p50_ms" | "p99_ms") =>
       o?.find((x) => x.concurrency === c)?.[p].median ?? null;
+    /** Arc's figure over the bare proxy's, both medians over rounds of one run; null when either is missing or ≤ 0. */
+    const vsBare = (m: Measured, c: number, p: "p50_ms" | "p99_ms") => {
+      const arc = at(m.overheads.arc, c, p);
+      const bare = at(m.overheads.bare, c, p);
+      return arc === null || bare === null || bare <= 0 ? null : round3(arc / bare);
+    };
+    const ratiosToBare = (m: Measured) => ({
+      overhead_p50_vs_bare: vsBare(m, 1, "p50_ms"),
+      overhead_p99_vs_bare: vsBare(m, 1, "p99_ms"),
+      overhead_p50_c16_vs_bare: vsBare(m, 16, "p50_ms"),
+      overhead_p99_c16_vs_bare: vsBare(m, 16, "p99_ms"),
+      throughput_vs_bare: m.ratiosVsBare.arc?.median ?? null,
+    });
+    console.log("Arc over the bare proxy, on PGlite:", ratiosToBare(pglite));
+    if (postgres) console.log("Arc over the bare proxy, on PostgreSQL:", ratiosToBare(postgres));
     const figures = {
       overhead_p50_ms: at(pglite.overheads.arc, 1, "p50_ms"),
       overhead_p99_ms: at(pglite.overheads.arc, 1, "p99_ms"),
       overhead_p99_c16_ms: at(pglite.overheads.arc, 16, "p99_ms"),
       overhead_p99_c64_ms: at(pglite.overheads.arc, 64, "p99_ms"),
       throughput_ratio_vs_upstream: pglite.ratios.arc.median,
+      ...ratiosToBare(pglite),
+      load_average_start: loadAverageStart,
+      load_average_end: loadAverages(),
       litellm_overhead_p50_ms: at(litellm?.overheads.litellm, 1, "p50_ms"),
       litellm_overhead_p99_ms: at(litellm?.overheads.litellm, 1, "p99_ms"),
       litellm_throughput_ratio_vs_upstream: litellm?.ratios.litellm.median ?? null,
@@ -430,7 +474,10 @@ export async function runGatewayBench(options: { rounds?: number; seconds?: numb
             overhead_p99_c16_ms: at(postgres.overheads.arc, 16, "p99_ms"),
             overhead_p99_c64_ms: at(postgres.overheads.arc, 64, "p99_ms"),
             throughput_ratio_vs_upstream: postgres.ratios.arc.median,
+            ...ratiosToBare(postgres),
             arc: postgres.overheads.arc,
+            bare_proxy: postgres.overheads.bare,
+            bare_proxy_throughput_ratio_vs_upstream: postgres.ratios.bare.median,
           }
         : null,
     };
@@ -442,9 +489,12 @@ export async function runGatewayBench(options: { rounds?: number; seconds?: numb
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const { values } = parseArgs({ options: { rounds: { type: "string" }, seconds: { type: "string" } } });
+  const { values } = parseArgs({
+    options: { rounds: { type: "string" }, seconds: { type: "string" }, "no-litellm": { type: "boolean" } },
+  });
   await runGatewayBench({
     rounds: values.rounds ? Number(values.rounds) : undefined,
     seconds: values.seconds ? Number(values.seconds) : undefined,
+    litellm: !values["no-litellm"],
   });
 }

@@ -166,7 +166,7 @@ export async function runIngestBench(): Promise<{
   console.log(
     `ingest into PGlite: ${Math.round(pglite.stepsPerSecond)} steps/s with failure detection running in the same process ` +
       `(rounds ${rounds(pglite)}), ${Math.round(pgliteAlone.stepsPerSecond)} steps/s with ARC_DETECT_WORKER=0 ` +
-      `(rounds ${rounds(pgliteAlone)}); medians, batches of 100 steps, 8 in flight   target >= 5,000`,
+      `(rounds ${rounds(pgliteAlone)}); medians, batches of 100 steps, 8 in flight   target >= 8,000`,
   );
   const postgresWithDetection = await withFreshPostgresDatabase("arc_bench_ingest", (url) =>
     measureIngest({ databaseUrl: url }),
@@ -182,7 +182,7 @@ export async function runIngestBench(): Promise<{
     console.log(
       `ingest into PostgreSQL: ${Math.round(postgres.withDetection.stepsPerSecond)} steps/s with detection in the same ` +
         `process (rounds ${rounds(postgres.withDetection)}), ${Math.round(postgres.alone.stepsPerSecond)} steps/s as an ` +
-        `ingest-only process (rounds ${rounds(postgres.alone)})   target >= 20,000`,
+        `ingest-only process (rounds ${rounds(postgres.alone)})   target >= 25,000`,
     );
   }
   return { pglite, pgliteAlone, postgres };
