@@ -124,33 +124,12 @@ function checkWorkflow(workflow: "single-turn" | "multi-turn", family: TaskFamil
   }
 }
 
-/** The settings a teacher run (`teaching`) cannot take, each refused by its key. */
+/** Refuses a teacher run of a family the teaching data and rewards do not know. */
 function checkTeacherRun(recipe: Recipe, source: string): void {
-  const refuse = (field: string, message: string) => {
-    throw new InvalidInputError(`${source}: ${field}: ${message}`, { field });
-  };
-  const teaching = recipe.teaching as NonNullable<Recipe["teaching"]>;
   if (!TEACHER_RUN_ENVS.includes(recipe.data.env))
-    refuse(
-      "data.env",
-      `teacher runs label and judge teachings of ${TEACHER_RUN_ENVS.join(", ")} tasks only, got ${JSON.stringify(recipe.data.env)}`,
-    );
-  if (recipe.trainer.algorithm === "dpo")
-    refuse("trainer.algorithm", "a teacher trains by sft (labelled teachings) or grpo (the teaching reward)");
-  if (teaching.studentScore === "reference-likelihood" && teaching.reward.form !== "delta")
-    refuse(
-      "teaching.reward.form",
-      `studentScore 'reference-likelihood' needs form 'delta' (a score in [0, 1]), got '${teaching.reward.form}'`,
-    );
-  if (recipe.trainer.algorithm === "grpo" && recipe.trainer.workflow !== "single-turn")
-    refuse("trainer.workflow", "a teacher answers one prompt per task (single-turn)");
-  if (recipe.trainer.algorithm === "grpo" && recipe.trainer.asyncRollouts)
-    refuse("trainer.asyncRollouts", "teacher GRPO samples on-policy, in step with the trainer");
-  if (recipe.generator.url) refuse("generator.url", "a teacher run samples with its own engine");
-  if (recipe.reward.judge || recipe.reward.module)
-    refuse(
-      recipe.reward.judge ? "reward.judge" : "reward.module",
-      "a teacher run is rewarded by teaching.reward",
+    throw new InvalidInputError(
+      `${source}: data.env: teacher runs label and judge teachings of ${TEACHER_RUN_ENVS.join(", ")} tasks only, got ${JSON.stringify(recipe.data.env)}`,
+      { field: "data.env" },
     );
 }
 

@@ -625,12 +625,26 @@ export const RecipeBlocks = z
 
 /** A whole run, as a recipe file describes it: its blocks, and the blocks that only some algorithms take. */
 export const Recipe = RecipeBlocks.superRefine((recipe, ctx) => {
-  if (recipe.sftWarmUp && recipe.trainer.algorithm === "sft")
-    ctx.addIssue({
-      code: z.ZodIssueCode.custom,
-      path: ["sftWarmUp"],
-      message: "an SFT run has no SFT warm-up; give its steps to trainer.steps",
-    });
+  const refuse = (path: string, message: string) =>
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: path.split("."), message });
+  const { trainer, teaching } = recipe;
+  if (recipe.sftWarmUp && trainer.algorithm === "sft")
+    refuse("sftWarmUp", "an SFT run has no SFT warm-up; give its steps to trainer.steps");
+  if (!teaching) return;
+  if (trainer.algorithm === "dpo")
+    refuse("trainer.algorithm", "a teacher trains by sft (labelled teachings) or grpo (the teaching reward)");
+  if (trainer.algorithm === "grpo" && trainer.workflow === "multi-turn")
+    refuse("trainer.workflow", "a teacher answers one prompt per task (single-turn)");
+  if (trainer.algorithm === "grpo" && trainer.asyncRollouts)
+    refuse("trainer.asyncRollouts", "teacher GRPO samples on-policy, in step with the trainer");
+  if (teaching.studentScore === "reference-likelihood" && teaching.reward.form !== "delta")
+    refuse(
+      "teaching.reward.form",
+      `studentScore 'reference-likelihood' needs form 'delta' (a score in [0, 1]), got '${teaching.reward.form}'`,
+    );
+  if (recipe.generator.url) refuse("generator.url", "a teacher run samples with its own engine");
+  if (recipe.reward.judge) refuse("reward.judge", "a teacher run is rewarded by teaching.reward");
+  if (recipe.reward.module) refuse("reward.module", "a teacher run is rewarded by teaching.reward");
 });
 
 /** A validated recipe, every default filled in. */
