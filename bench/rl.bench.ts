@@ -542,26 +542,22 @@ async function main() {
   writeBenchResults("rl", figures);
   await mkdir("bench/results", { recursive: true });
 
-  const failureSvg = lineChartSvg(
-    outcomes.map((o) => ({ name: o.setting.label, points: evalPoints(o) })),
-    {
-      title: "Held-out (production) failure rate vs run time",
-      xLabel: "wall seconds",
-      yLabel: "failure rate",
-      yRange: [0, 1],
-    },
-  );
-  const rewardSvg = lineChartSvg(
-    outcomes.map((o) => ({
+  const failureSvg = lineChartSvg({
+    title: "Held-out (production) failure rate vs run time",
+    series: outcomes.map((o) => ({ name: o.setting.label, points: evalPoints(o) })),
+    xLabel: "wall seconds",
+    yLabel: "failure rate",
+    yMin: 0,
+  });
+  const rewardSvg = lineChartSvg({
+    title: "Rollout reward (5-step moving average) vs wall time",
+    series: outcomes.map((o) => ({
       name: o.setting.label,
       points: smoothedReward(o).map((p) => ({ x: p.t, y: p.r })),
     })),
-    {
-      title: "Rollout reward (5-step moving average) vs wall time",
-      xLabel: "wall seconds",
-      yLabel: "reward",
-    },
-  );
+    xLabel: "wall seconds",
+    yLabel: "reward",
+  });
   await writeFile("bench/results/rl-failure.svg", failureSvg);
   await writeFile("bench/results/rl-reward.svg", rewardSvg);
 

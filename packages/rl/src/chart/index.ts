@@ -1,1 +1,1 @@
-export { type LineChartOptions, lineChartSvg, type Series } from "./line-chart-svg.ts";
+export { barChartSvg, esc, lineChartSvg, niceTicks, type Series } from "./svg-charts.ts";

@@ -8,13 +8,16 @@ export function metricsChartSvg(records: readonly StepRecord[], title: string): 
       const y = f(r);
       return y === null || y === undefined ? [] : [{ x: r.step, y }];
     });
-  return lineChartSvg(
-    [
+  return lineChartSvg({
+    title,
+    series: [
       { name: "loss", points: pick((r) => (r.step > 0 ? r.loss : null)) },
       { name: "reward", points: pick((r) => (r.step > 0 ? r.reward : null)) },
       { name: "rollout accuracy", points: pick((r) => (r.step > 0 ? r.accuracy : null)) },
       { name: "held-out failure rate", points: pick((r) => r.evalFailureRate) },
     ],
-    { title, xLabel: "step", yLabel: "value" },
-  );
+    xLabel: "step",
+    yLabel: "value",
+    xIntegers: true,
+  });
 }

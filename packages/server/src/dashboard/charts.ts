@@ -1,5 +1,5 @@
+import { barChartSvg, lineChartSvg, type Series } from "@arc/rl";
 import { html, raw } from "hono/html";
-import { barChartSvg, lineChartSvg, type Series } from "../charts/svg-charts.ts";
 import type { Markup } from "./page-shell.ts";
 
 /** A line chart of `series`, or a sentence saying there is nothing to draw yet. */

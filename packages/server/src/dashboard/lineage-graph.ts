@@ -1,4 +1,4 @@
-import { esc } from "../charts/svg-charts.ts";
+import { esc } from "@arc/rl";
 
 /** A node of the lineage graph: one record, in the column of its kind, linking to its page. */
 export interface LineageNode {

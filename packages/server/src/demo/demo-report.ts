@@ -1,5 +1,4 @@
-import type { StepRecord } from "@arc/rl";
-import { barChartSvg, esc, lineChartSvg, type Series } from "../charts/svg-charts.ts";
+import { barChartSvg, esc, lineChartSvg, type Series, type StepRecord } from "@arc/rl";
 import type { DemoResult } from "./demo-result.ts";
 import { PATTERN_VERDICT_RULE } from "./pattern-verdicts.ts";
 

@@ -96,7 +96,12 @@ export function lineChartSvg(options: {
   /** The x values to label, in place of round ones (e.g. every 6 hours of a day). */
   xTickValues?: number[];
 }): string {
-  const all = options.series.flatMap((s) => s.points);
+  // a non-finite point (a NaN loss) is left out rather than written into the path
+  const series = options.series.map((s) => ({
+    ...s,
+    points: s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)),
+  }));
+  const all = series.flatMap((s) => s.points);
   const yTicks = niceTicks(
     options.yMin ?? Math.min(...all.map((p) => p.y), 0),
     Math.max(...all.map((p) => p.y), options.yMin ?? 0),
@@ -112,7 +117,7 @@ export function lineChartSvg(options: {
   const [yMin, yMax] = [yTicks[0], yTicks[yTicks.length - 1]];
   const sx = (x: number) => M.left + ((x - xMin) / (xMax - xMin || 1)) * (W - M.left - M.right);
   const sy = (y: number) => H - M.bottom - ((y - yMin) / (yMax - yMin || 1)) * (H - M.top - M.bottom);
-  const lines = options.series.map((s, i) => {
+  const lines = series.map((s, i) => {
     const color = s.color ?? COLORS[i % COLORS.length];
     const path = s.points
       .map((p, j) => `${j ? "L" : "M"}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`)
@@ -132,8 +137,8 @@ export function lineChartSvg(options: {
     )
     .join("");
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(options.title)}"><title>${esc(options.title)}</title>${axes(options.xLabel, options.yLabel, yTicks)}${xLabels}${lines.join("")}${legend(
-    options.series.map((s) => s.name),
-    options.series.map((s) => s.color),
+    series.map((s) => s.name),
+    series.map((s) => s.color),
   )}</svg>`;
 }
 
