@@ -298,6 +298,26 @@ const ROWS: Row[] = [
   },
   {
     bench: "gateway",
+    figure:
+      "Gateway over the bare Node.js proxy of the same run, PGlite / PostgreSQL store: c = 1 p50 and p99 added, and throughput, as ratios",
+    value: (f) => {
+      const ratios = (prefix: string) => {
+        const p50 = numberAt(f, `${prefix}overhead_p50_vs_bare`);
+        const p99 = numberAt(f, `${prefix}overhead_p99_vs_bare`);
+        const rps = numberAt(f, `${prefix}throughput_vs_bare`);
+        return p50 === undefined || p99 === undefined || rps === undefined
+          ? undefined
+          : `p50 ×${fmt(p50, 2)}, p99 ×${fmt(p99, 2)}, throughput ${fmt(rps, 3)}`;
+      };
+      const pglite = ratios("");
+      if (pglite === undefined) return undefined;
+      return `${pglite} / ${ratios("postgres.") ?? "–"}`;
+    },
+    medianOf: medianOf("rounds", "rounds"),
+    whenMissing: "not in this measurement (the ratios to the bare proxy)",
+  },
+  {
+    bench: "gateway",
     figure: "Measurement noise (direct against direct), c = 1: p50 / p99 per pair",
     value: (f) => {
       const p50 = numberAt(f, "noise_aa_c1.p50_ms.median");

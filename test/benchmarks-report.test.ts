@@ -268,6 +268,29 @@ describe("docs/benchmarks.md", () => {
     }
   });
 
+  it("shows the gateway's ratios to the bare proxy of the same run, as bench:gateway writes them", () => {
+    const dir = mkdtempSync(join(tmpdir(), "arc-bench-report-"));
+    try {
+      const ratios = {
+        overhead_p50_vs_bare: 2.1,
+        overhead_p99_vs_bare: 3.05,
+        throughput_vs_bare: 0.912,
+      };
+      writeBenchResults(
+        "gateway",
+        { ...ratios, rounds: 5, postgres: { ...ratios, throughput_vs_bare: 0.9 } },
+        { command: "npm run bench:gateway", dir },
+      );
+      const row = tableRows(benchmarksReport(dir)).find((r) => r[0].startsWith("Gateway over the bare"));
+      assert.equal(
+        row?.[1],
+        "p50 ×2.10, p99 ×3.05, throughput 0.912 / p50 ×2.10, p99 ×3.05, throughput 0.900 (median of 5 rounds)",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps one measurement per bench: a new one replaces the old", () => {
     const dir = mkdtempSync(join(tmpdir(), "arc-bench-report-"));
     try {
