@@ -97,7 +97,12 @@ export async function startDashboardServer(): Promise<DashboardServer> {
     return json as T;
   };
   await call("PUT", "/release-settings", {
-    canary: { minSamplesPerStage: 400, minControlSamples: 400, minDetectableIncrease: 0.3 },
+    canary: {
+      minSamplesPerStage: 400,
+      maxSamplesPerStage: 400,
+      minControlSamples: 400,
+      minDetectableIncrease: 0.3,
+    },
   });
   await call("POST", "/eval-sets", fx.evalSet);
   await call("PUT", "/judges/rubric", {
