@@ -75,6 +75,12 @@ describe("multi-turn GRPO groups", () => {
     const recipe = (data: object, trainer: object) => () =>
       parseRecipe({ data, trainer: { workflow: "multi-turn", ...trainer } });
     assert.equal(trainerWorkflow(recipe({ env: "orderdesk" }, { algorithm: "dpo" })()), "multi-turn");
+    assert.equal(trainerWorkflow(parseRecipe({ data: { env: "orderdesk" } })), "multi-turn");
+    assert.equal(trainerWorkflow(parseRecipe({ data: { env: "arith" } })), "single-turn");
+    assert.throws(
+      recipe({ env: "orderdesk" }, { algorithm: "dpo", workflow: "single-turn" }),
+      /trainer\.workflow: the "orderdesk" family is multi-turn \(its verifier judges whole episodes, never one answer\)/,
+    );
     assert.throws(
       recipe({ env: "toolcall" }, { algorithm: "grpo" }),
       /trainer.workflow: the "toolcall" family has no multi-turn session/,
