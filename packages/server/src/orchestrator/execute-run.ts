@@ -37,8 +37,10 @@ export interface ExecuteRunContext {
   datasetSize: number;
   setupRegistry?: RegistrySetup;
   preferenceCandidates?: Record<string, ChosenCandidate[]>;
-  /** Aborting stops the run after its current step. */
+  /** Aborting stops the run after its current step, or kills its trainer after `stopWithinMs`. */
   signal?: AbortSignal;
+  /** How long an aborted run may take to stop after its step before its trainer is killed (default 8 s). */
+  stopWithinMs?: number;
   /**
    * Time (epoch ms) at which training stops after its current step and the checkpoint it wrote then becomes the
    * candidate (a time-boxed run, e.g. the demo's); the run's metrics say `stoppedAtDeadline: true`.
@@ -276,21 +278,29 @@ export async function executeRun(
     let cancelled = false;
     let deadlineHit = false;
     const families = await tenantTaskFamilies(db, run.tenantId);
-    const recipe = await loadRecipe(
-      recipeFile(run.recipePath),
-      overrides,
-      shownRecipePath(run.recipePath),
-      families,
-    );
+    // a run that started resumes with the recipe it saved then (`arc train --resume` reads the same file)
+    const resume = existsSync(join(runDir, "state.json"));
+    const savedRecipe = join(runDir, "recipe.yaml");
+    const recipe =
+      resume && existsSync(savedRecipe)
+        ? await loadRecipe(
+            savedRecipe,
+            [],
+            `${shownRecipePath(run.recipePath)} (as the run saved it)`,
+            families,
+          )
+        : await loadRecipe(recipeFile(run.recipePath), overrides, shownRecipePath(run.recipePath), families);
     const training = {
       runsDir: resolve(run.runsDir),
       runId: run.id,
       recipePath: recipeFile(run.recipePath),
       overrides,
       familyFiles: await writeTenantFamilies(db, run.tenantId, join(runDir, "families")),
-      resume: existsSync(join(runDir, "state.json")),
+      resume,
       pollMs: ctx.pollMs,
       onLog: ctx.onLog,
+      signal: ctx.signal,
+      stopWithinMs: ctx.stopWithinMs,
       async onPoll(fresh: StepRecord[], state: RunState | null): Promise<"continue" | "stop"> {
         records.push(...fresh);
         const report = await reportProgress(db, run.tenantId, run.id, owner, {
@@ -324,14 +334,8 @@ export async function executeRun(
     run = await getRun(db, run.tenantId, run.id);
     const timeBoxed = deadlineHit && !cancelled && !ctx.signal?.aborted && outcome.checkpoint !== null;
     if (outcome.state.status === "cancelled" && !timeBoxed) {
-      if (!cancelled && ctx.signal?.aborted && ctx.onAbort === "requeue") {
-        // this server is shutting down: hand the run back to the queue; the next claim resumes it
-        await db.query(
-          "update runs set status = 'queued', owner = null where tenant_id = $1 and id = $2 and owner = $3",
-          [run.tenantId, run.id, owner],
-        );
-        return { run: await getRun(db, run.tenantId, run.id), candidate: null, records };
-      }
+      if (!cancelled && ctx.signal?.aborted && ctx.onAbort === "requeue")
+        return { run: await requeue(db, run, owner), candidate: null, records };
       return {
         run: (await finishRun(db, run.tenantId, run.id, owner, { status: "cancelled" })) ?? run,
         candidate: null,
@@ -359,10 +363,22 @@ export async function executeRun(
     });
     return { run: ended ?? (await getRun(db, run.tenantId, run.id)), candidate, records };
   } catch (error) {
+    // a run killed because this server is stopping did not fail: it resumes from its last checkpoint
+    if (ctx.signal?.aborted && ctx.onAbort === "requeue")
+      return { run: await requeue(db, run, owner), candidate: null, records };
     const ended = await finishRun(db, run.tenantId, run.id, owner, {
       status: "failed",
       error: withoutServerPaths((error as Error).message, run.runsDir),
     });
     return { run: ended ?? (await getRun(db, run.tenantId, run.id)), candidate: null, records };
   }
+}
+
+/** Hands a run this server is shutting down on back to the queue; the next claim resumes it. */
+async function requeue(db: Queryable, run: RunRecord, owner: string): Promise<RunRecord> {
+  await db.query(
+    "update runs set status = 'queued', owner = null where tenant_id = $1 and id = $2 and owner = $3",
+    [run.tenantId, run.id, owner],
+  );
+  return getRun(db, run.tenantId, run.id);
 }

@@ -34,6 +34,22 @@ export const OrchestratorConfig = z
       .describe(
         "Runs this server trains at once, all tenants together (ARC_ORCHESTRATOR_MAX_JOBS); each is a child process.",
       ),
+    maxCandidatesInFlight: z
+      .number()
+      .int()
+      .min(1)
+      .default(1)
+      .describe(
+        "Candidates of one tenant in flight at once, counting runs queued or training and models in validation, awaiting approval or in a canary (ARC_ORCHESTRATOR_MAX_IN_FLIGHT): the orchestrator starts no run for a tenant at this count, so each candidate is judged before the next is trained.",
+      ),
+    stopWithinMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(8000)
+      .describe(
+        "How long a stopping server waits for a run to stop after its step (with a checkpoint) before it kills the trainer; either way the run goes back to the queue and resumes from its last checkpoint.",
+      ),
     recipe: z
       .string()
       .min(1)
@@ -103,6 +119,7 @@ export function orchestratorConfigFromEnv(
   number("ARC_ORCHESTRATOR_MIN_FAILURES", "minNewFailures");
   number("ARC_ORCHESTRATOR_COOLDOWN_S", "cooldownMs", 1000);
   number("ARC_ORCHESTRATOR_MAX_JOBS", "maxParallelJobs");
+  number("ARC_ORCHESTRATOR_MAX_IN_FLIGHT", "maxCandidatesInFlight");
   if (env.ARC_ORCHESTRATOR_RECIPE) raw.recipe = env.ARC_ORCHESTRATOR_RECIPE;
   if (env.ARC_ORCHESTRATOR_OVERRIDES)
     raw.overrides = env.ARC_ORCHESTRATOR_OVERRIDES.split(/\s+/).filter(Boolean);

@@ -44,6 +44,12 @@ export interface TenantOrchestratorStatus {
   productionModelId: string | null;
   /** The tenant's queued and running runs. */
   activeRuns: number;
+  /**
+   * The tenant's candidates in flight: its runs queued or training, and its models in validation (`candidate`),
+   * awaiting a canary or approval (`validated`, `approved`) or in a canary; no run starts at `maxCandidatesInFlight`.
+   */
+  inFlight: { runs: number; models: { id: string; name: string; status: string }[] };
+  maxCandidatesInFlight: number;
   /** True when the next look would start a run. */
   due: boolean;
   /** Why it is or is not due, in words. */
@@ -123,12 +129,18 @@ export async function tenantOrchestratorStatus(
     judgeUpstreams,
   );
   const [production] = await listModelVersions(db, tenantId, ["promoted"]);
+  const models = (await listModelVersions(db, tenantId, [...MODELS_IN_FLIGHT])).map((m) => ({
+    id: m.id,
+    name: m.name,
+    status: m.status,
+  }));
   const cooldownEnds = lastRunAt ? new Date(Date.parse(lastRunAt) + config.cooldownMs) : null;
   const activeRuns = Number(row.active);
   let reason: string;
   if (!config.enabled) reason = "the orchestrator is off (ARC_ORCHESTRATOR=1 turns it on)";
   else if (!production?.artifactDir) reason = "no production model with a checkpoint to train from";
-  else if (activeRuns > 0) reason = `${activeRuns} run(s) queued or running`;
+  else if (activeRuns + models.length >= config.maxCandidatesInFlight)
+    reason = `${describeInFlight(activeRuns, models)} in flight; at most ${config.maxCandidatesInFlight} (ARC_ORCHESTRATOR_MAX_IN_FLIGHT)`;
   else if (newFailures < config.minNewFailures)
     reason = `${newFailures} new failures since the last run, ${config.minNewFailures} needed`;
   else if (cooldownEnds && cooldownEnds.getTime() > Date.now())
@@ -138,7 +150,7 @@ export async function tenantOrchestratorStatus(
   const due =
     config.enabled &&
     Boolean(production?.artifactDir) &&
-    activeRuns === 0 &&
+    activeRuns + models.length < config.maxCandidatesInFlight &&
     newFailures >= config.minNewFailures &&
     !(cooldownEnds && cooldownEnds.getTime() > Date.now()) &&
     !judgeWait;
@@ -155,15 +167,35 @@ export async function tenantOrchestratorStatus(
     cooldownEndsAt: cooldownEnds?.toISOString() ?? null,
     productionModelId: production?.id ?? null,
     activeRuns,
+    inFlight: { runs: activeRuns, models },
+    maxCandidatesInFlight: config.maxCandidatesInFlight,
     due,
     reason,
   };
 }
 
+/** Model statuses of a candidate still on its way to production: validation, approval, canary. */
+const MODELS_IN_FLIGHT = ["candidate", "validated", "approved", "canary"] as const;
+
+/** What a tenant has in flight, in words: "1 run queued or training, model run-x/final in canary". */
+function describeInFlight(runs: number, models: TenantOrchestratorStatus["inFlight"]["models"]): string {
+  const where: Record<string, string> = {
+    candidate: "in validation",
+    validated: "awaiting its canary",
+    approved: "awaiting its canary",
+    canary: "in canary",
+  };
+  return [
+    ...(runs > 0 ? [`${runs} run(s) queued or training`] : []),
+    ...models.map((m) => `model ${m.name} ${where[m.status] ?? m.status}`),
+  ].join(", ");
+}
+
 /**
  * The server's training worker. Each look (every `intervalMs`): for every tenant whose patterns gathered
- * `minNewFailures` new failures since its last run (cooldown passed, nothing queued or running, a production model
- * to start from) it queues a run of the configured recipe (when `enabled`); then it claims queued runs, and runs
+ * `minNewFailures` new failures since its last run (cooldown passed, fewer than `maxCandidatesInFlight` candidates in
+ * flight, a production model to start from) it queues a run of the configured recipe (when `enabled`); then it
+ * claims queued runs, and runs
  * whose server stopped reporting for `staleMs`, up to `maxParallelJobs` at once in this process, and runs each to
  * its end (`executeRun`: datasets, `arc train` child process, candidate). Queuing holds the tenant's row
  * (`FOR UPDATE SKIP LOCKED`) and claiming the run's, so several servers on one PostgreSQL never start a run twice.
@@ -213,6 +245,8 @@ export class Orchestrator {
     const queued: RunRecord[] = [];
     if (this.options.config.enabled) {
       for (const tenant of await listTenants(this.options.db)) {
+        // a stopping server queues nothing: the runs it would start are another server's (or the next start's)
+        if (this.controller.signal.aborted) break;
         const run = await this.queueIfDue(tenant.id);
         if (run) queued.push(run);
       }
@@ -234,9 +268,13 @@ export class Orchestrator {
     return { queued, started };
   }
 
-  /** Queues a run for the tenant when it is due; null when it is not, or another server is deciding right now. */
+  /**
+   * Queues a run for the tenant when it is due; null when it is not, when another server is deciding right now, or
+   * when this one is stopping.
+   */
   async queueIfDue(tenantId: string): Promise<RunRecord | null> {
     const { db, config } = this.options;
+    if (this.controller.signal.aborted) return null;
     const run = await db.transaction(async (tx) => {
       const locked = await tx.query("select id from tenants where id = $1 for update skip locked", [
         tenantId,
@@ -280,6 +318,7 @@ export class Orchestrator {
       setupRegistry: this.options.setupRegistry,
       publicUrl: this.options.publicUrl?.(),
       signal: this.controller.signal,
+      stopWithinMs: this.options.config.stopWithinMs,
       onAbort: "requeue",
     })
       .then((result) => {
@@ -297,7 +336,10 @@ export class Orchestrator {
     while (this.active.size > 0) await Promise.all([...this.active.values()]);
   }
 
-  /** Stops looking; running runs stop after their current step with a checkpoint and go back to the queue. */
+  /**
+   * Stops looking and queues nothing more; running runs stop after their current step with a checkpoint, or are
+   * killed after `stopWithinMs`, and go back to the queue to resume from their last checkpoint.
+   */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;

@@ -36,6 +36,12 @@ export interface TrainProcessRequest {
   onPoll(records: StepRecord[], state: RunState | null): Promise<"continue" | "stop">;
   /** The run's stderr lines (its progress and errors). */
   onLog?: (line: string) => void;
+  /**
+   * Aborting stops the run at once: SIGINT (it stops after its step with a checkpoint), then SIGKILL when it is still
+   * running `stopWithinMs` later (default 8 s), so a server stops in bounded time whatever the run is doing.
+   */
+  signal?: AbortSignal;
+  stopWithinMs?: number;
 }
 
 /** How a child run ended. */
@@ -115,12 +121,25 @@ export async function trainInChildProcess(request: TrainProcessRequest): Promise
       child.kill("SIGINT");
     }
   };
+  let killTimer: NodeJS.Timeout | undefined;
+  const stopNow = () => {
+    if (child.exitCode !== null) return;
+    stopping = true;
+    child.kill("SIGINT");
+    killTimer = setTimeout(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }, request.stopWithinMs ?? 8000);
+  };
+  if (request.signal?.aborted) stopNow();
+  else request.signal?.addEventListener("abort", stopNow, { once: true });
   let polling = Promise.resolve();
   const timer = setInterval(() => {
     polling = polling.then(poll).catch(() => undefined);
   }, request.pollMs);
   const code = await exited;
   clearInterval(timer);
+  clearTimeout(killTimer);
+  request.signal?.removeEventListener("abort", stopNow);
   await polling;
   await poll();
   const state = await readState(dir);
