@@ -32,7 +32,6 @@ const NOT_YET_MOVED: Record<string, string> = {
   "packages/rl/src/teach/toolcall-teaching.ts": "the teacher run teaches toolcall students only",
   "packages/server/src/cli/commands/demo.ts":
     "help text and errors name the shipped toolcall recipes and models",
-  "packages/server/src/cli/commands/judges.ts": "a help example names the toolcall verifier",
   "packages/server/src/cli/commands/runs.ts":
     "help text and errors name the shipped toolcall recipes and models",
   "packages/server/src/cli/commands/train.ts":
@@ -54,9 +53,6 @@ const NOT_YET_MOVED: Record<string, string> = {
   "packages/server/src/orchestrator/queue-run.ts": "the default recipe is recipes/toolcall-dpo.yaml",
   "packages/server/src/orchestrator/run-improvement-cycle.ts":
     "the default recipe is recipes/toolcall-dpo.yaml",
-  "packages/server/src/orchestrator/run-store.ts": "a comment's example recipe path",
-  "packages/server/src/rewards/score-rewards.ts": "a comment's example of an unreadable solution",
-  "packages/server/src/store/model-registry.ts": "a comment's example model name",
 };
 
 /** Built-in families' env ids, as the process registry holds them before anything else registers. */

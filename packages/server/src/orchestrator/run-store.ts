@@ -77,7 +77,7 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&
 
 /**
  * `text` without the server's folders: a path under `<ARC_HOME>` becomes relative to it (`artifacts/<tenantId>/...`),
- * one under the repository root repository-relative (`recipes/toolcall-dpo.yaml`). `runsDir` is the run's.
+ * one under the repository root repository-relative (`recipes/corrections-dpo.yaml`). `runsDir` is the run's.
  */
 export function withoutServerPaths(text: string, runsDir: string): string {
   let out = text;

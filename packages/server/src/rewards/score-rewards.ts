@@ -95,7 +95,7 @@ export function parseRewardRequest(body: unknown): { kind: RewardKind; items: Re
 const answered = (text: string) => ({ text }) as GenResult;
 
 /**
- * The verifier's verdict on a row. A solution the verifier cannot read (a toolcall reference without its `args`) is
+ * The verifier's verdict on a row. A solution the verifier cannot read (a tool-call reference without its `args`) is
  * the caller's data at fault: refused, naming the row's solution and what the verifier could not do with it.
  */
 function verifyItem(verify: Verifier, item: RewardItem, i: number): VerifyResult {

@@ -60,7 +60,7 @@ export interface ModelVersion {
   id: string;
   /** The tenant that owns it; no other tenant can see or serve it. */
   tenantId: string;
-  /** Unique per tenant, human-readable, e.g. `toolcall-small-base` or `run_ab12/step-200`. */
+  /** Unique per tenant, human-readable, e.g. `support-small-base` or `run_ab12/step-200`. */
   name: string;
   /** Where it stands in the release flow (see `ModelStatus`). */
   status: ModelStatus;

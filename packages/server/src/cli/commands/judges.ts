@@ -47,7 +47,7 @@ function printModel(model: JudgeModel): void {
 
 const figure = (x: number | null) => (x === null ? "–" : x.toFixed(3));
 
-/** What labelled the traces, e.g. `verifier:toolcall 2, people's feedback 1`. */
+/** What labelled the traces, e.g. `verifier:unitconv 2, people's feedback 1`. */
 function labelSources(c: JudgeCalibration): string {
   const named = Object.entries(c.labelledBy).map(
     ([by, n]) => `${by === "feedback" ? "people's feedback" : by} ${n}`,
