@@ -18,6 +18,16 @@ import { getRun, listRuns } from "./run-store.ts";
 
 const { traffic, setupRegistry } = toolcallTraffic(31, 60);
 
+/** Settings under which a tenant with any new failure is due at once. */
+const DUE_AT_ONCE = { enabled: true, minNewFailures: 1, cooldownMs: 0, overrides: QUICK_RUN };
+
+/** A tenant with a production model and judged failures in patterns. */
+async function tenantWithFailures(db: Database, name: string) {
+  const tenant = await tenantWithProduction(db, name);
+  await ingestJudged(db, tenant.tenantId, traffic, setupRegistry);
+  return tenant;
+}
+
 for (const target of databasesUnderTest()) {
   describe(`the orchestrator's policy on ${target.name}`, { skip: target.skip }, () => {
     let db: Database;
@@ -27,14 +37,8 @@ for (const target of databasesUnderTest()) {
     after(() => db?.close());
 
     it("starts no run while the tenant's last candidate is in validation or canary, unless configured for more", async () => {
-      const { tenantId, artifactsDir } = await tenantWithProduction(db, "one-at-a-time");
-      await ingestJudged(db, tenantId, traffic, setupRegistry);
-      const config = OrchestratorConfig.parse({
-        enabled: true,
-        minNewFailures: 1,
-        cooldownMs: 0,
-        overrides: QUICK_RUN,
-      });
+      const { tenantId, artifactsDir } = await tenantWithFailures(db, "one-at-a-time");
+      const config = OrchestratorConfig.parse(DUE_AT_ONCE);
       const candidate = await registerModelVersion(db, tenantId, {
         name: "run-1/final",
         artifactDir: join(artifactsDir, "c"),
@@ -71,14 +75,8 @@ for (const target of databasesUnderTest()) {
     });
 
     it("queues nothing once it is stopping, though a run is due", async () => {
-      const { tenantId, artifactsDir } = await tenantWithProduction(db, "stopping");
-      await ingestJudged(db, tenantId, traffic, setupRegistry);
-      const config = OrchestratorConfig.parse({
-        enabled: true,
-        minNewFailures: 1,
-        cooldownMs: 0,
-        overrides: QUICK_RUN,
-      });
+      const { tenantId, artifactsDir } = await tenantWithFailures(db, "stopping");
+      const config = OrchestratorConfig.parse(DUE_AT_ONCE);
       assert.equal((await tenantOrchestratorStatus(db, tenantId, config)).due, true);
       const orchestrator = new Orchestrator({ db, config, artifactsDir, setupRegistry });
       await orchestrator.close();
@@ -90,12 +88,9 @@ for (const target of databasesUnderTest()) {
     it("stops within 10 s during an SFT warm-up and hands the run back to the queue", {
       skip: target.name !== "pglite" && "one engine is enough for the trainer's stop",
     }, async () => {
-      const { tenantId, artifactsDir } = await tenantWithProduction(db, "warm-up");
-      await ingestJudged(db, tenantId, traffic, setupRegistry);
+      const { tenantId, artifactsDir } = await tenantWithFailures(db, "warm-up");
       const config = OrchestratorConfig.parse({
-        enabled: true,
-        minNewFailures: 1,
-        cooldownMs: 0,
+        ...DUE_AT_ONCE,
         recipe: "recipes/corrections-dpo.yaml",
         overrides: [...QUICK_RUN, "sftWarmUp.steps=100000", "sftWarmUp.promptsPerStep=1"],
         pollMs: 100,
