@@ -4,7 +4,7 @@ import { simulateProductionTraffic, Trace } from "@arc/core";
 import type { Database } from "../store/database.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
-import { insertTraces } from "../store/trace-store.ts";
+import { insertFeedback, insertTraces } from "../store/trace-store.ts";
 import { DetectionWorker } from "./detection-worker.ts";
 import { getVerdict } from "./verdict-store.ts";
 
@@ -32,7 +32,7 @@ for (const target of databasesUnderTest()) {
     });
     after(() => db?.close());
 
-    it("judges a trace again when its reference solution arrives after it was judged", async () => {
+    it("judges a trace again when its reference solution, then a correction, arrive after it was judged", async () => {
       assert.ok(solution !== undefined, "the simulated trace carries its solution");
       await insertTraces(db, tenant, [gatewayCopy]);
       assert.equal(await drain(db), 1);
@@ -49,6 +49,15 @@ for (const target of databasesUnderTest()) {
       // the same copy again changes nothing, so nothing is judged again
       await insertTraces(db, tenant, [sdkCopy]);
       assert.equal(await drain(db), 0);
+
+      // a reviewer's correction arriving later queues it again too
+      await insertFeedback(db, tenant, {
+        id: "fb-correction",
+        traceId: gatewayCopy.id,
+        correction: JSON.stringify((solution as { calls?: unknown[] }).calls?.[0] ?? solution),
+      });
+      assert.equal(await drain(db), 1, "the corrected trace is judged again");
+      assert.equal((await getVerdict(db, tenant, gatewayCopy.id))?.revision, (second?.revision ?? 0) + 1);
     });
   });
 }
