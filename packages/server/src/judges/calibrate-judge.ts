@@ -4,6 +4,7 @@ import {
   type CalibrationVerdict,
   calibrationReport,
   type DetectorRegistry,
+  type Feedback,
   type Judgement,
   NotFoundError,
   type Trace,
@@ -49,6 +50,81 @@ function labelSource(judgement: Judgement): string {
   );
 }
 
+/** A trace with its label and what gave it. */
+interface Labelled {
+  trace: Trace;
+  label: CalibrationVerdict;
+  labelledBy: string;
+}
+
+/**
+ * Labels traces without the judge: a family's verifier labels what it can decide, a person's annotation (the gold
+ * set) the rest, then feedback and the heuristics; a trace nothing labels is returned apart.
+ */
+async function labelTraces(
+  labeller: DetectorRegistry,
+  traces: Iterable<Trace & { feedback: Feedback[] }>,
+  gold: Map<string, CalibrationVerdict>,
+): Promise<{ labelled: Labelled[]; unlabelled: string[] }> {
+  const labelled: Labelled[] = [];
+  const unlabelled: string[] = [];
+  for (const trace of traces) {
+    const judgement = await labeller.judge(trace, trace.feedback);
+    const annotated = gold.get(trace.id);
+    if (annotated && judgement.primary?.detectorId !== "verifier" && !passedByVerifier(judgement)) {
+      labelled.push({ trace, label: annotated, labelledBy: "annotation" });
+      continue;
+    }
+    if (judgement.status === "unknown") {
+      unlabelled.push(trace.id);
+      continue;
+    }
+    const failed = judgement.status === "failed";
+    labelled.push({
+      trace,
+      // a person's feedback says failed or not, never which rubric class: its `user_feedback` would match none
+      label: {
+        failed,
+        ...(failed && judgement.primary?.class && judgement.primary.detectorId !== "feedback"
+          ? { class: judgement.primary.class }
+          : {}),
+      },
+      labelledBy: labelSource(judgement),
+    });
+  }
+  return { labelled, unlabelled };
+}
+
+/** Puts in review queues what the judge and the labels disagreed on, and what nothing could label. */
+async function queueForReview(
+  db: Queryable,
+  tenantId: string,
+  judgeName: string,
+  items: JudgeCalibration["items"],
+  unlabelled: string[],
+): Promise<void> {
+  await addReviewItems(
+    db,
+    tenantId,
+    DISAGREEMENTS_QUEUE,
+    items
+      .filter((item) => item.judged && item.judged.failed !== item.label.failed)
+      .map((item) => ({
+        traceId: item.traceId,
+        reason: `${judgeName} said ${item.judged?.failed ? "failed" : "passed"}; ${item.labelledBy} said ${item.label.failed ? "failed" : "passed"}`,
+      })),
+  );
+  await addReviewItems(
+    db,
+    tenantId,
+    UNLABELLED_QUEUE,
+    unlabelled.map((traceId) => ({
+      traceId,
+      reason: "no verifier, feedback or annotation labels it: a person's label adds it to the gold set",
+    })),
+  );
+}
+
 /**
  * Runs the tenant's judge on its `limit` most recent traces, the `limit` its people most recently gave feedback on,
  * and the `limit` they most recently annotated (`POST /v1/annotations`: the gold set, which labels any trace no
@@ -74,7 +150,6 @@ export async function calibrateJudge(
     throw new NotFoundError(
       "judge: this tenant has no judge yet: set a rubric (PUT /v1/judges/rubric) and a model (PUT /v1/judges/model)",
     );
-  const { labeller } = deps;
   const [recent, reviewed, gold] = await Promise.all([
     db.query<{ id: string }>(
       "select id from traces where tenant_id = $1 order by started_at desc, id limit $2",
@@ -89,33 +164,7 @@ export async function calibrateJudge(
   ]);
   const ids = [...new Set([...recent, ...reviewed].map((r) => r.id).concat([...gold.keys()]))];
   const traces = await getTraces(db, tenantId, ids);
-  const labelled: { trace: Trace; label: CalibrationVerdict; labelledBy: string }[] = [];
-  const unlabelled: string[] = [];
-  for (const trace of traces.values()) {
-    const judgement = await labeller.judge(trace, trace.feedback);
-    // a family's verifier labels what it can decide; a person's annotation labels the rest (the gold set)
-    const annotated = gold.get(trace.id);
-    if (annotated && judgement.primary?.detectorId !== "verifier" && !passedByVerifier(judgement)) {
-      labelled.push({ trace, label: annotated, labelledBy: "annotation" });
-      continue;
-    }
-    if (judgement.status === "unknown") {
-      unlabelled.push(trace.id);
-      continue;
-    }
-    const failed = judgement.status === "failed";
-    labelled.push({
-      trace,
-      // a person's feedback says failed or not, never which rubric class: its `user_feedback` would match none
-      label: {
-        failed,
-        ...(failed && judgement.primary?.class && judgement.primary.detectorId !== "feedback"
-          ? { class: judgement.primary.class }
-          : {}),
-      },
-      labelledBy: labelSource(judgement),
-    });
-  }
+  const { labelled, unlabelled } = await labelTraces(deps.labeller, traces.values(), gold);
   const items: JudgeCalibration["items"] = new Array(labelled.length);
   let next = 0;
   const judgeNext = async () => {
@@ -136,26 +185,12 @@ export async function calibrateJudge(
   };
   await Promise.all(Array.from({ length: CONCURRENT_JUDGEMENTS }, judgeNext));
   const report = calibrationReport(items);
-  // people review what the judge and the labels disagree on, and what nothing could label
-  await addReviewItems(
+  await queueForReview(
     db,
     tenantId,
-    DISAGREEMENTS_QUEUE,
-    items
-      .filter((item) => item.judged && item.judged.failed !== item.label.failed)
-      .map((item) => ({
-        traceId: item.traceId,
-        reason: `the judge (${model.model}, rubric v${rubric.version}) said ${item.judged?.failed ? "failed" : "passed"}; ${item.labelledBy} said ${item.label.failed ? "failed" : "passed"}`,
-      })),
-  );
-  await addReviewItems(
-    db,
-    tenantId,
-    UNLABELLED_QUEUE,
-    unlabelled.map((traceId) => ({
-      traceId,
-      reason: "no verifier, feedback or annotation labels it: a person's label adds it to the gold set",
-    })),
+    `the judge (${model.model}, rubric v${rubric.version})`,
+    items,
+    unlabelled,
   );
   const tools = tracesToolNames(labelled.map((l) => l.trace));
   await saveCalibration(db, tenantId, { rubricVersion: rubric.version, model: model.model, report, tools });

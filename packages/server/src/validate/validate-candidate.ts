@@ -57,6 +57,35 @@ function fromRow(r: Record<string, unknown>): Validation {
 }
 
 /**
+ * The tenant's judge for the eval rows no verifier can judge, once it is trusted (`judgeTrust`); undefined when the
+ * tenant has none or it is untrusted, and refused, saying why, when it is untrusted and no row has a verifier.
+ */
+async function trustedRubricJudge(
+  deps: ValidatorDeps,
+  tenantId: string,
+  settings: Awaited<ReturnType<typeof getReleaseSettings>>,
+  verifiable: number,
+  rows: number,
+): Promise<JudgeOptions["rubricJudge"]> {
+  const judges = await tenantJudges(deps.db, tenantId, deps.judgeUpstreams ?? {});
+  if (!judges) return undefined;
+  const trust = await judgeTrust(deps.db, tenantId);
+  // an untrusted judge gates no validation: its rows are then counted as unjudged
+  if (!trust.trusted) {
+    if (verifiable === 0)
+      throw new InvalidInputError(
+        `no eval row can be judged: all ${rows} need the tenant's judge, which is not trusted yet: ${trust.reason}`,
+      );
+    return undefined;
+  }
+  return {
+    detector: judges.detector,
+    model: judges.model,
+    ...(settings.gates.judging === "pairwise" ? { pairwise: judges.group } : {}),
+  };
+}
+
+/**
  * Judges a candidate against the tenant's production model on its newest EvalSet plus the safety slice, stores the
  * report, and moves the candidate to `validated` (gates passed) or `rejected` (with the reasons as evidence).
  */
@@ -90,23 +119,10 @@ export async function validateCandidate(
   const verifiable = rows.filter((row) => isVerifiable(row, families));
   const judgeable = rows.filter((row) => isJudgeable(row, families));
   const settings = await getReleaseSettings(deps.db, tenantId);
-  const judges =
-    judgeable.length > 0 ? await tenantJudges(deps.db, tenantId, deps.judgeUpstreams ?? {}) : undefined;
-  const trust = judges ? await judgeTrust(deps.db, tenantId) : undefined;
-  // an untrusted judge gates no validation: its rows are then counted as unjudged
   const rubricJudge =
-    judges && trust?.trusted
-      ? {
-          detector: judges.detector,
-          model: judges.model,
-          ...(settings.gates.judging === "pairwise" ? { pairwise: judges.group } : {}),
-        }
+    judgeable.length > 0
+      ? await trustedRubricJudge(deps, tenantId, settings, verifiable.length, rows.length)
       : undefined;
-  if (verifiable.length === 0 && trust && !trust.trusted) {
-    throw new InvalidInputError(
-      `no eval row can be judged: all ${rows.length} need the tenant's judge, which is not trusted yet: ${trust.reason}`,
-    );
-  }
   if (verifiable.length === 0 && !rubricJudge) {
     throw new InvalidInputError(
       `no eval row can be judged: all ${rows.length} are reference-free or belong to no family with a verifier, and the tenant has no judge (PUT /v1/judges/rubric and /v1/judges/model)`,
