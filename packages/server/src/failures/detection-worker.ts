@@ -26,7 +26,6 @@ import {
   releaseClaims,
   requeueLater,
 } from "./detection-queue.ts";
-import { tenantRegistry } from "./detector-config-store.ts";
 import {
   type FailurePipelineConfig,
   type FailurePipelineConfigInput,
@@ -35,6 +34,7 @@ import {
 } from "./failure-pipeline-config.ts";
 import { assignedPatterns, insertFailures } from "./failure-store.ts";
 import { savePatterns } from "./pattern-store.ts";
+import { tenantRegistry } from "./tenant-registry.ts";
 import { type NewVerdict, upsertVerdicts } from "./verdict-store.ts";
 
 /**

@@ -13,7 +13,6 @@ export {
 } from "./dataset-store.ts";
 export { type DetectionClaim, pendingDetections } from "./detection-queue.ts";
 export { type DetectionPass, DetectionWorker } from "./detection-worker.ts";
-export { tenantRegistry } from "./detector-config-store.ts";
 export { type DatasetExport, EXPORT_FORMATS, type ExportFormat, exportDataset } from "./export-dataset.ts";
 export {
   FailurePipelineConfig,
@@ -37,4 +36,5 @@ export {
   type DatasetRequestInput,
   synthesizeDataset,
 } from "./synthesize-dataset.ts";
+export { tenantRegistry } from "./tenant-registry.ts";
 export { getVerdict, getVerdicts, type StoredVerdict, verdictCounts } from "./verdict-store.ts";

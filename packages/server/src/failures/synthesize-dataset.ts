@@ -24,11 +24,11 @@ import type { Database, Queryable } from "../store/database.ts";
 import { lockTenant } from "../store/tenant-lock.ts";
 import { getTraces } from "../store/trace-store.ts";
 import { type DatasetInfo, datasetsOfKinds, saveDataset } from "./dataset-store.ts";
-import { tenantRegistry } from "./detector-config-store.ts";
 import type { RegistrySetup } from "./failure-pipeline-config.ts";
 import { currentFailureMembers } from "./failure-store.ts";
 import { saveImages } from "./image-store.ts";
 import { existingPatternIds } from "./pattern-store.ts";
+import { tenantRegistry } from "./tenant-registry.ts";
 import { getVerdicts } from "./verdict-store.ts";
 
 /** What to synthesize: the body of `POST /v1/datasets` and of a dataset schedule. */

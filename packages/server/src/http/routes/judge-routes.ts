@@ -1,7 +1,7 @@
 import { InvalidInputError, NotFoundError, type Rubric, refuseUnknownKeys } from "@arc/core";
 import { Hono } from "hono";
-import { tenantRegistry } from "../../failures/detector-config-store.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
+import { tenantRegistry } from "../../failures/tenant-registry.ts";
 import { calibrateJudge } from "../../judges/calibrate-judge.ts";
 import {
   getJudgeModel,

@@ -12,13 +12,13 @@ import {
   deadLetteredDetections,
   pendingDetections,
 } from "../../failures/detection-queue.ts";
-import { tenantRegistry } from "../../failures/detector-config-store.ts";
-import { saveDetectorConfig } from "../../store/detector-configs.ts";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
 import { trafficOverTime } from "../../failures/live-failure-rates.ts";
 import { getPattern, listPatterns, recentMembers } from "../../failures/pattern-store.ts";
+import { tenantRegistry } from "../../failures/tenant-registry.ts";
 import { getVerdict, verdictCounts } from "../../failures/verdict-store.ts";
 import type { Database } from "../../store/database.ts";
+import { saveDetectorConfig } from "../../store/detector-configs.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
