@@ -136,9 +136,14 @@ console.log(
   `GRPO ${grpoSteps} steps from the toolcall base (held-out failure rate ${baseRate.toFixed(3)} on 512): verifier's reward ${byVerifier.rate.toFixed(3)} (${byVerifier.minutes.toFixed(1)} min), judge's reward ${byJudge.rate.toFixed(3)} (${byJudge.minutes.toFixed(1)} min)`,
 );
 
+// the judge-rewarded run's reduction of the held-out failure rate as a share of the verifier-rewarded run's; null
+// when the verifier's reward reduces nothing (there is no gain to take a share of)
+const verifierGain = baseRate - byVerifier.rate;
 writeBenchResults("judges", {
   judge_agreement: report.agreement,
   judge_kappa: report.kappa,
+  judge_kappa_vs_verifier_heldout: report.kappa,
+  judge_path_gain_ratio: verifierGain > 0 ? (baseRate - byJudge.rate) / verifierGain : null,
   judge_calls_per_s: labelled.length / judgingS,
   grpo_judge_reward_failure_rate: byJudge.rate,
   grpo_verifier_reward_failure_rate: byVerifier.rate,
