@@ -19,6 +19,7 @@ import { teacherSubject } from "./strategies/teacher-subject.ts";
 export interface OpenRunOptions {
   recipe: Recipe;
   dir: RunDir;
+  /** The run's state, which its checkpoints move on. */
   state: RunState;
   /** The starting model (after any SFT warm-up). */
   modelDir: string;
@@ -27,17 +28,23 @@ export interface OpenRunOptions {
   /** The records kept so far (a resumed run's up to its checkpoint). */
   records: readonly StepRecord[];
   factory: EngineFactory;
+  /** Makes the worker-thread rollout source of an embedded asynchronous GRPO run. */
   asyncSource?: AsyncSourceFactory;
+  /** `onCheckpoint` receives each checkpoint. */
   hooks?: RunHooks;
+  /** Aborts the held-out evaluations of a cancelled run. */
   signal?: AbortSignal;
 }
 
 /** A run's engines and strategies, open for its training loop. */
 export interface OpenRun {
+  /** What the run trains for: its data, sampling and held-out judging (the recipe's own, or a teacher's). */
   subject: RunSubject;
+  /** The algorithm's step. */
   objective: Objective;
   /** The rollout source of an algorithm that samples; the loop offers it the policy after every step. */
   rollouts: RolloutSource | undefined;
+  /** Judges the policy on the held-out tasks. */
   evaluation: HeldOutEvaluation;
   /** The policy as the generator takes it: with LoRA pushed to a server, a saved checkpoint with its adapter/. */
   policyWeights(): WeightSource | Promise<WeightSource>;

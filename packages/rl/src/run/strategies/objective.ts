@@ -36,9 +36,13 @@ export type RolloutRequest =
 /** What an algorithm's objective is opened with. */
 export interface ObjectiveContext<T extends Recipe["trainer"]> {
   recipe: Recipe;
+  /** The recipe's trainer block, of this strategy's algorithm. */
   trainer: T;
+  /** The policy's trainer. */
   train: TrainEngine;
+  /** The run subject's prompts, examples, preference pairs and held-out tasks. */
   data: TrainingData;
+  /** How SFT turns chat examples into the model's tokens. */
   renderExample: RenderExample;
   /** Opens the run's rollout source, which the loop syncs after each step and checkpoints; call it at most once. */
   openRollouts(request: RolloutRequest): Promise<RolloutSource>;
@@ -48,6 +52,7 @@ export interface ObjectiveContext<T extends Recipe["trainer"]> {
 export interface AlgorithmStrategy<T extends Recipe["trainer"]> {
   /** Optimizer updates per step: the engine's learning-rate schedule counts updates, the recipe's counts steps. */
   updatesPerStep(trainer: T): number;
+  /** The algorithm's objective for a run, with the rollout source it asks for opened. */
   open(context: ObjectiveContext<T>): Promise<Objective>;
 }
 
