@@ -97,9 +97,9 @@ export interface ValidationReport {
     } | null;
     /**
      * The items judged as whole episodes of a multi-turn family (`ValidationItem.episode`), with the mean model turns
-     * each model's episodes took; null when there were none.
+     * each model's episodes took; null when there were none; absent from reports stored without it.
      */
-    episodes: { n: number; baselineMeanTurns: number; candidateMeanTurns: number } | null;
+    episodes?: { n: number; baselineMeanTurns: number; candidateMeanTurns: number } | null;
     latency: { baselineMeanMs: number; candidateMeanMs: number; candidateP50Ms: number };
     tokens: { baselineMean: number; candidateMean: number };
   };
