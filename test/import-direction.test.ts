@@ -23,13 +23,8 @@ const allowedImports: Record<string, string[]> = {
   server: ["core", "engine", "rl", "sdk"],
 };
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return name === "node_modules" ? [] : sourceFiles(path);
-    return path.endsWith(".ts") ? [path] : [];
-  });
-}
+/** The TypeScript files under `dir`. */
+const sourceFiles = (dir: string): string[] => filesUnder(dir, [".ts"]);
 
 function importedArcPackages(file: string): string[] {
   const text = readFileSync(file, "utf8");
@@ -70,7 +65,9 @@ const serverSrc = resolve("packages", "server", "src");
 describe("wiring in one place inside the server", () => {
   for (const stage of STAGE_FOLDERS) {
     it(`keeps ${stage}/ from importing ${WIRING_FOLDERS.join(", ")}/ (tests and fixtures aside)`, () => {
-      const offenders = sourceFiles(join("packages", "server", "src", stage))
+      const folder = join("packages", "server", "src", stage);
+      assert.ok(statSync(folder).isDirectory(), `${folder} is a folder`);
+      const offenders = sourceFiles(folder)
         .filter((file) => !file.endsWith(".test.ts") && !file.includes("__fixtures__"))
         .flatMap((file) =>
           [...readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)]
