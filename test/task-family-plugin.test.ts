@@ -216,14 +216,14 @@ describe("a task family registered by path at run time", () => {
   });
 
   it("trains through `arc train` with the recipe's families key, its rollout worker loading the family too", async () => {
-    const recipe = join(dir, "unitconv-dpo.yaml");
+    const recipe = join(dir, "unitconv-grpo.yaml");
     await writeFile(
       recipe,
       [
         `families: [${JSON.stringify(FAMILY)}]`,
         `model: { path: ${JSON.stringify(resolve("models/toolcall-base"))} }`,
         "data: { env: unitconv, split: train, count: 16, evalCount: 4 }",
-        "trainer: { algorithm: dpo, steps: 2, promptsPerStep: 2, samplesPerPrompt: 2, maxTokens: 48, asyncRollouts: true, evalEvery: 2, checkpointEvery: 2 }",
+        "trainer: { algorithm: grpo, steps: 2, promptsPerStep: 2, samplesPerPrompt: 2, maxTokens: 48, asyncRollouts: true, evalEvery: 2, checkpointEvery: 2 }",
         "reward: { kind: partial }",
       ].join("\n"),
     );
