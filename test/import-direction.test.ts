@@ -65,9 +65,9 @@ const serverSrc = resolve("packages", "server", "src");
 describe("wiring in one place inside the server", () => {
   for (const stage of STAGE_FOLDERS) {
     it(`keeps ${stage}/ from importing ${WIRING_FOLDERS.join(", ")}/ (tests and fixtures aside)`, () => {
-      const folder = join("packages", "server", "src", stage);
-      assert.ok(statSync(folder).isDirectory(), `${folder} is a folder`);
-      const offenders = sourceFiles(folder)
+      const stageDir = join("packages", "server", "src", stage);
+      assert.ok(statSync(stageDir).isDirectory(), `${stageDir} is a folder`);
+      const offenders = sourceFiles(stageDir)
         .filter((file) => !file.endsWith(".test.ts") && !file.includes("__fixtures__"))
         .flatMap((file) =>
           [...readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)]
