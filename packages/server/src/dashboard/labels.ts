@@ -49,10 +49,17 @@ export class Labels {
     return this.versions.get(id)?.name ?? id;
   }
 
-  /** A model version's colour, the same in every chart and table: by the order the tenant registered them. */
+  /**
+   * A model version's colour, the same in every chart and table: by the order the tenant registered them; a name
+   * the tenant has no version of (a hosted model's) by a hash of the name; `unversioned` grey.
+   */
   versionColour(id: string): string {
+    if (id === "unversioned") return UNVERSIONED_COLOUR;
     const i = this.order.get(id);
-    return i === undefined ? UNVERSIONED_COLOUR : VERSION_COLOURS[i % VERSION_COLOURS.length];
+    if (i !== undefined) return VERSION_COLOURS[i % VERSION_COLOURS.length];
+    let hash = 0;
+    for (const c of id) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;
+    return VERSION_COLOURS[(this.order.size + hash) % VERSION_COLOURS.length];
   }
 
   /** A model version as a link to its page, named, its id on hover, with its colour's swatch. */

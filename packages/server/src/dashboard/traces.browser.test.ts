@@ -93,6 +93,20 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
       },
       { userId: "carol", sessionId: "refund-chat", tags: ["support"] },
     );
+    // the same agent's SDK-wrapped client calling the gateway by its alias `arc`
+    arc.provider.reply = () => ({
+      content: "Your order shipped.",
+      usage: { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 },
+    });
+    const throughGateway = sdk.wrapOpenAI(
+      new OpenAI({ baseURL: `${arc.server.url}/v1`, apiKey: arc.key, maxRetries: 0 }),
+    );
+    await sdk.trace("order-agent", async () => {
+      await throughGateway.chat.completions.create({
+        model: "arc",
+        messages: [{ role: "user", content: "Where is order A-2000?" }],
+      });
+    });
     await sdk.shutdown();
 
     // an agent traced with OpenTelemetry: a chat span and a tool span with its arguments and result
@@ -194,11 +208,11 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
     assert.ok(first.includes(sdkTraceId), "the SDK's trace is listed");
     assert.ok(first.includes(otlpTraceId), "the OTLP trace is listed");
     const { data } = await api<{ data: TraceSummary[] }>("/traces?limit=500");
-    assert.equal(data.length, 4 + 1 + 1 + 55);
+    assert.equal(data.length, 4 + 2 + 1 + 55);
     await page.getByRole("link", { name: "Next page →" }).click();
     await page.waitForURL(/cursor=/);
     const second = await listed();
-    assert.equal(second.length, 11);
+    assert.equal(second.length, 12);
     assert.deepEqual(
       [...first, ...second],
       data.map((t) => t.id),
@@ -373,8 +387,9 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
       "travel-model",
       "upstream-model",
     ]);
-    // four gateway calls of 21 prompt and 6 completion tokens: 84 × $1000/M + 24 × $2000/M
-    assert.equal(await rows.nth(2).locator("td").nth(3).textContent(), "$0.1320");
+    // five gateway calls: four of 21 prompt and 6 completion tokens, one of 30 and 5 (asked for as `arc` by the
+    // SDK-wrapped client): 114 × $1000/M + 29 × $2000/M
+    assert.equal(await rows.nth(2).locator("td").nth(3).textContent(), "$0.1720");
   });
 
   it("offers Promote… and Roll back… only on a running canary, and refuses them plainly elsewhere", async () => {

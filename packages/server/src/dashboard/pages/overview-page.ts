@@ -113,7 +113,10 @@ ${lineChart({
   xTickValues: windowTicks[hours],
   yLabel: "failure rate",
   yMin: 0,
-  empty: `No judged traces in the last ${overviewWindows[hours]}.`,
+  empty:
+    totals.judged > 0
+      ? "No trace passed a check yet: the failure rate of judged traces shows once one has."
+      : `No judged traces in the last ${overviewWindows[hours]}.`,
 })}
 </div>
 </section>
