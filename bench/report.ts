@@ -650,6 +650,13 @@ const ROWS: Row[] = [
   },
   {
     bench: "judges",
+    figure:
+      "GRPO rewarded by the shipped judge: the share of the verifier-rewarded run's gain over the base it reaches",
+    value: figure("judge_path_gain_ratio", 2),
+    whenMissing: "not in this measurement (none when the verifier-rewarded run gained nothing)",
+  },
+  {
+    bench: "judges",
     figure: "The shipped `toolcall-judge` on `arc engine serve`: judge calls a second, 4 in flight",
     value: figure("judge_calls_per_s", 2, " calls/s"),
   },
