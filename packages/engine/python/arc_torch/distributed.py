@@ -11,8 +11,9 @@ import torch
 import torch.distributed as dist
 
 
-def _sum_hook(_state: object, bucket: Any) -> torch.futures.Future[torch.Tensor]:
-    """DDP's all-reduce of one gradient bucket, summing where DDP's own hook averages."""
+def _sum_hook(_state: object, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:  # pyright: ignore[reportPrivateImportUsage]
+    """DDP's all-reduce of one gradient bucket, summing where DDP's own hook averages (DDP checks that `bucket` is
+    annotated as its GradBucket)."""
     work = dist.all_reduce(bucket.buffer(), async_op=True)
     assert work is not None  # async_op=True always hands back its work
     return work.get_future().then(lambda done: done.value()[0])
