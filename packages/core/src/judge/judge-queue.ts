@@ -2,7 +2,7 @@ import { type JudgeClient, JudgeEndpointError } from "./judge-client.ts";
 
 /** How one judge's calls are queued; every field has a default. */
 export interface JudgeQueueLimits {
-  /** Calls sent to the judge at once (default 4). */
+  /** Calls sent to the judge at once (default 1: a judge served on CPUs answers its health checks between calls). */
   concurrency: number;
   /**
    * Calls that may wait for a slot (default 64): past it a background call (detection) is refused at once.
@@ -47,7 +47,7 @@ interface Waiter {
 }
 
 const DEFAULT_LIMITS: JudgeQueueLimits = {
-  concurrency: 4,
+  concurrency: 1,
   maxWaiting: 64,
   deadlineMs: 30_000,
   retries: 2,

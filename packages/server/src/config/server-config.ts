@@ -81,7 +81,7 @@ export const ServerConfig = z.object({
     )
     .default({})
     .describe(
-      'OpenAI-compatible servers tenants may register models on, by name: JSON {"<name>": {"baseUrl", "apiKeyEnv"?, "judgeConcurrency"?}}; judgeConcurrency: calls a judge on it is sent at once (default 4) (ARC_UPSTREAMS).',
+      'OpenAI-compatible servers tenants may register models on, by name: JSON {"<name>": {"baseUrl", "apiKeyEnv"?, "judgeConcurrency"?}}; judgeConcurrency: calls a judge on it is sent at once (default 1; raise it for a hosted or GPU-served judge) (ARC_UPSTREAMS).',
     ),
   modelsDir: z
     .string()
