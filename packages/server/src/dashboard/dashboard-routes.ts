@@ -19,10 +19,11 @@ import { modelPage, modelsPage } from "./pages/models-page.ts";
 import { overviewPage } from "./pages/overview-page.ts";
 import { patternPage, patternsPage } from "./pages/patterns-page.ts";
 import { sessionPage, userPage } from "./pages/people-pages.ts";
+import { reviewQueuePage, reviewQueuesPage, traceInQueue } from "./pages/review-pages.ts";
 import { runPage, runsPage } from "./pages/runs-page.ts";
 import { teachingPage } from "./pages/teaching-page.ts";
 import { tenantsPage } from "./pages/tenants-page.ts";
-import { tracePage } from "./pages/trace-page.ts";
+import { type TracePageOptions, tracePage } from "./pages/trace-page.ts";
 import { tracesPage } from "./pages/traces-page.ts";
 import { recommendationActions } from "./recommendation-actions.ts";
 import { reviewFeedback } from "./review-form.ts";
@@ -140,7 +141,14 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
       path: "/traces/:id",
       title: (id) => `Trace ${id}`,
       current: "/ui/traces",
-      body: (api, id) => tracePage(api, id),
+      body: (api, id, query) => tracePage(api, id, { queue: query.queue }),
+    },
+    { path: "/reviews", title: () => "Review", current: "/ui/reviews", body: reviewQueuesPage },
+    {
+      path: "/reviews/:id",
+      title: (id) => `Review queue ${id}`,
+      current: "/ui/reviews",
+      body: reviewQueuePage,
     },
     { path: "/sessions/:id", title: (id) => `Session ${id}`, current: "/ui/traces", body: sessionPage },
     { path: "/users/:id", title: (id) => `User ${id}`, current: "/ui/traces", body: userPage },
@@ -193,7 +201,38 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
       notice = `The review was refused: ${error.message}`;
       refused = true;
     }
-    return render(c, title, "/ui/traces", () => tracePage(c.get("api"), id, notice, refused));
+    return render(c, title, "/ui/traces", () =>
+      tracePage(c.get("api"), id, { notice, refused, about: "review" }),
+    );
+  });
+
+  app.post("/traces/:id/annotations", async (c) => {
+    const id = c.req.param("id");
+    const queue = c.req.query("queue");
+    const form = await c.req.parseBody();
+    const field = (name: string) =>
+      typeof form[name] === "string" && form[name].trim() ? form[name].trim() : undefined;
+    const options: TracePageOptions = { notice: "Label saved.", about: "label", queue };
+    try {
+      await c.get("api").post("/annotations", {
+        traceId: id,
+        label: field("label"),
+        class: field("class"),
+        rationale: field("rationale"),
+      });
+      if (queue) {
+        const waiting = await c
+          .get("api")
+          .get<{ data: { traceId: string }[] }>(`/review-queues/${encodeURIComponent(queue)}?limit=1`);
+        if (waiting.data[0]) options.next = traceInQueue(waiting.data[0].traceId, queue);
+        else options.notice = `Label saved. Nothing else waits in ${queue}.`;
+      }
+    } catch (error) {
+      if (!(error instanceof ApiAnswerError)) throw error;
+      options.notice = `The label was refused: ${error.message}`;
+      options.refused = true;
+    }
+    return render(c, `Trace ${id}`, "/ui/traces", () => tracePage(c.get("api"), id, options));
   });
 
   app.post("/recommendations/:kind", async (c) => {

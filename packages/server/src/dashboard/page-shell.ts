@@ -8,6 +8,7 @@ export type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 export const tenantPages = [
   { path: "/ui", name: "Overview" },
   { path: "/ui/traces", name: "Traces" },
+  { path: "/ui/reviews", name: "Review" },
   { path: "/ui/patterns", name: "Patterns" },
   { path: "/ui/datasets", name: "Datasets" },
   { path: "/ui/runs", name: "Runs" },

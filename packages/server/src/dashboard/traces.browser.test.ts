@@ -392,6 +392,42 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
     assert.equal(await rows.nth(2).locator("td").nth(3).textContent(), "$0.1720");
   });
 
+  it("works through a review queue: each trace labelled pass or fail with a rationale, then the next", async () => {
+    await api("/review-queues/spot-check/items", {
+      method: "POST",
+      body: { traceIds: [sdkTraceId, otlpTraceId], reason: "weekly spot check" },
+    });
+    await page.goto(`${arc.server.url}/ui/reviews`);
+    await shoot("reviews");
+    assert.equal(await page.locator('[data-queue="spot-check"] [data-figure="pending"]').textContent(), "2");
+    await page.getByRole("link", { name: "spot-check" }).click();
+    await page.getByRole("link", { name: "start with the oldest" }).click();
+    const first = page.url();
+    await page.getByLabel("pass", { exact: true }).check();
+    await page.fill("#annotation-rationale", "refunds the order the user named");
+    await page.getByRole("button", { name: "Save label" }).click();
+    assert.equal(await page.getByRole("status").textContent(), "Label saved.");
+    await page.getByRole("link", { name: "Next in the queue →" }).click();
+    assert.notEqual(page.url(), first);
+    await page.getByLabel("fail", { exact: true }).check();
+    await page.fill("#annotation-class", "wrong_tool");
+    await page.fill("#annotation-rationale", "the weather tool was not what the user asked for");
+    await page.getByRole("button", { name: "Save label" }).click();
+    assert.match((await page.getByRole("status").textContent()) ?? "", /Nothing else waits in spot-check/);
+    const labels = [
+      ...(await api<{ data: { label: string }[] }>(`/annotations?traceId=${sdkTraceId}`)).data,
+      ...(await api<{ data: { label: string; class: string }[] }>(`/annotations?traceId=${otlpTraceId}`))
+        .data,
+    ];
+    assert.deepEqual(labels.map((l) => l.label).sort(), ["fail", "pass"]);
+    await page.goto(`${arc.server.url}/ui/reviews`);
+    assert.equal(
+      await page.locator('[data-queue="spot-check"]').count(),
+      0,
+      "a queue with nothing waiting is done",
+    );
+  });
+
   it("offers Promote… and Roll back… only on a running canary, and refuses them plainly elsewhere", async () => {
     const candidate = await registerModelVersion(arc.server.db, arc.tenantId, {
       name: "candidate",

@@ -2,11 +2,13 @@ import type { ChatMessage, Feedback, Step, Trace, Verdict } from "@arc/core";
 import { html } from "hono/html";
 import type { DatasetInfo } from "../../failures/dataset-store.ts";
 import type { StoredVerdict } from "../../failures/verdict-store.ts";
+import type { Annotation } from "../../judges/annotation-store.ts";
 import type { TenantRun } from "../../orchestrator/run-store.ts";
 import { ApiAnswerError, type DashboardApi } from "../dashboard-api.ts";
 import { count, when } from "../format.ts";
 import { Labels } from "../labels.ts";
 import type { Markup } from "../page-shell.ts";
+import { annotationSection } from "./review-pages.ts";
 import { duration } from "./traces-page.ts";
 
 /** A value as text: strings as they are, anything else as compact JSON. */
@@ -153,18 +155,31 @@ function reviewForm(trace: Trace, notice?: string, refused = false): Markup {
 </form>`;
 }
 
+/** What a trace page says after an action, and the review queue it was opened from. */
+export interface TracePageOptions {
+  /** What the last action did, and which form it came from. */
+  notice?: string;
+  about?: "review" | "label";
+  /** The action was refused (the notice says why). */
+  refused?: boolean;
+  /** The review queue the trace was opened from. */
+  queue?: string;
+  /** The next trace waiting in that queue, once this one is labelled. */
+  next?: string;
+}
+
 /**
  * One trace as a person reads it: the conversation rendered, the span tree with a timeline and per-step figures,
  * the verdict with its evidence, the feedback with a review form, and the pattern, datasets and runs it fed.
- * `notice` says what a review did; `refused` marks it as a refusal.
+ * and its labels (the judges' gold set) with the form that adds one.
  */
 export async function tracePage(
   api: DashboardApi,
   id: string,
-  notice?: string,
-  refused = false,
+  options: TracePageOptions = {},
 ): Promise<Markup> {
-  const [trace, verdict, labels, datasets, runs] = await Promise.all([
+  const { notice, refused = false, queue } = options;
+  const [trace, verdict, labels, datasets, runs, annotations] = await Promise.all([
     api.get<Trace & { feedback: Feedback[] }>(`/traces/${encodeURIComponent(id)}`),
     api.get<StoredVerdict>(`/verdicts?traceId=${encodeURIComponent(id)}`).catch((error) => {
       if (error instanceof ApiAnswerError && error.status === 404) return null;
@@ -173,6 +188,7 @@ export async function tracePage(
     Labels.load(api),
     api.get<{ data: DatasetInfo[] }>("/datasets"),
     api.get<{ data: TenantRun[] }>("/runs"),
+    api.get<{ data: Annotation[] }>(`/annotations?traceId=${encodeURIComponent(id)}`),
   ]);
   const fed = datasets.data.filter((d) => d.sourceTraceIds.includes(trace.id));
   const fedRuns = runs.data.filter((r) => r.datasets.some((d) => fed.some((f) => f.id === d.id)));
@@ -194,5 +210,8 @@ ${verdictSection(verdict, labels)}
 <h2>Feedback</h2>
 ${feedbackSection(trace.feedback)}
 <h2>Review</h2>
-${reviewForm(trace, notice, refused)}`;
+${reviewForm(trace, options.about === "review" ? notice : undefined, refused)}
+<h2>Label</h2>
+${options.about === "label" && notice ? (refused ? html`<p role="alert" class="error">${notice}</p>` : html`<p role="status">${notice}</p>`) : ""}${options.next ? html`<p><a href="${options.next}" rel="next">Next in the queue →</a></p>` : ""}
+${annotationSection(trace.id, annotations.data, queue)}`;
 }
