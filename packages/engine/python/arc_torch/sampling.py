@@ -9,6 +9,7 @@ grammar, a logit bias or a penalty samples from, and reports log-probs under, th
 from __future__ import annotations
 
 import random
+from typing import Any, Callable
 
 import torch
 
@@ -180,11 +181,61 @@ def _fail_request(rows, failed, error, engine=None):
     return events
 
 
-def generate(engine, requests, aborted, on_tokens=None):
+SHARED_PREFIX_MIN = 16
+"""The fewest tokens a batch's rows must all begin with for that prefix to run once, apart from the rest."""
+
+
+def shared_prefix_length(prompts: list[list[int]]) -> int:
+    """How many tokens every prompt begins with alike, leaving each at least one of its own (whose logits start its
+    answer); 0 when that is under SHARED_PREFIX_MIN."""
+    common = min(len(p) for p in prompts) - 1
+    first = prompts[0]
+    for p in prompts[1:]:
+        n = 0
+        while n < common and p[n] == first[n]:
+            n += 1
+        common = n
+    return common if common >= SHARED_PREFIX_MIN else 0
+
+
+def _prefix_cache(model: Any, prefix: list[int], rows: int, device: Any) -> Any:
+    """The keys and values of `prefix`, computed once and repeated for each of `rows` rows."""
+    with torch.no_grad():
+        ids = torch.tensor([prefix], dtype=torch.long, device=device)
+        positions = torch.arange(len(prefix), device=device).unsqueeze(0)
+        cache = model(input_ids=ids, position_ids=positions, use_cache=True, logits_to_keep=1).past_key_values
+    cache.batch_repeat_interleave(rows)
+    return cache
+
+
+def _prompt_batch(rests: list[list[int]], start: int, device: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The rows' prompts (after the `start` tokens they share, already in the cache) left-padded to one length: ids,
+    the attention mask over the shared tokens and these, and each token's position."""
+    width = max(len(p) for p in rests)
+    ids = torch.zeros((len(rests), width), dtype=torch.long)
+    attention = torch.zeros((len(rests), start + width), dtype=torch.long)
+    attention[:, :start] = 1
+    for b, p in enumerate(rests):
+        ids[b, width - len(p):] = torch.tensor(p)
+        attention[b, start + width - len(p):] = 1
+    ids, attention = ids.to(device), attention.to(device)
+    positions = (attention.cumsum(dim=1) - 1).clamp(min=0)[:, start:]
+    return ids, attention, positions
+
+
+def generate(
+    engine: Any,
+    requests: list[dict],
+    aborted: Callable[[str | None], bool],
+    on_tokens: Callable[[list[dict]], None] | None = None,
+    share_prefix: bool = True,
+) -> list[dict]:
     """One result per sample, in request order then sample order; `aborted(request_id)` says whether a
     request (or the whole call, for None) was cancelled. `on_tokens(events)`, when given, hears after each decoding
     step what every row sampled: `{i, s, token, logprob, version, top?}` (request and sample index), with `finish`
-    and the final `text` on a row's last event; a row cancelled between steps sends `{i, s, finish, text}` alone."""
+    and the final `text` on a row's last event; a row cancelled between steps sends `{i, s, finish, text}` alone.
+    With `share_prefix`, the tokens every row's prompt begins with (a request's n samples; a rollout batch's system
+    prompt and tools) run once, as vLLM's prefix caching and SGLang's radix cache share them."""
     model, device = engine.model, engine.device
     rows = _rows(requests, engine.hf_config.vocab_size, engine.tokenizer)
     for r in rows:
@@ -194,16 +245,10 @@ def generate(engine, requests, aborted, on_tokens=None):
             except GrammarError as error:
                 _fail_request(rows, r, error)
     longest_stop = max((len(s) for r in rows for s in r.request.get("stop") or []), default=0)
-    prompt_len = max(len(r.request["promptTokens"]) for r in rows)
-    ids = torch.zeros((len(rows), prompt_len), dtype=torch.long)
-    attention = torch.zeros((len(rows), prompt_len), dtype=torch.long)
-    for b, r in enumerate(rows):
-        p = r.request["promptTokens"]
-        ids[b, prompt_len - len(p):] = torch.tensor(p)
-        attention[b, prompt_len - len(p):] = 1
-    ids, attention = ids.to(device), attention.to(device)
-    positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
-    cache = None
+    prompts = [r.request["promptTokens"] for r in rows]
+    shared = shared_prefix_length(prompts) if share_prefix and len(rows) > 1 else 0
+    cache = _prefix_cache(model, prompts[0][:shared], len(rows), device) if shared else None
+    ids, attention, positions = _prompt_batch([p[shared:] for p in prompts], shared, device)
     steps = max(r.request["maxTokens"] for r in rows)
     with torch.no_grad():
         for _ in range(steps):
