@@ -5,6 +5,7 @@ import type { TenantRun } from "../../orchestrator/run-store.ts";
 import { lineChart } from "../charts.ts";
 import type { DashboardApi } from "../dashboard-api.ts";
 import { count, when } from "../format.ts";
+import { Labels } from "../labels.ts";
 import type { Markup } from "../page-shell.ts";
 
 /** A pattern's trend: members in the last 7 days against the 7 before (by the trace's day). */
@@ -25,7 +26,9 @@ function trendText(t: { last: number; before: number }): string {
   return `${t.last > t.before ? "growing" : "shrinking"} (${t.before} → ${t.last})`;
 }
 
-const link = (kind: string, id: string) => html`<a href="/ui/${kind}/${encodeURIComponent(id)}">${id}</a>`;
+/** A link to a record's page, named `text`, its id on hover. */
+const link = (kind: string, id: string, text = id) =>
+  html`<a href="/ui/${kind}/${encodeURIComponent(id)}" title="${id}">${text}</a>`;
 
 /** Patterns: every pattern, largest first, with its trend and the datasets and runs that draw on it. */
 export async function patternsPage(api: DashboardApi): Promise<Markup> {
@@ -43,16 +46,19 @@ export async function patternsPage(api: DashboardApi): Promise<Markup> {
 <tbody>${patterns.data.map((p) => {
     const ds = datasets.data.filter((d) => d.patternIds.includes(p.id));
     const rs = runs.data.filter((r) => r.patterns.includes(p.id));
-    return html`<tr data-pattern="${p.id}"><td><a href="/ui/patterns/${encodeURIComponent(p.id)}">${p.label}</a></td><td>${p.class}</td><td class="num" data-figure="failures">${count(p.count)}</td><td>${trendText(weeklyTrend(p))}</td><td>${ds.length ? ds.map((d) => html`${link("datasets", d.id)} `) : "–"}</td><td>${rs.length ? rs.map((r) => html`${link("runs", r.id)} `) : "–"}</td></tr>`;
+    return html`<tr data-pattern="${p.id}"><td><a href="/ui/patterns/${encodeURIComponent(p.id)}" title="${p.id}">${p.label}</a></td><td>${p.class}</td><td class="num" data-figure="failures">${count(p.count)}</td><td>${trendText(weeklyTrend(p))}</td><td>${ds.length ? ds.map((d) => html`${link("datasets", d.id, `${d.kind} (${count(d.rowCount)} rows)`)} `) : "–"}</td><td>${rs.length ? rs.map((r) => html`${link("runs", r.id, `${r.status} run`)} `) : "–"}</td></tr>`;
   })}</tbody>
 </table>`;
 }
 
 /** One pattern: counts per day, per model version, examples and recent member traces. */
 export async function patternPage(api: DashboardApi, id: string): Promise<Markup> {
-  const p = await api.get<
-    FailurePattern & { recentTraces: { traceId: string; modelVersion: string | null; startedAt: string }[] }
-  >(`/patterns/${encodeURIComponent(id)}`);
+  const [p, labels] = await Promise.all([
+    api.get<
+      FailurePattern & { recentTraces: { traceId: string; modelVersion: string | null; startedAt: string }[] }
+    >(`/patterns/${encodeURIComponent(id)}`),
+    Labels.load(api),
+  ]);
   const days = Object.keys(p.countsByDay).sort();
   const first = days.length ? Date.parse(days[0]) : 0;
   return html`<p><strong>${p.label}</strong> · class ${p.class} · ${count(p.count)} failures · first seen
@@ -74,7 +80,7 @@ ${lineChart({
 <h2>By model version</h2>
 <table><thead><tr><th>Model version</th><th class="num">Failures</th></tr></thead>
 <tbody>${Object.entries(p.countsByModelVersion).map(
-    ([v, n]) => html`<tr><td>${v}</td><td class="num">${count(n)}</td></tr>`,
+    ([v, n]) => html`<tr><td>${labels.version(v)}</td><td class="num">${count(n)}</td></tr>`,
   )}</tbody></table>
 <h2>Examples</h2>
 <table><thead><tr><th>Trace</th><th>Question</th><th>Output</th><th>Evidence</th></tr></thead>
@@ -83,9 +89,10 @@ ${lineChart({
       html`<tr><td>${link("traces", e.traceId)}</td><td>${e.question}</td><td><code>${e.output ?? ""}</code></td><td>${e.evidence ?? ""}</td></tr>`,
   )}</tbody></table>
 <h2>Recent traces</h2>
+<p><a href="/ui/traces?pattern=${encodeURIComponent(p.id)}">Every trace of this pattern</a></p>
 <table><thead><tr><th>Trace</th><th>Model version</th><th>Started</th></tr></thead>
 <tbody>${p.recentTraces.map(
     (t) =>
-      html`<tr><td>${link("traces", t.traceId)}</td><td>${t.modelVersion ?? "–"}</td><td>${when(t.startedAt)}</td></tr>`,
+      html`<tr><td>${link("traces", t.traceId)}</td><td>${labels.version(t.modelVersion)}</td><td>${when(t.startedAt)}</td></tr>`,
   )}</tbody></table>`;
 }
