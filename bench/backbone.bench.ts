@@ -3,11 +3,10 @@
 // throughput into PGlite and into the PostgreSQL server — printed and written to bench/results/backbone.json; then the
 // failure pipeline's, written to bench/results/failures.json. The gateway's figures are npm run bench:gateway's.
 import { spawnSync } from "node:child_process";
-import { loadavg } from "node:os";
 import { printFailuresBench, runFailuresBench } from "./failures.bench.ts";
 import { runIngestBench } from "./ingest-throughput.ts";
 import { median } from "./median.ts";
-import { writeBenchResults } from "./results-file.ts";
+import { loadAverages, writeBenchResults } from "./results-file.ts";
 import { measureSdkOverhead } from "./sdk-overhead.ts";
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
@@ -89,9 +88,6 @@ async function sdkOverhead() {
   );
   return { figures, runs: capture.length };
 }
-
-/** The 1, 5 and 15-minute load averages now: the machine may be shared, so the figures say how busy it was. */
-const loadAverages = () => loadavg().map((x) => Math.round(x * 100) / 100);
 
 const loadAverageStart = loadAverages();
 const sdk = await sdkOverhead();

@@ -19,14 +19,14 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { withFreshPostgresDatabase } from "./fresh-postgres-database.ts";
 import { startLiteLlmProxy } from "./litellm-proxy.ts";
 import { median } from "./median.ts";
-import { writeBenchResults } from "./results-file.ts";
+import { loadAverages, writeBenchResults } from "./results-file.ts";
 
 /** Where the load goes: a `/v1` URL and its key. */
 interface Target {
@@ -338,11 +338,6 @@ async function startArc(upstreamUrl: string, databaseUrl?: string) {
   });
   if (!registered.ok) throw new Error(`registering the upstream model: ${await registered.text()}`);
   return { child, target: { name: "arc", url: `${url}/v1`, key } };
-}
-
-/** The 1, 5 and 15-minute load averages now: the machine is shared, so each run says how busy it was. */
-function loadAverages(): number[] {
-  return loadavg().map((x) => Math.round(x * 100) / 100);
 }
 
 /** Compiles the packages (`npm run build`), so that `arc serve` runs what `npm pack` would ship. */

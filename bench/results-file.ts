@@ -66,6 +66,11 @@ export function thisMachine(): BenchMachine {
   };
 }
 
+/** The 1, 5 and 15-minute load averages now: on a shared machine a run's figures say how busy it was. */
+export function loadAverages(): number[] {
+  return loadavg().map((x) => Math.round(x * 100) / 100);
+}
+
 /** One shell word, quoted when it needs to be. */
 function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
