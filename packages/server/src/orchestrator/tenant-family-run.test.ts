@@ -86,6 +86,8 @@ describe("a tenant trains its own task family from the CLI and the API", () => {
     assert.equal(res.status, 400);
     const { error } = (await res.json()) as { error: { message: string } };
     assert.match(error.message, /data\.env=billing names no task family of yours; register it first/);
+    assert.match(error.message, /PUT \/v1\/task-families\/<env>/);
+    assert.doesNotMatch(error.message, /arc families add/);
     assert.match(error.message, /support/);
     const cli = await arc(["runs", "start", "data.env=billing"]);
     assert.equal(cli.code, 2);

@@ -19,7 +19,7 @@ export function checkTenantRunOverrides(
     }
     if (typeof value !== "string" || !families.find(value)) {
       throw new InvalidInputError(
-        `overrides: data.env=${String(value)} names no task family of yours; register it first (arc families add <file>, PUT /v1/task-families/<env>) or name one of ${families.envs().join(", ")}`,
+        `overrides: data.env=${String(value)} names no task family of yours; register it first (PUT /v1/task-families/<env> with its spec as JSON; "arc families" lists only the families of a local process) or name one of ${families.envs().join(", ")}`,
         { field: "overrides" },
       );
     }
