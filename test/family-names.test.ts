@@ -32,12 +32,6 @@ const NOT_YET_MOVED: Record<string, string> = {
   "packages/rl/src/teach/toolcall-teaching.ts": "the teacher run teaches toolcall students only",
   "packages/server/src/cli/commands/demo.ts":
     "help text and errors name the shipped toolcall recipes and models",
-  "packages/server/src/cli/commands/runs.ts":
-    "help text and errors name the shipped toolcall recipes and models",
-  "packages/server/src/cli/commands/train.ts":
-    "help text and errors name the shipped toolcall recipes and models",
-  "packages/server/src/cli/commands/verl.ts":
-    "help text and errors name the shipped toolcall recipes and models",
   "packages/server/src/demo/demo-datasets.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/demo-options.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/demo-plan.ts": "the demo's agent and data are the toolcall family's",
@@ -48,11 +42,6 @@ const NOT_YET_MOVED: Record<string, string> = {
   "packages/server/src/demo/warm-up.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/judges/toolcall-judge-data.ts": "the shipped toolcall judge's training data",
   "packages/server/src/judges/toolcall-judge-rubric.ts": "the shipped toolcall judge's rubric",
-  "packages/server/src/orchestrator/orchestrator-config.ts":
-    "the default recipe is recipes/toolcall-dpo.yaml",
-  "packages/server/src/orchestrator/queue-run.ts": "the default recipe is recipes/toolcall-dpo.yaml",
-  "packages/server/src/orchestrator/run-improvement-cycle.ts":
-    "the default recipe is recipes/toolcall-dpo.yaml",
 };
 
 /** Built-in families' env ids, as the process registry holds them before anything else registers. */

@@ -1,5 +1,6 @@
 import { parseOverride } from "@arc/rl";
 import { z } from "zod";
+import { DEFAULT_RECIPE_FILE } from "./default-recipe.ts";
 
 /** How the orchestrator decides to train and how many runs a server trains at once. Every field has a default. */
 export const OrchestratorConfig = z
@@ -53,7 +54,7 @@ export const OrchestratorConfig = z
     recipe: z
       .string()
       .min(1)
-      .default("recipes/toolcall-dpo.yaml")
+      .default(DEFAULT_RECIPE_FILE)
       .describe(
         "The recipe of runs the orchestrator starts, relative to the repository root (ARC_ORCHESTRATOR_RECIPE).",
       ),

@@ -5,6 +5,7 @@ import { loadRecipe, type Recipe } from "@arc/rl";
 import { z } from "zod";
 import { tenantTaskFamilies } from "../families/task-family-store.ts";
 import type { Queryable } from "../store/database.ts";
+import { DEFAULT_RECIPE_NAME } from "./default-recipe.ts";
 import { productionModel } from "./execute-run.ts";
 import { createRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
 import { checkTenantRunOverrides } from "./tenant-run-overrides.ts";
@@ -15,8 +16,8 @@ export const RunRequest = z
   .object({
     recipe: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9-]{0,80}$/, "expected a shipped recipe's name, e.g. toolcall-dpo")
-      .default("toolcall-dpo")
+      .regex(/^[a-z0-9][a-z0-9-]{0,80}$/, `expected a shipped recipe's name, e.g. ${DEFAULT_RECIPE_NAME}`)
+      .default(DEFAULT_RECIPE_NAME)
       .describe("a recipe of the repository's recipes/ folder, by name"),
     overrides: z
       .array(z.string().regex(/^[A-Za-z0-9_.]+=.*$/, "expected key=value"))
@@ -70,7 +71,7 @@ export async function queueRun(
   const why = notATenantRun(recipe);
   if (why) {
     throw new InvalidInputError(
-      `recipe: ${recipePath} cannot train your model: ${why}; name a recipe that fine-tunes a model, e.g. toolcall-dpo`,
+      `recipe: ${recipePath} cannot train your model: ${why}; name a recipe that fine-tunes a model, e.g. ${DEFAULT_RECIPE_NAME}`,
       { field: "recipe" },
     );
   }

@@ -3,6 +3,7 @@ import type { ChosenCandidate } from "@arc/core";
 import type { StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import type { Database } from "../store/database.ts";
+import { DEFAULT_RECIPE_FILE } from "./default-recipe.ts";
 import { type ExecuteRunResult, executeRun, productionModel, recipeFile } from "./execute-run.ts";
 import { createRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
 
@@ -10,7 +11,7 @@ import { createRun, type RunRecord, tenantRunsDir } from "./run-store.ts";
 export interface ImprovementCycleOptions {
   /** The artifacts folder, e.g. `<ARC_HOME>/artifacts`: the run's files go to `<artifactsDir>/<tenantId>/runs/<runId>/`. */
   artifactsDir: string;
-  /** Recipe file, absolute or relative to the repository root (default `recipes/toolcall-dpo.yaml`). */
+  /** Recipe file, absolute or relative to the repository root (default DEFAULT_RECIPE_FILE). */
   recipe?: string;
   /** `key=value` recipe overrides after the cycle's own (`model.path`, `data.prompts`, `data.preferences`). */
   overrides?: string[];
@@ -54,7 +55,7 @@ export async function runImprovementCycle(
   tenantId: string,
   options: ImprovementCycleOptions,
 ): Promise<ExecuteRunResult> {
-  const recipe = options.recipe ?? "recipes/toolcall-dpo.yaml";
+  const recipe = options.recipe ?? DEFAULT_RECIPE_FILE;
   recipeFile(recipe);
   const base = await productionModel(db, tenantId);
   const owner = `${hostname()}:${process.pid}:cycle`;

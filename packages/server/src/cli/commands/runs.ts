@@ -1,5 +1,6 @@
 import { InvalidInputError } from "@arc/core";
 import type { StepRecord } from "@arc/rl";
+import { DEFAULT_RECIPE_NAME } from "../../orchestrator/default-recipe.ts";
 import type { TenantOrchestratorStatus } from "../../orchestrator/orchestrator.ts";
 import type { TenantRun } from "../../orchestrator/run-store.ts";
 import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
@@ -12,7 +13,7 @@ const help = `arc runs — a tenant's training runs on the server (the orchestra
 Usage:
   arc runs ls [--status queued,running,...] [--json]   runs, newest first, and the orchestrator's status
   arc runs show <id> [--json]                          progress, metrics, lineage, the last steps
-  arc runs start [recipe] [key=value ...] [--json]     queue a run of a shipped recipe (default toolcall-dpo)
+  arc runs start [recipe] [key=value ...] [--json]     queue a run of a shipped recipe (default ${DEFAULT_RECIPE_NAME})
                                                        from the production model on the tenant's failures
   arc runs cancel <id>                                 stop it after its current step (no candidate)
   arc runs logs <id> [--tail 200]                      the last lines of a run's Ray job log (cluster.jobsUrl)

@@ -14,6 +14,7 @@ import {
   startRun,
 } from "@arc/rl";
 import { asyncRolloutSource, engineFactory } from "@arc/rl/embedded";
+import { DEFAULT_RECIPE_FILE } from "../../orchestrator/default-recipe.ts";
 import { registerRunCheckpoint } from "../../orchestrator/register-run-checkpoint.ts";
 import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
 import type { Command } from "../command.ts";
@@ -23,7 +24,7 @@ const HELP = `arc train — train a model from a recipe (SFT warm-up, semi-onlin
 
 Usage:
   arc train <recipe.yaml> [key=value ...] [--runs-dir .arc/runs] [--run-id <id>]
-      Starts a run. Overrides name a recipe key, e.g. trainer.syncInterval=10 data.env=arith.
+      Starts a run. Overrides name a recipe key, e.g. trainer.syncInterval=10 data.env=<env of a family>.
   arc train --resume <runId> [--runs-dir .arc/runs]
       Continues a run from its last checkpoint (same data order and sampling seeds).
 
@@ -105,12 +106,9 @@ async function train(args: ParsedArgs): Promise<number> {
     } else {
       const [recipePath, ...overrides] = args.positionals;
       if (!recipePath) {
-        throw new InvalidInputError(
-          "recipe: expected a recipe file, e.g. arc train recipes/toolcall-dpo.yaml",
-          {
-            field: "recipe",
-          },
-        );
+        throw new InvalidInputError(`recipe: expected a recipe file, e.g. arc train ${DEFAULT_RECIPE_FILE}`, {
+          field: "recipe",
+        });
       }
       const recipe = await loadRecipe(recipePath, overrides);
       const from = recipe.model.init

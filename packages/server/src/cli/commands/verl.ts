@@ -1,6 +1,6 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { InvalidInputError } from "@arc/core";
+import { DEFAULT_ENV, InvalidInputError } from "@arc/core";
 import {
   checkVerlRecipe,
   loadRecipe,
@@ -39,7 +39,7 @@ export const verlCommand: Command = {
       throw new InvalidInputError(`unknown action "${action ?? ""}": expected export (see arc verl --help)`);
     if (!recipePath)
       throw new InvalidInputError(
-        "recipe: expected a recipe file, e.g. arc verl export recipes/toolcall-grpo.yaml",
+        `recipe: expected a recipe file, e.g. arc verl export recipes/${DEFAULT_ENV}-grpo.yaml`,
         {
           field: "recipe",
         },
