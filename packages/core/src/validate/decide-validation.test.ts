@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decideValidation, type ValidationItem } from "./decide-validation.ts";
+import { decideValidation, MIN_COUNTED_GENERAL_ITEMS, type ValidationItem } from "./decide-validation.ts";
 
 function items(
   slice: string,
@@ -167,5 +167,63 @@ describe("decideValidation", () => {
       ),
       report.reasons.join("; "),
     );
+  });
+});
+
+describe("decideValidation's general slice (capability retention)", () => {
+  const fixed = () => items("pat-a", "pattern", repeat([false, true], 20));
+
+  it("rejects a candidate that forgets general items the current model answered right", () => {
+    const report = decideValidation([
+      ...fixed(),
+      ...items("general-knowledge", "knowledge", [...repeat<[boolean, boolean]>([true, true], 16), ...repeat<[boolean, boolean]>([true, false], 4)]),
+    ]);
+    assert.equal(report.decision, "fail");
+    assert.deepEqual(report.scores.general, { total: 20, counted: 20, kept: 16, ndr: 0.8 });
+    const check = report.checks.find((c) => c.gate === "general_ndr");
+    assert.equal(check?.passed, false);
+    assert.match(check?.detail ?? "", /general NDR 80\.0% < 95\.0% \(the candidate kept 16 of the 20 of 20/);
+    // the general slice stays out of the EvalSet's figures
+    assert.equal(report.scores.functional, 1);
+    assert.equal(report.scores.ndr, 1);
+  });
+
+  it("counts only the items the current model answers right, so a candidate keeping all of those passes", () => {
+    const report = decideValidation([
+      ...fixed(),
+      ...items("general-knowledge", "knowledge", [
+        ...repeat<[boolean, boolean]>([true, true], 12),
+        ...repeat<[boolean, boolean]>([false, false], 30),
+      ]),
+    ]);
+    assert.equal(report.decision, "pass", report.reasons.join("; "));
+    assert.deepEqual(report.scores.general, { total: 42, counted: 12, kept: 12, ndr: 1 });
+  });
+
+  it("passes the gate with a note when fewer than MIN_COUNTED_GENERAL_ITEMS items count", () => {
+    const few = MIN_COUNTED_GENERAL_ITEMS - 1;
+    const report = decideValidation([
+      ...fixed(),
+      ...items("general-knowledge", "knowledge", [
+        ...repeat<[boolean, boolean]>([true, false], few),
+        ...repeat<[boolean, boolean]>([false, false], 30),
+      ]),
+    ]);
+    const check = report.checks.find((c) => c.gate === "general_ndr");
+    assert.equal(check?.passed, true);
+    assert.match(
+      check?.detail ?? "",
+      new RegExp(`not gated: only the ${few} of ${few + 30} .* fewer than ${MIN_COUNTED_GENERAL_ITEMS}`),
+    );
+    assert.equal(report.scores.general?.ndr, 0);
+    assert.equal(report.decision, "pass");
+  });
+
+  it("reads minGeneralNdr from the gates", () => {
+    const outcomes = items("general-knowledge", "knowledge", [
+      ...repeat<[boolean, boolean]>([true, true], 16),
+      ...repeat<[boolean, boolean]>([true, false], 4),
+    ]);
+    assert.equal(decideValidation([...fixed(), ...outcomes], { minGeneralNdr: 0.8 }).decision, "pass");
   });
 });

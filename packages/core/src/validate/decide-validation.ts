@@ -20,9 +20,13 @@ export interface ModelOutcome {
 /** One eval item answered by both the current model (baseline) and the candidate. */
 export interface ValidationItem {
   id: string;
-  /** A pattern id, `general`, or `safety`. */
+  /** A pattern id, `general`, `general-knowledge` or `safety`. */
   slice: string;
-  kind: "pattern" | "general" | "safety";
+  /**
+   * `pattern` and `general`: the tenant's EvalSet (its failure patterns and its general traffic); `knowledge`: the
+   * general slice of prompts unrelated to the agent's task (capability retention); `safety`: the safety slice.
+   */
+  kind: "pattern" | "general" | "knowledge" | "safety";
   safetyCheck?: SafetyCheck;
   /**
    * What judged both answers: `verifier:<env>` (the task family's verifier), `judge:<model>` (the tenant's judge, on
@@ -60,7 +64,7 @@ export interface SliceReport {
 
 /** One gate, whether it held, and the figures that decided it. */
 export interface GateCheck {
-  gate: "functional" | "ndr" | "slices" | "safety" | "win_rate";
+  gate: "functional" | "ndr" | "slices" | "general_ndr" | "safety" | "win_rate";
   passed: boolean;
   detail: string;
 }
@@ -83,6 +87,12 @@ export interface ValidationReport {
     /** Pass-rate change on the general (regression) slice, candidate minus baseline; null without one. */
     regression: number | null;
     safety: { total: number; passed: number; leaks: number; newFailures: number };
+    /**
+     * The general slice (capability retention): its items, those the current model answers right (`counted`, the
+     * only ones that count), those of them the candidate also answers right (`kept`), and kept / counted (`ndr`,
+     * null when none count); absent from reports stored without it.
+     */
+    general?: { total: number; counted: number; kept: number; ndr: number | null };
     /**
      * On the items a judge decided (`judge:<model>`): the candidate's wins, losses and ties against the current
      * model, the win rate (wins + ties / 2) / n and its 95% Wilson interval; null when a judge decided none.
@@ -142,9 +152,18 @@ function sliceReport(slice: string, items: ValidationItem[], alpha: number): Sli
   };
 }
 
+/** The item kinds of the tenant's EvalSet: the functional, NDR and per-slice gates read these. */
+const isEvalKind = (kind: ValidationItem["kind"]) => kind === "pattern" || kind === "general";
+
+/**
+ * Fewest general-slice items the current model must answer right for `minGeneralNdr` to decide: with fewer (a small
+ * base that knows little) one lost item would swing the rate by over 10 points, so the gate passes with a note.
+ */
+export const MIN_COUNTED_GENERAL_ITEMS = 10;
+
 /** Decides `worse` for the pattern and general slices together with Holm–Bonferroni at family-wise level alpha. */
 function correctForSlices(slices: SliceReport[], alpha: number): void {
-  const tested = slices.filter((s) => s.kind !== "safety");
+  const tested = slices.filter((s) => isEvalKind(s.kind));
   const decisions = holmBonferroni(
     tested.map((s) => s.test.pValue),
     alpha,
@@ -179,18 +198,42 @@ function judgedWinRate(items: readonly ValidationItem[]): ValidationReport["scor
 }
 
 /**
+ * The capability-retention gate: of the general-slice items the current model answers right, the share the candidate
+ * also answers right, against `minGeneralNdr`; passes with a note when fewer than `MIN_COUNTED_GENERAL_ITEMS` count.
+ */
+function generalNdrCheck(
+  general: NonNullable<ValidationReport["scores"]["general"]>,
+  minGeneralNdr: number,
+): GateCheck {
+  const of = `the ${general.counted} of ${general.total} general-slice items the current model answers right`;
+  if (general.counted < MIN_COUNTED_GENERAL_ITEMS) {
+    return {
+      gate: "general_ndr",
+      passed: true,
+      detail: `general NDR not gated: only ${of} count, fewer than ${MIN_COUNTED_GENERAL_ITEMS}${general.ndr === null ? "" : ` (the candidate kept ${general.kept})`}`,
+    };
+  }
+  const ndr = general.ndr ?? 1;
+  return {
+    gate: "general_ndr",
+    passed: ndr >= minGeneralNdr,
+    detail: `general NDR ${pct(ndr)} ${ndr >= minGeneralNdr ? ">=" : "<"} ${pct(minGeneralNdr)} (the candidate kept ${general.kept} of ${of})`,
+  };
+}
+
+/**
  * Judges a candidate against the current model on paired outcomes with a tenant's gates: functional pass rate,
  * NDR, no slice significantly worse (McNemar exact test per slice, so three unlucky items in a slice of twenty do
  * not block a release but a real regression does; Holm–Bonferroni across the slices keeps the chance that any
- * slice is wrongly called worse at alpha however many patterns there are), and the safety slice. Pure: the server
- * runs the models.
+ * slice is wrongly called worse at alpha however many patterns there are), capability retention on the general slice
+ * (`knowledge` items, kept apart from the EvalSet's figures), and the safety slice. Pure: the server runs the models.
  */
 export function decideValidation(
   items: readonly ValidationItem[],
   gatesInput: ValidationGatesInput = {},
 ): ValidationReport {
   const gates = ValidationGates.parse(gatesInput);
-  const functionalItems = items.filter((i) => i.kind !== "safety");
+  const functionalItems = items.filter((i) => isEvalKind(i.kind));
   if (functionalItems.length === 0) {
     throw new InvalidInputError(
       "items: expected at least one pattern or general item to validate on, got none",
@@ -200,6 +243,7 @@ export function decideValidation(
     );
   }
   const safetyItems = items.filter((i) => i.kind === "safety");
+  const knowledgeItems = items.filter((i) => i.kind === "knowledge");
 
   const bySlice = new Map<string, ValidationItem[]>();
   for (const item of items) bySlice.set(item.slice, [...(bySlice.get(item.slice) ?? []), item]);
@@ -212,7 +256,7 @@ export function decideValidation(
   const ndr = nonDegradationRate(
     functionalItems.map((i) => ({ baseline: Number(i.baseline.pass), candidate: Number(i.candidate.pass) })),
   );
-  const general = functionalItems.filter((i) => i.kind === "general");
+  const generalTraffic = functionalItems.filter((i) => i.kind === "general");
   const leaks = safetyItems.filter((i) => i.safetyCheck === "must_not_leak" && !i.candidate.pass).length;
   const newSafetyFailures = safetyItems.filter((i) => i.baseline.pass && !i.candidate.pass).length;
   const safetyPassed = safetyItems.filter((i) => i.candidate.pass).length;
@@ -241,13 +285,13 @@ export function decideValidation(
     passed: ndr >= gates.minNdr,
     detail: `NDR ${pct(ndr)} ${ndr >= gates.minNdr ? ">=" : "<"} ${pct(gates.minNdr)} (${functionalItems.filter((i) => i.baseline.pass && !i.candidate.pass).length} of ${functionalItems.length} items regressed)`,
   });
-  const worse = slices.filter((s) => s.kind !== "safety" && s.test.worse);
+  const worse = slices.filter((s) => isEvalKind(s.kind) && s.test.worse);
   checks.push({
     gate: "slices",
     passed: worse.length === 0,
     detail:
       worse.length === 0
-        ? `no slice significantly worse (McNemar one-sided, Holm–Bonferroni over ${slices.filter((s) => s.kind !== "safety").length} slices, alpha ${gates.alpha})`
+        ? `no slice significantly worse (McNemar one-sided, Holm–Bonferroni over ${slices.filter((s) => isEvalKind(s.kind)).length} slices, alpha ${gates.alpha})`
         : worse
             .map(
               (s) =>
@@ -255,6 +299,15 @@ export function decideValidation(
             )
             .join("; "),
   });
+  const counted = knowledgeItems.filter((i) => i.baseline.pass);
+  const kept = counted.filter((i) => i.candidate.pass).length;
+  const general = {
+    total: knowledgeItems.length,
+    counted: counted.length,
+    kept,
+    ndr: counted.length === 0 ? null : kept / counted.length,
+  };
+  if (general.total > 0) checks.push(generalNdrCheck(general, gates.minGeneralNdr));
   if (gates.safety !== "off") {
     const clean =
       gates.safety === "strict"
@@ -286,7 +339,10 @@ export function decideValidation(
       baselineFunctional: passRate(functionalItems, "baseline"),
       ndr,
       regression:
-        general.length === 0 ? null : passRate(general, "candidate") - passRate(general, "baseline"),
+        generalTraffic.length === 0
+          ? null
+          : passRate(generalTraffic, "candidate") - passRate(generalTraffic, "baseline"),
+      general,
       safety: { total: safetyItems.length, passed: safetyPassed, leaks, newFailures: newSafetyFailures },
       winRate,
       episodes,

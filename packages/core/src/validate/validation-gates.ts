@@ -15,6 +15,14 @@ export const ValidationGates = z
       .max(1)
       .default(0.99)
       .describe("lowest share of items where the candidate is not worse than the current model"),
+    minGeneralNdr: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.95)
+      .describe(
+        "lowest share of the general slice's items the current model answers right that the candidate also answers right (capability retention); passes with a note when fewer than 10 such items count",
+      ),
     minWinRate: z
       .number()
       .min(0)

@@ -205,6 +205,7 @@ describe("a candidate trained with DPO on corrupted (swapped) preference pairs",
         assert.deepEqual(report.gates, {
           minFunctional: 0.85,
           minNdr: 0.99,
+          minGeneralNdr: 0.95,
           minWinRate: 0.5,
           judging: "pointwise",
           alpha: 0.05,

@@ -4,7 +4,10 @@ import {
   answerTrace,
   type ChatMessage,
   familyPrompt,
+  type GeneralItem,
+  generalMessages,
   type JudgeDetector,
+  judgeGeneral,
   judgeSafety,
   type ModelOutcome,
   offeredTools,
@@ -39,6 +42,8 @@ export interface JudgeOptions {
    * not decided by then is left out, counted as unjudged.
    */
   judgeWithinMs?: number;
+  /** The general slice, asked of both models beside the rows and judged by each item's check (default: none). */
+  general?: readonly GeneralItem[];
 }
 
 /** The default of `JudgeOptions.judgeWithinMs`. */
@@ -241,9 +246,9 @@ function episodeFamily(
 
 /**
  * Asks both models every eval row (its recorded prompt and tools where it has them, else its family's first turn;
- * greedy) and every safety item, and judges each answer: a verifiable row (`isVerifiable`) with its family's
+ * greedy), every safety item and every general-slice item, and judges each answer: a verifiable row (`isVerifiable`) with its family's
  * verifier, any other row with the tenant's judge (`options.rubricJudge`, the row left out when the judge cannot
- * decide one of its answers), safety items with `judgeSafety`. A verifiable row of a multi-turn family is played as a
+ * decide one of its answers), safety items with `judgeSafety`, general items with `judgeGeneral`. A verifiable row of a multi-turn family is played as a
  * whole episode in the family's session (`playEpisode`) and the verifier judges all its turns (`episode` items).
  * Returns paired outcomes for `decideValidation`.
  */
@@ -257,6 +262,7 @@ export async function judgeModels(
   const families = options.families ?? taskFamilies;
   const maxTokens = options.maxTokens ?? 96;
   const concurrency = options.concurrency ?? 16;
+  const general = options.general ?? [];
   const prompts: { messages: ChatMessage[]; tools?: Record<string, unknown>[] }[] = [
     ...rows.map((row) =>
       row.context
@@ -266,6 +272,7 @@ export async function judgeModels(
           },
     ),
     ...safety.map((s) => ({ messages: s.messages as ChatMessage[] })),
+    ...general.map((g) => ({ messages: generalMessages(g) as ChatMessage[] })),
   ];
   const [b, c] = await Promise.all(
     [baseline, candidate].map((backend) =>
@@ -335,6 +342,22 @@ export async function judgeModels(
       kind: "safety",
       safetyCheck: item.check,
       judgedBy: `safety:${item.check}`,
+      baseline: judge(b[i]),
+      candidate: judge(c[i]),
+    });
+  });
+  general.forEach((item, k) => {
+    const i = rows.length + safety.length + k;
+    const judge = (answer: Answer): ModelOutcome => ({
+      ...judgeGeneral(item, answer.text),
+      latencyMs: answer.latencyMs,
+      outputTokens: answer.outputTokens,
+    });
+    items.push({
+      id: item.id,
+      slice: "general-knowledge",
+      kind: "knowledge",
+      judgedBy: `check:${item.check}`,
       baseline: judge(b[i]),
       candidate: judge(c[i]),
     });

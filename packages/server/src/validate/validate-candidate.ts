@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import {
   builtinSafetySlice,
   decideValidation,
+  type GeneralItem,
   InvalidInputError,
   type SafetyItem,
   type ValidationReport,
@@ -19,6 +20,7 @@ import {
   transitionModelVersion,
 } from "../store/model-registry.ts";
 import type { EvalSetSource } from "./eval-set-source.ts";
+import { shippedGeneralSlice } from "./general-slice.ts";
 import { isJudgeable, isVerifiable, type JudgeOptions, judgeModels } from "./judge-models.ts";
 
 /** What validation needs: the store, the models, the EvalSets and the safety slice. */
@@ -28,6 +30,8 @@ export interface ValidatorDeps {
   evalSets: EvalSetSource;
   /** The safety slice (default: the built-in one). */
   safety?: SafetyItem[];
+  /** The general slice, for the capability-retention gate (default: the shipped one). */
+  general?: GeneralItem[];
   judge?: JudgeOptions;
   /** The upstreams a tenant's judge may run on, for eval rows no verifier can judge (none: those are not judged). */
   judgeUpstreams?: JudgeUpstreams;
@@ -86,7 +90,7 @@ async function trustedRubricJudge(
 }
 
 /**
- * Judges a candidate against the tenant's production model on its newest EvalSet plus the safety slice, stores the
+ * Judges a candidate against the tenant's production model on its newest EvalSet plus the safety and general slices, stores the
  * report, and moves the candidate to `validated` (gates passed) or `rejected` (with the reasons as evidence).
  */
 export async function validateCandidate(
@@ -134,9 +138,9 @@ export async function validateCandidate(
     c,
     rubricJudge ? [...verifiable, ...judgeable] : verifiable,
     deps.safety ?? builtinSafetySlice(),
-    { ...deps.judge, families, rubricJudge },
+    { ...deps.judge, families, rubricJudge, general: deps.general ?? shippedGeneralSlice() },
   );
-  const decided = items.filter((item) => item.kind !== "safety").length;
+  const decided = items.filter((item) => item.kind === "pattern" || item.kind === "general").length;
   if (decided === 0 && rubricJudge) {
     throw new InvalidInputError(
       `the judge (${rubricJudge.model}) decided none of the ${judgeable.length} reference-free eval rows yet (its budget, an outage or unreadable replies): validate again once it answers`,
@@ -175,6 +179,7 @@ export async function validateCandidate(
         decision: report.decision,
         functional: report.scores.functional,
         ndr: report.scores.ndr,
+        generalNdr: report.scores.general?.ndr ?? null,
         baselineFunctional: report.scores.baselineFunctional,
       },
     },

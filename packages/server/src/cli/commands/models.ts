@@ -101,6 +101,9 @@ function printReport(report: ValidationReport): void {
     `  functional ${pct(s.functional)} (production ${pct(s.baselineFunctional)})  NDR ${pct(s.ndr)}  regression ${s.regression === null ? "-" : pct(s.regression)}  safety ${s.safety.passed}/${s.safety.total} (${s.safety.leaks} leaks)`,
   );
   console.log(
+    `  general slice ${s.general ? `${s.general.kept}/${s.general.counted} kept of ${s.general.total} (general NDR ${pct(s.general.ndr)})` : "-"}`,
+  );
+  console.log(
     `  latency ${s.latency.baselineMeanMs.toFixed(1)} -> ${s.latency.candidateMeanMs.toFixed(1)} ms  tokens ${s.tokens.baselineMean.toFixed(1)} -> ${s.tokens.candidateMean.toFixed(1)}`,
   );
   printTable(
