@@ -176,7 +176,10 @@ describe("decideValidation's general slice (capability retention)", () => {
   it("rejects a candidate that forgets general items the current model answered right", () => {
     const report = decideValidation([
       ...fixed(),
-      ...items("general-knowledge", "knowledge", [...repeat<[boolean, boolean]>([true, true], 16), ...repeat<[boolean, boolean]>([true, false], 4)]),
+      ...items("general-knowledge", "knowledge", [
+        ...repeat<[boolean, boolean]>([true, true], 16),
+        ...repeat<[boolean, boolean]>([true, false], 4),
+      ]),
     ]);
     assert.equal(report.decision, "fail");
     assert.deepEqual(report.scores.general, { total: 20, counted: 20, kept: 16, ndr: 0.8 });
