@@ -13,9 +13,9 @@ import {
   detectAndCluster,
   FailureClusterer,
   failureRecord,
-  simulateProductionTraffic,
   Trace,
 } from "@arc/core";
+import { simulateProductionTraffic } from "@arc/core/testing";
 import { loadServerConfig } from "../packages/server/src/config/server-config.ts";
 import { parseFailurePipelineConfig } from "../packages/server/src/failures/failure-pipeline-config.ts";
 import { startServer } from "../packages/server/src/serve/start-server.ts";

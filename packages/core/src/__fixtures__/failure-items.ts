@@ -1,7 +1,7 @@
 import { FailureClusterer, failureRecord } from "../cluster/index.ts";
 import { DetectorRegistry } from "../detect/index.ts";
-import { simulateProductionTraffic } from "../simulate/index.ts";
 import { type FailureItem, failureItemFromTrace } from "../synth/index.ts";
+import { simulateProductionTraffic } from "../testing/simulate/index.ts";
 import { Trace } from "../trace/index.ts";
 
 /** Failure items of simulated production traffic, detected and clustered as the server would. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DetectorRegistry } from "../detect/index.ts";
-import { simulateProductionTraffic } from "../simulate/index.ts";
+import { simulateProductionTraffic } from "../testing/simulate/index.ts";
 import { Trace } from "../trace/index.ts";
 import { clusteringScores } from "./clustering-scores.ts";
 import { FailureClusterer } from "./failure-clusterer.ts";

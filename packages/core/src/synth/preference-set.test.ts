@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DetectorRegistry } from "../detect/index.ts";
-import { type Dataset, simulateProductionTraffic } from "../index.ts";
+import type { Dataset } from "../synth/index.ts";
+import { simulateProductionTraffic } from "../testing/simulate/index.ts";
 import { Trace } from "../trace/index.ts";
 import type { FailureItem } from "./failure-item.ts";
 import { failureItemFromTrace } from "./failure-item.ts";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { simulateProductionTraffic, Trace } from "@arc/core";
+import { Trace } from "@arc/core";
+import { simulateProductionTraffic } from "@arc/core/testing";
 import { createApp } from "../http/app.ts";
 import { Authenticator } from "../http/authenticator.ts";
 import { patternRoutes } from "../http/routes/pattern-routes.ts";

@@ -2,14 +2,8 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import {
-  DetectionConfig,
-  type DetectorRegistry,
-  failedVerdict,
-  simulateProductionTraffic,
-  Trace,
-} from "@arc/core";
-import { waitUntil } from "@arc/core/testing";
+import { DetectionConfig, type DetectorRegistry, failedVerdict, Trace } from "@arc/core";
+import { simulateProductionTraffic, waitUntil } from "@arc/core/testing";
 import { putJudgeModel, putRubric } from "../judges/judge-store.ts";
 import type { Database } from "../store/database.ts";
 import { saveDetectorConfig } from "../store/detector-configs.ts";

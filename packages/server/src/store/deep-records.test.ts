@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { simulateProductionTraffic, Trace } from "@arc/core";
+import { Trace } from "@arc/core";
+import { simulateProductionTraffic } from "@arc/core/testing";
 import type { Database } from "./database.ts";
 import { getModelVersion, listModelVersions, registerModelVersion } from "./model-registry.ts";
 import { createTenant } from "./tenants.ts";

@@ -1,13 +1,8 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type DetectorRegistry,
-  type SimulatedTrace,
-  simulateProductionTraffic,
-  solutionsByQuestion,
-  Trace,
-} from "@arc/core";
+import { type DetectorRegistry, solutionsByQuestion, Trace } from "@arc/core";
+import { type SimulatedTrace, simulateProductionTraffic } from "@arc/core/testing";
 import { configForSize, initWeights, writeHfCheckpoint } from "@arc/engine";
 import { DetectionWorker } from "../../failures/detection-worker.ts";
 import type { Database } from "../../store/database.ts";

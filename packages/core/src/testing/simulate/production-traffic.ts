@@ -1,11 +1,11 @@
-import { InvalidInputError } from "../errors/index.ts";
-import { generateTasks, taskFamilies } from "../families/index.ts";
-import type { Task } from "../rollout/index.ts";
-import { parseToolCall } from "../tasks/parse-tool-call.ts";
-import { createRng, deriveSeed, type Rng } from "../tasks/rng.ts";
-import { pickWeighted, type TaskFamily } from "../tasks/task-family.ts";
-import { toOpenAiTools } from "../tasks/tool-spec.ts";
-import type { Feedback, TraceInput } from "../trace/index.ts";
+import { InvalidInputError } from "../../errors/index.ts";
+import { generateTasks, taskFamilies } from "../../families/index.ts";
+import type { Task } from "../../rollout/index.ts";
+import { parseToolCall } from "../../tasks/parse-tool-call.ts";
+import { createRng, deriveSeed, type Rng } from "../../tasks/rng.ts";
+import { pickWeighted, type TaskFamily } from "../../tasks/task-family.ts";
+import { toOpenAiTools } from "../../tasks/tool-spec.ts";
+import type { Feedback, TraceInput } from "../../trace/index.ts";
 import { INJECTED_MODES, type InjectedMode, type SimulatedTurn } from "./injected-modes.ts";
 
 /** How many turns a simulated multi-turn episode may take: room for the looping failures to show. */

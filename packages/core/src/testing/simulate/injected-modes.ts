@@ -1,8 +1,8 @@
-import type { ArithSolution } from "../families/arith/arith-tasks.ts";
-import type { OrderdeskSolution } from "../families/orderdesk/orderdesk.ts";
-import type { ToolcallSolution } from "../families/toolcall/toolcall-tasks.ts";
-import type { Task } from "../rollout/index.ts";
-import type { Rng } from "../tasks/rng.ts";
+import type { ArithSolution } from "../../families/arith/arith-tasks.ts";
+import type { OrderdeskSolution } from "../../families/orderdesk/orderdesk.ts";
+import type { ToolcallSolution } from "../../families/toolcall/toolcall-tasks.ts";
+import type { Task } from "../../rollout/index.ts";
+import type { Rng } from "../../tasks/rng.ts";
 
 /** How a simulated model turn ended, as it would appear on an LLM step. */
 export interface SimulatedTurn {

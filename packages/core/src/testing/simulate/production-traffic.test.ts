@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Trace } from "../trace/index.ts";
+import { Trace } from "../../trace/index.ts";
 import { INJECTED_MODES } from "./injected-modes.ts";
 import { simulateProductionTraffic } from "./production-traffic.ts";
 
