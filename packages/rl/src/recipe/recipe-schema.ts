@@ -1,7 +1,7 @@
 import { AdaptiveTeachingRewardConfig, DEFAULT_BASE_MODEL, DEFAULT_ENV } from "@arc/core";
 import { z } from "zod";
+import { TEACHER_RUN_ENVS } from "../families/teacher-envs.ts";
 import { DEFAULT_MIN_JUDGE_SCORED_SHARE } from "../reward/judge-coverage.ts";
-import { TEACHER_RUN_ENVS } from "../teach/teacher-envs.ts";
 
 export { TEACHER_RUN_ENVS };
 

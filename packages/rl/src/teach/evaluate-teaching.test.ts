@@ -9,10 +9,14 @@ import {
   type ToolcallSolution,
 } from "@arc/core";
 import { rightApproachHint } from "../data/sft-examples.ts";
+import { ReferenceToolcallTeacher } from "../families/toolcall/reference-toolcall-teacher.ts";
+import {
+  TOOLCALL_TEACHING_TEMPLATES,
+  toolcallAnswers,
+  verifyToolcallAttempt,
+} from "../families/toolcall/toolcall-teaching.ts";
 import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
 import { evaluateTeaching } from "./evaluate-teaching.ts";
-import { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
-import { TOOLCALL_TEACHING_TEMPLATES, toolcallAnswers, verifyToolcallAttempt } from "./toolcall-teaching.ts";
 
 const tasks = generateToolcallTasks({ split: "production", seed: 11, count: 40 });
 const toolOf = (t: Task) => (t.solution as ToolcallSolution).tool;

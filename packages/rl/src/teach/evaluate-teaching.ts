@@ -48,7 +48,7 @@ export interface EvaluateTeachingOptions {
   maxSolutionTokens?: number;
   /**
    * Whether an output is a complete answer, for families whose student does not write `<solution>`
-   * (a toolcall student answers with a bare JSON call); default: the protocol's closed `<solution>`.
+   * (a student trained on bare answers writes none); default: the protocol's closed `<solution>`.
    */
   completed?: (text: string) => boolean;
   /** The values a task's teaching must not reveal (redacted when it does); default: the protocol's own. */

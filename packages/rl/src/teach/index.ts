@@ -3,13 +3,19 @@ export {
   evaluateTeaching,
   type TeachingEvaluation,
 } from "./evaluate-teaching.ts";
+export type {
+  ConversionsTold,
+  FamilyTeaching,
+  ProbeDiagnosis,
+  StrongStudentTeaching,
+  TeacherReply,
+} from "./family-teaching.ts";
 export {
   type ConversionKindScore,
   kindsWorthTelling,
   measureStrongConversions,
 } from "./measure-strong-conversions.ts";
 export { trainEngineReferenceLikelihood } from "./reference-likelihood.ts";
-export { ReferenceToolcallTeacher } from "./reference-toolcall-teacher.ts";
 export { probeMessages, teacherMessages } from "./teacher-messages.ts";
 export { openTeacherRun, type TeacherEvaluation, type TeacherRun } from "./teacher-run.ts";
 export {
@@ -24,16 +30,3 @@ export {
   type TeachingScore,
 } from "./teaching-rewarder.ts";
 export { teachingSampler } from "./teaching-sampler.ts";
-export {
-  type ConversionsTold,
-  diagnoseToolcallProbe,
-  falseConversions,
-  probedTool,
-  type StrongStudentTeaching,
-  TOOLCALL_TEACHING_TEMPLATES,
-  type ToolcallDiagnosis,
-  tellsConversions,
-  toolcallAnswers,
-  toolcallTeacherReply,
-  verifyToolcallAttempt,
-} from "./toolcall-teaching.ts";

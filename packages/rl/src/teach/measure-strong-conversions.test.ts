@@ -11,9 +11,13 @@ import {
   type ToolcallSolution,
   toolcallConversionKind,
 } from "@arc/core";
+import {
+  TOOLCALL_TEACHING_TEMPLATES,
+  toolcallTeaching,
+  verifyToolcallAttempt,
+} from "../families/toolcall/toolcall-teaching.ts";
 import { kindsWorthTelling, measureStrongConversions } from "./measure-strong-conversions.ts";
 import { TeachingRewarder } from "./teaching-rewarder.ts";
-import { TOOLCALL_TEACHING_TEMPLATES, verifyToolcallAttempt } from "./toolcall-teaching.ts";
 
 const tasks = generateToolcallTasks({ split: "production", seed: 21, count: 120 });
 
@@ -44,7 +48,7 @@ describe("measureStrongConversions", () => {
       verify: verifyToolcallAttempt,
       templates: TOOLCALL_TEACHING_TEMPLATES,
     });
-    const scores = await measureStrongConversions(tasks, rewarder, 4);
+    const scores = await measureStrongConversions(tasks, rewarder, toolcallTeaching, 4);
     const count = (kind: string) => tasks.filter((t) => toolcallConversionKind(t) === kind).length;
     const booking = scores.find((s) => s.kind === "book_table:month");
     assert.ok(booking && booking.students > 0);
@@ -112,6 +116,6 @@ describe("measureStrongConversions", () => {
       verify: verifyToolcallAttempt,
       templates: TOOLCALL_TEACHING_TEMPLATES,
     });
-    assert.deepEqual(await measureStrongConversions(tasks, rewarder), []);
+    assert.deepEqual(await measureStrongConversions(tasks, rewarder, toolcallTeaching), []);
   });
 });

@@ -1,10 +1,10 @@
-import { type Task, toolcallConversionKind } from "@arc/core";
+import type { Task } from "@arc/core";
+import type { FamilyTeaching } from "./family-teaching.ts";
 import type { TeachingRewarder } from "./teaching-rewarder.ts";
-import { diagnoseToolcallProbe, toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /** What telling the strong students of one kind of request their conversions did to the frozen student. */
 export interface ConversionKindScore {
-  /** `toolcallConversionKind` of the requests (`book_table:month`). */
+  /** The family teaching's `conversionKind` of the requests (`book_table:month`). */
   kind: string;
   /** Tasks of this kind whose greedy probe opens the right call. */
   students: number;
@@ -29,6 +29,7 @@ export interface ConversionKindScore {
 export async function measureStrongConversions(
   tasks: readonly Task[],
   rewarder: TeachingRewarder,
+  teaching: FamilyTeaching,
   concurrency = 32,
 ): Promise<ConversionKindScore[]> {
   const byKind = new Map<string, { told: number[]; silent: number[]; fixed: number; broken: number }>();
@@ -36,13 +37,13 @@ export async function measureStrongConversions(
   const worker = async () => {
     while (next < tasks.length) {
       const task = tasks[next++];
-      const kind = toolcallConversionKind(task);
+      const kind = teaching.conversionKind(task);
       if (kind === null) continue;
       const approach = await rewarder.probe(task);
-      if (diagnoseToolcallProbe(task, approach).diagnosis !== "strong") continue;
+      if (teaching.diagnose(task, approach).diagnosis !== "strong") continue;
       const [told, silent] = await Promise.all([
-        rewarder.score(task, toolcallTeacherReply(task, approach, "all").reply),
-        rewarder.score(task, toolcallTeacherReply(task, approach, []).reply),
+        rewarder.score(task, teaching.teacherReply(task, approach, "all").reply),
+        rewarder.score(task, teaching.teacherReply(task, approach, []).reply),
       ]);
       const seen = byKind.get(kind) ?? { told: [], silent: [], fixed: 0, broken: 0 };
       seen.told.push(told.reward);

@@ -4,28 +4,23 @@ import {
   generateTasks,
   getTaskFamily,
   type InferenceEngine,
-  parseToolCall,
   type Task,
   type TokenCounter,
   type TrainEngine,
 } from "@arc/core";
 import type { ChatExample } from "../data/index.ts";
+import { teachingOf } from "../families/family-teachings.ts";
 import type { Recipe } from "../recipe/index.ts";
 import type { GroupSampler } from "../rollout/index.ts";
 import type { EngineChoice, EngineFactory } from "../run/engine-factory.ts";
 import { heldOutTasks, type TrainingData } from "../run/training-data.ts";
 import { evaluateTeaching } from "./evaluate-teaching.ts";
+import type { ConversionsTold, FamilyTeaching } from "./family-teaching.ts";
 import { kindsWorthTelling, measureStrongConversions } from "./measure-strong-conversions.ts";
 import { trainEngineReferenceLikelihood } from "./reference-likelihood.ts";
 import { generateTeachingExamples } from "./teaching-examples.ts";
 import { TeachingRewarder } from "./teaching-rewarder.ts";
 import { teachingSampler } from "./teaching-sampler.ts";
-import {
-  type ConversionsTold,
-  TOOLCALL_TEACHING_TEMPLATES,
-  toolcallAnswers,
-  verifyToolcallAttempt,
-} from "./toolcall-teaching.ts";
 
 /** A held-out evaluation of a teacher: its student's figures when taught by it. */
 export interface TeacherEvaluation {
@@ -58,9 +53,10 @@ async function strongStudentConversions(
   setting: NonNullable<Recipe["teaching"]>["strongStudentTeaching"],
   tasks: readonly Task[],
   rewarder: TeachingRewarder,
+  familyTeaching: FamilyTeaching,
 ): Promise<{ told: ConversionsTold; measured?: unknown }> {
   if (setting !== "measured") return { told: setting === "conversions" ? "all" : [] };
-  const scores = await measureStrongConversions(tasks, rewarder);
+  const scores = await measureStrongConversions(tasks, rewarder, familyTeaching);
   return { told: kindsWorthTelling(scores), measured: scores };
 }
 
@@ -89,6 +85,8 @@ interface LabellingContext {
   templates: Parameters<typeof generateTeachingExamples>[0]["templates"];
   tokenCounter: TokenCounter;
   rewarder: TeachingRewarder;
+  /** The taught family's teaching: its reference teacher labels the probes. */
+  familyTeaching: FamilyTeaching;
 }
 
 /**
@@ -97,12 +95,18 @@ interface LabellingContext {
  */
 async function labelledTeachings(
   recipe: Recipe,
-  { tasks, student, templates, tokenCounter, rewarder }: LabellingContext,
+  { tasks, student, templates, tokenCounter, rewarder, familyTeaching }: LabellingContext,
 ): Promise<{ examples: ChatExample[]; summary: Record<string, unknown> }> {
   const teaching = recipe.teaching as NonNullable<Recipe["teaching"]>;
-  const conversions = await strongStudentConversions(teaching.strongStudentTeaching, tasks, rewarder);
+  const conversions = await strongStudentConversions(
+    teaching.strongStudentTeaching,
+    tasks,
+    rewarder,
+    familyTeaching,
+  );
   const labelled = await generateTeachingExamples({
     tasks,
+    teaching: familyTeaching,
     student,
     templates,
     tokenCounter,
@@ -150,6 +154,7 @@ export async function openTeacherRun(
 ): Promise<TeacherRun> {
   const teaching = recipe.teaching as NonNullable<Recipe["teaching"]>;
   const family = getTaskFamily(recipe.data.env);
+  const familyTeaching = teachingOf(recipe.data.env);
   const studentDir = resolve(teaching.student);
   const studentEngine = await factory.inferenceEngine(studentDir, 0, engine);
   let likelihoodStudent: TrainEngine | undefined;
@@ -159,18 +164,18 @@ export async function openTeacherRun(
       seed: recipe.data.seed,
     });
     const tokenCounter = await factory.tokenCounter(studentDir);
-    const templates = { ...TOOLCALL_TEACHING_TEMPLATES, maxProbeTokens: teaching.maxProbeTokens };
+    const templates = { ...familyTeaching.templates, maxProbeTokens: teaching.maxProbeTokens };
     if (teaching.studentScore === "reference-likelihood")
       likelihoodStudent = await frozenTrainEngine(factory, studentDir, engine);
     const studentRender = await factory.renderExample(studentDir);
     const rewarder = new TeachingRewarder({
       student,
-      verify: verifyToolcallAttempt,
+      verify: familyTeaching.verify,
       templates,
       reward: teaching.reward,
       tokenCounter,
       maxSolutionTokens: teaching.maxSolutionTokens,
-      answersOf: toolcallAnswers,
+      answersOf: familyTeaching.answersOf,
       // the run-time guard the teacher serves under: a conversion the request does not support never reaches the
       // student, so a teacher earns nothing from stating one
       ungroundedClaims: family.ungroundedClaims,
@@ -192,7 +197,14 @@ export async function openTeacherRun(
     const evalTasks = heldOutTasks(recipe);
     const labelled =
       recipe.trainer.algorithm === "sft"
-        ? await labelledTeachings(recipe, { tasks, student, templates, tokenCounter, rewarder })
+        ? await labelledTeachings(recipe, {
+            tasks,
+            student,
+            templates,
+            tokenCounter,
+            rewarder,
+            familyTeaching,
+          })
         : { examples: [], summary: {} };
     return {
       data: { prompts: tasks, examples: labelled.examples, preferences: [], evalTasks },
@@ -203,13 +215,13 @@ export async function openTeacherRun(
           teacher: new EngineChatModel(teacherEngine, { model: "teacher", seed: recipe.trainer.seed }),
           mode: "adaptive",
           tasks: evalTasks,
-          verify: verifyToolcallAttempt,
+          verify: familyTeaching.verify,
           templates,
           tokenCounter,
           maxTeacherTokens: recipe.trainer.maxTokens,
           maxSolutionTokens: teaching.maxSolutionTokens,
-          completed: (text) => parseToolCall(text).ok,
-          answersOf: toolcallAnswers,
+          completed: familyTeaching.completed,
+          answersOf: familyTeaching.answersOf,
           ungroundedClaims: family.ungroundedClaims,
           concurrency: 32,
           signal,

@@ -4,17 +4,15 @@ import {
   createRng,
   type Diagnosis,
   deriveSeed,
-  formatToolCall,
   type Task,
   type TeachingTemplatesInput,
   type TeachMessage,
   type TokenCounter,
-  type ToolcallSolution,
   teachingTemplates,
   truncateProbe,
 } from "@arc/core";
+import type { ConversionsTold, FamilyTeaching } from "./family-teaching.ts";
 import { probeMessages, teacherMessages } from "./teacher-messages.ts";
-import { type ConversionsTold, toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /** One SFT example of the teacher: what it is shown and what it should answer. */
 export interface TeachingExample {
@@ -36,11 +34,13 @@ export interface TeachingExample {
 
 /** Options of `generateTeachingExamples`. */
 export interface TeachingExampleOptions {
-  /** `toolcall` tasks to probe the student on. */
+  /** Tasks of the taught family to probe the student on. */
   tasks: readonly Task[];
+  /** The family's teaching: its reference teacher labels each probe. */
+  teaching: FamilyTeaching;
   /** The frozen student whose probes the teacher learns to read. */
   student: ChatModel;
-  /** Protocol templates (the probe budget among them); default TOOLCALL_TEACHING_TEMPLATES should be passed by callers. */
+  /** Protocol templates (the probe budget among them); callers pass the family teaching's own. */
   templates?: TeachingTemplatesInput;
   /** Counts probe tokens in the student's units (default approximateTokenCounter). */
   tokenCounter?: TokenCounter;
@@ -76,11 +76,11 @@ async function mapLimited<T, R>(
 }
 
 /**
- * Teacher SFT data for `toolcall`: the frozen student is probed on each task (greedy, plus sampled
- * probes), and each probe is labelled by the reference teacher (`toolcallTeacherReply`): nothing, or only the
- * request's conversions (`conversionsTold`), when the probe starts the right call, the full hint when it does
- * not — never a whole argument value, which is the answer. Synthetic probes (the opening of the right call, or of
- * another task's call) keep both diagnoses represented when the student is mostly right or wrong.
+ * Teacher SFT data for a family: the frozen student is probed on each task (greedy, plus sampled probes), and each
+ * probe is labelled by the family's reference teacher (`teaching.teacherReply`): nothing, or only the request's
+ * conversions (`conversionsTold`), when the probe starts the right approach, the full hint when it does not — never
+ * the answer itself. Synthetic probes (the opening of the task's reference answer, or of another approach's) keep
+ * both diagnoses represented when the student is mostly right or wrong.
  */
 export async function generateTeachingExamples(options: TeachingExampleOptions): Promise<TeachingExample[]> {
   const templates = teachingTemplates(options.templates);
@@ -101,7 +101,7 @@ export async function generateTeachingExamples(options: TeachingExampleOptions):
   });
 
   const example = (task: Task, approach: string, source: TeachingExample["source"]): TeachingExample => {
-    const labelled = toolcallTeacherReply(task, approach, options.conversionsTold);
+    const labelled = options.teaching.teacherReply(task, approach, options.conversionsTold);
     return {
       task,
       approach,
@@ -116,10 +116,9 @@ export async function generateTeachingExamples(options: TeachingExampleOptions):
   const share = options.syntheticShare ?? 0.5;
   for (const task of options.tasks) {
     if (!rng.chance(share)) continue;
-    const own = task.solution as ToolcallSolution;
-    const others = options.tasks.filter((t) => (t.solution as ToolcallSolution).tool !== own.tool);
+    const others = options.tasks.filter((t) => !options.teaching.sameApproach(t, task));
     const source = rng.chance(0.5) && others.length > 0 ? rng.pick(others) : task;
-    const opening = counter.truncate(formatToolCall(source.solution as ToolcallSolution), budget);
+    const opening = counter.truncate(options.teaching.referenceText(source), budget);
     examples.push(example(task, opening, "synthetic"));
   }
   return examples;

@@ -7,14 +7,14 @@ import {
   toolcallConversions,
   ungroundedToolcallConversions,
 } from "@arc/core";
-import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
-import { TeachingRewarder } from "./teaching-rewarder.ts";
 import {
   TOOLCALL_TEACHING_TEMPLATES,
   toolcallAnswers,
   toolcallTeacherReply,
   verifyToolcallAttempt,
-} from "./toolcall-teaching.ts";
+} from "../families/toolcall/toolcall-teaching.ts";
+import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
+import { TeachingRewarder } from "./teaching-rewarder.ts";
 
 const tasks = generateToolcallTasks({ split: "production", seed: 5, count: 30 });
 const toolOf = (t: Task) => (t.solution as ToolcallSolution).tool;

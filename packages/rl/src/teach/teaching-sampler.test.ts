@@ -14,13 +14,17 @@ import {
   initWeights,
   renderChatExample,
 } from "@arc/engine";
+import {
+  TOOLCALL_TEACHING_TEMPLATES,
+  toolcallTeaching,
+  verifyToolcallAttempt,
+} from "../families/toolcall/toolcall-teaching.ts";
 import { HintFollowingStudentTestDouble } from "./__fixtures__/hint-following-student.ts";
 import { trainEngineReferenceLikelihood } from "./reference-likelihood.ts";
 import { teacherMessages } from "./teacher-messages.ts";
 import { generateTeachingExamples } from "./teaching-examples.ts";
 import { TeachingRewarder } from "./teaching-rewarder.ts";
 import { teachingSampler } from "./teaching-sampler.ts";
-import { TOOLCALL_TEACHING_TEMPLATES, verifyToolcallAttempt } from "./toolcall-teaching.ts";
 
 const tiny = configForSize("tiny");
 const tasks = generateToolcallTasks({ split: "production", seed: 7, count: 24 });
@@ -32,6 +36,7 @@ describe("teacher rollouts", () => {
     const student = new HintFollowingStudentTestDouble(tasks, unguided);
     const examples = await generateTeachingExamples({
       tasks,
+      teaching: toolcallTeaching,
       student,
       templates: TOOLCALL_TEACHING_TEMPLATES,
       seed: 1,

@@ -1,5 +1,6 @@
 import type { ChatCompletion, ChatModel, CompleteOptions, Task, TeachMessage } from "@arc/core";
-import { type ConversionsTold, toolcallTeacherReply } from "./toolcall-teaching.ts";
+import type { ConversionsTold } from "../../teach/family-teaching.ts";
+import { toolcallTeacherReply } from "./toolcall-teaching.ts";
 
 /**
  * The rule a trained `toolcall` teacher imitates, as a ChatModel: reads the question and the student's

@@ -8,7 +8,7 @@ import {
   type ToolcallSolution,
   toolcallConversions,
 } from "@arc/core";
-import { teachingHint } from "../data/sft-examples.ts";
+import { teachingHint } from "../../data/sft-examples.ts";
 import {
   diagnoseToolcallProbe,
   falseConversions,

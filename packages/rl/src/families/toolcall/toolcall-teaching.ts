@@ -1,7 +1,8 @@
 import {
-  type Diagnosis,
   findAnswerLeaks,
+  formatToolCall,
   normalizedEqual,
+  parseToolCall,
   type Task,
   type TeachingTemplatesInput,
   TOOLCALL_GUIDED_STUDENT_TEMPLATE,
@@ -14,7 +15,12 @@ import {
   type Verify,
   verifyTask,
 } from "@arc/core";
-import { STRONG_STUDENT_TEACHING } from "../recipe/recipe-schema.ts";
+import type {
+  ConversionsTold,
+  FamilyTeaching,
+  ProbeDiagnosis,
+  TeacherReply,
+} from "../../teach/family-teaching.ts";
 
 /**
  * Templates of the teaching protocol for `toolcall` with a byte-level student and teacher:
@@ -47,12 +53,7 @@ export function probedTool(approach: string): string | null {
 }
 
 /** What a teacher for `toolcall` concludes from a probe, and the one line of reasoning behind it. */
-export interface ToolcallDiagnosis {
-  /** `strong`: the probe starts the right call; `weak`: wrong tool, wrong argument name, wrong value, or no call. */
-  diagnosis: Diagnosis;
-  /** The teacher's reasoning, short enough for a small model to write. */
-  thinking: string;
-}
+export type ToolcallDiagnosis = ProbeDiagnosis;
 
 /**
  * Diagnoses a `toolcall` probe against the task's reference call: strong when it names the right tool,
@@ -77,19 +78,6 @@ export function diagnoseToolcallProbe(task: Task, approach: string): ToolcallDia
   return { diagnosis: "strong", thinking: `${needs}; the student picks it.` };
 }
 
-/**
- * What the teacher's labels tell a student whose probe opens the right call (`teaching.strongStudentTeaching`):
- * `none`, nothing; `conversions`, the request's conversions (`March is month 03; 3pm is hour 15.`); `measured`, the
- * conversions for the kinds of request where telling them beat silence's mean reward by two standard errors with the
- * frozen student on the teacher's training tasks (`measureStrongConversions`, `kindsWorthTelling`). On 600
- * production tasks of `models/toolcall-base`, all conversions fixed 13 strong students and broke 8 (NDR 0.987).
- */
-export type StrongStudentTeaching = (typeof STRONG_STUDENT_TEACHING)[number];
-export { STRONG_STUDENT_TEACHING };
-
-/** Which strong students are told their request's conversions: `all`, or those whose `toolcallConversionKind` is listed. */
-export type ConversionsTold = "all" | readonly string[];
-
 /** Whether a strong student of this task is told its request's conversions under `told`. */
 export function tellsConversions(task: Task, told: ConversionsTold): boolean {
   const kind = toolcallConversionKind(task);
@@ -102,13 +90,7 @@ export function tellsConversions(task: Task, told: ConversionsTold): boolean {
  * conversions when `told` covers its kind of request; for a weak one the full hint (tool, argument names and
  * conversions).
  */
-export function toolcallTeacherReply(
-  task: Task,
-  approach: string,
-  told: ConversionsTold = [],
-): { reply: string } & ToolcallDiagnosis & {
-    teaching: string;
-  } {
+export function toolcallTeacherReply(task: Task, approach: string, told: ConversionsTold = []): TeacherReply {
   const judged = diagnoseToolcallProbe(task, approach);
   const teaching =
     judged.diagnosis === "weak"
@@ -147,3 +129,16 @@ export function toolcallAnswers(task: Task): string[] {
     .map(String)
     .filter((value) => findAnswerLeaks(hint, [value]).length === 0);
 }
+
+/** The toolcall family's teaching: the protocol above, its verifier and its reference teacher. */
+export const toolcallTeaching: FamilyTeaching = {
+  templates: TOOLCALL_TEACHING_TEMPLATES,
+  verify: verifyToolcallAttempt,
+  completed: (text) => parseToolCall(text).ok,
+  answersOf: toolcallAnswers,
+  diagnose: diagnoseToolcallProbe,
+  teacherReply: toolcallTeacherReply,
+  conversionKind: toolcallConversionKind,
+  referenceText: (task) => formatToolCall(task.solution as ToolcallSolution),
+  sameApproach: (a, b) => (a.solution as ToolcallSolution).tool === (b.solution as ToolcallSolution).tool,
+};
