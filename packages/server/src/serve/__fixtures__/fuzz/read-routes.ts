@@ -3,7 +3,29 @@ import type { Ctx, RouteSpec } from "./route-spec.ts";
 
 const traceIds = (x: Ctx) => [...x.ids.traces, x.ready.fixture.traceId];
 const modelIds = (x: Ctx) => [...x.ids.models.map((m) => m.id), "cand", "prod"];
-const TRACE_QUERY = ["from", "to", "model", "status", "q", "limit", "cursor"];
+/** The trace list's query keys: `GET /v1/traces` and the dashboard's Traces page read the same filters. */
+const TRACE_FILTERS = [
+  "from",
+  "to",
+  "modelVersion",
+  "env",
+  "verdict",
+  "failureClass",
+  "pattern",
+  "user",
+  "session",
+  "tag",
+  "minLatencyMs",
+  "maxLatencyMs",
+  "minTokens",
+  "maxTokens",
+  "q",
+  "cursor",
+];
+const TRACE_QUERY = [...TRACE_FILTERS, "model", "status", "order", "limit"];
+const REVIEW_QUEUES = () => ["judge-disagreements", "unlabelled", "spot-checks"];
+/** A user and a session the fuzzed traces name, and one no trace names. */
+const PEOPLE = () => ["user-1", "session-1", "nobody"];
 
 /** The dashboard's pages, read with the signed-in tenant's session cookie. */
 const PAGES: RouteSpec[] = [
@@ -20,11 +42,16 @@ const PAGES: RouteSpec[] = [
   ["/ui/models/:id", [], modelIds],
   ["/ui/patterns"],
   ["/ui/patterns/:id", [], (x: Ctx) => x.ids.patterns],
+  ["/ui/reviews"],
+  ["/ui/reviews/:id", [], REVIEW_QUEUES],
   ["/ui/runs"],
   ["/ui/runs/:id", [], (x: Ctx) => x.ids.runs],
+  ["/ui/sessions/:id", [], PEOPLE],
   ["/ui/teaching"],
   ["/ui/tenants"],
-  ["/ui/traces/:id", [], traceIds],
+  ["/ui/traces", TRACE_FILTERS],
+  ["/ui/traces/:id", ["queue"], traceIds],
+  ["/ui/users/:id", [], PEOPLE],
 ].map(
   ([path, query, param]): RouteSpec => ({
     method: "GET",
@@ -105,7 +132,7 @@ export const GET_ROUTES: RouteSpec[] = [
   {
     method: "GET",
     path: "/v1/review-queues/:queue",
-    params: [() => ["judge-disagreements", "unlabelled", "spot-checks"]],
+    params: [REVIEW_QUEUES],
     query: ["limit"],
   },
   { method: "GET", path: "/v1/runs", query: ["status"] },
@@ -117,7 +144,13 @@ export const GET_ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/v1/traces",
     query: TRACE_QUERY,
-    queryValues: { status: () => ["ok", "error"], limit: () => ["1", "500"], model: () => ["arc-small"] },
+    queryValues: {
+      status: () => ["ok", "error"],
+      verdict: () => ["failed", "passed", "unknown", "unjudged"],
+      order: () => ["asc", "desc"],
+      limit: () => ["1", "500"],
+      model: () => ["arc-small"],
+    },
   },
   { method: "GET", path: "/v1/traces/:id", params: [traceIds], owned: true },
   { method: "GET", path: "/v1/traffic", query: ["hours", "buckets"] },

@@ -1,4 +1,5 @@
 /** The POST and PUT routes of `arc serve` as the fuzz suite calls them: valid bodies, parameters, checks. */
+import { recommendationActions } from "../../../dashboard/recommendation-actions.ts";
 import { SUPPORT_FAMILY_SPEC } from "../../../families/__fixtures__/support-family.ts";
 import { ANSWER_MS } from "./fuzzed-server.ts";
 import { long, raw, str } from "./hostile-values.ts";
@@ -12,6 +13,8 @@ const idsOf = (sent: unknown, key: string): string[] => {
     : [];
 };
 const modelIds = (x: Ctx) => [...x.ids.models.map((m) => m.id), "cand", "prod"];
+/** The recommendations the Analytics page carries a button for. */
+const RECOMMENDATION_KINDS = Object.keys(recommendationActions);
 
 /** Every POST and PUT route `arc serve` registers, with valid bodies to mutate. */
 export const WRITE_ROUTES: RouteSpec[] = [
@@ -497,6 +500,35 @@ export const WRITE_ROUTES: RouteSpec[] = [
     key: "session",
     runs: 5,
     bodies: [(x) => ({ tenant: x.ready.tenant.id })],
+  },
+  {
+    method: "POST",
+    path: "/ui/traces/:id/feedback",
+    key: "session",
+    runs: 10,
+    bodies: [() => ({ label: "fail", correction: "a better answer", comment: "wrong tool" }), () => ({})],
+    params: [(x) => [...x.ids.traces, x.ready.fixture.traceId]],
+    readBack: (_x, _sent, _answer, [trace]) => [{ path: `/v1/traces/${trace}` }],
+  },
+  {
+    method: "POST",
+    path: "/ui/traces/:id/annotations",
+    key: "session",
+    runs: 10,
+    bodies: [() => ({ label: "fail", rationale: "called the wrong tool" }), () => ({})],
+    params: [(x) => [...x.ids.traces, x.ready.fixture.traceId]],
+    query: ["queue"],
+    queryValues: { queue: () => ["judge-disagreements", "unlabelled"] },
+    readBack: () => [{ path: "/v1/annotations" }],
+  },
+  {
+    method: "POST",
+    path: "/ui/recommendations/:kind",
+    key: "session",
+    runs: 10,
+    bodies: [(x) => ({ id: x.ids.patterns[0] ?? "none" }), () => ({})],
+    params: [() => RECOMMENDATION_KINDS],
+    readBack: () => [{ path: "/v1/datasets" }],
   },
   ...(["promote", "rollback"] as const).map(
     (action): RouteSpec => ({
