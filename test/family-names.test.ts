@@ -24,8 +24,6 @@ const FAMILY_FOLDERS = [
 const NOT_YET_MOVED: Record<string, string> = {
   "packages/core/src/index.ts":
     "core's surface names the built-in families' exports that rl's family folders, tests, benches and scripts import",
-  "packages/server/src/cli/commands/demo.ts":
-    "help text and errors name the shipped toolcall recipes and models",
   "packages/server/src/demo/demo-datasets.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/demo-options.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/demo-plan.ts": "the demo's agent and data are the toolcall family's",

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { InvalidInputError } from "@arc/core";
+import { DEFAULT_BASE_MODEL, DEFAULT_ENV, InvalidInputError } from "@arc/core";
 import { demoReportHtml } from "../../demo/demo-report.ts";
 import { summaryJson, summaryTable } from "../../demo/demo-result.ts";
 import { demoPaths, REPO_ROOT, runDemo } from "../../demo/run-demo.ts";
@@ -15,7 +15,7 @@ Usage:
            [--train-set key=value,...]
 
 Starts Arc, runs a simulated production agent (the openai client wrapped by @arc/sdk, through Arc's gateway)
-on the toolcall production split, detects and clusters its failures, synthesizes datasets, trains a candidate
+on the ${DEFAULT_ENV} production split, detects and clusters its failures, synthesizes datasets, trains a candidate
 (an SFT warm-up on the reference answers of failed prompts and passed traffic, then semi-online DPO),
 validates it, deploys it as a canary (10% → 50% → 100%) and keeps the traffic running to measure each model
 version's live failure rate. Prints a live line per phase and a summary table, and writes <home>/summary.json
@@ -33,8 +33,8 @@ and <home>/report.html.
                   is surely at the target (half the baseline's live rate); time it saves goes to measuring
                   (default 2000)
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
-  --base-model    the starting checkpoint (default models/toolcall-base; models/toolcall-bpe is the BPE one)
-  --max-tokens    output budget of every model call (default 96; the longest toolcall answer is 84 tokens)
+  --base-model    the starting checkpoint (default ${DEFAULT_BASE_MODEL}; models/${DEFAULT_ENV}-bpe is the BPE one)
+  --max-tokens    output budget of every model call (default 96; the longest ${DEFAULT_ENV} answer is 84 tokens)
   --train-set     more recipe overrides, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2
   --serve         leave the platform running afterwards and print its URL, the dashboard's URL and the keys`;
 
@@ -66,7 +66,7 @@ async function demo(args: ParsedArgs): Promise<number> {
     baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", 20),
     sftSteps: nonNegativeIntFlag(args, "sft-steps", 2000),
     trainSteps: intFlag(args, "train-steps", 200),
-    baseModel: stringFlag(args, "base-model", join(REPO_ROOT, "models/toolcall-base")) as string,
+    baseModel: stringFlag(args, "base-model", join(REPO_ROOT, DEFAULT_BASE_MODEL)) as string,
     maxTokens: intFlag(args, "max-tokens", 96),
     extraOverrides: (stringFlag(args, "train-set") ?? "").split(",").filter((o) => o.trim() !== ""),
     serve,
