@@ -5,7 +5,7 @@ import { simulateProductionTraffic } from "@arc/core/testing";
 import type { Database } from "../store/database.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
-import { insertFeedback, insertTraces } from "../store/trace-store.ts";
+import { getTrace, insertFeedback, insertTraces } from "../store/trace-store.ts";
 import { DetectionWorker } from "./detection-worker.ts";
 import { getVerdict } from "./verdict-store.ts";
 
@@ -59,6 +59,66 @@ for (const target of databasesUnderTest()) {
       });
       assert.equal(await drain(db), 1, "the corrected trace is judged again");
       assert.equal((await getVerdict(db, tenant, gatewayCopy.id))?.revision, (second?.revision ?? 0) + 1);
+    });
+
+    it("merges the SDK's copy of a step the gateway recorded, filling in what it lacked, and judges the trace again", async () => {
+      const startedAt = "2026-01-01T00:00:00.000Z";
+      const llm = {
+        modelRequested: "toolcall-base",
+        messages: [{ role: "user" as const, content: "What is the weather in Oslo?" }],
+      };
+      const gatewayStep = Trace.parse({
+        id: "late-step",
+        startedAt,
+        steps: [{ id: "call-1", kind: "llm", startedAt, latencyMs: 12, llm }],
+      });
+      // the SDK's copy of the same step: the error the caller saw, its own metadata, a different latency
+      const sdkStep = Trace.parse({
+        id: "late-step",
+        startedAt,
+        steps: [
+          {
+            id: "call-1",
+            kind: "llm",
+            startedAt,
+            latencyMs: 30_000,
+            llm,
+            error: { message: "the client timed out", type: "timeout" },
+            metadata: { attempt: 1 },
+          },
+        ],
+      });
+      assert.equal((await insertTraces(db, tenant, [gatewayStep])).steps, 1);
+      assert.equal(await drain(db), 1);
+      const first = await getVerdict(db, tenant, "late-step");
+      assert.notEqual(first?.failureClass, "timeout");
+
+      assert.equal((await insertTraces(db, tenant, [sdkStep])).steps, 0, "one step, not two");
+      const [stored] = (await getTrace(db, tenant, "late-step"))?.steps ?? [];
+      assert.deepEqual(stored.error, { message: "the client timed out", type: "timeout" });
+      assert.deepEqual(stored.metadata, { attempt: 1 });
+      assert.equal(stored.latencyMs, 12, "what the gateway recorded is kept");
+      assert.equal(await drain(db), 1, "the merged trace is judged again");
+      const second = await getVerdict(db, tenant, "late-step");
+      assert.equal(second?.failureClass, "timeout", JSON.stringify(second));
+      assert.equal(second?.revision, (first?.revision ?? 0) + 1);
+
+      // the same copy again adds nothing, so nothing is written or judged again
+      await insertTraces(db, tenant, [sdkStep]);
+      assert.equal(await drain(db), 0);
+    });
+
+    it("stores the first of a step id a batch lists twice, as a re-send would", async () => {
+      const startedAt = "2026-01-01T00:00:00.000Z";
+      const step = { id: "twice", kind: "tool", startedAt, name: "lookup" };
+      const trace = Trace.parse({
+        id: "step-twice",
+        startedAt,
+        steps: [step, { ...step, name: "other", output: { rows: 1 } }],
+      });
+      assert.equal((await insertTraces(db, tenant, [trace])).steps, 1);
+      const [stored] = (await getTrace(db, tenant, "step-twice"))?.steps ?? [];
+      assert.deepEqual([stored.name, stored.output], ["lookup", undefined]);
     });
   });
 }

@@ -36,10 +36,10 @@ export function rejectDuplicateIds(traces: Trace[]): void {
 /**
  * Writes a batch of validated traces. Idempotent: a trace id already stored is merged (first values kept, missing
  * ones filled in, models and tags united, metadata keys merged with the first value of a key kept, `error` status
- * wins), a step id already stored for its trace is left as it was. A batch of up to `WRITE_SLICE_ROWS` traces and
- * steps is one statement, all of it or none of it; a larger one is written in slices of whole traces, one statement
- * each, so that other tenants' queries run between them (a slice that fails leaves the earlier ones, which a retry
- * of the same batch merges without duplicating).
+ * wins), a step id already stored for its trace is merged too (what it lacks filled in, nothing replaced: see
+ * `STEP_MERGE`). A batch of up to `WRITE_SLICE_ROWS` traces and steps is one statement, all of it or none of it; a
+ * larger one is written in slices of whole traces, one statement each, so that other tenants' queries run between
+ * them (a slice that fails leaves the earlier ones, which a retry of the same batch merges without duplicating).
  */
 export async function insertTraces(db: Queryable, tenantId: string, traces: Trace[]): Promise<InsertResult> {
   rejectDuplicateIds(traces);
@@ -90,6 +90,47 @@ async function insertTraceSlice(db: Queryable, tenantId: string, traces: Trace[]
   };
 }
 
+/** The step columns a later copy of a stored step fills in where the stored one has none. */
+const STEP_FILLED_COLUMNS = [
+  "parent_id",
+  "name",
+  "ended_at",
+  "latency_ms",
+  "model_requested",
+  "model_served",
+  "model_version",
+  "finish_reason",
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+  "messages_hash",
+  "tools_hash",
+  "params",
+  "input",
+  "output",
+  "error",
+];
+
+/**
+ * How a step id already stored merges a later copy of it (the SDK's copy of a step the gateway recorded): each column
+ * it lacks is filled in, its metadata gains the keys it lacks (the first value of a key kept), and nothing it has is
+ * replaced; a copy that adds nothing writes nothing. A merge that writes queues the trace to be judged again.
+ */
+const STEP_MERGE = `${STEP_FILLED_COLUMNS.map((c) => `${c} = coalesce(steps.${c}, excluded.${c})`).join(", ")},
+         metadata = case when steps.metadata is null then excluded.metadata
+                         when excluded.metadata is null then steps.metadata
+                         else excluded.metadata || steps.metadata end
+       where ${STEP_FILLED_COLUMNS.map((c) => `(steps.${c} is null and excluded.${c} is not null)`).join(" or ")}
+          or (excluded.metadata is not null
+              and (steps.metadata is null or excluded.metadata || steps.metadata <> steps.metadata))`;
+
+/** A trace with only the first step of each step id it lists: a batch stores one step per id, as a re-send does. */
+function firstOfEachStepId(trace: Trace): Trace {
+  const ids = new Set(trace.steps.map((step) => step.id));
+  if (ids.size === trace.steps.length) return trace;
+  return { ...trace, steps: trace.steps.filter((step) => ids.delete(step.id)) };
+}
+
 /**
  * One statement writing `traces` (distinct ids) and their steps atomically, whatever their number, with what it wrote
  * of each trace; after it, it may ANALYZE `traces`. `insertTraces` slices large batches; the trace writer joins
@@ -100,7 +141,7 @@ export async function insertTraceStatement(
   tenantId: string,
   traces: Trace[],
 ): Promise<TraceWritten[]> {
-  const { traces: t, steps: s, blobs } = toRows(traces);
+  const { traces: t, steps: s, blobs } = toRows(traces.map(firstOfEachStepId));
   // One statement, so one round trip and one implicit transaction: the foreign key from steps to traces is
   // checked at the end of the statement, after every CTE has inserted. Each table's columns travel as one JSON
   // object of arrays (`json_to_record` turns each into a PostgreSQL array), which the client encodes natively,
@@ -168,12 +209,13 @@ export async function insertTraceStatement(
                    model_served, model_version, finish_reason, prompt_tokens, completion_tokens, total_tokens,
                    messages_hash, tools_hash, params, input, output, error, metadata, position)
        order by x.position
-       on conflict do nothing
-       returning trace_id
+       on conflict (tenant_id, trace_id, id) do update set ${STEP_MERGE}
+       returning trace_id, (xmax = 0) as inserted
      )
      select t.id, t.inserted, coalesce(s.steps, 0) as steps
      from new_traces t
-     left join (select trace_id, count(*)::int as steps from new_steps group by trace_id) s on s.trace_id = t.id`,
+     left join (select trace_id, (count(*) filter (where inserted))::int as steps from new_steps group by trace_id) s
+       on s.trace_id = t.id`,
     [
       tenantId,
       JSON.stringify({ hash: blobs.map((b) => b.hash), body: blobs.map((b) => b.json) }),

@@ -14,6 +14,7 @@ import { enqueueOncePerTransactionSchema } from "./013-enqueue-once-per-transact
 import { traceListSchema } from "./014-trace-list.ts";
 import { judgeGoldSetSchema } from "./015-judge-gold-set.ts";
 import { rejudgeMergedTracesSchema } from "./016-rejudge-merged-traces.ts";
+import { rejudgeMergedStepsSchema } from "./017-rejudge-merged-steps.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -43,4 +44,9 @@ export const migrations: Migration[] = [
   { version: 14, name: "trace list by user and session", sql: traceListSchema },
   { version: 15, name: "judge calibration tools, annotations and review queues", sql: judgeGoldSetSchema },
   { version: 16, name: "traces judged again when merged data arrives", sql: rejudgeMergedTracesSchema },
+  {
+    version: 17,
+    name: "traces judged again when a step's later copy fills it in",
+    sql: rejudgeMergedStepsSchema,
+  },
 ];
