@@ -13,7 +13,12 @@ import {
   parseRecipe,
   readRecipeYaml,
 } from "./load-recipe.ts";
-import { RecipeBlocks, TRAINER_BY_ALGORITHM, TUNABLE_RECIPE_KEYS } from "./recipe-schema.ts";
+import {
+  RecipeBlocks,
+  TEACHING_BY_MODE,
+  TRAINER_BY_ALGORITHM,
+  TUNABLE_RECIPE_KEYS,
+} from "./recipe-schema.ts";
 
 async function recipeFile(text: string): Promise<string> {
   const path = join(await mkdtemp(join(tmpdir(), "arc-recipe-")), "r.yaml");
@@ -45,6 +50,14 @@ function validValue(schema: z.ZodTypeAny): unknown {
   const value = candidates.find((candidate) => schema.safeParse(candidate).success);
   assert.notEqual(value, undefined, "no candidate value fits the key");
   return value;
+}
+
+/** A value a teaching key accepts: the student's checkpoint, the default reward, an enum's first option, or validValue's. */
+function teachingValue(key: string, schema: z.ZodTypeAny): unknown {
+  if (key === "student") return "models/toolcall-base";
+  if (key === "reward") return {};
+  const inner = schema instanceof z.ZodDefault ? schema.removeDefault() : schema;
+  return inner instanceof z.ZodEnum ? inner.options[0] : validValue(schema);
 }
 
 /** The trainer block of a parsed recipe, asserted to be of `algorithm`. */
@@ -193,7 +206,7 @@ describe("recipes", () => {
       [
         {
           teaching: { ...teaching, studentScore: "reference-likelihood", reward: { form: "outcome" } },
-          trainer: sft,
+          trainer: { algorithm: "grpo" },
         },
         /teaching\.reward\.form: studentScore 'reference-likelihood' needs form 'delta'/,
       ],
@@ -214,6 +227,51 @@ describe("recipes", () => {
       [{ teaching: {} }, /teaching\.student/],
     ];
     for (const [raw, message] of refusals) assert.throws(() => parseRecipe(raw), message);
+  });
+
+  it("refuses, for each teaching mode, every teaching key of the other mode by name", () => {
+    const modes = Object.keys(TEACHING_BY_MODE) as (keyof typeof TEACHING_BY_MODE)[];
+    const student = "models/toolcall-base";
+    let refused = 0;
+    for (const mode of modes) {
+      for (const other of modes) {
+        for (const [key, schema] of Object.entries(TEACHING_BY_MODE[other].shape)) {
+          if (key in TEACHING_BY_MODE[mode].shape) continue;
+          assert.throws(
+            () =>
+              parseRecipe({
+                trainer: { algorithm: mode },
+                teaching: { student, [key]: teachingValue(key, schema) },
+              }),
+            (error: unknown) => {
+              assert.ok(InvalidInputError.isInstance(error), String(error));
+              assert.equal(
+                (error as Error).message,
+                `recipe: teaching.${key}: not a key of teaching mode ${mode} (only ${other} take it)`,
+              );
+              assert.equal((error as InvalidInputError).field, `teaching.${key}`);
+              return true;
+            },
+            `${mode} took ${key}`,
+          );
+          refused++;
+        }
+      }
+    }
+    assert.ok(refused >= 5, `${refused} foreign teaching keys refused`);
+    assert.throws(
+      () => parseRecipe({ trainer: { algorithm: "sft" }, teaching: { student, shots: 2 } }),
+      /recipe: teaching: unknown key\(s\) shots/,
+    );
+  });
+
+  it("takes every key of each teaching mode's own block", () => {
+    for (const [mode, schema] of Object.entries(TEACHING_BY_MODE)) {
+      const teaching = Object.fromEntries(
+        Object.entries(schema.shape).map(([key, field]) => [key, teachingValue(key, field)]),
+      );
+      assert.doesNotThrow(() => parseRecipe({ trainer: { algorithm: mode }, teaching }), mode);
+    }
   });
 
   it("refuses __proto__, constructor and prototype anywhere in an override key, and no prototype is written", () => {

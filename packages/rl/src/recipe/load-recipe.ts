@@ -9,6 +9,7 @@ import {
   DEFAULT_ALGORITHM,
   Recipe,
   TEACHER_RUN_ENVS,
+  TEACHING_BY_MODE,
   TRAINER_BY_ALGORITHM,
   TUNABLE_RECIPE_KEYS,
 } from "./recipe-schema.ts";
@@ -20,8 +21,19 @@ function algorithmsWithKey(key: string): string[] {
     .map(([algorithm]) => algorithm);
 }
 
-/** The message of a key the schema does not know: a trainer key of another algorithm says whose it is. */
+/** The teaching modes whose teaching block takes `key`. */
+function teachingModesWithKey(key: string): string[] {
+  return Object.entries(TEACHING_BY_MODE)
+    .filter(([, schema]) => key in schema.shape)
+    .map(([mode]) => mode);
+}
+
+/**
+ * The message of a key the schema does not know: a trainer key of another algorithm, or a teaching key of another
+ * teaching mode, says whose it is.
+ */
 function unknownKeys(key: string, keys: string[], raw: unknown): string {
+  if (key === "teaching") return foreignTeachingKeys(keys, raw);
   const algorithm = key === "trainer" ? trainerAlgorithm(raw) : undefined;
   if (!algorithm) return `${key}: unknown key(s) ${keys.join(", ")}`;
   return keys
@@ -30,6 +42,19 @@ function unknownKeys(key: string, keys: string[], raw: unknown): string {
       return owners.length > 0
         ? `trainer.${name}: not a key of algorithm ${algorithm} (only ${owners.join(" and ")} take it)`
         : `trainer: unknown key(s) ${name}`;
+    })
+    .join("\n");
+}
+
+/** The message of teaching keys the teaching mode (the trainer's algorithm) does not take. */
+function foreignTeachingKeys(keys: string[], raw: unknown): string {
+  const mode = trainerAlgorithm(raw);
+  return keys
+    .map((name) => {
+      const owners = teachingModesWithKey(name);
+      return owners.length > 0
+        ? `teaching.${name}: not a key of teaching mode ${mode} (only ${owners.join(" and ")} take it)`
+        : `teaching: unknown key(s) ${name}`;
     })
     .join("\n");
 }
@@ -71,8 +96,8 @@ export function parseRecipe(
   if (!result.success) {
     const first = result.error.issues[0];
     const field =
-      first.code === "unrecognized_keys" && first.path.join(".") === "trainer"
-        ? `trainer.${first.keys[0]}`
+      first.code === "unrecognized_keys" && ["trainer", "teaching"].includes(first.path.join("."))
+        ? `${first.path.join(".")}.${first.keys[0]}`
         : first.path.join(".");
     throw new InvalidInputError(describeIssues(result.error, source, raw), { field });
   }

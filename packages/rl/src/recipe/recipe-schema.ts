@@ -548,53 +548,69 @@ export const SftWarmUpBlock = z
   })
   .strict();
 
+/** The keys of a teacher run's `teaching` block that both teaching modes take. */
+const TeachingCommon = z.object({
+  student: z
+    .string()
+    .min(1)
+    .describe("HF checkpoint of the frozen student the teacher learns to help (it is never trained)."),
+  maxProbeTokens: z
+    .number()
+    .int()
+    .positive()
+    .default(50)
+    .describe("The probe budget, in the student's tokens: how much of its approach the teacher sees."),
+  maxSolutionTokens: z.number().int().positive().default(128).describe("Budget of each student solution."),
+});
+
+/** The teaching block of a teacher trained by SFT on labelled teachings of the student's probes. */
+export const SftTeaching = TeachingCommon.extend({
+  strongStudentTeaching: z
+    .enum(STRONG_STUDENT_TEACHING)
+    .default("none")
+    .describe(
+      "SFT labels: what a student whose probe opens the right call is told: nothing, the request's conversions, or those of the kinds of request measured to gain from them with the frozen student ('measured').",
+    ),
+  sampledProbes: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(1)
+    .describe("SFT: sampled student probes per task besides the greedy one."),
+  syntheticShare: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe("SFT: share of tasks that also get a synthetic probe (keeps both diagnoses represented)."),
+}).strict();
+
+/** The teaching block of a teacher trained by GRPO, each sampled teaching rewarded by what it does to the student. */
+export const GrpoTeaching = TeachingCommon.extend({
+  studentScore: z
+    .enum(["verdict", "reference-likelihood"])
+    .default("verdict")
+    .describe(
+      "GRPO: what the reward compares with and without the teaching: the greedy student's verdict (0 or 1), or its teacher-forced probability of the reference answer (dense; needs reward form 'delta').",
+    ),
+  reward: AdaptiveTeachingRewardConfig.default({}).describe(
+    "GRPO: the adaptive teaching reward (form, degradation penalty or multiplier, efficiency weight).",
+  ),
+}).strict();
+
+/**
+ * The teaching blocks by teaching mode (the teacher's `trainer.algorithm`): each takes its own keys only, and refuses
+ * the other mode's by name.
+ */
+export const TEACHING_BY_MODE = { sft: SftTeaching, grpo: GrpoTeaching } as const;
+
 /**
  * A teacher run: the model learns to teach a frozen student (adaptive teaching). SFT learns labelled teachings of the
  * student's probes; GRPO samples teachings and rewards each by what it does to the student. The held-out tasks are
- * judged as the student taught by the policy.
+ * judged as the student taught by the policy. A validated block holds both modes' keys, the other mode's at their
+ * defaults (the SFT labelling measures its conversions with the GRPO reward).
  */
-export const TeachingBlock = z
-  .object({
-    student: z
-      .string()
-      .min(1)
-      .describe("HF checkpoint of the frozen student the teacher learns to help (it is never trained)."),
-    maxProbeTokens: z
-      .number()
-      .int()
-      .positive()
-      .default(50)
-      .describe("The probe budget, in the student's tokens: how much of its approach the teacher sees."),
-    maxSolutionTokens: z.number().int().positive().default(128).describe("Budget of each student solution."),
-    strongStudentTeaching: z
-      .enum(STRONG_STUDENT_TEACHING)
-      .default("none")
-      .describe(
-        "SFT labels: what a student whose probe opens the right call is told: nothing, the request's conversions, or those of the kinds of request measured to gain from them with the frozen student ('measured').",
-      ),
-    sampledProbes: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(1)
-      .describe("SFT: sampled student probes per task besides the greedy one."),
-    syntheticShare: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0.5)
-      .describe("SFT: share of tasks that also get a synthetic probe (keeps both diagnoses represented)."),
-    studentScore: z
-      .enum(["verdict", "reference-likelihood"])
-      .default("verdict")
-      .describe(
-        "GRPO: what the reward compares with and without the teaching: the greedy student's verdict (0 or 1), or its teacher-forced probability of the reference answer (dense; needs reward form 'delta').",
-      ),
-    reward: AdaptiveTeachingRewardConfig.default({}).describe(
-      "GRPO: the adaptive teaching reward (form, degradation penalty or multiplier, efficiency weight).",
-    ),
-  })
-  .strict();
+export const TeachingBlock = SftTeaching.merge(GrpoTeaching).strict();
 
 /** The blocks of a recipe, each validated on its own. */
 export const RecipeBlocks = z
@@ -623,29 +639,51 @@ export const RecipeBlocks = z
   })
   .strict();
 
+/**
+ * Refuses the keys of a raw `teaching` block that its teaching mode (the raw trainer's algorithm) does not take, as an
+ * unrecognized key of `teaching` each; the block's own schema checks the rest.
+ */
+function refuseForeignTeachingKeys(raw: unknown, ctx: z.RefinementCtx): unknown {
+  const blocks = raw as { teaching?: unknown; trainer?: { algorithm?: unknown } } | null;
+  const teaching = blocks?.teaching;
+  const mode = blocks?.trainer?.algorithm;
+  if (typeof teaching !== "object" || teaching === null || (mode !== "sft" && mode !== "grpo")) return raw;
+  const own = TEACHING_BY_MODE[mode].shape;
+  const foreign = Object.keys(teaching).filter((key) => !(key in own) && key in TeachingBlock.shape);
+  if (foreign.length > 0)
+    ctx.addIssue({ code: z.ZodIssueCode.unrecognized_keys, keys: foreign, path: ["teaching"] });
+  return raw;
+}
+
 /** A whole run, as a recipe file describes it: its blocks, and the blocks that only some algorithms take. */
-export const Recipe = RecipeBlocks.superRefine((recipe, ctx) => {
-  const refuse = (path: string, message: string) =>
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: path.split("."), message });
-  const { trainer, teaching } = recipe;
-  if (recipe.sftWarmUp && trainer.algorithm === "sft")
-    refuse("sftWarmUp", "an SFT run has no SFT warm-up; give its steps to trainer.steps");
-  if (!teaching) return;
-  if (trainer.algorithm === "dpo")
-    refuse("trainer.algorithm", "a teacher trains by sft (labelled teachings) or grpo (the teaching reward)");
-  if (trainer.algorithm === "grpo" && trainer.workflow === "multi-turn")
-    refuse("trainer.workflow", "a teacher answers one prompt per task (single-turn)");
-  if (trainer.algorithm === "grpo" && trainer.asyncRollouts)
-    refuse("trainer.asyncRollouts", "teacher GRPO samples on-policy, in step with the trainer");
-  if (teaching.studentScore === "reference-likelihood" && teaching.reward.form !== "delta")
-    refuse(
-      "teaching.reward.form",
-      `studentScore 'reference-likelihood' needs form 'delta' (a score in [0, 1]), got '${teaching.reward.form}'`,
-    );
-  if (recipe.generator.url) refuse("generator.url", "a teacher run samples with its own engine");
-  if (recipe.reward.judge) refuse("reward.judge", "a teacher run is rewarded by teaching.reward");
-  if (recipe.reward.module) refuse("reward.module", "a teacher run is rewarded by teaching.reward");
-});
+export const Recipe = z.preprocess(
+  refuseForeignTeachingKeys,
+  RecipeBlocks.superRefine((recipe, ctx) => {
+    const refuse = (path: string, message: string) =>
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: path.split("."), message });
+    const { trainer, teaching } = recipe;
+    if (recipe.sftWarmUp && trainer.algorithm === "sft")
+      refuse("sftWarmUp", "an SFT run has no SFT warm-up; give its steps to trainer.steps");
+    if (!teaching) return;
+    if (trainer.algorithm === "dpo")
+      refuse(
+        "trainer.algorithm",
+        "a teacher trains by sft (labelled teachings) or grpo (the teaching reward)",
+      );
+    if (trainer.algorithm === "grpo" && trainer.workflow === "multi-turn")
+      refuse("trainer.workflow", "a teacher answers one prompt per task (single-turn)");
+    if (trainer.algorithm === "grpo" && trainer.asyncRollouts)
+      refuse("trainer.asyncRollouts", "teacher GRPO samples on-policy, in step with the trainer");
+    if (teaching.studentScore === "reference-likelihood" && teaching.reward.form !== "delta")
+      refuse(
+        "teaching.reward.form",
+        `studentScore 'reference-likelihood' needs form 'delta' (a score in [0, 1]), got '${teaching.reward.form}'`,
+      );
+    if (recipe.generator.url) refuse("generator.url", "a teacher run samples with its own engine");
+    if (recipe.reward.judge) refuse("reward.judge", "a teacher run is rewarded by teaching.reward");
+    if (recipe.reward.module) refuse("reward.module", "a teacher run is rewarded by teaching.reward");
+  }),
+);
 
 /** A validated recipe, every default filled in. */
 export type Recipe = z.infer<typeof Recipe>;
