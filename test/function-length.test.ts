@@ -25,7 +25,6 @@ const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/server/src/demo/demo-report.ts#demoReportHtml",
   "packages/server/src/demo/run-demo.ts#demoLoop",
   "packages/server/src/demo/warm-up.ts#warmUp",
-  "packages/server/src/gateway/chat-gateway.ts#chat",
   "packages/server/src/orchestrator/execute-run.ts#executeRun",
   "packages/server/src/orchestrator/ray-job-run.ts#trainOnRayJob",
   "packages/server/src/serve/__fixtures__/dashboard-server.ts#startDashboardServer",

@@ -98,6 +98,31 @@ function teachable(request: Record<string, unknown>): boolean {
   return request.n === undefined || request.n === null || request.n === 1;
 }
 
+/** Records a call's trace with the status it ended with and what its answer held. */
+type Finish = (status: number, summary: CompletionSummary, endedAt?: Date) => void;
+
+/** OpenAI's 400 for a body that is not a chat completion request, or a header longer than its trace field; else null. */
+function refusalOf(body: unknown, context: ChatCallContext): ModelAnswer | null {
+  if (!body || typeof body !== "object" || Array.isArray(body)) {
+    return openAiError(400, "expected a JSON object body", "invalid_request_error", "invalid_body");
+  }
+  const problem = checkChatRequest(body as Record<string, unknown>);
+  if (problem) return openAiError(400, problem.message, "invalid_request_error", problem.code, problem.param);
+  for (const [header, field, max] of HEADER_LIMITS) {
+    const length = context[field]?.length ?? 0;
+    if (length > max) {
+      return openAiError(
+        400,
+        `${header}: expected at most ${max} characters, got ${length}`,
+        "invalid_request_error",
+        "invalid_value",
+        header,
+      );
+    }
+  }
+  return null;
+}
+
 /**
  * The OpenAI-compatible gateway of every tenant: routes each chat completion to the tenant's deployed model versions
  * (sticky per conversation or user during a canary), forwards the answer — or the model's error — untouched, and
@@ -144,51 +169,16 @@ export class ChatGateway {
   }
 
   /**
-   * `POST /v1/chat/completions` for a tenant, body already parsed. A JSON answer is handed back as the model's bytes
-   * (its `model` renamed to the name asked for); it is parsed for its trace only after it has been handed back.
+   * `POST /v1/chat/completions` for a tenant, body already parsed: refused when malformed, routed, taught where the
+   * tenant's teaching answers it, else forwarded to the chosen model version and relayed back.
    */
   async chat(tenantId: string, body: unknown, context: ChatCallContext = {}): Promise<ModelAnswer> {
-    if (!body || typeof body !== "object" || Array.isArray(body)) {
-      return openAiError(400, "expected a JSON object body", "invalid_request_error", "invalid_body");
-    }
+    const refused = refusalOf(body, context);
+    if (refused) return refused;
     const request = body as Record<string, unknown>;
-    const problem = checkChatRequest(request);
-    if (problem) {
-      return openAiError(400, problem.message, "invalid_request_error", problem.code, problem.param);
-    }
-    for (const [header, field, max] of HEADER_LIMITS) {
-      const length = context[field]?.length ?? 0;
-      if (length > max) {
-        return openAiError(
-          400,
-          `${header}: expected at most ${max} characters, got ${length}`,
-          "invalid_request_error",
-          "invalid_value",
-          header,
-        );
-      }
-    }
-    const route = await this.routing.route(tenantId);
-    if (!route) {
-      return openAiError(
-        404,
-        "this tenant has no deployed model: register one as promoted (arc models) first",
-        "invalid_request_error",
-        "model_not_found",
-        "model",
-      );
-    }
-    const userId = context.userId ?? (typeof request.user === "string" ? request.user : undefined);
-    const requestedModel = request.model as string;
-    const pinned = [route.control, route.canary?.model].find(
-      (m) => m && (m.name === requestedModel || m.id === requestedModel),
-    );
-    // `arc`, or the name of a version not routed now (a canary rolled back, a model replaced), follows the route
-    if (!pinned && requestedModel !== ROUTED_MODEL && !route.models.has(requestedModel))
-      return modelNotFound(requestedModel);
-    const choice: RouteChoice = pinned
-      ? { model: pinned, arm: "pinned" }
-      : this.routing.choose(route, context.sessionId ?? userId);
+    const routed = await this.choose(tenantId, request, context);
+    if ("answer" in routed) return routed.answer;
+    const { choice, userId } = routed;
     const taught = teachable(request)
       ? await this.deps.teaching?.teach(tenantId, request, choice, { ...context, userId })
       : null;
@@ -197,7 +187,7 @@ export class ChatGateway {
       return taught.answer;
     }
     const startedAt = new Date();
-    const finish = (status: number, summary: CompletionSummary, endedAt = new Date()) =>
+    const finish: Finish = (status, summary, endedAt = new Date()) =>
       this.record(
         tenantId,
         gatewayTrace({
@@ -213,12 +203,11 @@ export class ChatGateway {
           correlation: context.correlation,
         }),
       );
-
     let upstream: ModelAnswer;
-    let renames: boolean;
+    let renameTo: string | undefined;
     try {
       const backend = await this.deps.pool.backend(choice.model);
-      renames = backend.kind === "upstream";
+      renameTo = backend.kind === "upstream" ? (request.model as string) : undefined;
       // the tenant scopes an in-process engine's prefix cache: no tenant's prompt reuses another's cached prefix
       upstream = await backend.chat(request, context.signal, tenantId);
     } catch (error) {
@@ -226,6 +215,51 @@ export class ChatGateway {
       finish(502, { content: null, toolCalls: [], error: { message, type: "api_error" } });
       return openAiError(502, message, "api_error", "model_unavailable");
     }
+    return this.relay(upstream, choice, renameTo, finish);
+  }
+
+  /** The model version that answers: the one the request names, else the tenant's route's choice; 404 for neither. */
+  private async choose(
+    tenantId: string,
+    request: Record<string, unknown>,
+    context: ChatCallContext,
+  ): Promise<{ choice: RouteChoice; userId: string | undefined } | { answer: ModelAnswer }> {
+    const route = await this.routing.route(tenantId);
+    if (!route) {
+      return {
+        answer: openAiError(
+          404,
+          "this tenant has no deployed model: register one as promoted (arc models) first",
+          "invalid_request_error",
+          "model_not_found",
+          "model",
+        ),
+      };
+    }
+    const userId = context.userId ?? (typeof request.user === "string" ? request.user : undefined);
+    const requestedModel = request.model as string;
+    const pinned = [route.control, route.canary?.model].find(
+      (m) => m && (m.name === requestedModel || m.id === requestedModel),
+    );
+    // `arc`, or the name of a version not routed now (a canary rolled back, a model replaced), follows the route
+    if (!pinned && requestedModel !== ROUTED_MODEL && !route.models.has(requestedModel))
+      return { answer: modelNotFound(requestedModel) };
+    const choice: RouteChoice = pinned
+      ? { model: pinned, arm: "pinned" }
+      : this.routing.choose(route, context.sessionId ?? userId);
+    return { choice, userId };
+  }
+
+  /**
+   * The model's answer handed back as its bytes, with the version's header and, from an upstream, the model renamed
+   * to `renameTo`; its trace is recorded once a whole answer is handed back or a stream ends.
+   */
+  private relay(
+    upstream: ModelAnswer,
+    choice: RouteChoice,
+    renameTo: string | undefined,
+    finish: Finish,
+  ): ModelAnswer {
     const headers: Record<string, string | string[]> = {};
     for (const name in upstream.headers) {
       if (!DROPPED_HEADERS.has(name)) headers[name] = upstream.headers[name];
@@ -238,10 +272,10 @@ export class ChatGateway {
       const endedAt = new Date();
       this.afterResponse(() => finish(status, summarizeCompletion(parseAnswer(bytes, ok, status)), endedAt));
       // the answer's own text with its model renamed, so that it is not parsed and written again on this path
-      const answer = renames && ok ? renameModelInText(textOf(bytes), requestedModel) : bytes;
+      const answer = renameTo !== undefined && ok ? renameModelInText(textOf(bytes), renameTo) : bytes;
       return { status, headers, body: answer };
     }
-    const rename = renames ? new StreamModelRename(requestedModel) : undefined;
+    const rename = renameTo !== undefined ? new StreamModelRename(renameTo) : undefined;
     const accumulator = new SseAccumulator();
     const stream = relayStream(upstream.body, {
       chunk(value) {
