@@ -31,7 +31,6 @@ const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/server/src/serve/__fixtures__/fuzz/fuzz-case.ts#runCase",
   "packages/server/src/serve/start-server.ts#startServer",
   "packages/server/src/store/pglite-database.ts#openPgliteDatabase",
-  "packages/server/src/store/trace-list.ts#listTraces",
 ]);
 
 /** The source files of every package, tests aside: a suite's `describe` callback is a list of cases, not one unit. */

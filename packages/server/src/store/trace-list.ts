@@ -118,19 +118,12 @@ const latencySql = "extract(epoch from (t.ended_at - t.started_at)) * 1000";
 const tokensSql =
   "(select coalesce(sum(s.total_tokens), 0) from steps s where s.tenant_id = t.tenant_id and s.trace_id = t.id)";
 
-/**
- * A page of a tenant's traces with a cursor to the next page (null on the last). Pages are keyset pages over
- * `(started_at, id)`, read along `traces_by_time` (or the user's or session's index), so a page costs the same
- * at the millionth trace as at the first; filters on the verdict, pattern, latency and tokens are checked on the
- * traces read in that order.
- */
-export async function listTraces(
-  db: Queryable,
+/** The SQL conditions of `query`'s filters (and cursor) with their parameters, the tenant's id as `$1`. */
+function traceConditions(
   tenantId: string,
   query: TraceQuery,
-): Promise<{ data: TraceSummary[]; nextCursor: string | null }> {
-  const limit = query.limit ?? 50;
-  const order = query.order ?? "desc";
+  order: "asc" | "desc",
+): { conditions: string[]; params: unknown[] } {
   const conditions = ["t.tenant_id = $1"];
   const params: unknown[] = [tenantId];
   const add = (sql: string, ...values: unknown[]) => {
@@ -173,6 +166,54 @@ export async function listTraces(
     const [startedAt, id] = decodeCursor(query.cursor);
     add(`(t.started_at, t.id) ${order === "desc" ? "<" : ">"} (?::timestamptz, ?)`, startedAt, id);
   }
+  return { conditions, params };
+}
+
+/** A row of `listTraces`'s query as the API answers it. */
+function traceSummary(r: Row): TraceSummary {
+  return {
+    id: r.id as string,
+    name: (r.name as string | null) ?? null,
+    startedAt: iso(r.started_at) as string,
+    endedAt: iso(r.ended_at),
+    status: r.status as string,
+    userId: (r.user_id as string | null) ?? null,
+    sessionId: (r.session_id as string | null) ?? null,
+    env: (r.env as string | null) ?? null,
+    models: r.models as string[],
+    tags: r.tags as string[],
+    stepCount: r.step_count as number,
+    latencyMs: r.latency_ms === null ? null : Number(r.latency_ms),
+    totalTokens: r.total_tokens as number,
+    modelVersion:
+      (r.verdict_model_version as string | null) ?? (r.step_model_version as string | null) ?? null,
+    verdict:
+      r.verdict_status === null
+        ? null
+        : {
+            status: r.verdict_status as string,
+            failureClass: (r.failure_class as string | null) ?? null,
+            patternId: (r.pattern_id as string | null) ?? null,
+            modelVersion: (r.verdict_model_version as string | null) ?? null,
+          },
+    preview: r.preview as string,
+  };
+}
+
+/**
+ * A page of a tenant's traces with a cursor to the next page (null on the last). Pages are keyset pages over
+ * `(started_at, id)`, read along `traces_by_time` (or the user's or session's index), so a page costs the same
+ * at the millionth trace as at the first; filters on the verdict, pattern, latency and tokens are checked on the
+ * traces read in that order.
+ */
+export async function listTraces(
+  db: Queryable,
+  tenantId: string,
+  query: TraceQuery,
+): Promise<{ data: TraceSummary[]; nextCursor: string | null }> {
+  const limit = query.limit ?? 50;
+  const order = query.order ?? "desc";
+  const { conditions, params } = traceConditions(tenantId, query, order);
   params.push(limit + 1);
   const rows = await db.query<Row>(
     `select t.id, t.name, t.started_at, t.ended_at, t.status, t.user_id, t.session_id, t.env, t.models, t.tags,
@@ -191,35 +232,7 @@ export async function listTraces(
      order by t.started_at ${order}, t.id ${order} limit $${params.length}`,
     params,
   );
-  const page = rows.slice(0, limit).map(
-    (r): TraceSummary => ({
-      id: r.id as string,
-      name: (r.name as string | null) ?? null,
-      startedAt: iso(r.started_at) as string,
-      endedAt: iso(r.ended_at),
-      status: r.status as string,
-      userId: (r.user_id as string | null) ?? null,
-      sessionId: (r.session_id as string | null) ?? null,
-      env: (r.env as string | null) ?? null,
-      models: r.models as string[],
-      tags: r.tags as string[],
-      stepCount: r.step_count as number,
-      latencyMs: r.latency_ms === null ? null : Number(r.latency_ms),
-      totalTokens: r.total_tokens as number,
-      modelVersion:
-        (r.verdict_model_version as string | null) ?? (r.step_model_version as string | null) ?? null,
-      verdict:
-        r.verdict_status === null
-          ? null
-          : {
-              status: r.verdict_status as string,
-              failureClass: (r.failure_class as string | null) ?? null,
-              patternId: (r.pattern_id as string | null) ?? null,
-              modelVersion: (r.verdict_model_version as string | null) ?? null,
-            },
-      preview: r.preview as string,
-    }),
-  );
+  const page = rows.slice(0, limit).map(traceSummary);
   const last = page.at(-1);
   return {
     data: page,
