@@ -191,18 +191,9 @@ function withPhase(phase: TeachingPhase, warnings: TeachingWarning[]): PhaseWarn
   return warnings.map((w) => ({ ...w, phase }));
 }
 
-/**
- * Runs one adaptive teaching interaction: the student states its approach in at most
- * maxProbeTokens, the teacher diagnoses it and teaches (nothing, a hint, or full scaffolding), and
- * the student solves with the guidance in context. With a baseline the same student also solves
- * without guidance (concurrently), which `verify` turns into an outcome and a reward.
- * Model output never throws: malformed output comes back as `warnings`. Bad options and broken
- * ChatModel results throw InvalidInputError.
- */
-export async function runTeaching<T extends TeachingTask>(
-  options: RunTeachingOptions<T>,
-): Promise<TeachingRun> {
-  const { student, teacher, task, mode, verify, signal } = options;
+/** Throws an InvalidInputError naming the first option a teaching interaction cannot run with. */
+function checkRunTeachingOptions<T extends TeachingTask>(options: RunTeachingOptions<T>): void {
+  const { teacher, task, mode } = options;
   if (!MODES.includes(mode))
     throw new InvalidInputError(`mode: expected one of ${MODES.join(", ")}, got ${String(mode)}`, {
       field: "mode",
@@ -216,136 +207,147 @@ export async function runTeaching<T extends TeachingTask>(
         field: "teacher",
       },
     );
+}
+
+/** What every phase of one interaction shares: its options with defaults, prompts and the warnings gathered. */
+interface Interaction<T extends TeachingTask> {
+  options: RunTeachingOptions<T>;
+  templates: ReturnType<typeof teachingTemplates>;
+  rewardConfig: ReturnType<typeof adaptiveTeachingRewardConfig>;
+  counter: TokenCounter;
+  maxTeacherTokens: number;
+  maxSolutionTokens: number;
+  solutionLogprobs: { logprobs?: { top: number } };
+  studentSampling: { temperature: number; signal?: AbortSignal };
+  teacherSampling: { temperature: number; signal?: AbortSignal };
+  answers: string[];
+  /** The student's messages for a prompt, after its system prompt when the templates have one. */
+  asStudent(content: string): TeachMessage[];
+  /** The teacher's messages for a prompt, after its system prompt when the templates have one. */
+  asTeacher(content: string): TeachMessage[];
+  /** The bare question as the student sees it without guidance. */
+  baselinePrompt: string;
+  warnings: PhaseWarning[];
+}
+
+/** The settings of one interaction, each option checked and defaulted. */
+function interaction<T extends TeachingTask>(options: RunTeachingOptions<T>): Interaction<T> {
   const templates = teachingTemplates(options.templates);
-  const rewardConfig = adaptiveTeachingRewardConfig(options.reward);
-  const counter = options.tokenCounter ?? approximateTokenCounter;
-  const maxTeacherTokens = positiveInteger(options.maxTeacherTokens, 1024, "maxTeacherTokens");
-  const maxSolutionTokens = positiveInteger(options.maxSolutionTokens, 1024, "maxSolutionTokens");
-  const solutionLogprobs = options.solutionLogprobs ? { logprobs: options.solutionLogprobs } : {};
-  const studentSampling = {
-    temperature: temperature(options.studentTemperature, "studentTemperature"),
-    signal,
+  const withSystem =
+    (system: string | undefined) =>
+    (content: string): TeachMessage[] => [
+      ...(system ? [{ role: "system" as const, content: system }] : []),
+      { role: "user", content },
+    ];
+  return {
+    options,
+    templates,
+    rewardConfig: adaptiveTeachingRewardConfig(options.reward),
+    counter: options.tokenCounter ?? approximateTokenCounter,
+    maxTeacherTokens: positiveInteger(options.maxTeacherTokens, 1024, "maxTeacherTokens"),
+    maxSolutionTokens: positiveInteger(options.maxSolutionTokens, 1024, "maxSolutionTokens"),
+    solutionLogprobs: options.solutionLogprobs ? { logprobs: options.solutionLogprobs } : {},
+    studentSampling: {
+      temperature: temperature(options.studentTemperature, "studentTemperature"),
+      signal: options.signal,
+    },
+    teacherSampling: {
+      temperature: temperature(options.teacherTemperature, "teacherTemperature"),
+      signal: options.signal,
+    },
+    answers: options.answers ?? solutionAnswers(options.task.solution),
+    asStudent: withSystem(templates.studentSystem),
+    asTeacher: withSystem(templates.teacherSystem),
+    baselinePrompt: renderTemplate(templates.baseline, { question: options.task.question }),
+    warnings: [],
   };
-  const teacherSampling = {
-    temperature: temperature(options.teacherTemperature, "teacherTemperature"),
-    signal,
+}
+
+/** The taught part of an interaction: the calls in protocol order and what the teacher said. */
+interface TaughtPart {
+  phases: TeachingPhaseRecord[];
+  approach: string | null;
+  thinking: string | null;
+  teaching: string;
+  diagnosis: Diagnosis | null;
+}
+
+/** The student's solution phase on `prompt`. */
+function solutionCall<T extends TeachingTask>(
+  run: Interaction<T>,
+  prompt: string,
+): Promise<TeachingPhaseRecord> {
+  return callPhase("solution", "student", run.options.student, run.asStudent(prompt), {
+    ...run.studentSampling,
+    maxTokens: run.maxSolutionTokens,
+    ...run.solutionLogprobs,
+  });
+}
+
+/** Probe, teaching and the guided solution (mode `off`: the solution alone). */
+async function taughtPart<T extends TeachingTask>(run: Interaction<T>): Promise<TaughtPart> {
+  const { student, teacher, task, mode } = run.options;
+  const { templates } = run;
+  if (mode === "off" || !teacher) {
+    const solution = await solutionCall(run, run.baselinePrompt);
+    return { phases: [solution], approach: null, thinking: null, teaching: "", diagnosis: null };
+  }
+  const probe = await callPhase(
+    "probe",
+    "student",
+    student,
+    run.asStudent(renderTemplate(templates.probe, { question: task.question })),
+    { ...run.studentSampling, maxTokens: templates.maxProbeTokens },
+  );
+  const held = truncateProbe(probe.output, templates.maxProbeTokens, {
+    reportedTokens: probe.completionTokens,
+    counter: run.counter,
+  });
+  run.warnings.push(...withPhase("probe", held.warnings));
+
+  const teacherPrompt = renderTemplate(
+    mode === "always" ? templates.teacherAlways : templates.teacherAdaptive,
+    {
+      question: task.question,
+      approach: held.approach || "(the student gave no approach)",
+    },
+  );
+  const teaching = await callPhase("teaching", "teacher", teacher, run.asTeacher(teacherPrompt), {
+    ...run.teacherSampling,
+    maxTokens: run.maxTeacherTokens,
+  });
+  const ungrounded = run.options.ungroundedClaims;
+  const read = parseTeacherOutput(teaching.output, {
+    answers: run.answers,
+    leakPolicy: run.options.leakPolicy,
+    ...(ungrounded ? { ungroundedClaims: (text: string) => ungrounded(task.question, text) } : {}),
+  });
+  run.warnings.push(...withPhase("teaching", read.warnings));
+
+  const prompt = read.teaching
+    ? renderTemplate(templates.studentWithGuidance, { question: task.question, teaching: read.teaching })
+    : run.baselinePrompt;
+  const solution = await solutionCall(run, prompt);
+  return {
+    phases: [probe, teaching, solution],
+    approach: held.approach,
+    thinking: read.thinking,
+    teaching: read.teaching,
+    diagnosis: read.diagnosis,
   };
-  const answers = options.answers ?? solutionAnswers(task.solution);
+}
 
-  const asStudent = (content: string): TeachMessage[] => [
-    ...(templates.studentSystem ? [{ role: "system" as const, content: templates.studentSystem }] : []),
-    { role: "user", content },
-  ];
-  const asTeacher = (content: string): TeachMessage[] => [
-    ...(templates.teacherSystem ? [{ role: "system" as const, content: templates.teacherSystem }] : []),
-    { role: "user", content },
-  ];
-  const baselinePrompt = renderTemplate(templates.baseline, { question: task.question });
-  const warnings: PhaseWarning[] = [];
-
-  const runBaseline = options.baseline ?? verify !== undefined;
-  const baselineCall = runBaseline
-    ? callPhase("baseline", "student", student, asStudent(baselinePrompt), {
-        ...studentSampling,
-        maxTokens: maxSolutionTokens,
-      })
-    : undefined;
-
-  const taught = async () => {
-    const phases: TeachingPhaseRecord[] = [];
-    if (mode === "off" || !teacher) {
-      const solution = await callPhase("solution", "student", student, asStudent(baselinePrompt), {
-        ...studentSampling,
-        maxTokens: maxSolutionTokens,
-        ...solutionLogprobs,
-      });
-      return { phases: [solution], approach: null, thinking: null, teaching: "", diagnosis: null };
-    }
-    const probe = await callPhase(
-      "probe",
-      "student",
-      student,
-      asStudent(renderTemplate(templates.probe, { question: task.question })),
-      { ...studentSampling, maxTokens: templates.maxProbeTokens },
-    );
-    phases.push(probe);
-    const held = truncateProbe(probe.output, templates.maxProbeTokens, {
-      reportedTokens: probe.completionTokens,
-      counter,
-    });
-    warnings.push(...withPhase("probe", held.warnings));
-
-    const teacherPrompt = renderTemplate(
-      mode === "always" ? templates.teacherAlways : templates.teacherAdaptive,
-      {
-        question: task.question,
-        approach: held.approach || "(the student gave no approach)",
-      },
-    );
-    const teaching = await callPhase("teaching", "teacher", teacher, asTeacher(teacherPrompt), {
-      ...teacherSampling,
-      maxTokens: maxTeacherTokens,
-    });
-    phases.push(teaching);
-    const ungrounded = options.ungroundedClaims;
-    const read = parseTeacherOutput(teaching.output, {
-      answers,
-      leakPolicy: options.leakPolicy,
-      ...(ungrounded ? { ungroundedClaims: (text: string) => ungrounded(task.question, text) } : {}),
-    });
-    warnings.push(...withPhase("teaching", read.warnings));
-
-    const prompt = read.teaching
-      ? renderTemplate(templates.studentWithGuidance, { question: task.question, teaching: read.teaching })
-      : baselinePrompt;
-    phases.push(
-      await callPhase("solution", "student", student, asStudent(prompt), {
-        ...studentSampling,
-        maxTokens: maxSolutionTokens,
-        ...solutionLogprobs,
-      }),
-    );
-    return {
-      phases,
-      approach: held.approach,
-      thinking: read.thinking,
-      teaching: read.teaching,
-      diagnosis: read.diagnosis,
-    };
-  };
-
-  const [run, baselineRecord] = await Promise.all([taught(), baselineCall]);
-  const phases = baselineRecord ? [...run.phases, baselineRecord] : run.phases;
-  const solutionRecord = run.phases[run.phases.length - 1];
-  const solution = { ...parseStudentOutput(solutionRecord.output), text: solutionRecord.output };
-  warnings.push(...withPhase("solution", solution.warnings));
-  const baseline = baselineRecord && {
-    ...parseStudentOutput(baselineRecord.output),
-    text: baselineRecord.output,
-  };
-  if (baseline) warnings.push(...withPhase("baseline", baseline.warnings));
-
-  const { judgement, judgementSource, warning } = judge(mode, run.diagnosis, run.teaching);
-  if (warning) warnings.push(warning);
-
-  const teachingTokens = run.teaching ? counter.count(run.teaching) : 0;
-  const result: TeachingRun = {
-    mode,
-    phases,
-    approach: run.approach,
-    judgement,
-    judgementSource,
-    thinking: run.thinking,
-    teaching: run.teaching,
-    teachingTokens,
-    solution,
-    ...(baseline ? { baseline } : {}),
-    warnings,
-  };
-  if (!verify) return result;
-
-  const taughtScore = await score(verify, solution, task);
-  const baselineScore = baseline ? await score(verify, baseline, task) : undefined;
+/** Adds the outcome, and the reward when a baseline ran with a teacher, to a run judged by `verify`. */
+async function scoreRun<T extends TeachingTask>(
+  result: TeachingRun,
+  verify: Verify<T>,
+  { options, rewardConfig }: Interaction<T>,
+  solutionRecord: TeachingPhaseRecord,
+  baselineRecord: TeachingPhaseRecord | undefined,
+): Promise<void> {
+  const { judgement, teachingTokens, solution, baseline } = result;
+  const taughtScore = await score(verify, solution, options.task);
+  const baselineScore = baseline ? await score(verify, baseline, options.task) : undefined;
   result.outcome = {
     judgement,
     taughtScore,
@@ -356,7 +358,7 @@ export async function runTeaching<T extends TeachingTask>(
       ? {}
       : { baselineScore, baselineTokens: baselineRecord.completionTokens }),
   };
-  if (baselineScore !== undefined && baselineRecord && mode !== "off")
+  if (baselineScore !== undefined && baselineRecord && options.mode !== "off")
     result.reward = adaptiveTeachingReward(
       {
         taughtScore,
@@ -367,5 +369,59 @@ export async function runTeaching<T extends TeachingTask>(
       },
       rewardConfig,
     );
+}
+
+/**
+ * Runs one adaptive teaching interaction: the student states its approach in at most
+ * maxProbeTokens, the teacher diagnoses it and teaches (nothing, a hint, or full scaffolding), and
+ * the student solves with the guidance in context. With a baseline the same student also solves
+ * without guidance (concurrently), which `verify` turns into an outcome and a reward.
+ * Model output never throws: malformed output comes back as `warnings`. Bad options and broken
+ * ChatModel results throw InvalidInputError.
+ */
+export async function runTeaching<T extends TeachingTask>(
+  options: RunTeachingOptions<T>,
+): Promise<TeachingRun> {
+  checkRunTeachingOptions(options);
+  const { student, mode, verify } = options;
+  const run = interaction(options);
+  const { warnings } = run;
+
+  const runBaseline = options.baseline ?? verify !== undefined;
+  const baselineCall = runBaseline
+    ? callPhase("baseline", "student", student, run.asStudent(run.baselinePrompt), {
+        ...run.studentSampling,
+        maxTokens: run.maxSolutionTokens,
+      })
+    : undefined;
+
+  const [taught, baselineRecord] = await Promise.all([taughtPart(run), baselineCall]);
+  const phases = baselineRecord ? [...taught.phases, baselineRecord] : taught.phases;
+  const solutionRecord = taught.phases[taught.phases.length - 1];
+  const solution = { ...parseStudentOutput(solutionRecord.output), text: solutionRecord.output };
+  warnings.push(...withPhase("solution", solution.warnings));
+  const baseline = baselineRecord && {
+    ...parseStudentOutput(baselineRecord.output),
+    text: baselineRecord.output,
+  };
+  if (baseline) warnings.push(...withPhase("baseline", baseline.warnings));
+
+  const { judgement, judgementSource, warning } = judge(mode, taught.diagnosis, taught.teaching);
+  if (warning) warnings.push(warning);
+
+  const result: TeachingRun = {
+    mode,
+    phases,
+    approach: taught.approach,
+    judgement,
+    judgementSource,
+    thinking: taught.thinking,
+    teaching: taught.teaching,
+    teachingTokens: taught.teaching ? run.counter.count(taught.teaching) : 0,
+    solution,
+    ...(baseline ? { baseline } : {}),
+    warnings,
+  };
+  if (verify) await scoreRun(result, verify, run, solutionRecord, baselineRecord);
   return result;
 }
