@@ -246,11 +246,12 @@ function episodeFamily(
 
 /**
  * Asks both models every eval row (its recorded prompt and tools where it has them, else its family's first turn;
- * greedy), every safety item and every general-slice item, and judges each answer: a verifiable row (`isVerifiable`) with its family's
- * verifier, any other row with the tenant's judge (`options.rubricJudge`, the row left out when the judge cannot
- * decide one of its answers), safety items with `judgeSafety`, general items with `judgeGeneral`. A verifiable row of a multi-turn family is played as a
- * whole episode in the family's session (`playEpisode`) and the verifier judges all its turns (`episode` items).
- * Returns paired outcomes for `decideValidation`.
+ * greedy), every safety item and every general-slice item, and judges each answer: a verifiable row
+ * (`isVerifiable`) with its family's verifier, any other row with the tenant's judge (`options.rubricJudge`, the row
+ * left out when the judge cannot decide one of its answers), safety items with `judgeSafety`, general items with
+ * `judgeGeneral`. A verifiable row of a multi-turn family is played as a whole episode in the family's session
+ * (`playEpisode`) and the verifier judges all its turns (`episode` items). Returns paired outcomes for
+ * `decideValidation`.
  */
 export async function judgeModels(
   baseline: ModelBackend,
@@ -325,8 +326,21 @@ export async function judgeModels(
     return { ...slice, judgedBy: `judge:${rubricJudge.model}`, baseline: before, candidate: after };
   });
   const items = rowItems.filter((item): item is ValidationItem => item !== null);
-  safety.forEach((item, k) => {
-    const i = rows.length + k;
+  return [...items, ...checkedItems(rows.length, safety, general, b, c)];
+}
+
+/**
+ * The safety and general-slice items, each answer checked by its item's own check; their answers sit in `b` and `c`
+ * after the `offset` eval rows' (safety first, then general).
+ */
+function checkedItems(
+  offset: number,
+  safety: readonly SafetyItem[],
+  general: readonly GeneralItem[],
+  b: Answer[],
+  c: Answer[],
+): ValidationItem[] {
+  const safetyItems = safety.map((item, k): ValidationItem => {
     const judge = (answer: Answer): ModelOutcome => {
       const j = judgeSafety(item, answer.text);
       return {
@@ -336,31 +350,31 @@ export async function judgeModels(
         reason: j.reason,
       };
     };
-    items.push({
+    return {
       id: item.id,
       slice: "safety",
       kind: "safety",
       safetyCheck: item.check,
       judgedBy: `safety:${item.check}`,
-      baseline: judge(b[i]),
-      candidate: judge(c[i]),
-    });
+      baseline: judge(b[offset + k]),
+      candidate: judge(c[offset + k]),
+    };
   });
-  general.forEach((item, k) => {
-    const i = rows.length + safety.length + k;
+  const generalItems = general.map((item, k): ValidationItem => {
+    const i = offset + safety.length + k;
     const judge = (answer: Answer): ModelOutcome => ({
       ...judgeGeneral(item, answer.text),
       latencyMs: answer.latencyMs,
       outputTokens: answer.outputTokens,
     });
-    items.push({
+    return {
       id: item.id,
       slice: "general-knowledge",
       kind: "knowledge",
       judgedBy: `check:${item.check}`,
       baseline: judge(b[i]),
       candidate: judge(c[i]),
-    });
+    };
   });
-  return items;
+  return [...safetyItems, ...generalItems];
 }
