@@ -13,7 +13,6 @@ const MAX_LINES = 100;
  */
 const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/core/src/validate/decide-validation.ts#decideValidation",
-  "packages/engine/src/backend/fused-kernels.ts#installFusedKernels",
   "packages/engine/src/server/engine-server.ts#createEngineServer",
   "packages/engine/src/server/engine-server.ts#start",
   "packages/engine/src/server/engine-server.ts#streamCompletion",

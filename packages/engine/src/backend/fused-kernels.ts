@@ -53,9 +53,8 @@ function register(
   tf.registerKernel({ kernelName: name, backendName: "wasm", kernelFunc });
 }
 
-/** Registers the fused kernels on the wasm backend, run by `addon`. */
-export function installFusedKernels(addon: NativeAddon): void {
-  if (installed) return;
+/** RMSNorm, SwiGLU and rotary embeddings, with their gradients. */
+function registerLayerKernels(addon: NativeAddon): void {
   register(
     "ArcRmsNorm",
     ({ x }) => [x.shape, x.shape.slice(0, -1)],
@@ -82,6 +81,10 @@ export function installFusedKernels(addon: NativeAddon): void {
     ({ x, cos, sin }, [y], shapes, { scale, inverse }) =>
       addon.rope(x, cos, sin, y, shapes.x[2], shapes.x[3], scale as number, inverse ? 1 : 0),
   );
+}
+
+/** Attention over a whole sequence (with its gradient) and over a layer's KV cache. */
+function registerAttentionKernels(addon: NativeAddon): void {
   register(
     "ArcAttention",
     ({ q }) => {
@@ -101,6 +104,34 @@ export function installFusedKernels(addon: NativeAddon): void {
       addon.attendGrad(dy, q, k, v, probs, mask, dq, dk, dv, B, T, H, shapes.k[2], D);
     },
   );
+  register(
+    "ArcCachedAttention",
+    ({ q }) => [q.shape],
+    ({ q, k, v, mask }, [out], shapes, attrs) => {
+      const cache = attrs as unknown as CacheLayer;
+      const [B, T, H, D] = shapes.q;
+      addon.attendCached(
+        q,
+        k,
+        v,
+        mask,
+        cache.keys,
+        cache.values,
+        out,
+        B,
+        T,
+        H,
+        shapes.k[2],
+        D,
+        cache.past,
+        cache.capacity,
+      );
+    },
+  );
+}
+
+/** The embedding's row gather and its gradient, a scatter-add of rows. */
+function registerRowKernels(): void {
   register(
     "ArcGatherRows",
     ({ table, indices }) => [[...indices.shape, ...table.shape.slice(1)]],
@@ -128,6 +159,10 @@ export function installFusedKernels(addon: NativeAddon): void {
       }
     },
   );
+}
+
+/** Each next token's log-probability and the entropy of its distribution, with their gradients. */
+function registerTokenKernels(addon: NativeAddon): void {
   const nextTokenShape = ({ logits }: Record<string, TensorInfo>) => [[logits.shape[0], logits.shape[1] - 1]];
   register("ArcTokenLogprobs", nextTokenShape, ({ logits }, [logp], shapes, { targets }) => {
     const [B, L, V] = shapes.logits;
@@ -153,30 +188,15 @@ export function installFusedKernels(addon: NativeAddon): void {
       addon.tokenEntropyGrad(dy, logits, dlogits, B, L, V);
     },
   );
-  register(
-    "ArcCachedAttention",
-    ({ q }) => [q.shape],
-    ({ q, k, v, mask }, [out], shapes, attrs) => {
-      const cache = attrs as unknown as CacheLayer;
-      const [B, T, H, D] = shapes.q;
-      addon.attendCached(
-        q,
-        k,
-        v,
-        mask,
-        cache.keys,
-        cache.values,
-        out,
-        B,
-        T,
-        H,
-        shapes.k[2],
-        D,
-        cache.past,
-        cache.capacity,
-      );
-    },
-  );
+}
+
+/** Registers the fused kernels on the wasm backend, run by `addon`. */
+export function installFusedKernels(addon: NativeAddon): void {
+  if (installed) return;
+  registerLayerKernels(addon);
+  registerAttentionKernels(addon);
+  registerRowKernels();
+  registerTokenKernels(addon);
   installed = true;
 }
 
