@@ -14,8 +14,6 @@ const MAX_LINES = 100;
 const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/core/src/validate/decide-validation.ts#decideValidation",
   "packages/engine/src/server/engine-server.ts#createEngineServer",
-  "packages/engine/src/server/engine-server.ts#start",
-  "packages/engine/src/server/engine-server.ts#streamCompletion",
   "packages/server/src/cli/commands/runs.ts#run",
   "packages/server/src/dashboard/dashboard-routes.ts#dashboardRoutes",
   "packages/server/src/demo/demo-datasets.ts#synthesizeDemoDatasets",

@@ -278,6 +278,123 @@ interface CompletionHead {
   plan: OutputPlan;
 }
 
+/** What a stream has of one sample: its text so far, how much of it went out as content, the calls it streamed. */
+interface StreamSample {
+  text: string;
+  sent: number;
+  calls: StreamedCall[];
+}
+
+/** Writes a completion stream's events; nothing once the client has gone. */
+interface ChunkWriter {
+  /** One `data:` event. */
+  send(data: unknown): void;
+  /** A `chat.completion.chunk` of `choices` (with `usage` where the request asked for usage). */
+  chunk(choices: unknown[], usage?: unknown): void;
+  /** A chunk of one choice's delta. */
+  delta(index: number, d: Record<string, unknown>, logprobs?: unknown): void;
+  /** `[DONE]`, then the end of the stream. */
+  done(): void;
+}
+
+/** The writer of one completion stream on `controller`. */
+function chunkWriter(
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  engine: InferenceEngine,
+  head: CompletionHead,
+  abort: AbortController,
+): ChunkWriter {
+  const encoder = new TextEncoder();
+  const send = (data: unknown) => {
+    if (abort.signal.aborted) return;
+    controller.enqueue(encoder.encode(`data: ${JSON.stringify(data)}\n\n`));
+  };
+  const chunk = (choices: unknown[], usage: unknown = null) =>
+    send({
+      id: head.id,
+      object: "chat.completion.chunk",
+      created: head.created,
+      model: head.req.model,
+      system_fingerprint: `arc-w${engine.getVersion()}`,
+      choices,
+      ...(head.req.includeUsage ? { usage } : {}),
+    });
+  return {
+    send,
+    chunk,
+    delta: (index, d, logprobs = null) => chunk([{ index, delta: d, logprobs, finish_reason: null }]),
+    done() {
+      if (abort.signal.aborted) return;
+      controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+      controller.close();
+    },
+  };
+}
+
+/** Sends what is new of each call: its id and name the first time, then the arguments written since. */
+function sendCalls(writer: ChunkWriter, streamed: StreamedCall[], index: number, calls: ParsedCall[]): void {
+  calls.forEach((call, i) => {
+    if (!streamed[i]) {
+      streamed[i] = { id: toolCallId(), arguments: "" };
+      writer.delta(index, {
+        tool_calls: [
+          {
+            index: i,
+            id: streamed[i].id,
+            type: "function",
+            function: { name: call.name, arguments: "" },
+          },
+        ],
+      });
+    }
+    const sent = streamed[i].arguments;
+    if (call.arguments.length > sent.length && call.arguments.startsWith(sent)) {
+      writer.delta(index, {
+        tool_calls: [{ index: i, function: { arguments: call.arguments.slice(sent.length) } }],
+      });
+      streamed[i].arguments = call.arguments;
+    }
+  });
+}
+
+/** Streams each token as it comes: content not held back for a call, the calls' deltas, and each sample's finish. */
+function tokenStreamer(
+  writer: ChunkWriter,
+  samples: StreamSample[],
+  { req, plan }: CompletionHead,
+): (e: TokenEvent) => void {
+  return (e) => {
+    if (e.token < 0 || e.finishReason === "abort") return;
+    const sample = samples[e.sampleIndex];
+    sample.text += e.textDelta;
+    const partial = plan.format?.partial(sample.text);
+    const upTo = partial ? partial.contentLength : sample.text.length;
+    const content = sample.text.slice(sample.sent, Math.max(sample.sent, upTo));
+    sample.sent = Math.max(sample.sent, upTo);
+    const logprobs = req.logprobs
+      ? {
+          content: contentLogprobs([e.token], [e.logprob], e.topLogprobs ? [e.topLogprobs] : undefined),
+          refusal: null,
+        }
+      : null;
+    if (content || logprobs) writer.delta(e.sampleIndex, { content }, logprobs);
+    if (partial) sendCalls(writer, sample.calls, e.sampleIndex, partial.calls);
+    if (!e.finishReason) return;
+    const calls = plan.format?.parse(sample.text).toolCalls ?? [];
+    if (calls.length === 0 && sample.sent < sample.text.length)
+      writer.delta(e.sampleIndex, { content: sample.text.slice(sample.sent) });
+    sendCalls(writer, sample.calls, e.sampleIndex, calls);
+    writer.chunk([
+      {
+        index: e.sampleIndex,
+        delta: {},
+        logprobs: null,
+        finish_reason: finishReason(e.finishReason, calls.length, plan),
+      },
+    ]);
+  };
+}
+
 /**
  * Server-sent events: a role chunk per choice, content chunks as tokens come, then per choice a finish chunk, a
  * usage chunk when asked for, and `[DONE]`. Where the request offered tools, text that is or may become a call is
@@ -292,107 +409,32 @@ function streamCompletion(
   release: () => void,
 ): Response {
   const { req, plan } = head;
-  const encoder = new TextEncoder();
   const n = generation.n ?? 1;
-  const samples = Array.from({ length: n }, () => ({ text: "", sent: 0, calls: [] as StreamedCall[] }));
+  const samples = Array.from({ length: n }, (): StreamSample => ({ text: "", sent: 0, calls: [] }));
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (data: unknown) => {
-        if (abort.signal.aborted) return;
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(data)}\n\n`));
-      };
-      const chunk = (choices: unknown[], usage: unknown = null) =>
-        send({
-          id: head.id,
-          object: "chat.completion.chunk",
-          created: head.created,
-          model: req.model,
-          system_fingerprint: `arc-w${engine.getVersion()}`,
-          choices,
-          ...(req.includeUsage ? { usage } : {}),
-        });
-      const delta = (index: number, d: Record<string, unknown>, logprobs: unknown = null) =>
-        chunk([{ index, delta: d, logprobs, finish_reason: null }]);
-      /** Sends what is new of each call: its id and name the first time, then the arguments written since. */
-      const sendCalls = (index: number, calls: ParsedCall[]) => {
-        const streamed = samples[index].calls;
-        calls.forEach((call, i) => {
-          if (!streamed[i]) {
-            streamed[i] = { id: toolCallId(), arguments: "" };
-            delta(index, {
-              tool_calls: [
-                {
-                  index: i,
-                  id: streamed[i].id,
-                  type: "function",
-                  function: { name: call.name, arguments: "" },
-                },
-              ],
-            });
-          }
-          const sent = streamed[i].arguments;
-          if (call.arguments.length > sent.length && call.arguments.startsWith(sent)) {
-            delta(index, {
-              tool_calls: [{ index: i, function: { arguments: call.arguments.slice(sent.length) } }],
-            });
-            streamed[i].arguments = call.arguments;
-          }
-        });
-      };
-      for (let i = 0; i < n; i++) delta(i, { role: "assistant", content: "" });
-      const onToken = (e: TokenEvent) => {
-        if (e.token < 0 || e.finishReason === "abort") return;
-        const sample = samples[e.sampleIndex];
-        sample.text += e.textDelta;
-        const partial = plan.format?.partial(sample.text);
-        const upTo = partial ? partial.contentLength : sample.text.length;
-        const content = sample.text.slice(sample.sent, Math.max(sample.sent, upTo));
-        sample.sent = Math.max(sample.sent, upTo);
-        const logprobs = req.logprobs
-          ? {
-              content: contentLogprobs([e.token], [e.logprob], e.topLogprobs ? [e.topLogprobs] : undefined),
-              refusal: null,
-            }
-          : null;
-        if (content || logprobs) delta(e.sampleIndex, { content }, logprobs);
-        if (partial) sendCalls(e.sampleIndex, partial.calls);
-        if (!e.finishReason) return;
-        const calls = plan.format?.parse(sample.text).toolCalls ?? [];
-        if (calls.length === 0 && sample.sent < sample.text.length)
-          delta(e.sampleIndex, { content: sample.text.slice(sample.sent) });
-        sendCalls(e.sampleIndex, calls);
-        chunk([
-          {
-            index: e.sampleIndex,
-            delta: {},
-            logprobs: null,
-            finish_reason: finishReason(e.finishReason, calls.length, plan),
-          },
-        ]);
-      };
+      const writer = chunkWriter(controller, engine, head, abort);
+      for (let i = 0; i < n; i++) writer.delta(i, { role: "assistant", content: "" });
       engine
-        .generate([generation], { onToken })
+        .generate([generation], { onToken: tokenStreamer(writer, samples, head) })
         .then((results) => {
           if (req.includeUsage) {
             const completion = results.reduce((s, r) => s + r.outputTokens.length, 0);
             const prompt = results[0]?.promptTokens.length ?? 0;
-            chunk([], {
+            writer.chunk([], {
               prompt_tokens: prompt,
               completion_tokens: completion,
               total_tokens: prompt + completion,
             });
           }
-          if (!abort.signal.aborted) {
-            controller.enqueue(encoder.encode("data: [DONE]\n\n"));
-            controller.close();
-          }
+          writer.done();
         })
         .catch((error: Error) => {
           const refusal =
             error instanceof GrammarError
               ? grammarRefusal(error, plan)
               : new OpenAIError(500, `generation failed: ${error.message}`);
-          send({ error: refusal.body().error });
+          writer.send({ error: refusal.body().error });
           if (!abort.signal.aborted) controller.close();
         })
         .finally(release);
