@@ -13,7 +13,6 @@ const MAX_LINES = 100;
  */
 const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/core/src/validate/decide-validation.ts#decideValidation",
-  "packages/engine/src/server/engine-server.ts#createEngineServer",
   "packages/server/src/cli/commands/runs.ts#run",
   "packages/server/src/dashboard/dashboard-routes.ts#dashboardRoutes",
   "packages/server/src/demo/demo-datasets.ts#synthesizeDemoDatasets",

@@ -79,14 +79,30 @@ function contentLogprobs(
  */
 export function createEngineServer(engine: InferenceEngine, options: EngineServerOptions): Hono {
   const app = new Hono();
-  const defaultMaxTokens = options.defaultMaxTokens ?? 256;
-  const maxPending = options.maxPendingRequests ?? 256;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const started = Math.floor(Date.now() / 1000);
-  const syntax = options.toolCallSyntax ?? engine.toolCallSyntax;
+  const admit = pendingLimit(options.maxPendingRequests ?? 256);
+  addErrorAnswers(app);
+  if (options.apiKey) addApiKeyCheck(app, options.apiKey);
+  addModelRoutes(app, options);
+  const engineFor = engineResolver(engine, options);
+  if (options.adapters) addAdapterRoutes(app, options.adapters, maxBodyBytes);
+  addChatRoute(app, {
+    engineFor,
+    admit,
+    maxBodyBytes,
+    defaultMaxTokens: options.defaultMaxTokens ?? 256,
+    syntax: options.toolCallSyntax ?? engine.toolCallSyntax,
+  });
+  const gate = new PauseGate();
+  addCompletionRoutes(app, engine, { ...options, maxBodyBytes, admit, engineFor, gate });
+  addSglangRoutes(app, engine, { ...options, maxBodyBytes, admit, gate });
+  return app;
+}
+
+/** Counts a request in; 429 past `maxPending` in flight or queued. Returns the function that counts it out. */
+function pendingLimit(maxPending: number): () => () => void {
   let pending = 0;
-  /** Counts a request in; 429 past `maxPendingRequests`. Returns the function that counts it out. */
-  const admit = () => {
+  return () => {
     if (pending >= maxPending)
       throw new OpenAIError(429, `too many requests: ${pending} in flight or queued (limit ${maxPending})`, {
         type: "requests",
@@ -97,7 +113,10 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
       pending--;
     };
   };
+}
 
+/** Answers every error and unknown route as OpenAI does: an `error` body with its status. */
+function addErrorAnswers(app: Hono): void {
   app.onError((error, c) => {
     const e =
       error instanceof OpenAIError
@@ -116,27 +135,29 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
   app.notFound((c) =>
     c.json(new OpenAIError(404, `Invalid URL (${c.req.method} ${c.req.path})`).body(), 404),
   );
+}
 
-  const { apiKey } = options;
-  if (apiKey) {
-    app.use(async (c, next) => {
-      if (hasKey(c.req.header("authorization"), apiKey)) return next();
-      throw new OpenAIError(
-        401,
-        c.req.header("authorization")
-          ? "invalid API key: the key sent does not match the one this server was started with"
-          : "missing API key: send the header Authorization: Bearer <key>",
-        { code: "invalid_api_key" },
-      );
-    });
-  }
+/** Refuses, with 401, every request without `Authorization: Bearer <apiKey>`. */
+function addApiKeyCheck(app: Hono, apiKey: string): void {
+  app.use(async (c, next) => {
+    if (hasKey(c.req.header("authorization"), apiKey)) return next();
+    throw new OpenAIError(
+      401,
+      c.req.header("authorization")
+        ? "invalid API key: the key sent does not match the one this server was started with"
+        : "missing API key: send the header Authorization: Bearer <key>",
+      { code: "invalid_api_key" },
+    );
+  });
+}
 
+/** `GET /v1/models[/{id}]`: the base, then each adapter (vLLM names its base as `parent`). */
+function addModelRoutes(app: Hono, options: EngineServerOptions): void {
+  const started = Math.floor(Date.now() / 1000);
   const model = { id: options.modelId, object: "model", created: started, owned_by: "arc" };
-  const { adapters } = options;
-  /** The served models: the base, then each adapter (vLLM names its base as `parent`). */
   const models = () => [
     model,
-    ...(adapters?.names() ?? []).map((id) => ({ ...model, id, parent: options.modelId })),
+    ...(options.adapters?.names() ?? []).map((id) => ({ ...model, id, parent: options.modelId })),
   ];
   app.get("/v1/models", (c) => c.json({ object: "list", data: models() }));
   app.get("/v1/models/:id{.+}", (c) => {
@@ -144,15 +165,35 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     if (found) return c.json(found);
     throw modelNotFound(c.req.param("id"));
   });
-  /** The engine that answers `name`: the served model's, or an adapter's; 404 for any other. */
-  const engineFor = async (name: string): Promise<InferenceEngine> => {
-    const adapted = name === options.modelId ? undefined : adapters?.engineFor(name);
+}
+
+/** The engine that answers a model name: the served model's, or an adapter's; 404 for any other. */
+function engineResolver(
+  engine: InferenceEngine,
+  options: EngineServerOptions,
+): (name: string) => Promise<InferenceEngine> {
+  return async (name) => {
+    const adapted = name === options.modelId ? undefined : options.adapters?.engineFor(name);
     if (adapted) return adapted;
     if (name === options.modelId || options.acceptAnyModel) return engine;
     throw modelNotFound(name);
   };
-  if (adapters) addAdapterRoutes(app, adapters, maxBodyBytes);
+}
 
+/** What the chat route works with. */
+interface ChatRouteContext {
+  engineFor(name: string): Promise<InferenceEngine>;
+  admit(): () => void;
+  maxBodyBytes: number;
+  defaultMaxTokens: number;
+  syntax: InferenceEngine["toolCallSyntax"];
+}
+
+/** `POST /v1/chat/completions`: a whole completion, or a stream of chunks; a client that disconnects aborts it. */
+function addChatRoute(
+  app: Hono,
+  { engineFor, admit, maxBodyBytes, defaultMaxTokens, syntax }: ChatRouteContext,
+): void {
   app.post("/v1/chat/completions", async (c) => {
     const created = Math.floor(Date.now() / 1000);
     const req = parseChatRequest(await readJsonBody(c.req.raw, maxBodyBytes), defaultMaxTokens);
@@ -177,11 +218,6 @@ export function createEngineServer(engine: InferenceEngine, options: EngineServe
     }
     return streamCompletion(target, { id, created, req, plan }, generation, abort, release);
   });
-
-  const gate = new PauseGate();
-  addCompletionRoutes(app, engine, { ...options, maxBodyBytes, admit, engineFor, gate });
-  addSglangRoutes(app, engine, { ...options, maxBodyBytes, admit, gate });
-  return app;
 }
 
 /** vLLM's routes that load and unload LoRA adapters at run time; success answers are plain text, as vLLM's. */
