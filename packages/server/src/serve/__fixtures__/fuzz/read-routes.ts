@@ -1,27 +1,11 @@
 /** The GET and DELETE routes of `arc serve` as the fuzz suite calls them: parameters that exist, query keys read. */
+import { traceFilters } from "../../../dashboard/pages/traces-page.ts";
 import type { Ctx, RouteSpec } from "./route-spec.ts";
 
 const traceIds = (x: Ctx) => [...x.ids.traces, x.ready.fixture.traceId];
 const modelIds = (x: Ctx) => [...x.ids.models.map((m) => m.id), "cand", "prod"];
 /** The trace list's query keys: `GET /v1/traces` and the dashboard's Traces page read the same filters. */
-const TRACE_FILTERS = [
-  "from",
-  "to",
-  "modelVersion",
-  "env",
-  "verdict",
-  "failureClass",
-  "pattern",
-  "user",
-  "session",
-  "tag",
-  "minLatencyMs",
-  "maxLatencyMs",
-  "minTokens",
-  "maxTokens",
-  "q",
-  "cursor",
-];
+const TRACE_FILTERS = [...traceFilters, "cursor"];
 const TRACE_QUERY = [...TRACE_FILTERS, "model", "status", "order", "limit"];
 const REVIEW_QUEUES = () => ["judge-disagreements", "unlabelled", "spot-checks"];
 /** A user and a session the fuzzed traces name, and one no trace names. */
