@@ -12,6 +12,7 @@ export {
   DataBlock,
   LEARNING_RATE_DECAY,
   ModelBlock,
+  overridesForAlgorithm,
   Recipe,
   type RecipeInput,
   RewardBlock,

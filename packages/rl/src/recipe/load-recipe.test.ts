@@ -14,6 +14,7 @@ import {
   readRecipeYaml,
 } from "./load-recipe.ts";
 import {
+  overridesForAlgorithm,
   RecipeBlocks,
   TEACHING_BY_MODE,
   TRAINER_BY_ALGORITHM,
@@ -182,6 +183,22 @@ describe("recipes", () => {
       // decoupled GRPO needs temperature 1, which validValue picks
       assert.doesNotThrow(() => parseRecipe({ trainer: { algorithm, ...trainer } }), algorithm);
     }
+  });
+
+  it("keeps of a list of overrides those a recipe of one algorithm takes", () => {
+    const overrides = [
+      "data.evalCount=4",
+      "trainer.promptsPerStep=2",
+      "trainer.samplesPerPrompt=2",
+      "trainer.beta=0.2",
+    ];
+    const sft = overridesForAlgorithm("sft", overrides);
+    assert.deepEqual(sft, ["data.evalCount=4", "trainer.promptsPerStep=2"]);
+    const sftRecipe = (list: string[]) =>
+      parseRecipe(applyOverrides({ trainer: { algorithm: "sft" } }, list));
+    assert.doesNotThrow(() => sftRecipe(sft));
+    assert.throws(() => sftRecipe(overrides), /samplesPerPrompt/);
+    assert.deepEqual(overridesForAlgorithm("dpo", overrides), overrides);
   });
 
   it("refuses an SFT warm-up in an SFT recipe", () => {

@@ -464,6 +464,21 @@ export const GrpoTrainer = z
 /** The trainer blocks by algorithm: each takes its own keys only, and refuses another algorithm's by name. */
 export const TRAINER_BY_ALGORITHM = { sft: SftTrainer, dpo: DpoTrainer, grpo: GrpoTrainer } as const;
 
+/**
+ * The `key=value` overrides a recipe of `algorithm` takes: every override outside `trainer`, and those of the trainer
+ * keys of that algorithm, so that one list written for a DPO run can also set up its SFT warm-up.
+ */
+export function overridesForAlgorithm(
+  algorithm: keyof typeof TRAINER_BY_ALGORITHM,
+  overrides: readonly string[],
+): string[] {
+  const keys = TRAINER_BY_ALGORITHM[algorithm].shape;
+  return overrides.filter((override) => {
+    const [block, key] = override.slice(0, override.indexOf("=")).trim().split(".");
+    return block !== "trainer" || key in keys;
+  });
+}
+
 /** The algorithm a trainer block without one trains with. */
 export const DEFAULT_ALGORITHM = "dpo";
 

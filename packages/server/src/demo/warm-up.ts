@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { wilsonInterval } from "@arc/core";
-import { RunDir, type StepRecord } from "@arc/rl";
+import { overridesForAlgorithm, RunDir, type StepRecord } from "@arc/rl";
 import type { DemoOptions } from "./demo-options.ts";
 import { TRAIN_THREADS } from "./demo-plan.ts";
 import type { LiveLine } from "./demo-progress.ts";
@@ -235,7 +235,7 @@ export async function warmUp(context: {
       `model.path=${context.baseModel}`,
       ...common,
       ...warmupTrainer(PROBE_STEPS, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS),
-      ...(options.extraOverrides ?? []),
+      ...overridesForAlgorithm("sft", options.extraOverrides ?? []),
     ],
     deadline,
   );
@@ -258,7 +258,7 @@ export async function warmUp(context: {
     `trainer.evalFrom=${Math.min(evalFrom, steps)}`,
     `trainer.checkpointEvery=${Math.min(WARMUP_EVAL_EVERY, steps)}`,
     ...warmupTrainer(steps, learningRate, ramp),
-    ...(options.extraOverrides ?? []),
+    ...overridesForAlgorithm("sft", options.extraOverrides ?? []),
   ];
   const evalCount = Number(
     partOverrides(context.baseModel, 1, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS, WARMUP_FIRST_JUDGEMENT)

@@ -35,7 +35,8 @@ and <home>/report.html.
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
   --base-model    the starting checkpoint (default ${DEFAULT_BASE_MODEL}; models/${DEFAULT_ENV}-bpe is the BPE one)
   --max-tokens    output budget of every model call (default 96; the longest ${DEFAULT_ENV} answer is 84 tokens)
-  --train-set     more recipe overrides, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2
+  --train-set     more overrides of the DPO recipe, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2;
+                  the SFT warm-up takes those an SFT recipe has (data.*, trainer.promptsPerStep, ...)
   --serve         leave the platform running afterwards and print its URL, the dashboard's URL and the keys`;
 
 function numberFlag(value: string | undefined, name: string, fallback: number): number {
