@@ -29,13 +29,14 @@ describe("task families in a folder outside the repository", () => {
     );
     await writeFile(
       join(project, "plain.js"),
-      `import { defineTaskFamily } from "@arc/core";
-export default defineTaskFamily({
+      // a plain object: importing @arc/core from JavaScript needs the built package, which `npm pack` makes
+      // (test/packages-install.test.ts installs the packed packages); a TypeScript family imports its source
+      `export default {
   env: "stepconv-js",
   tools: [{ name: "answer", description: "Give the value.", parameters: { type: "object" } }],
   prompt: (task) => [{ role: "user", content: task.question }],
   reference: () => ['{"tool":"answer","args":{"value":1}}'],
-});
+};
 `,
     );
     await writeFile(join(project, "stepconv.json"), JSON.stringify(STEPCONV_JSON));
