@@ -37,8 +37,8 @@ export interface TraceWriterOptions {
  * tenant go to the database as one statement (bulk `unnest` arrays), so that the statement's fixed cost (the round
  * trip, planning, triggers, the commit) is paid once for several requests. Each caller's promise resolves with what
  * its own batch wrote only once that statement has committed. When a joined statement fails, each of its batches is
- * written again alone, so one batch's error stays its own. A batch arriving while nothing is being written is written
- * at once, alone, exactly as `insertTraces` writes it.
+ * written again alone, so one batch's error stays its own. A batch arriving while nothing is being written, or one of
+ * `maxRows` rows or more, is written at once, alone, exactly as `insertTraces` writes it.
  */
 export class TraceWriter {
   private readonly pending: PendingWrite[] = [];
@@ -62,6 +62,9 @@ export class TraceWriter {
       return Promise.reject(error);
     }
     const rows = traces.reduce((n, t) => n + 1 + t.steps.length, 0);
+    // a batch too big to join gains nothing from waiting: written at once, in slices that let others' writes run
+    // between them, so a tenant's large import never holds another tenant's small batch behind all of it
+    if (rows >= this.maxRows) return insertTraces(this.db, tenantId, traces);
     return new Promise((resolve, reject) => {
       this.pending.push({ tenantId, traces, rows, resolve, reject });
       this.pump();
