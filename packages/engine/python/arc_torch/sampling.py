@@ -260,8 +260,9 @@ def generate(
                 if aborted(r.request.get("id")):
                     r.finish = "abort"
                     events.append({"i": r.request_index, "s": r.sample_index, "finish": "abort", "text": _text(engine, r)})
+            # only the last position's logits are sampled: the vocabulary's projection of the others is skipped
             out = model(input_ids=ids, attention_mask=attention, position_ids=positions, past_key_values=cache,
-                        use_cache=True)
+                        use_cache=True, logits_to_keep=1)
             cache = out.past_key_values
             logits = out.logits[:, -1].float()
             for b, r in enumerate(rows):
