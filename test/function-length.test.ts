@@ -14,7 +14,6 @@ const MAX_LINES = 100;
 const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/core/src/validate/decide-validation.ts#decideValidation",
   "packages/server/src/cli/commands/runs.ts#run",
-  "packages/server/src/dashboard/dashboard-routes.ts#dashboardRoutes",
   "packages/server/src/demo/demo-datasets.ts#synthesizeDemoDatasets",
   "packages/server/src/demo/demo-outcome.ts#measureAndSummarize",
   "packages/server/src/demo/demo-report.ts#demoReportHtml",

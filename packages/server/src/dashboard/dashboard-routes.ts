@@ -1,4 +1,4 @@
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { csrf } from "hono/csrf";
@@ -39,14 +39,99 @@ type Env = { Variables: { principal: Principal; key: string; viewer: Viewer; api
 /** What one page needs: the API as the viewer sees it, the path's parameter and the URL's query. */
 type PageBody = (api: DashboardApi, param: string, query: Record<string, string>) => Promise<Markup>;
 
+/** What the dashboard reads from: Arc's API and the keys' authenticator. */
+type Deps = { fetchApi: ApiFetch; authenticator: Authenticator };
+
+/** The dashboard's pages: each a path, its title, the navigation entry it lights and the page's body. */
+const pages: { path: string; title: (param: string) => string; current: string; body: PageBody }[] = [
+  { path: "/", title: () => "Overview", current: "/ui", body: overviewPage },
+  { path: "/patterns", title: () => "Patterns", current: "/ui/patterns", body: patternsPage },
+  { path: "/patterns/:id", title: (id) => `Pattern ${id}`, current: "/ui/patterns", body: patternPage },
+  { path: "/traces", title: () => "Traces", current: "/ui/traces", body: tracesPage },
+  {
+    path: "/traces/:id",
+    title: (id) => `Trace ${id}`,
+    current: "/ui/traces",
+    body: (api, id, query) => tracePage(api, id, { queue: query.queue }),
+  },
+  { path: "/reviews", title: () => "Review", current: "/ui/reviews", body: reviewQueuesPage },
+  {
+    path: "/reviews/:id",
+    title: (id) => `Review queue ${id}`,
+    current: "/ui/reviews",
+    body: reviewQueuePage,
+  },
+  { path: "/sessions/:id", title: (id) => `Session ${id}`, current: "/ui/traces", body: sessionPage },
+  { path: "/users/:id", title: (id) => `User ${id}`, current: "/ui/traces", body: userPage },
+  { path: "/datasets", title: () => "Datasets", current: "/ui/datasets", body: datasetsPage },
+  { path: "/datasets/:id", title: (id) => `Dataset ${id}`, current: "/ui/datasets", body: datasetPage },
+  { path: "/runs", title: () => "Runs", current: "/ui/runs", body: runsPage },
+  { path: "/runs/:id", title: (id) => `Run ${id}`, current: "/ui/runs", body: runPage },
+  { path: "/models", title: () => "Models", current: "/ui/models", body: modelsPage },
+  { path: "/models/:id", title: (id) => `Model ${id}`, current: "/ui/models", body: modelPage },
+  { path: "/deployments", title: () => "Deployments", current: "/ui/deployments", body: deploymentsPage },
+  {
+    path: "/deployments/:id",
+    title: (id) => `Deployment ${id}`,
+    current: "/ui/deployments",
+    body: (api, id) => deploymentPage(api, id),
+  },
+  {
+    path: "/deployments/:id/promote",
+    title: (id) => `Promote ${id}?`,
+    current: "/ui/deployments",
+    body: (api, id) => confirmActionPage(api, id, "promote"),
+  },
+  {
+    path: "/deployments/:id/rollback",
+    title: (id) => `Roll back ${id}?`,
+    current: "/ui/deployments",
+    body: (api, id) => confirmActionPage(api, id, "rollback"),
+  },
+  { path: "/teaching", title: () => "Teaching", current: "/ui/teaching", body: teachingPage },
+  { path: "/judges", title: () => "Judges", current: "/ui/judges", body: judgesPage },
+  { path: "/analytics", title: () => "Analytics", current: "/ui/analytics", body: analyticsPage },
+];
+
 /**
  * The web dashboard under `/ui`, server-rendered: sign in with a tenant or admin key (kept in an HttpOnly,
  * SameSite=Strict cookie and checked on every request, so a revoked key signs out at once), then the tenant's pages.
  * Every figure comes from Arc's own API through `fetchApi`, called with the viewer's key. Form posts must come from
  * the dashboard's own origin (`hono/csrf`); promote and rollback take a confirmation step.
  */
-export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authenticator }) {
+export function dashboardRoutes(deps: Deps) {
   const app = new Hono<Env>();
+  guardRequests(app);
+  app.get("/assets/dashboard.css", (c) =>
+    c.body(dashboardCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "max-age=300" }),
+  );
+  app.get("/assets/live.js", (c) =>
+    c.body(liveJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "max-age=300" }),
+  );
+  signInRoutes(app, deps.authenticator);
+  app.use(signedInViewer(deps));
+  tenantRoutes(app, deps);
+  for (const page of pages) {
+    app.get(page.path, (c) => {
+      const param = c.req.param("id") ?? c.req.query("hours") ?? "";
+      if (!c.get("viewer").tenant) return c.redirect("/ui/tenants", 303);
+      return render(c, page.title(param), page.current, () => page.body(c.get("api"), param, c.req.query()));
+    });
+  }
+  traceFormRoutes(app);
+  recommendationRoutes(app);
+  deploymentActionRoutes(app);
+  // any other path under /ui: a page that says so, in the dashboard's shell, never the API's JSON
+  app.all("*", (c) => {
+    const viewer = c.get("viewer");
+    const body = html`<p class="error" role="alert">No page at ${c.req.path}.</p><p><a href="/ui">Overview</a> · <a href="/ui/traces">Traces</a></p>`;
+    return c.html(pageShell({ title: "Not found", current: "", viewer, body }), 404);
+  });
+  return app;
+}
+
+/** Security headers, the error pages, same-origin form posts only and a 16 KiB body limit. */
+function guardRequests(app: Hono<Env>) {
   app.use(
     secureHeaders({
       contentSecurityPolicy: {
@@ -71,19 +156,15 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
   });
   app.use(csrf());
   app.use(bodyLimit({ maxSize: 16 * 1024 }));
+}
 
-  app.get("/assets/dashboard.css", (c) =>
-    c.body(dashboardCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "max-age=300" }),
-  );
-  app.get("/assets/live.js", (c) =>
-    c.body(liveJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "max-age=300" }),
-  );
-
+/** Sign in with a key (kept in the session cookie) and sign out. */
+function signInRoutes(app: Hono<Env>, authenticator: Authenticator) {
   app.get("/login", (c) => c.html(loginPage()));
   app.post("/login", async (c) => {
     const form = await c.req.parseBody();
     const key = typeof form.key === "string" ? form.key.trim() : "";
-    const principal = key ? await deps.authenticator.principalFor(key) : null;
+    const principal = key ? await authenticator.principalFor(key) : null;
     if (!principal)
       return c.html(loginPage("Unknown or revoked key: paste a tenant key or an admin key."), 401);
     setCookie(c, sessionCookie, key, {
@@ -100,9 +181,11 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
     deleteCookie(c, tenantCookie, { path: cookiePath });
     return c.redirect("/ui/login", 303);
   });
+}
 
-  // every other page: a signed-in key, and for an admin the tenant picked on the Tenants page
-  app.use(async (c, next) => {
+/** Every page past sign-in: a signed-in key, and for an admin the tenant picked on the Tenants page. */
+function signedInViewer(deps: Deps): MiddlewareHandler<Env> {
+  return async (c, next) => {
     const key = getCookie(c, sessionCookie);
     const principal = key ? await deps.authenticator.principalFor(key) : null;
     if (!key || !principal) return c.redirect("/ui/login", 303);
@@ -116,8 +199,11 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
       new DashboardApi(deps.fetchApi, key, principal.role === "admin" ? (tenant?.id ?? null) : null),
     );
     await next();
-  });
+  };
+}
 
+/** The admin's Tenants page and the form that picks the tenant to look at. */
+function tenantRoutes(app: Hono<Env>, deps: Deps) {
   app.get("/tenants", async (c) => {
     if (c.get("principal").role !== "admin") return c.redirect("/ui", 303);
     return render(c, "Tenants", "/ui/tenants", () => tenantsPage(deps.fetchApi, c.get("key")));
@@ -131,64 +217,10 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
     setCookie(c, tenantCookie, tenant.id, { path: cookiePath, httpOnly: true, sameSite: "Strict" });
     return c.redirect("/ui", 303);
   });
+}
 
-  const pages: { path: string; title: (param: string) => string; current: string; body: PageBody }[] = [
-    { path: "/", title: () => "Overview", current: "/ui", body: overviewPage },
-    { path: "/patterns", title: () => "Patterns", current: "/ui/patterns", body: patternsPage },
-    { path: "/patterns/:id", title: (id) => `Pattern ${id}`, current: "/ui/patterns", body: patternPage },
-    { path: "/traces", title: () => "Traces", current: "/ui/traces", body: tracesPage },
-    {
-      path: "/traces/:id",
-      title: (id) => `Trace ${id}`,
-      current: "/ui/traces",
-      body: (api, id, query) => tracePage(api, id, { queue: query.queue }),
-    },
-    { path: "/reviews", title: () => "Review", current: "/ui/reviews", body: reviewQueuesPage },
-    {
-      path: "/reviews/:id",
-      title: (id) => `Review queue ${id}`,
-      current: "/ui/reviews",
-      body: reviewQueuePage,
-    },
-    { path: "/sessions/:id", title: (id) => `Session ${id}`, current: "/ui/traces", body: sessionPage },
-    { path: "/users/:id", title: (id) => `User ${id}`, current: "/ui/traces", body: userPage },
-    { path: "/datasets", title: () => "Datasets", current: "/ui/datasets", body: datasetsPage },
-    { path: "/datasets/:id", title: (id) => `Dataset ${id}`, current: "/ui/datasets", body: datasetPage },
-    { path: "/runs", title: () => "Runs", current: "/ui/runs", body: runsPage },
-    { path: "/runs/:id", title: (id) => `Run ${id}`, current: "/ui/runs", body: runPage },
-    { path: "/models", title: () => "Models", current: "/ui/models", body: modelsPage },
-    { path: "/models/:id", title: (id) => `Model ${id}`, current: "/ui/models", body: modelPage },
-    { path: "/deployments", title: () => "Deployments", current: "/ui/deployments", body: deploymentsPage },
-    {
-      path: "/deployments/:id",
-      title: (id) => `Deployment ${id}`,
-      current: "/ui/deployments",
-      body: (api, id) => deploymentPage(api, id),
-    },
-    {
-      path: "/deployments/:id/promote",
-      title: (id) => `Promote ${id}?`,
-      current: "/ui/deployments",
-      body: (api, id) => confirmActionPage(api, id, "promote"),
-    },
-    {
-      path: "/deployments/:id/rollback",
-      title: (id) => `Roll back ${id}?`,
-      current: "/ui/deployments",
-      body: (api, id) => confirmActionPage(api, id, "rollback"),
-    },
-    { path: "/teaching", title: () => "Teaching", current: "/ui/teaching", body: teachingPage },
-    { path: "/judges", title: () => "Judges", current: "/ui/judges", body: judgesPage },
-    { path: "/analytics", title: () => "Analytics", current: "/ui/analytics", body: analyticsPage },
-  ];
-  for (const page of pages) {
-    app.get(page.path, (c) => {
-      const param = c.req.param("id") ?? c.req.query("hours") ?? "";
-      if (!c.get("viewer").tenant) return c.redirect("/ui/tenants", 303);
-      return render(c, page.title(param), page.current, () => page.body(c.get("api"), param, c.req.query()));
-    });
-  }
-
+/** A trace's review and label forms; a label given from a review queue leads to the next trace waiting in it. */
+function traceFormRoutes(app: Hono<Env>) {
   app.post("/traces/:id/feedback", async (c) => {
     const id = c.req.param("id");
     const title = `Trace ${id}`;
@@ -234,7 +266,10 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
     }
     return render(c, `Trace ${id}`, "/ui/traces", () => tracePage(c.get("api"), id, options));
   });
+}
 
+/** The Analytics page's recommendation buttons; a refusal shows on the Analytics page. */
+function recommendationRoutes(app: Hono<Env>) {
   app.post("/recommendations/:kind", async (c) => {
     const action = recommendationActions[c.req.param("kind") as Recommendation["kind"]];
     if (!action) return c.redirect("/ui/analytics", 303);
@@ -247,7 +282,10 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
       return render(c, "Analytics", "/ui/analytics", () => analyticsPage(c.get("api"), "", {}, refusal));
     }
   });
+}
 
+/** Promote and rollback, each after its confirmation page; the outcome shows on the deployment's page. */
+function deploymentActionRoutes(app: Hono<Env>) {
   for (const action of ["promote", "rollback"] as const) {
     app.post(`/deployments/:id/${action}`, async (c) => {
       const id = c.req.param("id");
@@ -267,13 +305,6 @@ export function dashboardRoutes(deps: { fetchApi: ApiFetch; authenticator: Authe
       );
     });
   }
-  // any other path under /ui: a page that says so, in the dashboard's shell, never the API's JSON
-  app.all("*", (c) => {
-    const viewer = c.get("viewer");
-    const body = html`<p class="error" role="alert">No page at ${c.req.path}.</p><p><a href="/ui">Overview</a> · <a href="/ui/traces">Traces</a></p>`;
-    return c.html(pageShell({ title: "Not found", current: "", viewer, body }), 404);
-  });
-  return app;
 }
 
 /** Renders a page in the shell; an API refusal (404, 400...) becomes a page that says what was refused. */
