@@ -7,8 +7,16 @@ import { trafficToolNames } from "./traffic-tools.ts";
 /** The labelled traces a calibration must have judged before its kappa counts. */
 export const MIN_CALIBRATION_ITEMS = 50;
 
-/** Whether a tenant's judge may be used: trusted, on what basis, or why not. */
-export type JudgeTrust = { trusted: true; basis: string } | { trusted: false; reason: string };
+/** What changed since the judge's latest calibration: its rubric, its model, or the tools its traffic offers. */
+export type JudgeChange = "rubric" | "model" | "tools";
+
+/**
+ * Whether a tenant's judge may be used: trusted, on what basis, or why not; `change` when the latest calibration
+ * measured a judge that has since changed (a re-calibration is then scheduled, see `runDueRecalibrations`).
+ */
+export type JudgeTrust =
+  | { trusted: true; basis: string }
+  | { trusted: false; reason: string; change?: JudgeChange };
 
 /**
  * A tenant's judge is trusted once its latest calibration measured its latest rubric version with its model, on at
@@ -30,16 +38,22 @@ export async function judgeTrust(db: Queryable, tenantId: string): Promise<Judge
   if (minKappa === null)
     return { trusted: true, basis: "the tenant's judgeMinKappa is null: it trusts its judge uncalibrated" };
   const calibrate = `calibrate it on at least ${MIN_CALIBRATION_ITEMS} labelled traces to a kappa of ${minKappa} (arc judges calibrate)`;
-  const untrusted = (why: string): JudgeTrust => ({ trusted: false, reason: `${why}: ${calibrate}` });
+  const untrusted = (why: string, change?: JudgeChange): JudgeTrust => ({
+    trusted: false,
+    reason: `${why}: ${calibrate}`,
+    ...(change ? { change } : {}),
+  });
   if (!calibration)
     return untrusted(`the judge (${model.model}, rubric v${rubric.version}) was never calibrated`);
   if (calibration.rubricVersion !== rubric.version)
     return untrusted(
       `rubric v${rubric.version} was never calibrated (the latest calibration measured v${calibration.rubricVersion})`,
+      "rubric",
     );
   if (calibration.model !== model.model)
     return untrusted(
       `the judge model ${model.model} was never calibrated (the latest calibration measured ${calibration.model})`,
+      "model",
     );
   const calibrated = new Set(calibration.tools ?? []);
   const unseen = (await trafficToolNames(db, tenantId, calibration.at)).filter(
@@ -48,6 +62,7 @@ export async function judgeTrust(db: Queryable, tenantId: string): Promise<Judge
   if (unseen.length > 0)
     return untrusted(
       `the traffic since the calibration offers tools its traces were never offered (${unseen.slice(0, 5).join(", ")}${unseen.length > 5 ? `, and ${unseen.length - 5} more` : ""})`,
+      "tools",
     );
   const { judged, kappa } = calibration.report;
   if (judged < MIN_CALIBRATION_ITEMS)

@@ -58,6 +58,7 @@ describe("a tenant's judge, through the API and the detection worker", () => {
       model: null,
       calibration: null,
       trust: { trusted: false, reason: "the tenant has no judge (a rubric and a model)" },
+      recalibration: null,
     });
     const first = await api("PUT", "/judges/rubric", RUBRIC);
     assert.equal(first.status, 201);

@@ -7,6 +7,7 @@ import {
   type RegistrySetup,
   registrySetupFromEnv,
 } from "../failures/failure-pipeline-config.ts";
+import { runDueRecalibrations } from "../failures/judge-recalibrations.ts";
 import type { JudgeUpstreams } from "../judges/tenant-judge.ts";
 import type { Database } from "../store/database.ts";
 
@@ -25,12 +26,15 @@ export interface FailureServiceOptions {
   busy?: () => boolean;
 }
 
-/** The failure pipeline of one server process: its detection worker and synthesis schedules (serve/ mounts its routes). */
+/**
+ * The failure pipeline of one server process: its detection worker, synthesis schedules and judges' scheduled
+ * re-calibrations (serve/ mounts its routes).
+ */
 export interface FailureService {
   worker: DetectionWorker;
   /** The tenants' detectors and verifiers (undefined: the built-in ones), which the pattern and dataset routes also use. */
   setupRegistry: RegistrySetup | undefined;
-  /** Starts detection on ingest and scheduled synthesis (unless the config turns the worker off). */
+  /** Starts detection on ingest, scheduled synthesis and re-calibration (unless the config turns the worker off). */
   start(): void;
   /** Stops both, waiting for the work under way. */
   close(): Promise<void>;
@@ -55,6 +59,7 @@ export async function createFailureService(options: FailureServiceOptions): Prom
   });
   let timer: NodeJS.Timeout | undefined;
   let scheduling: Promise<unknown> = Promise.resolve();
+  let ticking = false;
   return {
     worker,
     setupRegistry,
@@ -62,9 +67,20 @@ export async function createFailureService(options: FailureServiceOptions): Prom
       if (!config.enabled || timer) return;
       worker.start();
       timer = setInterval(() => {
-        scheduling = scheduling
-          .then(() => runDueSchedules(db, setupRegistry))
-          .catch((error) => console.error("dataset schedules:", error));
+        // a tick still under way (a long re-calibration) lets the next ones pass rather than queue behind it
+        if (ticking) return;
+        ticking = true;
+        scheduling = runDueSchedules(db, setupRegistry)
+          .catch((error) => console.error("dataset schedules:", error))
+          .then(() =>
+            options.judgeUpstreams
+              ? runDueRecalibrations(db, { upstreams: options.judgeUpstreams, setupRegistry })
+              : [],
+          )
+          .catch((error) => console.error("judge re-calibrations:", error))
+          .finally(() => {
+            ticking = false;
+          });
       }, config.scheduleCheckMs);
     },
     async close() {

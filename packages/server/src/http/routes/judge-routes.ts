@@ -1,6 +1,7 @@
 import { InvalidInputError, NotFoundError, type Rubric, refuseUnknownKeys } from "@arc/core";
 import { Hono } from "hono";
 import type { RegistrySetup } from "../../failures/failure-pipeline-config.ts";
+import { getRecalibration } from "../../failures/judge-recalibrations.ts";
 import { tenantRegistry } from "../../failures/tenant-registry.ts";
 import { calibrateJudge } from "../../judges/calibrate-judge.ts";
 import {
@@ -20,7 +21,7 @@ import type { AuthVariables } from "../auth-middleware.ts";
 import { readJson } from "../read-json.ts";
 
 /**
- * A tenant's judge: `GET /v1/judges` (its rubric, model and latest calibration), `PUT /v1/judges/rubric` (a new rubric version: criteria
+ * A tenant's judge: `GET /v1/judges` (its rubric, model, latest calibration, trust and scheduled re-calibration), `PUT /v1/judges/rubric` (a new rubric version: criteria
  * and failure classes), `PUT /v1/judges/model` (`{upstream, model, callsPerMinute?, tokensPerMinute?}` on an
  * allowlisted upstream), `POST /v1/judges/test` (`{traceId}`: the judge's verdict on a stored trace, now) and
  * `POST /v1/judges/calibrate` (`{limit?}`: the judge against the verifier's labels of recent traces; its report is
@@ -48,13 +49,20 @@ export function judgeRoutes(deps: {
 
   app.get("/judges", async (c) => {
     const tenantId = c.get("tenantId");
-    const [rubric, model, calibration, trust] = await Promise.all([
+    const [rubric, model, calibration, trust, recalibration] = await Promise.all([
       latestRubric(deps.db, tenantId),
       getJudgeModel(deps.db, tenantId),
       latestCalibration(deps.db, tenantId),
       judgeTrust(deps.db, tenantId),
+      getRecalibration(deps.db, tenantId),
     ]);
-    return c.json({ rubric: rubric ?? null, model: model ?? null, calibration: calibration ?? null, trust });
+    return c.json({
+      rubric: rubric ?? null,
+      model: model ?? null,
+      calibration: calibration ?? null,
+      trust,
+      recalibration: recalibration ?? null,
+    });
   });
 
   // a rubric and a model are each refused when the judge's context cannot hold the rubric's prompt and a verdict

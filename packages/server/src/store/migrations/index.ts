@@ -15,6 +15,7 @@ import { traceListSchema } from "./014-trace-list.ts";
 import { judgeGoldSetSchema } from "./015-judge-gold-set.ts";
 import { rejudgeMergedTracesSchema } from "./016-rejudge-merged-traces.ts";
 import { rejudgeMergedStepsSchema } from "./017-rejudge-merged-steps.ts";
+import { judgeRecalibrationsSchema } from "./018-judge-recalibrations.ts";
 
 /** A schema change, applied once, in order, in its own transaction. Never edit one that has shipped: add a new one. */
 export interface Migration {
@@ -49,4 +50,5 @@ export const migrations: Migration[] = [
     name: "traces judged again when a step's later copy fills it in",
     sql: rejudgeMergedStepsSchema,
   },
+  { version: 18, name: "judge re-calibrations scheduled on a change", sql: judgeRecalibrationsSchema },
 ];
