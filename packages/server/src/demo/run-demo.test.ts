@@ -6,7 +6,12 @@ import { after, before, describe, it, mock } from "node:test";
 import { fileURLToPath } from "node:url";
 import { toolcallFamily } from "@arc/core";
 import { configForSize, initWeights, loadChatTokenizer, writeHfCheckpoint } from "@arc/engine";
+import { RunDir } from "@arc/rl";
 import { main } from "../cli/main.ts";
+import { getRun, listRuns } from "../orchestrator/run-store.ts";
+import { listModelVersions } from "../store/model-registry.ts";
+import { openDatabase } from "../store/open-database.ts";
+import { listTenants } from "../store/tenants.ts";
 import { longestAgentPrompt } from "./production-agent.ts";
 import { demoPaths } from "./run-demo.ts";
 
@@ -136,6 +141,43 @@ describe("arc demo (tiny model, one-minute budget)", () => {
       dpoRecipe.includes(join(home, "runs", warmup, "checkpoints")),
       "model.path is the warm-up's checkpoint",
     );
+  });
+
+  it("records the warm-up and the DPO run in the product's run store, where the candidate's lineage finds them", async () => {
+    const db = await openDatabase({ home });
+    try {
+      const [tenant] = await listTenants(db);
+      const runs = await listRuns(db, tenant.id);
+      const warmup = runs.find((r) => r.id.startsWith("demo-sft-"));
+      const dpo = runs.find((r) => r.id.startsWith("demo-") && !r.id.startsWith("demo-sft-"));
+      assert.ok(warmup && dpo, `runs in the store: ${runs.map((r) => r.id).join(", ") || "none"}`);
+      const [candidate] = (await listModelVersions(db, tenant.id)).filter((m) => m.lineage.runId === dpo.id);
+      assert.ok(candidate, "the DPO run's candidate names it as its run");
+      assert.equal((await getRun(db, tenant.id, candidate.lineage.runId as string)).id, dpo.id);
+      assert.equal(dpo.candidateId, candidate.id);
+      for (const [run, recipe, kinds] of [
+        [warmup, "recipes/toolcall-sft.yaml", ["prompts"]],
+        [dpo, "recipes/toolcall-dpo.yaml", ["prompts", "eval"]],
+      ] as const) {
+        assert.equal(run.trigger, "demo");
+        assert.equal(run.status, "succeeded", `${run.id}: ${run.error}`);
+        assert.ok(run.recipePath.endsWith(recipe), run.recipePath);
+        assert.match(run.recipeHash ?? "", /^sha256:[0-9a-f]{64}$/);
+        assert.ok(run.step >= 1 && run.totalSteps !== null, `${run.id} step ${run.step}/${run.totalSteps}`);
+        assert.ok(run.endedAt !== null && run.baseModelId !== null);
+        assert.equal(typeof run.metrics.elapsedS, "number", JSON.stringify(run.metrics));
+        for (const kind of kinds)
+          assert.ok(
+            run.datasets.some((d) => d.kind === kind),
+            `${run.id} lists its ${kind} dataset`,
+          );
+        assert.ok(run.patterns.length > 0 && run.sourceTraceCount > 0);
+        const records = await new RunDir(join(run.runsDir, run.id)).readMetrics();
+        assert.equal(records.at(-1)?.step, run.step, "its artifact folder holds the steps the row shows");
+      }
+    } finally {
+      await db.close();
+    }
   });
 
   it("writes a self-contained report.html with its four charts, the verdict rule, and no paths or commands", () => {

@@ -31,6 +31,7 @@ import {
 } from "./demo-plan.ts";
 import { DemoProgress, LiveLine, sleep } from "./demo-progress.ts";
 import type { DemoResult } from "./demo-result.ts";
+import { demoRunLineage } from "./demo-runs.ts";
 import { longestAgentPrompt, ProductionAgent } from "./production-agent.ts";
 import { awaitRelease } from "./release-phases.ts";
 import { REPO_ROOT } from "./train-candidate.ts";
@@ -196,8 +197,9 @@ async function demoLoop(context: {
   const baseline = (
     await failureRatesBetween(db, tenantId, new Date(progress.began), new Date(baselineEnd))
   ).find((r) => r.modelVersion === base.id);
+  const store = { db, tenantId, baseModelId: base.id };
   const warmup =
-    datasets.warmupPoolPath !== null
+    datasets.warmupPoolPath !== null && datasets.warmupPool !== null
       ? await warmUp({
           poolPath: datasets.warmupPoolPath,
           baseModel,
@@ -207,6 +209,7 @@ async function demoLoop(context: {
           heldOutTarget: baseline && baseline.n > 0 ? baseline.failureRate * TARGET_SHARE_OF_BASE_RATE : null,
           live: progress.live,
           progress: (line) => `${line} · agent ${agent.stats.sent} sent`,
+          runs: demoRunLineage(store, [datasets.warmupPool]),
         })
       : null;
   if (warmup) {
@@ -247,6 +250,11 @@ async function demoLoop(context: {
       : trainDeadline,
     progress,
     trafficSuffix: () => ` · agent ${agent.stats.sent} sent`,
+    runs: demoRunLineage(
+      store,
+      [datasets.pool, ...(datasets.preferences ? [datasets.preferences] : [])],
+      [datasets.evalSet],
+    ),
   });
   names.set(candidate.id, candidate.name);
   agent.setRate(options.rate);

@@ -6,7 +6,8 @@ import type { DemoOptions } from "./demo-options.ts";
 import { TRAIN_THREADS } from "./demo-plan.ts";
 import type { DemoProgress } from "./demo-progress.ts";
 import type { DemoResult } from "./demo-result.ts";
-import { trainCandidate } from "./train-candidate.ts";
+import { type DemoRunLineage, RecordedRun } from "./demo-runs.ts";
+import type { TrainRequest } from "./train-candidate.ts";
 
 const DPO_RECIPE = "recipes/toolcall-dpo.yaml";
 /**
@@ -22,6 +23,33 @@ export interface DpoCandidate {
   id: string;
   name: string;
   training: NonNullable<DemoResult["training"]>;
+}
+
+/** The DPO run's recipe overrides: its start, its datasets, its steps and the demo's extra overrides last. */
+function dpoOverrides(context: {
+  options: DemoOptions;
+  maxTokens: number;
+  datasets: DemoDatasets;
+  startFrom: string;
+  warmupRunId: string | null;
+}): string[] {
+  const { options, datasets } = context;
+  return [
+    `model.path=${context.startFrom}`,
+    `data.prompts=${datasets.poolPath}`,
+    ...(datasets.preferences && datasets.preferences.rowCount > 0
+      ? [`data.preferences=${datasets.prefPath}`, "data.preferenceMix=0.5"]
+      : []),
+    `data.seed=${options.seed}`,
+    ...(context.warmupRunId ? DPO_AFTER_WARMUP : []),
+    `trainer.steps=${options.trainSteps}`,
+    `trainer.checkpointEvery=${Math.max(1, Math.min(20, options.trainSteps))}`,
+    "trainer.evalEvery=10",
+    `trainer.trainThreads=${TRAIN_THREADS}`,
+    `trainer.maxTokens=${context.maxTokens}`,
+    "data.evalCount=32",
+    ...(options.extraOverrides ?? []),
+  ];
 }
 
 /** Phase 4b: semi-online DPO from `startFrom` until `trainSteps` or the deadline; registers the candidate. */
@@ -41,28 +69,15 @@ export async function trainDpoCandidate(context: {
   progress: DemoProgress;
   /** Adds the traffic's state to a progress line. */
   trafficSuffix: () => string;
+  /** Where the run is recorded, and what it trains on. */
+  runs: DemoRunLineage;
 }): Promise<DpoCandidate> {
   const { options, datasets, progress } = context;
   const runId = `demo-${options.seed}-${Date.now().toString(36)}`;
-  const overrides = [
-    `model.path=${context.startFrom}`,
-    `data.prompts=${datasets.poolPath}`,
-    ...(datasets.preferences && datasets.preferences.rowCount > 0
-      ? [`data.preferences=${datasets.prefPath}`, "data.preferenceMix=0.5"]
-      : []),
-    `data.seed=${options.seed}`,
-    ...(context.warmupRunId ? DPO_AFTER_WARMUP : []),
-    `trainer.steps=${options.trainSteps}`,
-    `trainer.checkpointEvery=${Math.max(1, Math.min(20, options.trainSteps))}`,
-    "trainer.evalEvery=10",
-    `trainer.trainThreads=${TRAIN_THREADS}`,
-    `trainer.maxTokens=${context.maxTokens}`,
-    "data.evalCount=32",
-    ...(options.extraOverrides ?? []),
-  ];
+  const overrides = dpoOverrides(context);
   let lastReward: number | null = null;
   const started = Date.now();
-  const training = await trainCandidate({
+  const request: TrainRequest = {
     recipe: DPO_RECIPE,
     runsDir: join(context.home, "runs"),
     runId,
@@ -79,28 +94,31 @@ export async function trainDpoCandidate(context: {
         `train [${progress.elapsed().toFixed(0)} s] step ${r.step}/${state?.totalSteps ?? "?"} loss ${r.loss?.toFixed(3) ?? "–"} reward ${lastReward?.toFixed(3) ?? "–"} pairs ${r.used} ties ${r.skipped}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s${context.trafficSuffix()}`,
       );
     },
-  });
-  if (!training.checkpoint) throw new Error(`DPO run ${runId} wrote no checkpoint`);
+  };
+  const run = await RecordedRun.start(context.runs, request);
+  const training = await run.train(request);
   const dpo = training.records.filter((r) => r.step > 0);
   const groups = dpo.reduce((s, r) => s + r.used + r.skipped, 0);
   const pairRate = groups > 0 ? dpo.reduce((s, r) => s + r.used, 0) / groups : null;
   const heldOut = training.records.filter((r) => r.evalFailureRate !== undefined);
   const { evalSet, trainedOn, patterns } = datasets;
-  const candidate = await registerModelVersion(context.db, context.tenantId, {
-    name: `toolcall-dpo-${runId}`,
-    parentId: context.baseId,
-    artifactDir: training.checkpoint,
-    actor: "demo",
-    lineage: {
-      runId,
-      recipeHash: training.recipeHash,
-      ...(context.warmupRunId ? { warmupRunId: context.warmupRunId } : {}),
-      datasets: [...trainedOn, evalSet].map((d) => ({ id: d.id, version: d.version, kind: d.kind })),
-      patterns: patterns.map((p) => p.id),
-      sourceTraceCount: new Set(trainedOn.flatMap((d) => d.sourceTraceIds)).size,
-    },
-    metrics: { heldOutFailureRate: heldOut.at(-1)?.evalFailureRate ?? null, steps: training.state.step },
-  });
+  const candidate = await run.endWithCandidate(training, (checkpoint) =>
+    registerModelVersion(context.db, context.tenantId, {
+      name: `toolcall-dpo-${runId}`,
+      parentId: context.baseId,
+      artifactDir: checkpoint,
+      actor: "demo",
+      lineage: {
+        runId,
+        recipeHash: training.recipeHash,
+        ...(context.warmupRunId ? { warmupRunId: context.warmupRunId } : {}),
+        datasets: [...trainedOn, evalSet].map((d) => ({ id: d.id, version: d.version, kind: d.kind })),
+        patterns: patterns.map((p) => p.id),
+        sourceTraceCount: new Set(trainedOn.flatMap((d) => d.sourceTraceIds)).size,
+      },
+      metrics: { heldOutFailureRate: heldOut.at(-1)?.evalFailureRate ?? null, steps: training.state.step },
+    }),
+  );
   progress.endPhase(
     "train (semi-online DPO)",
     `run ${runId}: ${training.state.step} steps${training.stoppedAtDeadline ? " (stopped at its time budget)" : ""}, pairs formed in ${pairRate === null ? "–" : (pairRate * 100).toFixed(0)}% of groups, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}; candidate ${candidate.id}`,

@@ -5,6 +5,7 @@ import { overridesForAlgorithm, RunDir, type StepRecord } from "@arc/rl";
 import type { DemoOptions } from "./demo-options.ts";
 import { TRAIN_THREADS } from "./demo-plan.ts";
 import type { LiveLine } from "./demo-progress.ts";
+import { type DemoRunLineage, trainAsRun } from "./demo-runs.ts";
 import { type TrainOutcome, trainCandidate } from "./train-candidate.ts";
 
 export const SFT_RECIPE = "recipes/toolcall-sft.yaml";
@@ -222,6 +223,8 @@ export async function warmUp(context: {
   live: LiveLine;
   /** Adds the traffic's state to a progress line. */
   progress: (line: string) => string;
+  /** Where each part of the warm-up is recorded as a run, and what it trains on. */
+  runs: DemoRunLineage;
 }): Promise<{ outcome: TrainOutcome; checkpoint: string | null; report: WarmupReport }> {
   const { options, deadline } = context;
   const runsDir = join(context.home, "runs");
@@ -316,7 +319,7 @@ export async function warmUp(context: {
       },
     };
     let replanAt: StepRecord | null = null;
-    outcome = await trainCandidate({
+    outcome = await trainAsRun(context.runs, {
       recipe: SFT_RECIPE,
       runsDir,
       runId: partId,
