@@ -520,6 +520,28 @@ export const JudgeRewardBlock = z
       ),
     callsPerMinute: z.number().int().positive().optional().describe("Judge calls a minute at most."),
     tokensPerMinute: z.number().int().positive().optional().describe("Judge tokens a minute at most."),
+    concurrency: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Judge calls in flight at once, the rest wait in the run's judge queue (default 1)."),
+    deadlineMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "A judge call's deadline from when it is queued, retries included; past it the sample is unjudged (default 30000).",
+      ),
+    retries: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "Tries after the first for a transient failure (no connection, 429, 5xx), backing off (default 2).",
+      ),
     minScoredShare: z
       .number()
       .min(0)

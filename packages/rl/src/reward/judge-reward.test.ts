@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { mkdtemp, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -156,5 +158,89 @@ describe("the judge reward when the judge cannot answer", () => {
     });
     assert.equal(await reward(group), null);
     assert.deepEqual(usage(), { calls: 1, tokens: 40, scored: 1, unjudged: 1 });
+  });
+});
+
+/**
+ * TEST DOUBLE of a hosted judge endpoint (none can be reached here), over real HTTP: it passes every answer after
+ * `delayMs`, answers HTTP 503 to its first `failFirst` calls, and counts the calls it had open at once.
+ */
+async function startCountingJudge(delayMs: number, failFirst = 0) {
+  const seen = { calls: 0, open: 0, peakOpen: 0 };
+  const server = createServer((req, res) => {
+    seen.open++;
+    seen.peakOpen = Math.max(seen.peakOpen, seen.open);
+    req.resume();
+    req.on("end", () =>
+      setTimeout(() => {
+        seen.open--;
+        if (seen.calls++ < failFirst) {
+          res.statusCode = 503;
+          res.end("overloaded");
+          return;
+        }
+        const verdict = { failed: false, class: "none", severity: "none", evidence: "ok", confidence: 0.9 };
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ choices: [{ message: { content: JSON.stringify(verdict) } }] }));
+      }, delayMs),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return { url, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe("a training run's judge calls, bounded like a server's", () => {
+  let rubricPath: string;
+  before(async () => {
+    rubricPath = join(await mkdtemp(join(tmpdir(), "arc-judge-bound-")), "rubric.json");
+    await writeFile(rubricPath, JSON.stringify(RUBRIC));
+  });
+  /** A group of eight distinct answers (no two share a cached verdict). */
+  const eight = {
+    task,
+    samples: ["Oslo", "Bergen", "Paris", "Rome", "Lima", "Quito", "Oulu", "Turku"].map((city) =>
+      sample(`{"tool":"get_weather","args":{"city":"${city}"}}`),
+    ),
+    verdicts: Array.from({ length: 8 }, () => verdict),
+  };
+  const judgeBlock = (baseUrl: string, extra: Record<string, unknown>) =>
+    parseRecipe({
+      reward: { kind: "judge", judge: { baseUrl, model: "judge", rubric: rubricPath, ...extra } },
+    }).reward;
+
+  it("sends at most its concurrency at once, and tries a transient failure again", async () => {
+    const judge = await startCountingJudge(20, 1);
+    try {
+      const { reward, judgeUsage, judgeQueue } = await buildReward(
+        judgeBlock(judge.url, { concurrency: 2, retries: 1 }),
+      );
+      const scores = await reward(eight);
+      assert.equal(scores?.length, 8, JSON.stringify(judgeUsage?.()));
+      assert.equal(judge.seen.peakOpen, 2, "eight samples judged two at a time");
+      assert.equal(judge.seen.calls, 9, "the 503 tried again");
+      assert.equal(judgeQueue?.stats().retried, 1);
+      assert.equal(judgeQueue?.stats().peakInFlight, 2);
+    } finally {
+      await judge.close();
+    }
+  });
+
+  it("holds the default of one call at a time, and leaves a sample unjudged at its deadline", async () => {
+    const judge = await startCountingJudge(150);
+    try {
+      const { reward, judgeUsage } = await buildReward(judgeBlock(judge.url, { deadlineMs: 400 }));
+      assert.equal(await reward(eight), null, "a group with unjudged samples is left out");
+      assert.equal(judge.seen.peakOpen, 1);
+      const usage = judgeUsage?.();
+      assert.ok((usage?.unjudged ?? 0) >= 5, `past the deadline, unjudged: ${JSON.stringify(usage)}`);
+      assert.equal((usage?.scored ?? 0) + (usage?.unjudged ?? 0), 8);
+      assert.ok(
+        judge.seen.calls <= 4,
+        `calls past their deadline were never sent (${judge.seen.calls} sent)`,
+      );
+    } finally {
+      await judge.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { InvalidInputError, openAIJudgeClient, parseRubric } from "@arc/core";
+import { InvalidInputError, JudgeQueue, openAIJudgeClient, parseRubric } from "@arc/core";
 import type { Recipe } from "../recipe/index.ts";
 import {
   type GroupReward,
@@ -14,13 +14,18 @@ import {
   withPenalties,
 } from "../reward/index.ts";
 
-/** A run's reward, and what its judge spent when it has one. */
+/** A run's reward, and what its judge spent and the queue its calls go through, when it has one. */
 export interface RunReward {
   reward: GroupReward;
   judgeUsage?: () => JudgeUsage;
+  judgeQueue?: JudgeQueue;
 }
 
-/** The judge reward of a `reward.judge` block: its rubric file read and checked, its endpoint's key from the env. */
+/**
+ * The judge reward of a `reward.judge` block: its rubric file read and checked, its endpoint's key from the env, and
+ * its calls through one queue (the bound a server puts on its judges: `concurrency` in flight, each by its
+ * `deadlineMs`, a transient failure tried `retries` times with back-off), so a run cannot flood its judge.
+ */
 async function buildJudgeReward(judge: NonNullable<Recipe["reward"]["judge"]>): Promise<RunReward> {
   let text: string;
   try {
@@ -49,17 +54,22 @@ async function buildJudgeReward(judge: NonNullable<Recipe["reward"]["judge"]>): 
     throw new InvalidInputError(`reward.judge.apiKeyEnv: ${judge.apiKeyEnv} is not set in the environment`, {
       field: "reward.judge.apiKeyEnv",
     });
+  const queue = new JudgeQueue(`${judge.model} at ${judge.baseUrl}`, {
+    ...(judge.concurrency !== undefined ? { concurrency: judge.concurrency } : {}),
+    ...(judge.deadlineMs !== undefined ? { deadlineMs: judge.deadlineMs } : {}),
+    ...(judge.retries !== undefined ? { retries: judge.retries } : {}),
+  });
   const { reward, usage } = judgeReward({
     rubric: parseRubric(raw),
     model: judge.model,
     mode: judge.mode,
-    client: openAIJudgeClient({ baseUrl: judge.baseUrl, apiKey }),
+    client: queue.client(openAIJudgeClient({ baseUrl: judge.baseUrl, apiKey }), "foreground"),
     budget: {
       callsPerMinute: judge.callsPerMinute ?? Number.POSITIVE_INFINITY,
       tokensPerMinute: judge.tokensPerMinute ?? Number.POSITIVE_INFINITY,
     },
   });
-  return { reward, judgeUsage: usage };
+  return { reward, judgeUsage: usage, judgeQueue: queue };
 }
 
 /**

@@ -16,8 +16,8 @@ export function rewardedByTenantJudge(overrides: readonly string[]): boolean {
 }
 
 /**
- * The overrides that make a run's reward the tenant's judge (for a family with no verifier): its endpoint, model
- * and budget, and its rubric, written to `<runsDir>/judge-rubric-v<version>.json` for the training process to read.
+ * The overrides that make a run's reward the tenant's judge (for a family with no verifier): its endpoint, model,
+ * budget and the concurrency the server's queue allows it (the run's own queue holds its calls to it), and its rubric, written to `<runsDir>/judge-rubric-v<version>.json` for the training process to read.
  */
 export function judgeRewardOverrides({ rubric, judge, upstream }: UsableJudge, runsDir: string): string[] {
   mkdirSync(runsDir, { recursive: true });
@@ -33,5 +33,6 @@ export function judgeRewardOverrides({ rubric, judge, upstream }: UsableJudge, r
     ...(upstream.apiKeyEnv ? [`reward.judge.apiKeyEnv=${upstream.apiKeyEnv}`] : []),
     `reward.judge.callsPerMinute=${judge.callsPerMinute}`,
     `reward.judge.tokensPerMinute=${judge.tokensPerMinute}`,
+    `reward.judge.concurrency=${upstream.judgeConcurrency ?? 1}`,
   ];
 }

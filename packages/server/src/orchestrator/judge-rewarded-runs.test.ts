@@ -121,6 +121,7 @@ for (const target of databasesUnderTest()) {
           "reward.judge.apiKeyEnv=JUDGE_KEY",
           "reward.judge.callsPerMinute=30",
           "reward.judge.tokensPerMinute=60000",
+          "reward.judge.concurrency=1",
         ]);
         assert.ok(rubricPath.startsWith(run.runsDir));
         // a tenant sees its run without the server's judge endpoint
