@@ -127,7 +127,7 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-function passRate(items: ValidationItem[], who: "baseline" | "candidate"): number {
+function passRate(items: readonly ValidationItem[], who: "baseline" | "candidate"): number {
   return items.length === 0 ? 0 : items.filter((i) => i[who].pass).length / items.length;
 }
 
@@ -221,6 +221,138 @@ function generalNdrCheck(
   };
 }
 
+/** Every slice's report, sorted by name, with `worse` decided across the pattern and general slices. */
+function sliceReports(items: readonly ValidationItem[], alpha: number): SliceReport[] {
+  const bySlice = new Map<string, ValidationItem[]>();
+  for (const item of items) bySlice.set(item.slice, [...(bySlice.get(item.slice) ?? []), item]);
+  const slices = [...bySlice.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([slice, sliceItems]) => sliceReport(slice, sliceItems, alpha));
+  correctForSlices(slices, alpha);
+  return slices;
+}
+
+/** The items judged as whole episodes and each model's mean turns in them; null when there are none. */
+function episodeTurns(functionalItems: readonly ValidationItem[]): ValidationReport["scores"]["episodes"] {
+  const episodeItems = functionalItems.filter((i) => i.episode);
+  if (episodeItems.length === 0) return null;
+  return {
+    n: episodeItems.length,
+    baselineMeanTurns: mean(episodeItems.map((i) => i.baseline.turns ?? 1)),
+    candidateMeanTurns: mean(episodeItems.map((i) => i.candidate.turns ?? 1)),
+  };
+}
+
+/** The general slice's retention: the items the current model answers right, and those the candidate keeps. */
+function generalRetention(
+  knowledgeItems: readonly ValidationItem[],
+): NonNullable<ValidationReport["scores"]["general"]> {
+  const counted = knowledgeItems.filter((i) => i.baseline.pass);
+  const kept = counted.filter((i) => i.candidate.pass).length;
+  return {
+    total: knowledgeItems.length,
+    counted: counted.length,
+    kept,
+    ndr: counted.length === 0 ? null : kept / counted.length,
+  };
+}
+
+/** The safety slice's figures: items, those passed, leaks and the items the current model passes that now fail. */
+function safetyFigures(safetyItems: readonly ValidationItem[]): ValidationReport["scores"]["safety"] {
+  return {
+    total: safetyItems.length,
+    passed: safetyItems.filter((i) => i.candidate.pass).length,
+    leaks: safetyItems.filter((i) => i.safetyCheck === "must_not_leak" && !i.candidate.pass).length,
+    newFailures: safetyItems.filter((i) => i.baseline.pass && !i.candidate.pass).length,
+  };
+}
+
+/** The candidate's pass rate on the EvalSet's items against `minFunctional`. */
+function functionalCheck(
+  functionalItems: readonly ValidationItem[],
+  functional: number,
+  minFunctional: number,
+  episodes: ValidationReport["scores"]["episodes"],
+): GateCheck {
+  const judgedAs = episodes
+    ? `; ${episodes.n} of ${functionalItems.length} items judged as whole episodes in their family's session`
+    : "";
+  return {
+    gate: "functional",
+    passed: functional >= minFunctional,
+    detail: `functional pass rate ${pct(functional)} (current model ${pct(passRate(functionalItems, "baseline"))}) ${functional >= minFunctional ? ">=" : "<"} ${pct(minFunctional)}${judgedAs}`,
+  };
+}
+
+/** The share of the EvalSet's items where the candidate is not worse, against `minNdr`. */
+function ndrCheck(functionalItems: readonly ValidationItem[], ndr: number, minNdr: number): GateCheck {
+  const regressed = functionalItems.filter((i) => i.baseline.pass && !i.candidate.pass).length;
+  return {
+    gate: "ndr",
+    passed: ndr >= minNdr,
+    detail: `NDR ${pct(ndr)} ${ndr >= minNdr ? ">=" : "<"} ${pct(minNdr)} (${regressed} of ${functionalItems.length} items regressed)`,
+  };
+}
+
+/** No pattern or general slice significantly worse; the worse ones named with their figures. */
+function slicesCheck(slices: readonly SliceReport[], alpha: number): GateCheck {
+  const worse = slices.filter((s) => isEvalKind(s.kind) && s.test.worse);
+  return {
+    gate: "slices",
+    passed: worse.length === 0,
+    detail:
+      worse.length === 0
+        ? `no slice significantly worse (McNemar one-sided, Holm–Bonferroni over ${slices.filter((s) => isEvalKind(s.kind)).length} slices, alpha ${alpha})`
+        : worse
+            .map(
+              (s) =>
+                `slice ${s.slice} significantly worse: failure rate ${pct(s.baselineFailureRate)} -> ${pct(s.candidateFailureRate)}, ${s.test.regressions} regressions vs ${s.test.improvements} improvements, p=${s.test.pValue.toPrecision(2)} < ${s.test.threshold.toPrecision(2)} (Holm–Bonferroni, alpha ${alpha})`,
+            )
+            .join("; "),
+  };
+}
+
+/** The safety gate: `strict` wants every safety item passed, `clean` no leak and no new safety failure. */
+function safetyCheck(safety: ValidationReport["scores"]["safety"], mode: "clean" | "strict"): GateCheck {
+  const clean =
+    mode === "strict" ? safety.passed === safety.total : safety.leaks === 0 && safety.newFailures === 0;
+  return {
+    gate: "safety",
+    passed: clean,
+    detail: `safety ${safety.passed}/${safety.total} passed, ${safety.leaks} leaks, ${safety.newFailures} items the current model passes now fail (${mode})`,
+  };
+}
+
+/** The judged win rate's lower 95% bound against `minWinRate`. */
+function winRateCheck(
+  winRate: NonNullable<ValidationReport["scores"]["winRate"]>,
+  minWinRate: number,
+): GateCheck {
+  return {
+    gate: "win_rate",
+    passed: winRate.interval.lower >= minWinRate,
+    detail: `win rate ${pct(winRate.rate)} over the current model on ${winRate.n} judged items (${winRate.wins} won, ${winRate.losses} lost, ${winRate.ties} tied; 95% interval ${pct(winRate.interval.lower)}-${pct(winRate.interval.upper)}), lower bound ${winRate.interval.lower >= minWinRate ? ">=" : "<"} ${pct(minWinRate)}`,
+  };
+}
+
+/** Each model's mean latency and output tokens over every item, and the candidate's median latency. */
+function costFigures(
+  items: readonly ValidationItem[],
+): Pick<ValidationReport["scores"], "latency" | "tokens"> {
+  const latencies = (who: "baseline" | "candidate") => items.map((i) => i[who].latencyMs);
+  return {
+    latency: {
+      baselineMeanMs: mean(latencies("baseline")),
+      candidateMeanMs: mean(latencies("candidate")),
+      candidateP50Ms: median(latencies("candidate")),
+    },
+    tokens: {
+      baselineMean: mean(items.map((i) => i.baseline.outputTokens)),
+      candidateMean: mean(items.map((i) => i.candidate.outputTokens)),
+    },
+  };
+}
+
 /**
  * Judges a candidate against the current model on paired outcomes with a tenant's gates: functional pass rate,
  * NDR, no slice significantly worse (McNemar exact test per slice, so three unlucky items in a slice of twenty do
@@ -242,93 +374,26 @@ export function decideValidation(
       },
     );
   }
-  const safetyItems = items.filter((i) => i.kind === "safety");
-  const knowledgeItems = items.filter((i) => i.kind === "knowledge");
-
-  const bySlice = new Map<string, ValidationItem[]>();
-  for (const item of items) bySlice.set(item.slice, [...(bySlice.get(item.slice) ?? []), item]);
-  const slices = [...bySlice.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([slice, sliceItems]) => sliceReport(slice, sliceItems, gates.alpha));
-  correctForSlices(slices, gates.alpha);
-
+  const slices = sliceReports(items, gates.alpha);
   const functional = passRate(functionalItems, "candidate");
   const ndr = nonDegradationRate(
     functionalItems.map((i) => ({ baseline: Number(i.baseline.pass), candidate: Number(i.candidate.pass) })),
   );
   const generalTraffic = functionalItems.filter((i) => i.kind === "general");
-  const leaks = safetyItems.filter((i) => i.safetyCheck === "must_not_leak" && !i.candidate.pass).length;
-  const newSafetyFailures = safetyItems.filter((i) => i.baseline.pass && !i.candidate.pass).length;
-  const safetyPassed = safetyItems.filter((i) => i.candidate.pass).length;
-
-  const episodeItems = functionalItems.filter((i) => i.episode);
-  const episodes =
-    episodeItems.length === 0
-      ? null
-      : {
-          n: episodeItems.length,
-          baselineMeanTurns: mean(episodeItems.map((i) => i.baseline.turns ?? 1)),
-          candidateMeanTurns: mean(episodeItems.map((i) => i.candidate.turns ?? 1)),
-        };
-  const judgedAs = episodes
-    ? `; ${episodes.n} of ${functionalItems.length} items judged as whole episodes in their family's session`
-    : "";
-
-  const checks: GateCheck[] = [];
-  checks.push({
-    gate: "functional",
-    passed: functional >= gates.minFunctional,
-    detail: `functional pass rate ${pct(functional)} (current model ${pct(passRate(functionalItems, "baseline"))}) ${functional >= gates.minFunctional ? ">=" : "<"} ${pct(gates.minFunctional)}${judgedAs}`,
-  });
-  checks.push({
-    gate: "ndr",
-    passed: ndr >= gates.minNdr,
-    detail: `NDR ${pct(ndr)} ${ndr >= gates.minNdr ? ">=" : "<"} ${pct(gates.minNdr)} (${functionalItems.filter((i) => i.baseline.pass && !i.candidate.pass).length} of ${functionalItems.length} items regressed)`,
-  });
-  const worse = slices.filter((s) => isEvalKind(s.kind) && s.test.worse);
-  checks.push({
-    gate: "slices",
-    passed: worse.length === 0,
-    detail:
-      worse.length === 0
-        ? `no slice significantly worse (McNemar one-sided, Holm–Bonferroni over ${slices.filter((s) => isEvalKind(s.kind)).length} slices, alpha ${gates.alpha})`
-        : worse
-            .map(
-              (s) =>
-                `slice ${s.slice} significantly worse: failure rate ${pct(s.baselineFailureRate)} -> ${pct(s.candidateFailureRate)}, ${s.test.regressions} regressions vs ${s.test.improvements} improvements, p=${s.test.pValue.toPrecision(2)} < ${s.test.threshold.toPrecision(2)} (Holm–Bonferroni, alpha ${gates.alpha})`,
-            )
-            .join("; "),
-  });
-  const counted = knowledgeItems.filter((i) => i.baseline.pass);
-  const kept = counted.filter((i) => i.candidate.pass).length;
-  const general = {
-    total: knowledgeItems.length,
-    counted: counted.length,
-    kept,
-    ndr: counted.length === 0 ? null : kept / counted.length,
-  };
-  if (general.total > 0) checks.push(generalNdrCheck(general, gates.minGeneralNdr));
-  if (gates.safety !== "off") {
-    const clean =
-      gates.safety === "strict"
-        ? safetyPassed === safetyItems.length
-        : leaks === 0 && newSafetyFailures === 0;
-    checks.push({
-      gate: "safety",
-      passed: clean,
-      detail: `safety ${safetyPassed}/${safetyItems.length} passed, ${leaks} leaks, ${newSafetyFailures} items the current model passes now fail (${gates.safety})`,
-    });
-  }
+  const general = generalRetention(items.filter((i) => i.kind === "knowledge"));
+  const safety = safetyFigures(items.filter((i) => i.kind === "safety"));
+  const episodes = episodeTurns(functionalItems);
   const winRate = judgedWinRate(functionalItems);
-  if (winRate) {
-    checks.push({
-      gate: "win_rate",
-      passed: winRate.interval.lower >= gates.minWinRate,
-      detail: `win rate ${pct(winRate.rate)} over the current model on ${winRate.n} judged items (${winRate.wins} won, ${winRate.losses} lost, ${winRate.ties} tied; 95% interval ${pct(winRate.interval.lower)}-${pct(winRate.interval.upper)}), lower bound ${winRate.interval.lower >= gates.minWinRate ? ">=" : "<"} ${pct(gates.minWinRate)}`,
-    });
-  }
+
+  const checks: GateCheck[] = [
+    functionalCheck(functionalItems, functional, gates.minFunctional, episodes),
+    ndrCheck(functionalItems, ndr, gates.minNdr),
+    slicesCheck(slices, gates.alpha),
+  ];
+  if (general.total > 0) checks.push(generalNdrCheck(general, gates.minGeneralNdr));
+  if (gates.safety !== "off") checks.push(safetyCheck(safety, gates.safety));
+  if (winRate) checks.push(winRateCheck(winRate, gates.minWinRate));
   const failed = checks.filter((c) => !c.passed);
-  const latencies = (who: "baseline" | "candidate") => items.map((i) => i[who].latencyMs);
   return {
     decision: failed.length === 0 ? "pass" : "fail",
     reasons: (failed.length === 0 ? checks : failed).map((c) => c.detail),
@@ -343,18 +408,10 @@ export function decideValidation(
           ? null
           : passRate(generalTraffic, "candidate") - passRate(generalTraffic, "baseline"),
       general,
-      safety: { total: safetyItems.length, passed: safetyPassed, leaks, newFailures: newSafetyFailures },
+      safety,
       winRate,
       episodes,
-      latency: {
-        baselineMeanMs: mean(latencies("baseline")),
-        candidateMeanMs: mean(latencies("candidate")),
-        candidateP50Ms: median(latencies("candidate")),
-      },
-      tokens: {
-        baselineMean: mean(items.map((i) => i.baseline.outputTokens)),
-        candidateMean: mean(items.map((i) => i.candidate.outputTokens)),
-      },
+      ...costFigures(items),
     },
     slices,
   };

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ArcError, type ChosenCandidate, InvalidInputError } from "@arc/core";
-import { judgeCoverageShortfall, loadRecipe, type Recipe, type RunState, type StepRecord } from "@arc/rl";
+import { judgeCoverageShortfall, loadRecipe, type Recipe, type StepRecord } from "@arc/rl";
 import type { RegistrySetup } from "../failures/index.ts";
 import { tenantTaskFamilies, writeTenantFamilies } from "../families/task-family-store.ts";
 import { judgeTrust } from "../judges/judge-trust.ts";
@@ -26,7 +26,12 @@ import {
   withoutServerPaths,
 } from "./run-store.ts";
 import { checkTenantRunOverrides } from "./tenant-run-overrides.ts";
-import { REPOSITORY_ROOT, trainInChildProcess } from "./train-process.ts";
+import {
+  REPOSITORY_ROOT,
+  type TrainProcessOutcome,
+  type TrainProcessRequest,
+  trainInChildProcess,
+} from "./train-process.ts";
 
 /** What running one claimed run needs. */
 export interface ExecuteRunContext {
@@ -241,137 +246,215 @@ export async function executeRun(
   claimed: RunRecord,
   ctx: ExecuteRunContext,
 ): Promise<ExecuteRunResult> {
-  const { owner } = ctx;
-  let run = claimed;
-  let records: StepRecord[] = [];
+  const soFar: AttemptSoFar = { run: claimed, records: [] };
   try {
-    if (run.trigger === TENANT_TRIGGER) {
-      try {
-        checkTenantRunOverrides(run.overrides, await tenantTaskFamilies(db, run.tenantId));
-      } catch (error) {
-        throw new InvalidInputError(`run ${run.id} was not started: ${(error as Error).message}`, {
-          field: "overrides",
-        });
-      }
-    }
-    if (rewardedByTenantJudge(run.overrides)) {
-      const trust = await judgeTrust(db, run.tenantId);
-      if (!trust.trusted)
-        throw new InvalidInputError(
-          `run ${run.id} was not started: its reward is the tenant's judge, which is not trusted yet: ${trust.reason}`,
-          { field: "reward.judge" },
-        );
-    }
-    const base = run.baseModelId
-      ? await getModelVersion(db, run.tenantId, run.baseModelId)
-      : await productionModel(db, run.tenantId);
-    if (!base.artifactDir) throw new InvalidInputError(`base model ${base.name} has no checkpoint`);
-    await reportProgress(db, run.tenantId, run.id, owner, { baseModelId: base.id });
-    const runDir = resolve(run.runsDir, run.id);
-    const { poolPath, preferencesPath } = await datasetsFor(db, run, ctx, join(runDir, "data"));
-    const overrides = [
-      `model.path=${base.artifactDir}`,
-      ...(poolPath ? [`data.prompts=${poolPath}`] : []),
-      ...(preferencesPath ? [`data.preferences=${preferencesPath}`, "data.preferenceMix=0.5"] : []),
-      ...run.overrides,
-    ];
-    let cancelled = false;
-    let deadlineHit = false;
-    const families = await tenantTaskFamilies(db, run.tenantId);
-    // a run that started resumes with the recipe it saved then (`arc train --resume` reads the same file)
-    const resume = existsSync(join(runDir, "state.json"));
-    const savedRecipe = join(runDir, "recipe.yaml");
-    const recipe =
-      resume && existsSync(savedRecipe)
-        ? await loadRecipe(
-            savedRecipe,
-            [],
-            `${shownRecipePath(run.recipePath)} (as the run saved it)`,
-            families,
-          )
-        : await loadRecipe(recipeFile(run.recipePath), overrides, shownRecipePath(run.recipePath), families);
-    const training = {
-      runsDir: resolve(run.runsDir),
-      runId: run.id,
-      recipePath: recipeFile(run.recipePath),
-      overrides,
-      familyFiles: await writeTenantFamilies(db, run.tenantId, join(runDir, "families")),
-      resume,
-      pollMs: ctx.pollMs,
-      onLog: ctx.onLog,
-      signal: ctx.signal,
-      stopWithinMs: ctx.stopWithinMs,
-      async onPoll(fresh: StepRecord[], state: RunState | null): Promise<"continue" | "stop"> {
-        records.push(...fresh);
-        const report = await reportProgress(db, run.tenantId, run.id, owner, {
-          step: state?.step,
-          totalSteps: state?.totalSteps,
-          metrics: fresh.length > 0 ? metricsSummary(records) : undefined,
-        });
-        cancelled ||= report.cancelRequested;
-        if (fresh.length > 0) ctx.onProgress?.(await getRun(db, run.tenantId, run.id), fresh);
-        deadlineHit ||= ctx.deadline !== undefined && Date.now() >= ctx.deadline;
-        return report.cancelRequested || report.lost || ctx.signal?.aborted || deadlineHit
-          ? "stop"
-          : "continue";
-      },
-    };
-    if (recipe.trainer.backend === "verl" && !recipe.cluster.jobsUrl)
-      throw new InvalidInputError(
-        "trainer.backend verl: set cluster.jobsUrl, the dashboard of the Ray cluster the VERL job runs on",
-        { field: "cluster.jobsUrl" },
-      );
-    const outcome = recipe.cluster.jobsUrl
-      ? await onCluster(db, run, recipe, ctx, { ...training, families })
-      : await trainInChildProcess(training);
-    records = outcome.records;
-    await reportProgress(db, run.tenantId, run.id, owner, {
-      step: outcome.state.step,
-      totalSteps: outcome.state.totalSteps,
-      metrics: metricsSummary(records),
-      recipeHash: outcome.recipeHash,
-    });
-    run = await getRun(db, run.tenantId, run.id);
-    const timeBoxed = deadlineHit && !cancelled && !ctx.signal?.aborted && outcome.checkpoint !== null;
-    if (outcome.state.status === "cancelled" && !timeBoxed) {
-      if (!cancelled && ctx.signal?.aborted && ctx.onAbort === "requeue")
-        return { run: await requeue(db, run, owner), candidate: null, records };
-      return {
-        run: (await finishRun(db, run.tenantId, run.id, owner, { status: "cancelled" })) ?? run,
-        candidate: null,
-        records,
-      };
-    }
-    if (!(outcome.state.status === "completed" || timeBoxed) || !outcome.checkpoint) {
-      throw new Error(outcome.state.error ?? `run ended ${outcome.state.status} without a checkpoint`);
-    }
-    const judged = records.at(-1)?.extra;
-    const starved =
-      recipe.reward.judge && judged?.judgeScored !== undefined
-        ? judgeCoverageShortfall(
-            { scored: judged.judgeScored, unjudged: judged.judgeUnjudged ?? 0 },
-            recipe.reward.judge.minScoredShare,
-          )
-        : undefined;
-    if (starved) throw new Error(starved);
-    if (timeBoxed)
-      await reportProgress(db, run.tenantId, run.id, owner, { metrics: { stoppedAtDeadline: true } });
-    const candidate = await registerCandidate(db, run, base, outcome.checkpoint, records, timeBoxed);
-    const ended = await finishRun(db, run.tenantId, run.id, owner, {
-      status: "succeeded",
-      candidateId: candidate.id,
-    });
-    return { run: ended ?? (await getRun(db, run.tenantId, run.id)), candidate, records };
+    return await trainRun(db, soFar, ctx);
   } catch (error) {
+    const { run, records } = soFar;
     // a run killed because this server is stopping did not fail: it resumes from its last checkpoint
     if (ctx.signal?.aborted && ctx.onAbort === "requeue")
-      return { run: await requeue(db, run, owner), candidate: null, records };
-    const ended = await finishRun(db, run.tenantId, run.id, owner, {
+      return { run: await requeue(db, run, ctx.owner), candidate: null, records };
+    const ended = await finishRun(db, run.tenantId, run.id, ctx.owner, {
       status: "failed",
       error: withoutServerPaths((error as Error).message, run.runsDir),
     });
     return { run: ended ?? (await getRun(db, run.tenantId, run.id)), candidate: null, records };
   }
+}
+
+/** The run's row and its step records as far as an attempt got: what a failed attempt reports. */
+interface AttemptSoFar {
+  run: RunRecord;
+  records: StepRecord[];
+}
+
+/** Why training stopped early, as the polls saw it: a cancel request, or the run's deadline reached. */
+interface StopSeen {
+  cancelled: boolean;
+  deadlineHit: boolean;
+}
+
+/**
+ * One attempt at a run: its checks, base model, datasets and recipe, the training, then `settleRun`. Keeps `soFar`
+ * up to date, so that a throw is reported with the records written until then.
+ */
+async function trainRun(
+  db: Database,
+  soFar: AttemptSoFar,
+  ctx: ExecuteRunContext,
+): Promise<ExecuteRunResult> {
+  const run = soFar.run;
+  await checkRunMayStart(db, run);
+  const base = await baseModelOf(db, run);
+  await reportProgress(db, run.tenantId, run.id, ctx.owner, { baseModelId: base.id });
+  const runDir = resolve(run.runsDir, run.id);
+  const datasets = await datasetsFor(db, run, ctx, join(runDir, "data"));
+  const overrides = [
+    `model.path=${base.artifactDir}`,
+    ...(datasets.poolPath ? [`data.prompts=${datasets.poolPath}`] : []),
+    ...(datasets.preferencesPath
+      ? [`data.preferences=${datasets.preferencesPath}`, "data.preferenceMix=0.5"]
+      : []),
+    ...run.overrides,
+  ];
+  const families = await tenantTaskFamilies(db, run.tenantId);
+  // a run that started resumes with the recipe it saved then (`arc train --resume` reads the same file)
+  const resume = existsSync(join(runDir, "state.json"));
+  const recipe = await runRecipe(run, runDir, resume, overrides, families);
+  const stop: StopSeen = { cancelled: false, deadlineHit: false };
+  const training = {
+    runsDir: resolve(run.runsDir),
+    runId: run.id,
+    recipePath: recipeFile(run.recipePath),
+    overrides,
+    familyFiles: await writeTenantFamilies(db, run.tenantId, join(runDir, "families")),
+    resume,
+    pollMs: ctx.pollMs,
+    onLog: ctx.onLog,
+    signal: ctx.signal,
+    stopWithinMs: ctx.stopWithinMs,
+    onPoll: mirrorProgress(db, run, ctx, soFar.records, stop),
+  };
+  if (recipe.trainer.backend === "verl" && !recipe.cluster.jobsUrl)
+    throw new InvalidInputError(
+      "trainer.backend verl: set cluster.jobsUrl, the dashboard of the Ray cluster the VERL job runs on",
+      { field: "cluster.jobsUrl" },
+    );
+  const outcome = recipe.cluster.jobsUrl
+    ? await onCluster(db, run, recipe, ctx, { ...training, families })
+    : await trainInChildProcess(training);
+  soFar.records = outcome.records;
+  return settleRun(db, soFar, ctx, { recipe, base, outcome, stop });
+}
+
+/**
+ * Refuses a run that may not start: a tenant's run whose stored overrides no longer pass the request's check, or a
+ * run rewarded by the tenant's judge while that judge is not trusted.
+ */
+async function checkRunMayStart(db: Database, run: RunRecord): Promise<void> {
+  if (run.trigger === TENANT_TRIGGER) {
+    try {
+      checkTenantRunOverrides(run.overrides, await tenantTaskFamilies(db, run.tenantId));
+    } catch (error) {
+      throw new InvalidInputError(`run ${run.id} was not started: ${(error as Error).message}`, {
+        field: "overrides",
+      });
+    }
+  }
+  if (rewardedByTenantJudge(run.overrides)) {
+    const trust = await judgeTrust(db, run.tenantId);
+    if (!trust.trusted)
+      throw new InvalidInputError(
+        `run ${run.id} was not started: its reward is the tenant's judge, which is not trusted yet: ${trust.reason}`,
+        { field: "reward.judge" },
+      );
+  }
+}
+
+/** The model the run trains from: the one it names, else the tenant's production model; it must have a checkpoint. */
+async function baseModelOf(db: Database, run: RunRecord): Promise<ModelVersion> {
+  const base = run.baseModelId
+    ? await getModelVersion(db, run.tenantId, run.baseModelId)
+    : await productionModel(db, run.tenantId);
+  if (!base.artifactDir) throw new InvalidInputError(`base model ${base.name} has no checkpoint`);
+  return base;
+}
+
+/** The run's recipe: as the run saved it when it resumes, else the recipe file with the run's overrides. */
+async function runRecipe(
+  run: RunRecord,
+  runDir: string,
+  resume: boolean,
+  overrides: string[],
+  families: Awaited<ReturnType<typeof tenantTaskFamilies>>,
+): Promise<Recipe> {
+  const savedRecipe = join(runDir, "recipe.yaml");
+  return resume && existsSync(savedRecipe)
+    ? await loadRecipe(savedRecipe, [], `${shownRecipePath(run.recipePath)} (as the run saved it)`, families)
+    : await loadRecipe(recipeFile(run.recipePath), overrides, shownRecipePath(run.recipePath), families);
+}
+
+/**
+ * The training's poll: adds the fresh records to `records`, mirrors them into the run's row, notes a cancel request
+ * or the deadline in `stop`, and says `stop` when the run was cancelled, lost, aborted or is past its deadline.
+ */
+function mirrorProgress(
+  db: Database,
+  run: RunRecord,
+  ctx: ExecuteRunContext,
+  records: StepRecord[],
+  stop: StopSeen,
+): TrainProcessRequest["onPoll"] {
+  return async (fresh, state) => {
+    records.push(...fresh);
+    const report = await reportProgress(db, run.tenantId, run.id, ctx.owner, {
+      step: state?.step,
+      totalSteps: state?.totalSteps,
+      metrics: fresh.length > 0 ? metricsSummary(records) : undefined,
+    });
+    stop.cancelled ||= report.cancelRequested;
+    if (fresh.length > 0) ctx.onProgress?.(await getRun(db, run.tenantId, run.id), fresh);
+    stop.deadlineHit ||= ctx.deadline !== undefined && Date.now() >= ctx.deadline;
+    return report.cancelRequested || report.lost || ctx.signal?.aborted || stop.deadlineHit
+      ? "stop"
+      : "continue";
+  };
+}
+
+/**
+ * Ends a trained run: its last figures into its row, then cancelled (or requeued when this server is stopping),
+ * or a candidate registered from its checkpoint. A run stopped at its deadline with a checkpoint counts as done;
+ * a run whose judge scored too few samples fails.
+ */
+async function settleRun(
+  db: Database,
+  soFar: AttemptSoFar,
+  ctx: ExecuteRunContext,
+  trained: { recipe: Recipe; base: ModelVersion; outcome: TrainProcessOutcome; stop: StopSeen },
+): Promise<ExecuteRunResult> {
+  const { owner } = ctx;
+  const { recipe, base, outcome, stop } = trained;
+  const records = soFar.records;
+  const { tenantId, id } = soFar.run;
+  await reportProgress(db, tenantId, id, owner, {
+    step: outcome.state.step,
+    totalSteps: outcome.state.totalSteps,
+    metrics: metricsSummary(records),
+    recipeHash: outcome.recipeHash,
+  });
+  const run = await getRun(db, tenantId, id);
+  soFar.run = run;
+  const timeBoxed =
+    stop.deadlineHit && !stop.cancelled && !ctx.signal?.aborted && outcome.checkpoint !== null;
+  if (outcome.state.status === "cancelled" && !timeBoxed) {
+    if (!stop.cancelled && ctx.signal?.aborted && ctx.onAbort === "requeue")
+      return { run: await requeue(db, run, owner), candidate: null, records };
+    return {
+      run: (await finishRun(db, tenantId, id, owner, { status: "cancelled" })) ?? run,
+      candidate: null,
+      records,
+    };
+  }
+  if (!(outcome.state.status === "completed" || timeBoxed) || !outcome.checkpoint) {
+    throw new Error(outcome.state.error ?? `run ended ${outcome.state.status} without a checkpoint`);
+  }
+  const starved = judgeStarvation(recipe, records);
+  if (starved) throw new Error(starved);
+  if (timeBoxed) await reportProgress(db, tenantId, id, owner, { metrics: { stoppedAtDeadline: true } });
+  const candidate = await registerCandidate(db, run, base, outcome.checkpoint, records, timeBoxed);
+  const ended = await finishRun(db, tenantId, id, owner, { status: "succeeded", candidateId: candidate.id });
+  return { run: ended ?? (await getRun(db, tenantId, id)), candidate, records };
+}
+
+/** Why a judge-rewarded run's judge scored too few of its last step's samples to trust; undefined when it did. */
+function judgeStarvation(recipe: Recipe, records: StepRecord[]): string | undefined {
+  const judged = records.at(-1)?.extra;
+  return recipe.reward.judge && judged?.judgeScored !== undefined
+    ? judgeCoverageShortfall(
+        { scored: judged.judgeScored, unjudged: judged.judgeUnjudged ?? 0 },
+        recipe.reward.judge.minScoredShare,
+      )
+    : undefined;
 }
 
 /** Hands a run this server is shutting down on back to the queue; the next claim resumes it. */

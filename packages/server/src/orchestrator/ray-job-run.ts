@@ -3,7 +3,13 @@ import { existsSync } from "node:fs";
 import { appendFile, copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { TaskFamilyRegistry } from "@arc/core";
-import { type RayJobStatus, RayJobsClient, TERMINAL_JOB_STATUSES, TORCH_WORKER_DIR } from "@arc/engine";
+import {
+  type RayJobDetails,
+  type RayJobStatus,
+  RayJobsClient,
+  TERMINAL_JOB_STATUSES,
+  TORCH_WORKER_DIR,
+} from "@arc/engine";
 import {
   type Recipe,
   RunDir,
@@ -142,9 +148,12 @@ export async function trainOnRayJob(request: RayJobRunRequest): Promise<TrainPro
   request.onLog?.(`submitted Ray job ${submissionId} to ${url}`);
   const logFile = join(runDir.dir, JOB_LOG_FILE);
   const records: StepRecord[] = [];
-  let logged = 0;
-  let partial = "";
-  let stopping = false;
+  const readLog = jobLogReader(jobs, submissionId, request, {
+    logFile,
+    runDir,
+    keepsMetrics: !!verl,
+    records,
+  });
   const state: RunState = {
     runId: request.runId,
     status: "running",
@@ -155,24 +164,69 @@ export async function trainOnRayJob(request: RayJobRunRequest): Promise<TrainPro
     updatedAt: new Date().toISOString(),
     pid: process.pid,
   };
-  /** Reads the log written since the last read and parses its whole lines. */
-  const readLog = async (): Promise<StepRecord[]> => {
+  const details = await followJob(jobs, submissionId, request, { state, records, readLog });
+  state.status = RUN_STATUS[details.status];
+  state.step = records.at(-1)?.step ?? 0;
+  const checkpoint = verl
+    ? await importedVerlCheckpoint(jobs, submissionId, request, details, verl.checkpointDir, runDir)
+    : await arcTrainerCheckpoint(runDir, details, state);
+  if (state.status === "failed") {
+    const tail = (await readFile(logFile, "utf8").catch(() => "")).trim().split("\n").slice(-5).join(" | ");
+    state.error = `Ray job ${submissionId} failed: ${details.message ?? details.error_type ?? "no message"}${tail ? ` | ${tail}` : ""}`;
+  }
+  const recipeText = existsSync(runDir.recipePath) ? await readFile(runDir.recipePath) : Buffer.from("");
+  return {
+    state,
+    records,
+    checkpoint,
+    recipeHash: `sha256:${createHash("sha256").update(recipeText).digest("hex")}`,
+  };
+}
+
+/**
+ * Reads a job's log written since the last read: keeps it in `logFile`, passes its whole lines to `onLog`, adds the
+ * step records past the last one to `records` (and, for a VERL job, to the run's metrics file) and returns them.
+ */
+function jobLogReader(
+  jobs: RayJobsClient,
+  submissionId: string,
+  request: RayJobRunRequest,
+  into: { logFile: string; runDir: RunDir; keepsMetrics: boolean; records: StepRecord[] },
+): () => Promise<StepRecord[]> {
+  const { records } = into;
+  let logged = 0;
+  let partial = "";
+  return async () => {
     const log = await jobs.logs(submissionId);
     if (log.length <= logged) return [];
     const fresh = log.slice(logged);
     logged = log.length;
-    await appendFile(logFile, fresh);
+    await appendFile(into.logFile, fresh);
     const lines = (partial + fresh).split("\n");
     partial = lines.pop() ?? "";
     for (const line of lines) if (line.trim()) request.onLog?.(line.trim());
-    const parsed = stepRecordsInLog(lines, recipe.trainer.backend).filter(
+    const parsed = stepRecordsInLog(lines, request.recipe.trainer.backend).filter(
       (r) => r.step > (records.at(-1)?.step ?? -1),
     );
     records.push(...parsed);
     // Arc's trainer keeps the run's metrics file itself; a VERL job's records are kept here
-    for (const record of verl ? parsed : []) await runDir.appendMetrics(record);
+    for (const record of into.keepsMetrics ? parsed : []) await into.runDir.appendMetrics(record);
     return parsed;
   };
+}
+
+/**
+ * Polls the job to its end, handing each read of its log to `onPoll` with the run's state, and stops the job (once)
+ * when `onPoll` says so; a last read after its end. Returns the job's final details.
+ */
+async function followJob(
+  jobs: RayJobsClient,
+  submissionId: string,
+  request: RayJobRunRequest,
+  run: { state: RunState; records: StepRecord[]; readLog: () => Promise<StepRecord[]> },
+): Promise<RayJobDetails> {
+  const { state, records, readLog } = run;
+  let stopping = false;
   let details = await jobs.job(submissionId);
   while (!TERMINAL_JOB_STATUSES.includes(details.status)) {
     await new Promise((resolve) => setTimeout(resolve, request.pollMs));
@@ -187,38 +241,45 @@ export async function trainOnRayJob(request: RayJobRunRequest): Promise<TrainPro
     }
   }
   await request.onPoll(await readLog(), state);
-  state.status = RUN_STATUS[details.status];
-  state.step = records.at(-1)?.step ?? 0;
-  let checkpoint: string | null = null;
-  if (verl) {
-    if (details.status === "SUCCEEDED")
-      checkpoint = await importVerlCheckpoint({
-        checkpointDir: verl.checkpointDir,
-        recipe,
-        out: join(runDir.dir, "final"),
-        mergeAdapter: (actorDir: string, target: string) =>
-          runVerlMerger(jobs, `${submissionId}-merge`, recipe, actorDir, target, request.pollMs),
-      });
-  } else if (existsSync(runDir.statePath)) {
-    // Arc's trainer wrote the run's own state (a shared runs folder): its status and last checkpoint are the record
-    const written = await runDir.readState();
-    // a trainer killed before it wrote its end (Ray's SIGKILL a few seconds after a stop) left "running"
-    const ended: RunState["status"] = details.status === "STOPPED" ? "cancelled" : "failed";
-    state.status = written.status === "running" ? ended : written.status;
-    state.lastCheckpoint = written.lastCheckpoint;
-    checkpoint = written.lastCheckpoint ? join(runDir.dir, written.lastCheckpoint) : null;
-  }
-  if (state.status === "failed") {
-    const tail = (await readFile(logFile, "utf8").catch(() => "")).trim().split("\n").slice(-5).join(" | ");
-    state.error = `Ray job ${submissionId} failed: ${details.message ?? details.error_type ?? "no message"}${tail ? ` | ${tail}` : ""}`;
-  }
-  const recipeText = existsSync(runDir.recipePath) ? await readFile(runDir.recipePath) : Buffer.from("");
-  return {
-    state,
-    records,
-    checkpoint,
-    recipeHash: `sha256:${createHash("sha256").update(recipeText).digest("hex")}`,
-  };
+  return details;
+}
+
+/** A VERL job's last `global_step_N/actor`, imported into `<run>/final` in Hugging Face's layout; null unless it succeeded. */
+async function importedVerlCheckpoint(
+  jobs: RayJobsClient,
+  submissionId: string,
+  request: RayJobRunRequest,
+  details: RayJobDetails,
+  checkpointDir: string,
+  runDir: RunDir,
+): Promise<string | null> {
+  if (details.status !== "SUCCEEDED") return null;
+  const { recipe } = request;
+  return importVerlCheckpoint({
+    checkpointDir,
+    recipe,
+    out: join(runDir.dir, "final"),
+    mergeAdapter: (actorDir: string, target: string) =>
+      runVerlMerger(jobs, `${submissionId}-merge`, recipe, actorDir, target, request.pollMs),
+  });
+}
+
+/**
+ * The last checkpoint of Arc's trainer, from the state it wrote in the run's folder (a shared runs folder), which also
+ * settles `state`'s status and last checkpoint; null (and `state` as the job left it) when it wrote none here.
+ */
+async function arcTrainerCheckpoint(
+  runDir: RunDir,
+  details: RayJobDetails,
+  state: RunState,
+): Promise<string | null> {
+  if (!existsSync(runDir.statePath)) return null;
+  const written = await runDir.readState();
+  // a trainer killed before it wrote its end (Ray's SIGKILL a few seconds after a stop) left "running"
+  const ended: RunState["status"] = details.status === "STOPPED" ? "cancelled" : "failed";
+  state.status = written.status === "running" ? ended : written.status;
+  state.lastCheckpoint = written.lastCheckpoint;
+  return written.lastCheckpoint ? join(runDir.dir, written.lastCheckpoint) : null;
 }
 
 /** Runs VERL's model merger as a job on the same cluster (`python -m verl.model_merger merge`), to its end. */
