@@ -27,6 +27,7 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
   let browser: Browser;
   let page: Page;
   let sdkTraceId = "";
+  let aliasTraceId = "";
   let otlpTraceId = "";
   const errors: string[] = [];
   const api = async <T>(path: string, init?: { method: string; body: unknown }): Promise<T> => {
@@ -93,7 +94,10 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
       },
       { userId: "carol", sessionId: "refund-chat", tags: ["support"] },
     );
-    // the same agent's SDK-wrapped client calling the gateway by its alias `arc`
+    // the same agent's SDK-wrapped client calling the gateway by its alias `arc`: its copy of the call, which names
+    // the model `arc` as requested and served, is stored before the gateway's (the gateway's pending traces written
+    // first, its copy of this call queued for 250 ms while the SDK sends at once), so the step keeps the alias
+    await arc.server.release.gateway.flush();
     arc.provider.reply = () => ({
       content: "Your order shipped.",
       usage: { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 },
@@ -101,7 +105,8 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
     const throughGateway = sdk.wrapOpenAI(
       new OpenAI({ baseURL: `${arc.server.url}/v1`, apiKey: arc.key, maxRetries: 0 }),
     );
-    await sdk.trace("order-agent", async () => {
+    await sdk.trace("order-agent", async (handle) => {
+      aliasTraceId = handle.traceId;
       await throughGateway.chat.completions.create({
         model: "arc",
         messages: [{ role: "user", content: "Where is order A-2000?" }],
@@ -375,6 +380,14 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
   });
 
   it("prices calls from the operator's price table, the alias arc counted under the model version it reached", async () => {
+    const { steps } = await api<{ steps: { llm?: { modelRequested?: string; modelServed?: string } }[] }>(
+      `/traces/${aliasTraceId}`,
+    );
+    assert.deepEqual(
+      steps.map((s) => [s.llm?.modelRequested, s.llm?.modelServed]),
+      [["arc", "arc"]],
+      "the SDK's copy of the call through the gateway, naming only the alias, is the one stored",
+    );
     await api("/analytics/settings", {
       method: "PUT",
       body: { prices: { "upstream-model": { prompt: 1000, completion: 2000 } }, costPerFailure: null },
