@@ -170,6 +170,7 @@ export {
   createGroupJudge,
   createJudgeDetector,
   type GroupJudge,
+  type GroupVerdict,
   JUDGE_DETECTOR_ID,
   type JudgeBudget,
   type JudgeClient,

@@ -11,6 +11,7 @@ export {
   createGroupJudge,
   type GroupJudge,
   type GroupJudgeOptions,
+  type GroupVerdict,
   groupJudgeMessages,
   groupReplySchema,
   parseGroupReply,

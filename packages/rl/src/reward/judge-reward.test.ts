@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type GenResult, type JudgeClient, parseRubric, toolcallFamily, type VerifyResult } from "@arc/core";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
+import { bestWorstPair, groupAdvantages } from "../algo/index.ts";
 import { parseRecipe } from "../recipe/index.ts";
 import { buildReward } from "../run/build-reward.ts";
 import { judgeReward } from "./judge-reward.ts";
@@ -239,6 +240,79 @@ describe("a training run's judge calls, bounded like a server's", () => {
         judge.seen.calls <= 4,
         `calls past their deadline were never sent (${judge.seen.calls} sent)`,
       );
+    } finally {
+      await judge.close();
+    }
+  });
+});
+
+/**
+ * TEST DOUBLE of a hosted LLM judge that ranks groups as RULER asks (none can be reached here), over real HTTP: it
+ * reads the numbered answers of the prompt it is sent, and for each writes an explanation, then a score (1 for the
+ * `right` answer, 0.6 for the right tool with another value, 0 for anything else), wrapped as a chat model often
+ * wraps JSON: a sentence, then a code fence, the entries in reverse order.
+ */
+async function startRulerJudge(right: string) {
+  const rightTool = (JSON.parse(right) as { tool: string }).tool;
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      const request = JSON.parse(body) as { messages: { content: string }[] };
+      const answers = [...(request.messages.at(-1)?.content ?? "").matchAll(/^\[answer (\d+)\] (.*)$/gm)];
+      const entries = answers.map(([, n, text]) => {
+        const tool = text.includes(`"tool":"${rightTool}"`);
+        const [explanation, score] =
+          text === right
+            ? ["calls the asked tool with the user's values", 1]
+            : tool
+              ? ["the asked tool, but a value differs from the user's", 0.6]
+              : ["calls a tool the user did not ask for", 0];
+        return { answer: Number(n), explanation, score };
+      });
+      const content = `I compared the answers.\n\`\`\`json\n${JSON.stringify({ scores: entries.reverse() })}\n\`\`\``;
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ choices: [{ message: { content } }], usage: { total_tokens: 120 } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe("group scoring with explanations (RULER), for GRPO's advantages and DPO's pairs", () => {
+  it("scores each answer after its explanation, ranking the right answer first and a wrong tool last", async () => {
+    const right = toolcallFamily.reference(task)[0];
+    const args = (JSON.parse(right) as { args: Record<string, unknown> }).args;
+    const otherValue = JSON.stringify({
+      tool: (JSON.parse(right) as { tool: string }).tool,
+      args: Object.fromEntries(Object.keys(args).map((k) => [k, "Nowhere"])),
+    });
+    const judge = await startRulerJudge(right);
+    const rubricPath = join(await mkdtemp(join(tmpdir(), "arc-judge-ruler-")), "rubric.json");
+    await writeFile(rubricPath, JSON.stringify(RUBRIC));
+    try {
+      const { reward, judgeUsage } = await buildReward(
+        parseRecipe({
+          reward: {
+            kind: "judge",
+            judge: { baseUrl: judge.url, model: "ruler-judge", rubric: rubricPath, mode: "group" },
+          },
+        }).reward,
+      );
+      const texts = ['{"tool":"cancel_everything","args":{}}', right, otherValue];
+      const scores = await reward({
+        task,
+        samples: texts.map(sample),
+        verdicts: texts.map(() => verdict),
+      });
+      assert.deepEqual(scores, [0, 1, 0.6], "each score in its answer's place, whatever order the reply had");
+      assert.deepEqual(judgeUsage?.(), { calls: 1, tokens: 120, scored: 3, unjudged: 0 });
+      const advantages = groupAdvantages(scores as number[]);
+      assert.ok(advantages[1] > advantages[2] && advantages[2] > advantages[0], JSON.stringify(advantages));
+      assert.deepEqual(bestWorstPair(scores as number[]), { chosen: 1, rejected: 0, margin: 1 });
     } finally {
       await judge.close();
     }

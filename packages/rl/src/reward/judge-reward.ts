@@ -58,16 +58,16 @@ export function judgeReward(options: JudgeRewardOptions): { reward: GroupReward;
     (group: ReturnType<typeof createGroupJudge>): GroupReward =>
     async ({ task, samples }) => {
       const { messages } = taskPrompt(getTaskFamily(task.env), task);
-      const scores = await group.score(
+      const verdict = await group.score(
         messages,
         samples.map((s) => s.text),
       );
-      if (!Array.isArray(scores)) {
+      if ("unscored" in verdict) {
         usage.unjudged += samples.length;
         return null;
       }
       usage.scored += samples.length;
-      return scores;
+      return verdict.scores;
     };
   const pointwise =
     (judge: ReturnType<typeof createJudgeDetector>): GroupReward =>
