@@ -4,9 +4,13 @@
 //     them), the verifier labels the first 512 distinct answers it can decide, and the judge, served by `arc engine
 //     serve` and asked through the judge detector (its rubric, structured output), judges the same answers:
 //     agreement, Cohen's kappa, precision and recall per class, and judge calls a second at 4 in flight.
+//     The same judge and rubric on a family whose tools it never saw (the order desk's: `--unseen` answers, half of
+//     them another action than the desk's policy allows, labelled by that family's verifier): its kappa there, and
+//     whether the trust gate (at least 50 judged, kappa at or above the default judgeMinKappa) refuses it.
 //  2. GRPO. recipes/toolcall-grpo.yaml from the toolcall base, the same steps, rewarded by the verifier and by the
-//     judge (pointwise); each final checkpoint judged by the verifier on 512 held-out production tasks (seed 1000).
-// Usage: npm run bench:judges [-- --traces 512] [-- --grpo-steps 60]
+//     judge (pointwise, 8 calls in flight through the run's judge queue, as the judge server batches 8); each final
+//     checkpoint judged by the verifier on 512 held-out production tasks (seed 1000).
+// Usage: npm run bench:judges [-- --traces 512] [-- --unseen 256] [-- --grpo-steps 60]
 // Writes bench/results/judges.json.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,6 +19,7 @@ import { parseArgs } from "node:util";
 import {
   calibrationReport,
   createJudgeDetector,
+  DetectionConfig,
   generateToolcallTasks,
   openAIJudgeClient,
   parseRubric,
@@ -22,6 +27,7 @@ import {
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import { evaluate, loadRecipe, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";
+import { calibrationRefusal } from "../packages/server/src/judges/judge-trust.ts";
 import {
   judgeLabelledTraces,
   sampleLabelledTraces,
@@ -30,12 +36,23 @@ import {
   TOOLCALL_JUDGE_BENCH_SEED,
   TOOLCALL_JUDGE_RUBRIC,
 } from "../packages/server/src/judges/toolcall-judge-rubric.ts";
+import {
+  UNSEEN_FAMILY,
+  unseenFamilyLabelledTraces,
+} from "../packages/server/src/judges/unseen-family-data.ts";
 import { writeBenchResults } from "./results-file.ts";
 
 const { values } = parseArgs({
-  options: { traces: { type: "string", default: "512" }, "grpo-steps": { type: "string", default: "60" } },
+  options: {
+    traces: { type: "string", default: "512" },
+    unseen: { type: "string", default: "256" },
+    "grpo-steps": { type: "string", default: "60" },
+  },
 });
 const traceCount = Number(values.traces);
+const unseenCount = Number(values.unseen);
+/** The production seed of the unseen family's requests: the held-out seed every figure here uses. */
+const UNSEEN_FAMILY_SEED = 1000;
 const grpoSteps = Number(values["grpo-steps"]);
 const BASE = "models/toolcall-base";
 const JUDGE = "models/toolcall-judge";
@@ -99,6 +116,16 @@ for (const c of report.classes)
     `  ${c.name}: labelled ${c.labelled}, flagged ${c.flagged}, precision ${c.precision?.toFixed(2) ?? "–"}, recall ${c.recall?.toFixed(2) ?? "–"}`,
   );
 
+// ... and on a family whose tools it never saw, against that family's verifier, through the trust gate
+const unseenReport = calibrationReport(
+  await judgeLabelledTraces(judge, unseenFamilyLabelledTraces(UNSEEN_FAMILY_SEED, unseenCount), 4),
+);
+const minKappa = DetectionConfig.parse({}).judgeMinKappa ?? 0;
+const unseenRefusal = calibrationRefusal(unseenReport, minKappa);
+console.log(
+  `judge vs the ${UNSEEN_FAMILY} verifier on ${unseenReport.items} answers with tools it never saw: agreement ${unseenReport.agreement?.toFixed(3)}, kappa ${unseenReport.kappa?.toFixed(3)}, unjudged ${unseenReport.unjudged}; gate: ${unseenRefusal ?? "trusted"}`,
+);
+
 // 2. GRPO rewarded by the verifier and by the judge, the same budget
 const rubricPath = join(work, "rubric.json");
 await writeFile(rubricPath, JSON.stringify(TOOLCALL_JUDGE_RUBRIC));
@@ -129,6 +156,7 @@ const byJudge = await grpoFailureRate([
   "reward.judge.model=toolcall-judge",
   `reward.judge.rubric=${rubricPath}`,
   "reward.judge.apiKeyEnv=ARC_BENCH_JUDGE_KEY",
+  "reward.judge.concurrency=8",
 ]);
 await judgeServer.close();
 await rm(work, { recursive: true, force: true });
@@ -145,6 +173,13 @@ writeBenchResults("judges", {
   judge_kappa_vs_verifier_heldout: report.kappa,
   judge_path_gain_ratio: verifierGain > 0 ? (baseRate - byJudge.rate) / verifierGain : null,
   judge_calls_per_s: labelled.length / judgingS,
+  unseen_family: UNSEEN_FAMILY,
+  judge_kappa_unseen_family: unseenReport.kappa,
+  judge_agreement_unseen_family: unseenReport.agreement,
+  unseen_family_answers: unseenReport.items,
+  unseen_family_unjudged: unseenReport.unjudged,
+  unseen_family_gate: unseenRefusal ? `refused: ${unseenRefusal}` : "trusted",
+  judge_min_kappa: minKappa,
   grpo_judge_reward_failure_rate: byJudge.rate,
   grpo_verifier_reward_failure_rate: byVerifier.rate,
   base_failure_rate: baseRate,

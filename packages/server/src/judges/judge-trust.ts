@@ -1,4 +1,4 @@
-import { DetectionConfig } from "@arc/core";
+import { type CalibrationReport, DetectionConfig } from "@arc/core";
 import type { Queryable } from "../store/database.ts";
 import { loadDetectorConfig } from "../store/detector-configs.ts";
 import { getJudgeModel, latestCalibration, latestRubric } from "./judge-store.ts";
@@ -6,6 +6,22 @@ import { trafficToolNames } from "./traffic-tools.ts";
 
 /** The labelled traces a calibration must have judged before its kappa counts. */
 export const MIN_CALIBRATION_ITEMS = 50;
+
+/**
+ * Why a calibration's figures do not earn trust (fewer than `MIN_CALIBRATION_ITEMS` judged labelled traces, or a
+ * Cohen's kappa under `minKappa` or undefined), or undefined when they do: the gate `judgeTrust` applies.
+ */
+export function calibrationRefusal(
+  report: Pick<CalibrationReport, "judged" | "kappa">,
+  minKappa: number,
+): string | undefined {
+  const { judged, kappa } = report;
+  if (judged < MIN_CALIBRATION_ITEMS)
+    return `its calibration judged ${judged} labelled traces, under ${MIN_CALIBRATION_ITEMS}`;
+  if (kappa === null || kappa < minKappa)
+    return `its calibration's kappa is ${kappa === null ? "undefined" : kappa.toFixed(3)}, under the tenant's judgeMinKappa ${minKappa}`;
+  return undefined;
+}
 
 /** What changed since the judge's latest calibration: its rubric, its model, or the tools its traffic offers. */
 export type JudgeChange = "rubric" | "model" | "tools";
@@ -64,15 +80,11 @@ export async function judgeTrust(db: Queryable, tenantId: string): Promise<Judge
       `the traffic since the calibration offers tools its traces were never offered (${unseen.slice(0, 5).join(", ")}${unseen.length > 5 ? `, and ${unseen.length - 5} more` : ""})`,
       "tools",
     );
+  const refusal = calibrationRefusal(calibration.report, minKappa);
+  if (refusal) return untrusted(refusal);
   const { judged, kappa } = calibration.report;
-  if (judged < MIN_CALIBRATION_ITEMS)
-    return untrusted(`its calibration judged ${judged} labelled traces, under ${MIN_CALIBRATION_ITEMS}`);
-  if (kappa === null || kappa < minKappa)
-    return untrusted(
-      `its calibration's kappa is ${kappa === null ? "undefined" : kappa.toFixed(3)}, under the tenant's judgeMinKappa ${minKappa}`,
-    );
   return {
     trusted: true,
-    basis: `calibrated at ${calibration.at}: kappa ${kappa.toFixed(3)} on ${judged} labelled traces (judgeMinKappa ${minKappa})`,
+    basis: `calibrated at ${calibration.at}: kappa ${kappa?.toFixed(3)} on ${judged} labelled traces (judgeMinKappa ${minKappa})`,
   };
 }
