@@ -8,7 +8,8 @@
 //     them another action than the desk's policy allows, labelled by that family's verifier): its kappa there, and
 //     whether the trust gate (at least 50 judged, kappa at or above the default judgeMinKappa) refuses it.
 //  2. GRPO. recipes/toolcall-grpo.yaml from the toolcall base, the same steps, rewarded by the verifier and by the
-//     judge (pointwise, 8 calls in flight through the run's judge queue, as the judge server batches 8); each final
+//     judge (pointwise, 8 calls in flight through the run's judge queue, as the judge server batches 8, each by a
+//     120 s deadline, as the agreement's calls wait); each final
 //     checkpoint judged by the verifier on 512 held-out production tasks (seed 1000).
 // Usage: npm run bench:judges [-- --traces 512] [-- --unseen 256] [-- --grpo-steps 60]
 // Writes bench/results/judges.json.
@@ -157,6 +158,7 @@ const byJudge = await grpoFailureRate([
   `reward.judge.rubric=${rubricPath}`,
   "reward.judge.apiKeyEnv=ARC_BENCH_JUDGE_KEY",
   "reward.judge.concurrency=8",
+  "reward.judge.deadlineMs=120000",
 ]);
 await judgeServer.close();
 await rm(work, { recursive: true, force: true });
