@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { InvalidInputError, type Rubric, type Verdict } from "@arc/core";
+import type { JudgeRecalibration } from "../../failures/judge-recalibrations.ts";
 import type { JudgeCalibration } from "../../judges/calibrate-judge.ts";
 import type { JudgeModel } from "../../judges/judge-store.ts";
 import { arcClient, CLIENT_FLAGS } from "../arc-client.ts";
@@ -69,6 +70,14 @@ function printCalibration(c: JudgeCalibration): void {
 }
 
 /** `arc judges`: the tenant's rubric and judge model. */
+
+/** The judge's scheduled re-calibration: why it was scheduled, where it stands, and how its last run ended. */
+function printRecalibration(r: JudgeRecalibration): void {
+  const when = r.status === "scheduled" || r.status === "error" ? `, next at ${r.nextAt}` : "";
+  console.log(`re-calibration: ${r.status} (${r.attempts} runs${when}) because ${r.why}`);
+  if (r.outcome) console.log(`  last run: ${r.outcome}`);
+}
+
 export const judgesCommand: Command = {
   name: "judges",
   summary: "set and test the judge model that detects failures without a verifier (tenant)",
@@ -88,6 +97,7 @@ export const judgesCommand: Command = {
         rubric: Rubric | null;
         model: JudgeModel | null;
         trust: { trusted: boolean; basis?: string; reason?: string };
+        recalibration: JudgeRecalibration | null;
       }>("GET", "/v1/judges");
       if (args.flags.json) console.log(JSON.stringify(judges, null, 2));
       else {
@@ -98,6 +108,7 @@ export const judgesCommand: Command = {
         console.log(
           judges.trust.trusted ? `trusted: ${judges.trust.basis}` : `not trusted yet: ${judges.trust.reason}`,
         );
+        if (judges.recalibration) printRecalibration(judges.recalibration);
       }
       return 0;
     }
