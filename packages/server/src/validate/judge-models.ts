@@ -197,22 +197,24 @@ async function pairwiseOutcomes(
   deadline: number,
 ): Promise<Pick<ValidationItem, "baseline" | "candidate" | "preference"> | null> {
   const first = candidateFirst(rowId);
-  const scores = await judge.score(
+  const verdict = await judge.score(
     prompt.messages,
     first ? [candidate.text, baseline.text] : [baseline.text, candidate.text],
     { deadline },
   );
-  if (!Array.isArray(scores)) return null;
-  const [candidateScore, baselineScore] = first ? scores : [scores[1], scores[0]];
-  const outcome = (answer: Answer, score: number, other: number): ModelOutcome => ({
-    pass: score >= 0.5,
+  if ("unscored" in verdict) return null;
+  const { scores, explanations } = verdict;
+  const [candidateAt, baselineAt] = first ? [0, 1] : [1, 0];
+  const outcome = (answer: Answer, at: number, other: number): ModelOutcome => ({
+    pass: scores[at] >= 0.5,
     latencyMs: answer.latencyMs,
     outputTokens: answer.outputTokens,
-    reason: `the judge scored it ${score} beside the other answer's ${other}`,
+    reason: `the judge scored it ${scores[at]} beside the other answer's ${scores[other]}${explanations[at] ? `: ${explanations[at]}` : ""}`,
   });
+  const [candidateScore, baselineScore] = [scores[candidateAt], scores[baselineAt]];
   return {
-    baseline: outcome(baseline, baselineScore, candidateScore),
-    candidate: outcome(candidate, candidateScore, baselineScore),
+    baseline: outcome(baseline, baselineAt, candidateAt),
+    candidate: outcome(candidate, candidateAt, baselineAt),
     preference:
       candidateScore > baselineScore ? "candidate" : candidateScore < baselineScore ? "baseline" : "tie",
   };

@@ -23,8 +23,8 @@ const DONE = (q: string) => `Cancelled booking ${q.match(/\d+/)?.[0]}.`;
 const REFUSED = "I can't do that.";
 
 /**
- * A scripted judge on real HTTP, the test double for a hosted LLM judge: it scores each numbered answer 1 when it
- * says the booking is cancelled, else 0, and records where each good answer stood.
+ * A scripted judge on real HTTP, the test double for a hosted LLM judge: it explains and scores each numbered answer,
+ * 1 when it says the booking is cancelled, else 0, and records where each good answer stood.
  */
 function startScriptedJudge(): Promise<{ url: string; goodPlaces: number[]; server: Server }> {
   const goodPlaces: number[] = [];
@@ -36,10 +36,12 @@ function startScriptedJudge(): Promise<{ url: string; goodPlaces: number[]; serv
     req.on("end", () => {
       const { messages } = JSON.parse(body) as { messages: { content: string }[] };
       const answers = [...messages[1].content.matchAll(/^\[answer (\d+)\] (.*)$/gm)];
+      // RULER's scheme, as the judge is asked: an explanation, then the score, per numbered answer
       const scores = answers.map(([, place, text]) => {
         const good = text.includes("Cancelled");
         if (good) goodPlaces.push(Number(place));
-        return good ? 1 : 0;
+        const explanation = good ? "cancels the booking asked for" : "refuses a request it could do";
+        return { answer: Number(place), explanation, score: good ? 1 : 0 };
       });
       res.setHeader("content-type", "application/json");
       res.end(
