@@ -21,6 +21,7 @@ from .errors import BatchError, CheckpointError, WorkerError
 from .grid import batch_totals, off_grid, on_grid, slice_rows, token_grid
 from .losses import dpo_loss, grpo_loss, sft_loss
 from .optim import ADAMW_DEFAULTS, learning_rate, make_adamw
+from .prefix_cache import DEFAULT_MAX_BYTES, PrefixCache
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -112,6 +113,11 @@ class TorchEngine:
         if self.role == "inference":
             self.model.requires_grad_(False)
         self.step_count = 0
+        cache_bytes = params.get("prefixCacheBytes", DEFAULT_MAX_BYTES)
+        if not isinstance(cache_bytes, int) or isinstance(cache_bytes, bool) or cache_bytes < 0:
+            raise WorkerError(f"prefixCacheBytes: expected a non-negative integer, got {cache_bytes!r}")
+        # keys and values of earlier prompts' prefixes, for later calls; None when turned off (0 bytes)
+        self.prefix_cache = PrefixCache(cache_bytes) if cache_bytes > 0 else None
         # what a training forward goes through: the model, or DDP over it under torchrun
         self.train_module: Any = parallel.wrap(self.model, self.device) if self.role == "train" else None
         self.optimizer: Any = make_adamw(self._trainable(), self.options) if self.role == "train" else None
@@ -194,6 +200,11 @@ class TorchEngine:
                         f"{source}: tensor {name} has shape {tuple(value.shape)}, expected {got}"
                     )
                 target.copy_(value.to(target.dtype))
+
+    def _weights_changed(self) -> None:
+        """Drops the prefix cache: keys and values computed under other weights are never reused."""
+        if self.prefix_cache is not None:
+            self.prefix_cache.clear()
 
     def _snapshot_reference(self) -> None:
         """Makes the current policy the reference: the adapters' values with LoRA, else a frozen copy."""
@@ -367,6 +378,7 @@ class TorchEngine:
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step_count += 1
+        self._weights_changed()
         loss = figures.pop("loss")
         return {
             "step": self.step_count,
@@ -438,6 +450,7 @@ class TorchEngine:
         config = checkpoint.read_config(directory)
         checkpoint.check_same_shape(directory, config, self.config)
         self._assign_weights(checkpoint.read_weights(directory), f"{directory}/model.safetensors")
+        self._weights_changed()
         saved = checkpoint.read_trainer_state(directory) if self.role == "train" else None
         if saved is None:
             if self.role == "train":
@@ -484,6 +497,7 @@ class TorchEngine:
         config = checkpoint.read_config(directory)
         checkpoint.check_same_shape(directory, config, self.config)
         self._assign_weights(checkpoint.read_weights(directory), f"{directory}/model.safetensors")
+        self._weights_changed()
         self.version = version
 
     def info(self) -> dict:
@@ -500,4 +514,5 @@ class TorchEngine:
             "vocabSize": self.hf_config.vocab_size,
             "trainModule": type(self.train_module).__name__ if self.train_module is not None else None,
             "torch": torch.__version__,
+            "prefixCache": self.prefix_cache.stats() if self.prefix_cache is not None else None,
         }

@@ -15,6 +15,7 @@ import torch
 
 from .errors import GrammarError, WorkerError
 from .grammar import GrammarConstraint, vocabulary_bytes
+from .prefix_cache import PrefixCache
 
 DEFAULTS = {"n": 1, "maxTokens": 64, "temperature": 1.0, "topP": 1.0, "topK": 0, "topLogprobs": 0}
 
@@ -94,6 +95,8 @@ def _rows(requests, vocab_size, tokenizer):
             raise WorkerError(f"requests[{i}].maxTokens: expected a positive integer, got {req['maxTokens']!r}")
         if req["temperature"] < 0 or not 0 < req["topP"] <= 1 or req["topK"] < 0:
             raise WorkerError(f"requests[{i}]: expected temperature >= 0, 0 < topP <= 1 and topK >= 0")
+        if req.get("cacheSalt") is not None and not isinstance(req["cacheSalt"], str):
+            raise WorkerError(f"requests[{i}].cacheSalt: expected a string, got {req['cacheSalt']!r}")
         if req.get("stop") and tokenizer is None:
             raise WorkerError(f"requests[{i}].stop: this checkpoint has no tokenizer transformers reads; give no stop strings")
         adjustment = _adjustment(i, req, vocab_size)
@@ -198,13 +201,22 @@ def shared_prefix_length(prompts: list[list[int]]) -> int:
     return common if common >= SHARED_PREFIX_MIN else 0
 
 
-def _prefix_cache(model: Any, prefix: list[int], rows: int, device: Any) -> Any:
-    """The keys and values of `prefix`, computed once and repeated for each of `rows` rows."""
-    with torch.no_grad():
-        ids = torch.tensor([prefix], dtype=torch.long, device=device)
-        positions = torch.arange(len(prefix), device=device).unsqueeze(0)
-        cache = model(input_ids=ids, position_ids=positions, use_cache=True, logits_to_keep=1).past_key_values
-    cache.batch_repeat_interleave(rows)
+def _prefix_cache(engine: Any, prefix: list[int], rows: list[Row]) -> Any:
+    """The keys and values of `prefix`, computed once (after the part of it the engine's prefix cache holds, which then
+    keeps its whole blocks) and repeated for each row."""
+    store: PrefixCache | None = engine.prefix_cache
+    salts = sorted({r.request.get("cacheSalt") or "" for r in rows})
+    start, cache = store.lookup(prefix, salts, engine.hf_config) if store else (0, None)
+    if start < len(prefix):
+        with torch.no_grad():
+            ids = torch.tensor([prefix[start:]], dtype=torch.long, device=engine.device)
+            positions = torch.arange(start, len(prefix), device=engine.device).unsqueeze(0)
+            cache = engine.model(input_ids=ids, position_ids=positions, past_key_values=cache, use_cache=True,
+                                 logits_to_keep=1).past_key_values
+    assert cache is not None  # from the store when it held the whole prefix, else computed just above
+    if store:
+        store.store(prefix, salts, cache)
+    cache.batch_repeat_interleave(len(rows))
     return cache
 
 
@@ -235,7 +247,9 @@ def generate(
     step what every row sampled: `{i, s, token, logprob, version, top?}` (request and sample index), with `finish`
     and the final `text` on a row's last event; a row cancelled between steps sends `{i, s, finish, text}` alone.
     With `share_prefix`, the tokens every row's prompt begins with (a request's n samples; a rollout batch's system
-    prompt and tools) run once, as vLLM's prefix caching and SGLang's radix cache share them."""
+    prompt and tools) run once, as vLLM's prefix caching and SGLang's radix cache share them. With the engine's
+    `prefix_cache`, they run apart for a single row too, and the part of them an earlier call computed is not run
+    again."""
     model, device = engine.model, engine.device
     rows = _rows(requests, engine.hf_config.vocab_size, engine.tokenizer)
     for r in rows:
@@ -246,8 +260,9 @@ def generate(
                 _fail_request(rows, r, error)
     longest_stop = max((len(s) for r in rows for s in r.request.get("stop") or []), default=0)
     prompts = [r.request["promptTokens"] for r in rows]
-    shared = shared_prefix_length(prompts) if share_prefix and len(rows) > 1 else 0
-    cache = _prefix_cache(model, prompts[0][:shared], len(rows), device) if shared else None
+    apart = engine.prefix_cache is not None or (share_prefix and len(rows) > 1)
+    shared = shared_prefix_length(prompts) if apart else 0
+    cache = _prefix_cache(engine, prompts[0][:shared], rows) if shared else None
     ids, attention, positions = _prompt_batch([p[shared:] for p in prompts], shared, device)
     steps = max(r.request["maxTokens"] for r in rows)
     with torch.no_grad():

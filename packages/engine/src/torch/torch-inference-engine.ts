@@ -38,10 +38,13 @@ export class TorchInferenceEngine implements InferenceEngine {
     this.queue = new GenerationQueue(worker, tokenizer);
   }
 
-  /** Starts a worker that samples from the checkpoint in `modelDir`, as weight version `version`. */
+  /**
+   * Starts a worker that samples from the checkpoint in `modelDir`, as weight version `version`, keeping up to
+   * `prefixCacheBytes` of earlier prompts' prefixes' keys and values (default 128 MiB; 0 turns the cache off).
+   */
   static async load(
     modelDir: string,
-    options: TorchEngineOptions & { version?: number } = {},
+    options: TorchEngineOptions & { version?: number; prefixCacheBytes?: number } = {},
   ): Promise<TorchInferenceEngine> {
     const tokenizer = await loadChatTokenizer(modelDir);
     const worker = TorchWorker.start({ ...options, processes: 1 });
@@ -53,6 +56,7 @@ export class TorchInferenceEngine implements InferenceEngine {
         dtype: options.dtype ?? "float32",
         threads: options.threads,
         version: options.version ?? 0,
+        ...(options.prefixCacheBytes !== undefined && { prefixCacheBytes: options.prefixCacheBytes }),
       });
       return new TorchInferenceEngine(worker, info, modelDir, tokenizer);
     } catch (error) {
@@ -75,6 +79,11 @@ export class TorchInferenceEngine implements InferenceEngine {
 
   get toolCallSyntax(): ToolCallSyntax | undefined {
     return this.tokenizer.toolCallSyntax;
+  }
+
+  /** What the worker's prefix cache holds and has saved; null when it is off. */
+  async prefixCacheStats(): Promise<TorchEngineInfo["prefixCache"]> {
+    return (await this.worker.call<TorchEngineInfo>("info", {})).prefixCache;
   }
 
   getVersion(): number {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Objective, StepMetrics, TokenBatch, TrainBatch, TrainEngine, WeightSource } from "@arc/core";
+import type { PrefixCacheStats } from "../inference/prefix-cache.ts";
 import type { AdamWOptions } from "../train/adamw.ts";
 import type { LoraOptions } from "../train/lora.ts";
 import { TorchWorker, type TorchWorkerOptions } from "./torch-worker.ts";
@@ -47,6 +48,8 @@ export interface TorchEngineInfo {
   /** The module a training forward goes through: the model's class, or `DistributedDataParallel` under torchrun. */
   trainModule: string | null;
   torch: string;
+  /** What the worker's prefix cache holds and has saved, and its bound; null when it is off. */
+  prefixCache: (PrefixCacheStats & { maxBytes: number }) | null;
 }
 
 const OPTIMIZER_KEYS = [

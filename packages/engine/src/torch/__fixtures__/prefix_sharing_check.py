@@ -17,7 +17,8 @@ model = LlamaForCausalLM(config).eval()
 positions_run = [0]
 model.register_forward_pre_hook(lambda _, args, kwargs: positions_run.__setitem__(
     0, positions_run[0] + kwargs["input_ids"].numel()), with_kwargs=True)
-engine = types.SimpleNamespace(model=model, device="cpu", hf_config=config, tokenizer=None, eos_ids=[], version=0)
+engine = types.SimpleNamespace(model=model, device="cpu", hf_config=config, tokenizer=None, eos_ids=[], version=0,
+                               prefix_cache=None)
 system = list(range(10, 60))
 requests = [
     {"promptTokens": system + [5, 6, 7], "n": 3, "maxTokens": 8, "temperature": 1.0, "seed": 1, "topLogprobs": 2},
