@@ -18,7 +18,7 @@ import { judgesPage } from "./pages/judges-page.ts";
 import { modelPage, modelsPage } from "./pages/models-page.ts";
 import { overviewPage } from "./pages/overview-page.ts";
 import { patternPage, patternsPage } from "./pages/patterns-page.ts";
-import { sessionPage, userPage } from "./pages/people-pages.ts";
+import { sessionPage, sessionsPage, userPage, usersPage } from "./pages/people-pages.ts";
 import { reviewQueuePage, reviewQueuesPage, traceInQueue } from "./pages/review-pages.ts";
 import { runPage, runsPage } from "./pages/runs-page.ts";
 import { teachingPage } from "./pages/teaching-page.ts";
@@ -61,8 +61,10 @@ const pages: { path: string; title: (param: string) => string; current: string; 
     current: "/ui/reviews",
     body: reviewQueuePage,
   },
-  { path: "/sessions/:id", title: (id) => `Session ${id}`, current: "/ui/traces", body: sessionPage },
-  { path: "/users/:id", title: (id) => `User ${id}`, current: "/ui/traces", body: userPage },
+  { path: "/sessions", title: () => "Sessions", current: "/ui/sessions", body: sessionsPage },
+  { path: "/sessions/:id", title: (id) => `Session ${id}`, current: "/ui/sessions", body: sessionPage },
+  { path: "/users", title: () => "Users", current: "/ui/users", body: usersPage },
+  { path: "/users/:id", title: (id) => `User ${id}`, current: "/ui/users", body: userPage },
   { path: "/datasets", title: () => "Datasets", current: "/ui/datasets", body: datasetsPage },
   { path: "/datasets/:id", title: (id) => `Dataset ${id}`, current: "/ui/datasets", body: datasetPage },
   { path: "/runs", title: () => "Runs", current: "/ui/runs", body: runsPage },

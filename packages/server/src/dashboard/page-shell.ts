@@ -8,6 +8,8 @@ export type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 export const tenantPages = [
   { path: "/ui", name: "Overview" },
   { path: "/ui/traces", name: "Traces" },
+  { path: "/ui/sessions", name: "Sessions" },
+  { path: "/ui/users", name: "Users" },
   { path: "/ui/reviews", name: "Review" },
   { path: "/ui/patterns", name: "Patterns" },
   { path: "/ui/datasets", name: "Datasets" },

@@ -324,6 +324,40 @@ describe("traces, a trace, sessions, users and review in Chromium, on arc serve 
     );
   });
 
+  it("lists every session and every user with counts, failure rate and last seen, in keyset pages linking to each", async () => {
+    await page.goto(`${arc.server.url}/ui/sessions`);
+    await shoot("sessions");
+    const cells = (row: string) => page.locator(`${row} td`).allTextContents();
+    assert.deepEqual(
+      await page.locator("tr[data-session] td:first-child").allTextContents(),
+      ["refund-chat", "dinner-plans"],
+      "the latest seen first",
+    );
+    assert.deepEqual((await cells('tr[data-session="dinner-plans"]')).slice(1, 5), ["3", "0", "–", "1"]);
+    await page.getByRole("link", { name: "dinner-plans" }).click();
+    assert.equal(new URL(page.url()).pathname, "/ui/sessions/dinner-plans");
+    assert.equal(await page.locator("tr[data-trace]").count(), 3);
+
+    await page.goto(`${arc.server.url}/ui/users?limit=2`);
+    await shoot("users");
+    const users = () => page.locator("tr[data-user] td:first-child").allTextContents();
+    assert.deepEqual(await users(), ["carol", "bob"]);
+    // bob's one trace failed on a person's review: a failure rate of 100%
+    assert.deepEqual((await cells('tr[data-user="bob"]')).slice(1, 4), ["1", "1", "100.0%"]);
+    assert.match((await cells('tr[data-user="bob"]'))[6], /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/, "last seen");
+    await page.getByRole("link", { name: "Next page →" }).click();
+    assert.ok(new URL(page.url()).searchParams.get("cursor"), "the cursor is in the URL");
+    assert.deepEqual(await users(), ["alice"]);
+    assert.deepEqual((await cells('tr[data-user="alice"]')).slice(1, 2), ["3"]);
+    assert.equal(await page.getByRole("link", { name: "Next page →" }).count(), 0, "the last page");
+    await page.getByRole("link", { name: "alice" }).click();
+    assert.equal(await page.locator('[data-figure="user-traces"]').textContent(), "3");
+    await page.goBack();
+    await page.getByRole("link", { name: "First page" }).click();
+    assert.deepEqual(await users(), ["carol", "bob"]);
+    assert.deepEqual(errors, []);
+  });
+
   it("offers each recommendation as a button that does what it says: Build a dataset builds one", async () => {
     await page.goto(`${arc.server.url}/ui/analytics`);
     const recommendation = page.locator('[data-recommendation="growing_pattern_without_dataset"]');

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { ServerMetrics } from "../../metrics/metrics-registry.ts";
 import type { Database } from "../../store/database.ts";
+import { listTraceGroups } from "../../store/trace-groups.ts";
 import { getTrace, insertFeedbackBatch, listTraces } from "../../store/trace-store.ts";
 import { traceWriterOf } from "../../store/trace-writer.ts";
 import type { AuthVariables } from "../auth-middleware.ts";
@@ -36,10 +37,21 @@ const ListQuery = z
   })
   .strict();
 
+/** `GET /v1/sessions` and `GET /v1/users`: a page's size and the previous page's cursor. */
+const GroupQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+    cursor: z.string().max(1000).optional(),
+  })
+  .strict();
+
 /** Most feedback items one `POST /v1/feedback` takes; a larger import is split by the sender. */
 export const MAX_FEEDBACK_ITEMS = 20_000;
 
-/** `POST/GET /v1/traces`, `GET /v1/traces/:id`, `POST /v1/feedback` for the caller's tenant. */
+/**
+ * `POST/GET /v1/traces`, `GET /v1/traces/:id`, `GET /v1/sessions`, `GET /v1/users` (each with its traces, verdicts and
+ * last trace, in keyset pages), `POST /v1/feedback` for the caller's tenant.
+ */
 export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBodyBytes: number }) {
   const app = new Hono<{ Variables: AuthVariables }>();
 
@@ -66,6 +78,14 @@ export function traceRoutes(deps: { db: Database; metrics: ServerMetrics; maxBod
       }),
     );
   });
+
+  for (const kind of ["session", "user"] as const) {
+    app.get(`/${kind}s`, async (c) => {
+      const parsed = GroupQuery.safeParse(c.req.query());
+      if (!parsed.success) throw toInvalidInputError(parsed.error);
+      return c.json(await listTraceGroups(deps.db, c.get("tenantId"), kind, parsed.data));
+    });
+  }
 
   app.get("/traces/:id", async (c) => c.json(await getTrace(deps.db, c.get("tenantId"), c.req.param("id"))));
 

@@ -11,6 +11,14 @@ const REVIEW_QUEUES = () => ["judge-disagreements", "unlabelled", "spot-checks"]
 /** A user and a session the fuzzed traces name, and one no trace names. */
 const PEOPLE = () => ["user-1", "session-1", "nobody"];
 
+/** The query keys of the Sessions and Users index, `GET /v1/sessions` and `/v1/users` as their pages. */
+const INDEX_QUERY = ["limit", "cursor"];
+/** Values of the index's query keys: its page sizes' bounds, and a cursor of the server's form (a time and a trace id). */
+const INDEX_VALUES = {
+  limit: () => ["1", "500"],
+  cursor: () => [Buffer.from(JSON.stringify(["2026-01-01T00:00:00.000Z", "trace-1"])).toString("base64url")],
+};
+
 /** The dashboard's pages, read with the signed-in tenant's session cookie. */
 const PAGES: RouteSpec[] = [
   ["/ui"],
@@ -30,11 +38,13 @@ const PAGES: RouteSpec[] = [
   ["/ui/reviews/:id", [], REVIEW_QUEUES],
   ["/ui/runs"],
   ["/ui/runs/:id", [], (x: Ctx) => x.ids.runs],
+  ["/ui/sessions", INDEX_QUERY],
   ["/ui/sessions/:id", [], PEOPLE],
   ["/ui/teaching"],
   ["/ui/tenants"],
   ["/ui/traces", TRACE_FILTERS],
   ["/ui/traces/:id", ["queue"], traceIds],
+  ["/ui/users", INDEX_QUERY],
   ["/ui/users/:id", [], PEOPLE],
 ].map(
   ([path, query, param]): RouteSpec => ({
@@ -122,6 +132,7 @@ export const GET_ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/runs", query: ["status"] },
   { method: "GET", path: "/v1/runs/:id", params: [(x) => x.ids.runs], owned: true },
   { method: "GET", path: "/v1/runs/:id/logs", params: [(x) => x.ids.runs], query: ["tail"], owned: true },
+  { method: "GET", path: "/v1/sessions", query: INDEX_QUERY, queryValues: INDEX_VALUES },
   { method: "GET", path: "/v1/task-families" },
   { method: "GET", path: "/v1/teaching" },
   {
@@ -138,6 +149,7 @@ export const GET_ROUTES: RouteSpec[] = [
   },
   { method: "GET", path: "/v1/traces/:id", params: [traceIds], owned: true },
   { method: "GET", path: "/v1/traffic", query: ["hours", "buckets"] },
+  { method: "GET", path: "/v1/users", query: INDEX_QUERY, queryValues: INDEX_VALUES },
   { method: "GET", path: "/v1/verdicts", query: ["traceId"], queryValues: { traceId: traceIds } },
 ];
 
