@@ -6,8 +6,8 @@
 //   ids against apply_chat_template's;
 // - training tokens/s, full fine-tuning and LoRA (rank 8 on every projection): SFT, batch 4 x 128 tokens;
 // - generation tokens/s, batch 16 x 64 new tokens; prefill tokens/s of a 1,024-token prompt;
-// - prefix caching: time to first token of a 1,000-token shared prefix + a 30-token suffix, without the cache and with
-//   it, and whether the outputs are identical.
+// - prefix caching, on each engine: time to first token of a 1,000-token shared prefix + a 30-token suffix, without
+//   the cache and with it, and whether the outputs are identical.
 // GPU figures come from `bench/gpu/real-model-gpu.json` as `python -m arc_torch.gpu_check` wrote it on a GPU machine
 // (docs/real-models.md#a-gpu-check), else null.
 // Usage: npm run bench:real-model
@@ -263,10 +263,25 @@ await torchTrainer.close();
 const torchEngine = await TorchInferenceEngine.load(dir, torchOptions);
 const torchGreedy = greedySame((await torchEngine.generate(greedyRequests)).map((r) => r.outputTokens));
 const torchGenerate = await generateRate(torchEngine, greedyPrompts.slice(8));
-const torchPrefill = await prefillRate(torchEngine);
+// prefix caching as on the embedded engine: the prompts on an engine whose first call filled the cache, then on one
+// without the cache (which also measures prefill)
+await torchEngine.generate([{ promptTokens: [...prefix, ...ids(SUFFIX, 30)], maxTokens: 1, temperature: 0 }]);
+const torchWarm: { seconds: number; tokens: number[] }[] = [];
+for (const suffix of suffixes) torchWarm.push(await firstToken(torchEngine, [...prefix, ...suffix]));
+const torchPrefixStats = await torchEngine.prefixCacheStats();
 await torchEngine.close();
+const torchPlain = await TorchInferenceEngine.load(dir, { ...torchOptions, prefixCacheBytes: 0 });
+const torchPrefill = await prefillRate(torchPlain);
+const torchCold: { seconds: number; tokens: number[] }[] = [];
+for (const suffix of suffixes) torchCold.push(await firstToken(torchPlain, [...prefix, ...suffix]));
+await torchPlain.close();
+const torchWithout = torchCold.map((r) => r.seconds);
+const torchWithCache = torchWarm.map((r) => r.seconds);
+const torchIdentical = torchCold.every(
+  (r, i) => JSON.stringify(r.tokens) === JSON.stringify(torchWarm[i].tokens),
+);
 log(
-  `torch: log-prob gap ${torchGap.toExponential(2)}, train ${torchFull.toFixed(1)} / lora ${torchLora.toFixed(1)}, greedy ${torchGreedy}/32, generate ${torchGenerate.toFixed(0)}, prefill ${torchPrefill.toFixed(0)} tokens/s (${seconds(t0).toFixed(0)} s)`,
+  `torch: log-prob gap ${torchGap.toExponential(2)}, train ${torchFull.toFixed(1)} / lora ${torchLora.toFixed(1)}, greedy ${torchGreedy}/32, generate ${torchGenerate.toFixed(0)}, prefill ${torchPrefill.toFixed(0)} tokens/s; prefix cache TTFT ${median(torchWithout).toFixed(2)} -> ${median(torchWithCache).toFixed(2)} s (${seconds(t0).toFixed(0)} s)`,
 );
 
 /** The GPU check's figures, as `python -m arc_torch.gpu_check` wrote them on a GPU machine; null where none ran. */
@@ -290,9 +305,9 @@ const path = writeBenchResults("real-model", {
   prefill_tokens_per_s: { embedded: round(embeddedPrefill), torch: round(torchPrefill) },
   prefix_cache_speedup: {
     embedded: round(median(without) / median(withCache)),
-    /** The torch engine has no prefix cache: it prefills every prompt whole. */
-    torch: null,
+    torch: round(median(torchWithout) / median(torchWithCache)),
   },
+  /** Prefix caching on the embedded engine: prompt lengths, times to first token, outputs and reuse. */
   prefix_cache: {
     prefix_tokens: PREFIX,
     suffix_tokens: SUFFIX,
@@ -301,6 +316,14 @@ const path = writeBenchResults("real-model", {
     outputs_identical: identical,
     runs: suffixes.length,
     reused_tokens: prefixStats?.reusedTokens ?? 0,
+  },
+  /** The same measurement on the torch engine. */
+  prefix_cache_torch: {
+    ttft_s_without: round(median(torchWithout), 3),
+    ttft_s_with: round(median(torchWithCache), 3),
+    outputs_identical: torchIdentical,
+    runs: suffixes.length,
+    reused_tokens: torchPrefixStats?.reusedTokens ?? 0,
   },
   threads_per_engine: 1,
   gpu_train_tokens_per_s_lora: gpu?.train_tokens_per_s_lora ?? null,
