@@ -649,7 +649,7 @@ const ROWS: Row[] = [
         ? undefined
         : `${fmt(agreement, 3)} (kappa ${kappa === undefined ? "–" : fmt(kappa, 3)}) on ${String(f.held_out_traces)} answers, ${String(f.held_out_failed)} failed`;
     },
-    target: "≥ 0.9",
+    target: "≥ 0.9 (kappa ≥ 0.8)",
   },
   {
     bench: "judges",
@@ -666,9 +666,26 @@ const ROWS: Row[] = [
   {
     bench: "judges",
     figure:
+      "The shipped `toolcall-judge` and its rubric on a family whose tools it never saw (`orderdesk` answers after a lookup, half another action than the desk's policy, labelled by its verifier): agreement (Cohen's kappa), and the trust gate",
+    value: (f) => {
+      const agreement = numberAt(f, "judge_agreement_unseen_family");
+      const kappa = numberAt(f, "judge_kappa_unseen_family");
+      const answers = numberAt(f, "unseen_family_answers");
+      const unjudged = numberAt(f, "unseen_family_unjudged");
+      return agreement === undefined || answers === undefined || unjudged === undefined
+        ? undefined
+        : `${fmt(agreement, 3)} (kappa ${kappa === undefined ? "–" : fmt(kappa, 3)}) on ${answers - unjudged} judged of ${answers}; gate: ${String(f.unseen_family_gate)}`;
+    },
+    target: "the gate refuses a kappa under judgeMinKappa (0.6)",
+  },
+  {
+    bench: "judges",
+    figure:
       "GRPO rewarded by the shipped judge: the share of the verifier-rewarded run's gain over the base it reaches",
     value: figure("judge_path_gain_ratio", 2),
-    whenMissing: "not in this measurement (none when the verifier-rewarded run gained nothing)",
+    target: "≥ 0.5",
+    whenMissing:
+      "null: the verifier-rewarded run gained nothing over the base, so there is no gain to take a share of",
   },
   {
     bench: "judges",
