@@ -4,9 +4,10 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, mock } from "node:test";
 import type { Command } from "./command.ts";
 import { commands } from "./commands/index.ts";
+import { main } from "./main.ts";
 
 const arc = join(import.meta.dirname, "../../../../bin/arc.mjs");
 
@@ -37,7 +38,7 @@ function documentedFlags(command: Command): string[] {
   return [...flags];
 }
 
-describe("arc is strict about its command line", { concurrency: 4 }, () => {
+describe("arc is strict about its command line", () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "arc-strict-cli-"));
@@ -55,7 +56,30 @@ describe("arc is strict about its command line", { concurrency: 4 }, () => {
     assert.equal(existsSync(home), false, "the demo must not have created its home");
     assert.equal(existsSync(join(dir, ".arc")), false);
   });
+});
 
+/**
+ * Runs `main(argv)` in this process, as bin/arc.mjs does (the spawned run above covers its exit code and output
+ * plumbing); resolves with its exit code and what it printed.
+ */
+async function runMain(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const log = mock.method(console, "log", (...parts: unknown[]) => {
+    stdout += `${parts.join(" ")}\n`;
+  });
+  const error = mock.method(console, "error", (...parts: unknown[]) => {
+    stderr += `${parts.join(" ")}\n`;
+  });
+  try {
+    return { code: await main(argv), stdout, stderr };
+  } finally {
+    log.mock.restore();
+    error.mock.restore();
+  }
+}
+
+describe("arc's command line, parsed as bin/arc.mjs parses it", () => {
   const refused: [argv: string[], stderr: string][] = [
     [["demo", "--minutes"], "arc demo: flag --minutes needs a value: --minutes <value>\n"],
     [["traces", "ls", "--limit", "--json"], "arc traces: flag --limit needs a value: --limit <value>\n"],
@@ -69,7 +93,7 @@ describe("arc is strict about its command line", { concurrency: 4 }, () => {
   ];
   for (const [argv, stderr] of refused) {
     it(`refuses \`arc ${argv.join(" ")}\` with exit code 2 and says why`, async () => {
-      assert.deepEqual(await runArc(argv, dir), { code: 2, stdout: "", stderr });
+      assert.deepEqual(await runMain(argv), { code: 2, stdout: "", stderr });
     });
   }
 
@@ -79,7 +103,7 @@ describe("arc is strict about its command line", { concurrency: 4 }, () => {
       const argv = documented.flatMap((name) =>
         command.flags[name] === "boolean" ? [`--${name}`] : [`--${name}`, "x"],
       );
-      const done = await runArc([command.name, "some-positional", "key=value", ...argv, "-h"], dir);
+      const done = await runMain([command.name, "some-positional", "key=value", ...argv, "-h"]);
       assert.deepEqual(done, { code: 0, stdout: `${command.help}\n`, stderr: "" });
       assert.deepEqual(documented.sort(), Object.keys(command.flags).sort());
     });
