@@ -28,7 +28,12 @@ import { createTenant } from "../packages/server/src/store/tenants.ts";
 import { listValidations } from "../packages/server/src/validate/validate-candidate.ts";
 
 /** The orchestrator's overrides of recipes/corrections-dpo.yaml: a shorter run than a production one. */
-const TRAINING = ["sftWarmUp.steps=50", "trainer.steps=4", "trainer.checkpointEvery=4"];
+const TRAINING = [
+  "sftWarmUp.steps=10",
+  "trainer.steps=4",
+  "trainer.promptsPerStep=4",
+  "trainer.checkpointEvery=4",
+];
 /** A tenant's own booking agent, registered as data with no verifier: only its judge can say what failed. */
 const BOOKINGS_SPEC = {
   env: "bookings",
