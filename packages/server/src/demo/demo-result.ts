@@ -101,6 +101,13 @@ export function demoVerdict(inputs: VerdictInputs): { targetMet: boolean; verdic
   };
 }
 
+/** Seconds the demo's training phases took (the SFT warm-up, DPO, LoRA), from their start to their end. */
+function trainingSeconds(phases: readonly DemoPhase[]): number {
+  return phases
+    .filter((p) => p.name === "SFT warm-up" || p.name.startsWith("train"))
+    .reduce((sum, p) => sum + p.endS - p.startS, 0);
+}
+
 /** The figures file `.arc/demo/summary.json`, exactly these keys. */
 export function summaryJson(result: DemoResult): Record<string, unknown> {
   return {
@@ -109,7 +116,9 @@ export function summaryJson(result: DemoResult): Record<string, unknown> {
     patterns_fixed: result.patternsFixed,
     patterns_worse: result.patternsWorse,
     ndr: result.ndr,
+    general_ndr: result.validation?.report.scores.general?.ndr ?? null,
     wall_s: Math.round(result.wallS * 10) / 10,
+    train_s: Math.round(trainingSeconds(result.phases) * 10) / 10,
     rollbacks: result.rollbacks,
     warmup_steps: result.warmup?.steps ?? null,
     warmup_planned_steps: result.warmup?.plannedSteps ?? null,

@@ -16,6 +16,9 @@ import { REPO_ROOT, type TrainOutcome, type TrainRequest, trainCandidate } from 
 /** The trigger and owner of the demo's runs in the product's run store. */
 export const DEMO_TRIGGER = "demo";
 
+/** How often a demo run heartbeats while it trains: well within the orchestrator's `staleMs` (default 60 s). */
+const HEARTBEAT_MS = 10_000;
+
 /** Where a demo training is recorded (the product's run store, for the demo's tenant) and what it trained from. */
 export interface DemoRunLineage {
   db: Queryable;
@@ -79,8 +82,18 @@ export class RecordedRun {
     return new RecordedRun(lineage, request.runId, request.runsDir);
   }
 
-  /** Trains `request` (`trainCandidate`), recording its steps and figures as they come; a failure ends the run failed. */
+  /**
+   * Trains `request` (`trainCandidate`), recording its steps and figures as they come and heartbeating between them
+   * (a step of a large model can take longer than the orchestrator waits before taking a silent run over); a failure
+   * ends the run failed.
+   */
   async train(request: TrainRequest): Promise<TrainOutcome> {
+    const { db, tenantId } = this.lineage;
+    const heartbeat = setInterval(() => {
+      reportProgress(db, tenantId, this.id, DEMO_TRIGGER, {}).catch((error: unknown) => {
+        this.reportError ??= error;
+      });
+    }, HEARTBEAT_MS);
     try {
       const outcome = await trainCandidate({
         ...request,
@@ -106,6 +119,8 @@ export class RecordedRun {
     } catch (error) {
       await this.fail(error);
       throw error;
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 

@@ -17,6 +17,8 @@ export interface ProductionAgentOptions {
   maxInFlight?: number;
   /** Output budget per call (default 96: the longest toolcall reference answer is 84 byte tokens). */
   maxTokens?: number;
+  /** How long a call may take before the client gives up on it (default 30 s). */
+  timeoutMs?: number;
 }
 
 /** What the agent has done so far. */
@@ -78,7 +80,7 @@ export class ProductionAgent {
         baseURL: `${options.serverUrl}/v1`,
         apiKey: options.apiKey,
         maxRetries: 0,
-        timeout: 30_000,
+        timeout: options.timeoutMs ?? 30_000,
       }),
     );
   }

@@ -3,7 +3,7 @@ import { deploymentFailureRates } from "../deploy/live-evidence.ts";
 import type { Queryable } from "../store/database.ts";
 import { listModelVersions, type ModelVersion } from "../store/model-registry.ts";
 import { listValidations } from "../validate/validate-candidate.ts";
-import { CANARY_ENDS_AT, VALIDATION_ENDS_AT } from "./demo-plan.ts";
+import type { DemoPlan } from "./demo-plan.ts";
 import { type DemoProgress, sleep } from "./demo-progress.ts";
 
 /**
@@ -17,13 +17,18 @@ export async function awaitRelease(context: {
   progress: DemoProgress;
   /** The traffic's state for a progress line. */
   trafficLine: (phase: string) => Promise<string>;
+  /** Where in the budget each wait ends. */
+  plan: Pick<DemoPlan, "validationEndsAt" | "canaryEndsAt">;
 }): Promise<void> {
   const { db, tenantId, candidate, progress } = context;
   let model: ModelVersion | undefined;
-  while (Date.now() < progress.at(VALIDATION_ENDS_AT)) {
-    [model] = (await listModelVersions(db, tenantId)).filter((m) => m.id === candidate.id);
-    if (model && model.status !== "candidate") break;
-    progress.live.update(await context.trafficLine(`validate [${candidate.name}: ${model?.status}]`));
+  while (Date.now() < progress.at(context.plan.validationEndsAt)) {
+    const polled = await pollOnce(progress, async () => {
+      [model] = (await listModelVersions(db, tenantId)).filter((m) => m.id === candidate.id);
+      if (model && model.status !== "candidate") return "done";
+      progress.live.update(await context.trafficLine(`validate [${candidate.name}: ${model?.status}]`));
+    });
+    if (polled === "done") break;
     await sleep(500);
   }
   const [validation] = await listValidations(db, tenantId, candidate.id);
@@ -36,26 +41,8 @@ export async function awaitRelease(context: {
 
   // also when validation is still running: its verdict may start a canary late
   if (validation?.decision !== "fail") {
-    while (Date.now() < progress.at(CANARY_ENDS_AT)) {
-      const dep = await activeDeployment(db, tenantId);
-      const [latest] = await listDeployments(db, tenantId, 1);
-      if (!dep && latest && latest.status !== "canary") break;
-      const rejected = (await listModelVersions(db, tenantId, ["rejected"])).some(
-        (m) => m.id === candidate.id,
-      );
-      if (rejected) break;
-      if (dep) {
-        const evidence = (await deploymentFailureRates(db, dep))
-          .filter((r) => r.stage === dep.stage)
-          .map((r) => `${r.arm} ${r.failures}/${r.n}`)
-          .join(", ");
-        progress.live.update(
-          `canary [${progress.elapsed().toFixed(0)} s] stage ${dep.stage + 1}/${dep.policy.ramp.length} share ${(dep.share * 100).toFixed(0)}% evidence ${evidence || "none yet"} · ${(dep.lastStep?.reason as string | undefined) ?? ""}`,
-        );
-      } else
-        progress.live.update(
-          `canary [${progress.elapsed().toFixed(0)} s] waiting for the deployer to start it`,
-        );
+    while (Date.now() < progress.at(context.plan.canaryEndsAt)) {
+      if ((await pollOnce(progress, () => canaryPoll(db, tenantId, candidate, progress))) === "done") break;
       await sleep(1000);
     }
   }
@@ -66,4 +53,47 @@ export async function awaitRelease(context: {
       ? `deployment ${decided.id}: ${decided.status} at stage ${decided.stage + 1} (${(decided.share * 100).toFixed(0)}%)`
       : "no canary: the candidate was not validated",
   );
+}
+
+/**
+ * One poll of a wait: a poll that fails (the embedded database busy while the engine holds the server's main thread)
+ * is said on the live line and the wait goes on.
+ */
+async function pollOnce(
+  progress: DemoProgress,
+  poll: () => Promise<"done" | undefined>,
+): Promise<"done" | undefined> {
+  try {
+    return await poll();
+  } catch (error) {
+    progress.live.update(
+      `[${progress.elapsed().toFixed(0)} s] waiting: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return undefined;
+  }
+}
+
+/** One look at the canary: "done" once it decided (or the candidate was rejected), else its evidence on the line. */
+async function canaryPoll(
+  db: Queryable,
+  tenantId: string,
+  candidate: { id: string },
+  progress: DemoProgress,
+): Promise<"done" | undefined> {
+  const dep = await activeDeployment(db, tenantId);
+  const [latest] = await listDeployments(db, tenantId, 1);
+  if (!dep && latest && latest.status !== "canary") return "done";
+  const rejected = (await listModelVersions(db, tenantId, ["rejected"])).some((m) => m.id === candidate.id);
+  if (rejected) return "done";
+  if (dep) {
+    const evidence = (await deploymentFailureRates(db, dep))
+      .filter((r) => r.stage === dep.stage)
+      .map((r) => `${r.arm} ${r.failures}/${r.n}`)
+      .join(", ");
+    progress.live.update(
+      `canary [${progress.elapsed().toFixed(0)} s] stage ${dep.stage + 1}/${dep.policy.ramp.length} share ${(dep.share * 100).toFixed(0)}% evidence ${evidence || "none yet"} · ${(dep.lastStep?.reason as string | undefined) ?? ""}`,
+    );
+  } else
+    progress.live.update(`canary [${progress.elapsed().toFixed(0)} s] waiting for the deployer to start it`);
+  return undefined;
 }

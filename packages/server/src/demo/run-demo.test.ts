@@ -99,10 +99,12 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     assert.deepEqual(Object.keys(summary).sort(), [
       "base_failure_rate",
       "final_failure_rate",
+      "general_ndr",
       "ndr",
       "patterns_fixed",
       "patterns_worse",
       "rollbacks",
+      "train_s",
       "versions",
       "wall_s",
       "warmup_planned_steps",

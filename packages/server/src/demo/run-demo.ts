@@ -19,24 +19,22 @@ import { synthesizeDemoDatasets } from "./demo-datasets.ts";
 import { type DemoOptions, demoPaths } from "./demo-options.ts";
 import { measureAndSummarize } from "./demo-outcome.ts";
 import {
-  BASELINE_CALLS,
-  BASELINE_ENDS_AT,
-  BASELINE_ENDS_AT_LATEST,
-  DEMO_GATES,
+  type DemoPlan,
+  demoPlanFor,
   gatesWhy,
   TARGET_SHARE_OF_BASE_RATE,
   TRAIN_THREADS,
-  TRAINING_ENDS_AT,
   WARMUP_SHARE_OF_TRAINING,
 } from "./demo-plan.ts";
 import { DemoProgress, LiveLine, sleep } from "./demo-progress.ts";
 import type { DemoResult } from "./demo-result.ts";
 import { demoRunLineage } from "./demo-runs.ts";
+import { trainLoraCandidate } from "./lora-candidate.ts";
 import { longestAgentPrompt, ProductionAgent } from "./production-agent.ts";
 import { awaitRelease } from "./release-phases.ts";
 import { REPO_ROOT } from "./train-candidate.ts";
-import { trainDpoCandidate } from "./train-dpo.ts";
-import { warmUp } from "./warm-up.ts";
+import { type DpoCandidate, trainDpoCandidate } from "./train-dpo.ts";
+import { type WarmupReport, warmUp } from "./warm-up.ts";
 
 export { type DemoOptions, demoPaths, REPO_ROOT };
 
@@ -64,6 +62,7 @@ export async function runDemo(options: DemoOptions): Promise<{ result: DemoResul
       field: "baseModel",
     });
   }
+  const plan = demoPlanFor(baseModel);
   const tasks: Task[] = toolcallFamily.generate({ split: "production", seed: options.seed, count: 5000 });
   await checkAgentFits(baseModel, tasks, options.maxTokens ?? 96);
   const live = new LiveLine(options.out);
@@ -86,20 +85,23 @@ export async function runDemo(options: DemoOptions): Promise<{ result: DemoResul
   const setupRegistry = (registry: DetectorRegistry) => {
     registry.resolveSolutionsWith(solutionsByQuestion(tasks));
   };
-  const server = await startServer(loadServerConfig(process.env, { home, port: 0 }), {
+  const server = await startServer(loadServerConfig(process.env, { ...plan.server, home, port: 0 }), {
     release: {
       registryFor: () => new DetectorRegistry().resolveSolutionsWith(solutionsByQuestion(tasks)),
       onEvent: (line) => live.done(`  · ${line}`),
       deployerIntervalMs: 500,
       validatorIntervalMs: 1000,
-      judge: { maxTokens: options.maxTokens ?? 96 },
+      judge: {
+        maxTokens: options.maxTokens ?? 96,
+        ...(plan.validatorConcurrency ? { concurrency: plan.validatorConcurrency } : {}),
+      },
     },
     failures: { setupRegistry },
   });
   const stopOnFailure: (() => Promise<void>)[] = [];
   try {
     return {
-      result: await demoLoop({ server, tasks, setupRegistry, options, progress, stopOnFailure }),
+      result: await demoLoop({ server, tasks, setupRegistry, options, plan, progress, stopOnFailure }),
       server,
     };
   } catch (error) {
@@ -115,11 +117,12 @@ async function demoLoop(context: {
   tasks: Task[];
   setupRegistry: (registry: DetectorRegistry) => void;
   options: DemoOptions;
+  plan: DemoPlan;
   progress: DemoProgress;
   /** What to stop, before the server closes, when the loop fails: a running agent would retry forever. */
   stopOnFailure: (() => Promise<void>)[];
 }): Promise<DemoResult> {
-  const { server, options, progress } = context;
+  const { server, options, plan, progress } = context;
   const maxTokens = options.maxTokens ?? 96;
   const baseModel = resolve(options.baseModel);
   const home = resolve(options.home);
@@ -129,7 +132,7 @@ async function demoLoop(context: {
   const tenant = await findTenant(db, credentials.tenant);
   if (!tenant) throw new Error(`the demo's tenant ${credentials.tenant} is not in the store`);
   const tenantId = tenant.id;
-  await setReleaseSettings(db, tenantId, { gates: DEMO_GATES });
+  await setReleaseSettings(db, tenantId, { gates: plan.gates, canary: plan.canary });
   const base = await registerModelVersion(db, tenantId, {
     name: "toolcall-base",
     status: "promoted",
@@ -140,12 +143,14 @@ async function demoLoop(context: {
       : {},
   });
   const names = new Map<string, string>([[base.id, base.name]]);
-  progress.say(`Arc demo — server ${server.url}, tenant ${credentials.tenant}, base model ${baseModel}`);
-  const gatesExplanation = gatesWhy(base.metrics.productionFailureRate);
-  const canary = CanaryPolicy.parse({});
   progress.say(
-    `gates: ${JSON.stringify(DEMO_GATES)}\n  why: ${gatesExplanation}\n` +
-      `canary: the default policy (ramp ${canary.ramp.map((r) => `${r * 100}%`).join(" → ")}, ${canary.minSamplesPerStage} judged canary calls a stage at least, a sequential test built to catch a failure-rate increase of ${canary.minDetectableIncrease})`,
+    `Arc demo — server ${server.url}, tenant ${credentials.tenant}, base model ${baseModel}${plan.importedModel ? ` (${plan.importedModel}, imported)` : ""}\n  training: ${plan.training}`,
+  );
+  const gatesExplanation = gatesWhy(base.metrics.productionFailureRate, plan.importedModel);
+  const canary = CanaryPolicy.parse(plan.canary);
+  progress.say(
+    `gates: ${JSON.stringify(plan.gates)}\n  why: ${gatesExplanation}\n` +
+      `canary: ${Object.keys(plan.canary).length === 0 ? "the default policy" : `the policy ${JSON.stringify(plan.canary)}`} (ramp ${canary.ramp.map((r) => `${r * 100}%`).join(" → ")}, ${canary.minSamplesPerStage} judged canary calls a stage at least, a sequential test built to catch a failure-rate increase of ${canary.minDetectableIncrease})`,
   );
   progress.endPhase("platform", `server up, base model registered as ${base.id} (promoted)`);
 
@@ -156,30 +161,35 @@ async function demoLoop(context: {
     tasks: context.tasks,
     ratePerSecond: options.baselineRate,
     maxTokens,
+    maxInFlight: plan.agentMaxInFlight,
+    timeoutMs: plan.agentTimeoutMs,
   });
   agent.start();
   context.stopOnFailure.push(() => agent.stop());
   const trafficLine = async (phase: string) => {
-    const rates = await failureRatesBetween(db, tenantId, new Date(Date.now() - 60_000));
+    const rates = await failureRatesBetween(db, tenantId, new Date(Date.now() - 60_000)).catch(
+      // a busy database (the engine holding the main thread) answers the next line
+      () => [],
+    );
     const perVersion = rates
       .map((r) => `${names.get(r.modelVersion) ?? r.modelVersion} ${r.failureRate.toFixed(2)} (n=${r.n})`)
       .join(", ");
     const s = agent.stats;
     return `${phase} [${progress.elapsed().toFixed(0)} s] traffic ${s.sent} sent, ${s.answered} answered (${s.toolCalls} tool calls), ${s.errors} errors · failure rate last 60 s: ${perVersion || "waiting for verdicts"}`;
   };
-  const baselineShortest = Math.max(progress.at(BASELINE_ENDS_AT), Date.now() + 8_000);
-  const baselineLongest = Math.max(progress.at(BASELINE_ENDS_AT_LATEST), baselineShortest);
+  const baselineShortest = Math.max(progress.at(plan.baselineEndsAt), Date.now() + 8_000);
+  const baselineLongest = Math.max(progress.at(plan.baselineEndsAtLatest), baselineShortest);
   while (
     Date.now() < baselineShortest ||
-    (agent.stats.answered < BASELINE_CALLS && Date.now() < baselineLongest)
+    (agent.stats.answered < plan.baselineCalls && Date.now() < baselineLongest)
   ) {
     progress.live.update(await trafficLine("baseline"));
     await sleep(1000);
   }
   const baselineEnd = Date.now();
-  if (agent.stats.answered < BASELINE_CALLS)
+  if (agent.stats.answered < plan.baselineCalls)
     progress.notes.push(
-      `the baseline gathered ${agent.stats.answered} answered calls by ${(BASELINE_ENDS_AT_LATEST * 100).toFixed(0)}% of the budget, fewer than the ${BASELINE_CALLS} the warm-up learns well from: it answered ${(agent.stats.answered / ((baselineEnd - progress.began) / 1000)).toFixed(1)} calls a second (--baseline-rate asks ${options.baselineRate}).`,
+      `the baseline gathered ${agent.stats.answered} answered calls by ${(plan.baselineEndsAtLatest * 100).toFixed(0)}% of the budget, fewer than the ${plan.baselineCalls} the warm-up learns well from: it answered ${(agent.stats.answered / ((baselineEnd - progress.began) / 1000)).toFixed(1)} calls a second (--baseline-rate asks ${options.baselineRate}).`,
     );
   progress.endPhase("baseline traffic", await trafficLine("baseline"));
   agent.setRate(options.trainingRate);
@@ -187,80 +197,51 @@ async function demoLoop(context: {
   // 3. failures: verdicts and patterns came by themselves; synthesize datasets
   const datasets = await synthesizeDemoDatasets({ ...context, db, tenantId, home });
 
-  // 4. train a candidate from the production model: SFT warm-up on reference answers, then semi-online DPO
+  // 4. train a candidate from the production model, as the plan says
   progress.say(
     `  the agent sends ${options.trainingRate} conversation(s) a second while the candidate trains on ${TRAIN_THREADS} threads, ${options.rate} after`,
   );
-  const trainStart = Date.now();
-  const trainDeadline = Math.max(progress.at(TRAINING_ENDS_AT), Date.now() + 20_000);
-  const trainingMs = trainDeadline - trainStart;
+  const trainDeadline = Math.max(progress.at(plan.trainingEndsAt), Date.now() + 20_000);
   const baseline = (
     await failureRatesBetween(db, tenantId, new Date(progress.began), new Date(baselineEnd))
   ).find((r) => r.modelVersion === base.id);
   const store = { db, tenantId, baseModelId: base.id };
-  const warmup =
-    datasets.warmupPoolPath !== null && datasets.warmupPool !== null
-      ? await warmUp({
-          poolPath: datasets.warmupPoolPath,
-          baseModel,
-          home,
+  const trafficSuffix = () => ` · agent ${agent.stats.sent} sent`;
+  const { candidate, warmup } =
+    plan.base === "imported"
+      ? await trainLoraCandidate({
+          db,
+          tenantId,
           options,
-          deadline: trainStart + trainingMs * WARMUP_SHARE_OF_TRAINING,
+          home,
+          baseModel,
+          datasets,
+          baseId: base.id,
+          deadline: trainDeadline,
+          progress,
+          trafficSuffix,
+          runs: demoRunLineage(store, [datasets.warmupPool ?? datasets.pool], [datasets.evalSet]),
+        }).then((trained) => ({ candidate: trained.candidate, warmup: { report: trained.report } }))
+      : await trainToyCandidate({
+          db,
+          tenantId,
+          options,
+          home,
+          maxTokens,
+          datasets,
+          baseModel,
+          baseId: base.id,
+          trainDeadline,
           heldOutTarget: baseline && baseline.n > 0 ? baseline.failureRate * TARGET_SHARE_OF_BASE_RATE : null,
-          live: progress.live,
-          progress: (line) => `${line} · agent ${agent.stats.sent} sent`,
-          runs: demoRunLineage(store, [datasets.warmupPool]),
-        })
-      : null;
-  if (warmup) {
-    const { report } = warmup;
-    const heldOut = report.records.filter((r) => r.evalFailureRate !== undefined);
-    const ending =
-      report.targetReachedAtStep !== null
-        ? ` (held-out target reached at step ${report.targetReachedAtStep}, whose checkpoint DPO starts from)`
-        : report.stoppedAtDeadline
-          ? " (stopped at its time budget)"
-          : "";
-    const replanned = report.replans
-      .map(
-        (r) =>
-          `; re-planned at step ${r.atStep} (${r.secondsPerStep.toFixed(2)} s a step) to ${r.plannedSteps}`,
-      )
-      .join("");
-    progress.endPhase(
-      "SFT warm-up",
-      `run ${report.runId}: ${report.steps} of ${report.plannedSteps} planned steps${replanned}${ending}, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}${warmup.checkpoint ? "" : "; it wrote no checkpoint, so DPO starts from the base model"}`,
-    );
-    if (report.stoppedAtDeadline)
-      progress.notes.push("the SFT warm-up was stopped at its share of the training phase's time.");
-  }
-  // DPO keeps its own share of the training time: what an early warm-up leaves goes to measuring the new model
-  const candidate = await trainDpoCandidate({
-    db,
-    tenantId,
-    options,
-    home,
-    maxTokens,
-    datasets,
-    startFrom: warmup?.checkpoint ?? baseModel,
-    baseId: base.id,
-    warmupRunId: warmup?.checkpoint ? warmup.report.runId : null,
-    deadline: warmup
-      ? Math.min(trainDeadline, Date.now() + trainingMs * (1 - WARMUP_SHARE_OF_TRAINING))
-      : trainDeadline,
-    progress,
-    trafficSuffix: () => ` · agent ${agent.stats.sent} sent`,
-    runs: demoRunLineage(
-      store,
-      [datasets.pool, ...(datasets.preferences ? [datasets.preferences] : [])],
-      [datasets.evalSet],
-    ),
-  });
+          progress,
+          trafficSuffix,
+          store,
+        });
   names.set(candidate.id, candidate.name);
   agent.setRate(options.rate);
 
   // 5-6. validation and canary (the validator and the deployer pick the candidate up by themselves)
-  await awaitRelease({ db, tenantId, candidate, progress, trafficLine });
+  await awaitRelease({ db, tenantId, candidate, progress, trafficLine, plan });
 
   // 7. measure the production model until the end of the budget, and the results
   return measureAndSummarize({
@@ -282,4 +263,91 @@ async function demoLoop(context: {
     stopAgent: () => agent.stop(),
     trafficLine,
   });
+}
+
+/** Phase 4 on Arc's own base: the SFT warm-up, then semi-online DPO from its checkpoint (or the base model's). */
+async function trainToyCandidate(context: {
+  db: RunningServer["db"];
+  tenantId: string;
+  options: DemoOptions;
+  home: string;
+  maxTokens: number;
+  datasets: Awaited<ReturnType<typeof synthesizeDemoDatasets>>;
+  baseModel: string;
+  baseId: string;
+  trainDeadline: number;
+  /** The held-out failure rate that meets the demo's target; null: no early stop. */
+  heldOutTarget: number | null;
+  progress: DemoProgress;
+  trafficSuffix: () => string;
+  store: { db: RunningServer["db"]; tenantId: string; baseModelId: string };
+}): Promise<{ candidate: DpoCandidate; warmup: { report: WarmupReport; checkpoint: string | null } | null }> {
+  const { options, datasets, progress, baseModel, home, store, trainDeadline } = context;
+  const trainStart = Date.now();
+  const trainingMs = trainDeadline - trainStart;
+  const warmup =
+    datasets.warmupPoolPath !== null && datasets.warmupPool !== null
+      ? await warmUp({
+          poolPath: datasets.warmupPoolPath,
+          baseModel,
+          home,
+          options,
+          deadline: trainStart + trainingMs * WARMUP_SHARE_OF_TRAINING,
+          heldOutTarget: context.heldOutTarget,
+          live: progress.live,
+          progress: (line) => `${line}${context.trafficSuffix()}`,
+          runs: demoRunLineage(store, [datasets.warmupPool]),
+        })
+      : null;
+  if (warmup) reportWarmup(warmup, progress);
+  // DPO keeps its own share of the training time: what an early warm-up leaves goes to measuring the new model
+  const candidate = await trainDpoCandidate({
+    db: context.db,
+    tenantId: context.tenantId,
+    options,
+    home,
+    maxTokens: context.maxTokens,
+    datasets,
+    startFrom: warmup?.checkpoint ?? baseModel,
+    baseId: context.baseId,
+    warmupRunId: warmup?.checkpoint ? warmup.report.runId : null,
+    deadline: warmup
+      ? Math.min(trainDeadline, Date.now() + trainingMs * (1 - WARMUP_SHARE_OF_TRAINING))
+      : trainDeadline,
+    progress,
+    trafficSuffix: context.trafficSuffix,
+    runs: demoRunLineage(
+      store,
+      [datasets.pool, ...(datasets.preferences ? [datasets.preferences] : [])],
+      [datasets.evalSet],
+    ),
+  });
+  return { candidate, warmup };
+}
+
+/** Ends the SFT warm-up's phase with how it went against its plan and its target. */
+function reportWarmup(
+  warmup: { report: WarmupReport; checkpoint: string | null },
+  progress: DemoProgress,
+): void {
+  const { report } = warmup;
+  const heldOut = report.records.filter((r) => r.evalFailureRate !== undefined);
+  const ending =
+    report.targetReachedAtStep !== null
+      ? ` (held-out target reached at step ${report.targetReachedAtStep}, whose checkpoint DPO starts from)`
+      : report.stoppedAtDeadline
+        ? " (stopped at its time budget)"
+        : "";
+  const replanned = report.replans
+    .map(
+      (r) =>
+        `; re-planned at step ${r.atStep} (${r.secondsPerStep.toFixed(2)} s a step) to ${r.plannedSteps}`,
+    )
+    .join("");
+  progress.endPhase(
+    "SFT warm-up",
+    `run ${report.runId}: ${report.steps} of ${report.plannedSteps} planned steps${replanned}${ending}, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}${warmup.checkpoint ? "" : "; it wrote no checkpoint, so DPO starts from the base model"}`,
+  );
+  if (report.stoppedAtDeadline)
+    progress.notes.push("the SFT warm-up was stopped at its share of the training phase's time.");
 }

@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_BASE_MODEL, DEFAULT_ENV, InvalidInputError } from "@arc/core";
+import { demoPlanFor, IMPORTED_PLAN, LORA_SFT_RECIPE, TOY_PLAN } from "../../demo/demo-plan.ts";
 import { demoReportHtml } from "../../demo/demo-report.ts";
 import { summaryJson, summaryTable } from "../../demo/demo-result.ts";
 import { demoPaths, REPO_ROOT, runDemo } from "../../demo/run-demo.ts";
@@ -33,8 +34,13 @@ and <home>/report.html.
                   is surely at the target (half the baseline's live rate); time it saves goes to measuring
                   (default 2000)
   --train-steps   DPO steps at most (training also stops at its share of the budget; default 200)
-  --base-model    the starting checkpoint (default ${DEFAULT_BASE_MODEL}; models/${DEFAULT_ENV}-bpe is the BPE one)
-  --max-tokens    output budget of every model call (default 96; the longest ${DEFAULT_ENV} answer is 84 tokens)
+  --base-model    the starting checkpoint (default ${DEFAULT_BASE_MODEL}; models/${DEFAULT_ENV}-bpe is the BPE one).
+                  A pretrained model \`arc models import\` wrote (its provenance.json says so), e.g.
+                  .arc/models/smollm2-135m-instruct from \`arc models import smollm2-135m-instruct\`, trains instead
+                  with SFT and LoRA adapters on the torch engine (${LORA_SFT_RECIPE}) until its share of the budget,
+                  no DPO; its defaults: --baseline-rate ${IMPORTED_PLAN.defaults.baselineRate} --training-rate ${IMPORTED_PLAN.defaults.trainingRate} --rate ${IMPORTED_PLAN.defaults.rate} --max-tokens ${IMPORTED_PLAN.defaults.maxTokens},
+                  ${IMPORTED_PLAN.agentMaxInFlight} calls in flight, a canary of one 50% stage (give it --minutes 45 on 2 cores)
+  --max-tokens    output budget of every model call (default ${TOY_PLAN.defaults.maxTokens}; the longest ${DEFAULT_ENV} answer is 84 tokens)
   --train-set     more overrides of the DPO recipe, comma-separated, e.g. trainer.syncInterval=1,trainer.beta=0.2;
                   the SFT warm-up takes those an SFT recipe has (data.*, trainer.promptsPerStep, ...)
   --serve         leave the platform running afterwards and print its URL, the dashboard's URL and the keys`;
@@ -58,17 +64,19 @@ function nonNegativeIntFlag(args: ParsedArgs, name: string, fallback: number): n
 async function demo(args: ParsedArgs): Promise<number> {
   const home = stringFlag(args, "home", ".arc/demo") as string;
   const serve = args.flags.serve === true;
+  const baseModel = stringFlag(args, "base-model", join(REPO_ROOT, DEFAULT_BASE_MODEL)) as string;
+  const { defaults } = demoPlanFor(baseModel);
   const { result, server } = await runDemo({
     home,
     minutes: numberFlag(stringFlag(args, "minutes"), "minutes", 14),
     seed: intFlag(args, "seed", 1),
-    rate: numberFlag(stringFlag(args, "rate"), "rate", 20),
-    trainingRate: numberFlag(stringFlag(args, "training-rate"), "training-rate", 1),
-    baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", 20),
+    rate: numberFlag(stringFlag(args, "rate"), "rate", defaults.rate),
+    trainingRate: numberFlag(stringFlag(args, "training-rate"), "training-rate", defaults.trainingRate),
+    baselineRate: numberFlag(stringFlag(args, "baseline-rate"), "baseline-rate", defaults.baselineRate),
     sftSteps: nonNegativeIntFlag(args, "sft-steps", 2000),
     trainSteps: intFlag(args, "train-steps", 200),
-    baseModel: stringFlag(args, "base-model", join(REPO_ROOT, DEFAULT_BASE_MODEL)) as string,
-    maxTokens: intFlag(args, "max-tokens", 96),
+    baseModel,
+    maxTokens: intFlag(args, "max-tokens", defaults.maxTokens),
     extraOverrides: (stringFlag(args, "train-set") ?? "").split(",").filter((o) => o.trim() !== ""),
     serve,
     out: process.stderr,
