@@ -4,10 +4,12 @@
 // after, whether the target was met, and how its SFT warm-up went.
 // Usage: npm run bench:demo [-- --runs 5] [-- --tests-alongside 1]
 //        npm run bench:demo -- --collect <clone>,<clone>,... [--tests-alongside <clone>]   (runs already made)
+//        npm run bench:demo -- --base-model <an imported model> [--runs 1] [--minutes 45]   (bench/demo-real.ts)
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { benchImportedBase } from "./demo-real.ts";
 import type { DemoRun } from "./demo-run.ts";
 import { median } from "./median.ts";
 import { writeBenchResults } from "./results-file.ts";
@@ -88,28 +90,39 @@ async function makeRuns(count: number, testsAlongside: number | undefined): Prom
   return runs;
 }
 
-const collect = flag("collect");
-const alongsideFlag = flag("tests-alongside");
-const runs = collect
-  ? collect
-      .split(",")
-      .map((dir) =>
-        readRun(resolve(dir), alongsideFlag !== undefined && resolve(alongsideFlag) === resolve(dir), null),
-      )
-  : await makeRuns(
-      Number(flag("runs") ?? 5),
-      alongsideFlag === undefined ? undefined : Number(alongsideFlag),
-    );
+/** The toy base's runs: fresh clones' `npm start`, or runs already made; writes demo.json. */
+async function benchToyBase(): Promise<void> {
+  const collect = flag("collect");
+  const alongsideFlag = flag("tests-alongside");
+  const runs = collect
+    ? collect
+        .split(",")
+        .map((dir) =>
+          readRun(resolve(dir), alongsideFlag !== undefined && resolve(alongsideFlag) === resolve(dir), null),
+        )
+    : await makeRuns(
+        Number(flag("runs") ?? 5),
+        alongsideFlag === undefined ? undefined : Number(alongsideFlag),
+      );
 
-const rates = (key: "base_failure_rate" | "final_failure_rate") =>
-  median(runs.map((r) => r[key]).filter((x): x is number => x !== null));
-const met = runs.filter((r) => r.target_met).length;
-const figures = {
-  runs_count: runs.length,
-  target_met_runs: met,
-  median_base_failure_rate: rates("base_failure_rate"),
-  median_final_failure_rate: rates("final_failure_rate"),
-  runs,
-};
-console.log(`target met in ${met} of ${runs.length} runs`);
-console.log("wrote", writeBenchResults("demo", figures));
+  const rates = (key: "base_failure_rate" | "final_failure_rate") =>
+    median(runs.map((r) => r[key]).filter((x): x is number => x !== null));
+  const met = runs.filter((r) => r.target_met).length;
+  const figures = {
+    runs_count: runs.length,
+    target_met_runs: met,
+    median_base_failure_rate: rates("base_failure_rate"),
+    median_final_failure_rate: rates("final_failure_rate"),
+    runs,
+  };
+  console.log(`target met in ${met} of ${runs.length} runs`);
+  console.log("wrote", writeBenchResults("demo", figures));
+}
+
+const importedBase = flag("base-model");
+if (importedBase === undefined) await benchToyBase();
+else
+  console.log(
+    "wrote",
+    await benchImportedBase(resolve(importedBase), Number(flag("runs") ?? 1), Number(flag("minutes") ?? 45)),
+  );
