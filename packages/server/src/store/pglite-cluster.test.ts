@@ -30,12 +30,22 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  let markedCluster: Promise<Buffer> | undefined;
+  /** A cluster holding a table no initdb makes, as a tar (made once for the file). */
+  function markedClusterTar(): Promise<Buffer> {
+    markedCluster ??= (async () => {
+      const marked = await PGlite.create("memory://");
+      await marked.exec("create table template_marker (x int)");
+      const tar = Buffer.from(await (await marked.dumpDataDir("none")).arrayBuffer());
+      await marked.close();
+      return tar;
+    })();
+    return markedCluster;
+  }
+
   /** Saves, as the template, a cluster holding a table no initdb makes. */
   async function saveMarkedTemplate(): Promise<void> {
-    const marked = await PGlite.create("memory://");
-    await marked.exec("create table template_marker (x int)");
-    const tar = Buffer.from(await (await marked.dumpDataDir("none")).arrayBuffer());
-    await marked.close();
+    const tar = await markedClusterTar();
     mkdirSync(dirname(template), { recursive: true, mode: 0o700 });
     writeFileSync(template, tar, { mode: 0o600 });
   }
