@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { type ForkedWorker, forkServerEnabled, forkTorchWorker } from "./torch-fork-server.ts";
 
 /** Where the Python package `arc_torch` lives (beside `src/` and `dist/`). */
 export const TORCH_WORKER_DIR = fileURLToPath(new URL("../../python", import.meta.url));
@@ -61,7 +62,8 @@ const STDERR_LINES = 30;
  * packages/engine/python/PROTOCOL.md.
  */
 export class TorchWorker {
-  private readonly child: ChildProcess;
+  /** The worker process: spawned, or forked from the fork server with the same streams and events. */
+  private readonly child: ChildProcess | ForkedWorker;
   private readonly pending = new Map<number, Pending>();
   private readonly stderr: string[] = [];
   private nextId = 1;
@@ -96,16 +98,17 @@ export class TorchWorker {
             "-m",
             "arc_torch.worker",
           ];
-    this.child = spawn(python, args, {
-      env: {
-        ...process.env,
-        PYTHONPATH: TORCH_WORKER_DIR,
-        PYTHONUNBUFFERED: "1",
-        OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? "1",
-        ...options.env,
-      },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const env = {
+      ...process.env,
+      PYTHONPATH: TORCH_WORKER_DIR,
+      PYTHONUNBUFFERED: "1",
+      OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? "1",
+      ...options.env,
+    };
+    this.child =
+      processes === 1 && forkServerEnabled()
+        ? forkTorchWorker(python, TORCH_WORKER_DIR, ray, env)
+        : spawn(python, args, { env, stdio: ["pipe", "pipe", "pipe"] });
     createInterface({ input: this.child.stdout! }).on("line", (line) => this.onLine(line));
     createInterface({ input: this.child.stderr! }).on("line", (line) => {
       this.stderr.push(line);
