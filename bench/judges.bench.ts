@@ -40,7 +40,7 @@ import {
 import {
   UNSEEN_FAMILY,
   unseenFamilyLabelledTraces,
-} from "../packages/server/src/judges/unseen-family-data.ts";
+} from "../packages/server/src/judges/__fixtures__/unseen-family-data.ts";
 import { writeBenchResults } from "./results-file.ts";
 
 const { values } = parseArgs({

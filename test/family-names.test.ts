@@ -27,6 +27,7 @@ const NOT_YET_MOVED: Record<string, string> = {
   "packages/server/src/demo/demo-datasets.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/demo-options.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/demo-plan.ts": "the demo's agent and data are the toolcall family's",
+  "packages/server/src/demo/lora-candidate.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/production-agent.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/run-demo.ts": "the demo's agent and data are the toolcall family's",
   "packages/server/src/demo/train-candidate.ts": "the demo's agent and data are the toolcall family's",

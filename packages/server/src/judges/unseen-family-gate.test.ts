@@ -18,7 +18,7 @@ import { calibrationRefusal, judgeTrust } from "./judge-trust.ts";
 import { judgeLabelledTraces } from "./toolcall-judge-data.ts";
 import { TOOLCALL_JUDGE_RUBRIC } from "./toolcall-judge-rubric.ts";
 import { tracesToolNames } from "./traffic-tools.ts";
-import { UNSEEN_FAMILY, unseenFamilyLabelledTraces } from "./unseen-family-data.ts";
+import { UNSEEN_FAMILY, unseenFamilyLabelledTraces } from "./__fixtures__/unseen-family-data.ts";
 
 const JUDGE_DIR = fileURLToPath(new URL("../../../../models/toolcall-judge", import.meta.url));
 
