@@ -28,6 +28,10 @@ import {
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import { evaluate, loadRecipe, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";
+import {
+  UNSEEN_FAMILY,
+  unseenFamilyLabelledTraces,
+} from "../packages/server/src/judges/__fixtures__/unseen-family-data.ts";
 import { calibrationRefusal } from "../packages/server/src/judges/judge-trust.ts";
 import {
   judgeLabelledTraces,
@@ -37,10 +41,6 @@ import {
   TOOLCALL_JUDGE_BENCH_SEED,
   TOOLCALL_JUDGE_RUBRIC,
 } from "../packages/server/src/judges/toolcall-judge-rubric.ts";
-import {
-  UNSEEN_FAMILY,
-  unseenFamilyLabelledTraces,
-} from "../packages/server/src/judges/__fixtures__/unseen-family-data.ts";
 import { writeBenchResults } from "./results-file.ts";
 
 const { values } = parseArgs({
