@@ -7,6 +7,7 @@ import { documentationFiles } from "./documentation-files.ts";
 /** What a bench, a run or the engine writes when it runs: named in the docs, not in the repository. */
 const WRITTEN_WHEN_RUN = [
   /^bench\/results\/[\w-]+\.md$/,
+  /^bench\/results\/demo-real\.json$/, // bench:demo --base-model's, a 45-minute run on the imported model
   /^bench\/gpu\/[\w-]+\.json$/,
   /^native\/build\/$/, // the engine's native kernels, compiled on first use
 ];
