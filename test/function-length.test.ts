@@ -17,6 +17,10 @@ const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/server/src/demo/demo-report.ts#demoReportHtml",
   "packages/server/src/demo/run-demo.ts#demoLoop",
   "packages/server/src/demo/warm-up.ts#warmUp",
+  "packages/server/src/serve/__fixtures__/dashboard-server.ts#startDashboardServer",
+  "packages/server/src/serve/__fixtures__/fuzz/fuzz-case.ts#runCase",
+  "packages/server/src/serve/start-server.ts#startServer",
+  "packages/server/src/store/pglite-database.ts#openPgliteDatabase",
 ]);
 
 /** The source files of every package, tests aside: a suite's `describe` callback is a list of cases, not one unit. */

@@ -12,7 +12,7 @@ import type { Database } from "../store/database.ts";
 import { openDatabase } from "../store/open-database.ts";
 import { bootstrapDatabase } from "./bootstrap.ts";
 import { type LocalCredentials, readCredentials, writeCredentials } from "./credentials.ts";
-import { createFailureService, type FailureService, type FailureServiceOptions } from "./failure-service.ts";
+import { createFailureService, type FailureServiceOptions } from "./failure-service.ts";
 import { answerProtocolErrors } from "./protocol-errors.ts";
 import { createReleaseService, type ReleaseService, type ReleaseServiceOptions } from "./release-service.ts";
 import { tenantRoutes } from "./tenant-routes.ts";
@@ -39,25 +39,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** What `startServer` takes besides the config: services' settings over the config's, for tests and tools. */
-export interface StartServerOptions {
-  release?: Omit<ReleaseServiceOptions, "db">;
-  failures?: Omit<FailureServiceOptions, "db">;
-  /** Orchestrator settings over the ARC_ORCHESTRATOR* variables. */
-  orchestrator?: OrchestratorConfigInput;
-}
-
-/** The services a server runs beside its routes. */
-interface ServerServices {
-  release: ReleaseService;
-  failures: FailureService;
-  runs: RunService;
-}
-
 /** Opens and migrates the database, bootstraps keys on first start, and listens. */
 export async function startServer(
   config: ServerConfig,
-  options: StartServerOptions = {},
+  options: {
+    release?: Omit<ReleaseServiceOptions, "db">;
+    failures?: Omit<FailureServiceOptions, "db">;
+    /** Orchestrator settings over the ARC_ORCHESTRATOR* variables. */
+    orchestrator?: OrchestratorConfigInput;
+  } = {},
 ): Promise<RunningServer> {
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
@@ -68,18 +58,71 @@ export async function startServer(
   if (made) writeCredentials(config.home, made);
   const metrics = new ServerMetrics();
   const authenticator = new Authenticator(db, config.adminKey);
+  const registration = { home: config.home, upstreams: config.upstreams, modelsDir: config.modelsDir };
+  const release = createReleaseService({
+    db,
+    metrics,
+    judgeUpstreams: config.upstreams,
+    traceRecorder: { maxQueued: config.gatewayTraceQueue },
+    modelPoolSize: config.gatewayModelPoolSize,
+    ...options.release,
+  });
   /** Requests this server is answering now: detection yields to them. */
-  const inFlight = { requests: 0 };
+  let requestsInFlight = 0;
+  metrics.watch({
+    db,
+    gatewayTraceQueue: () => release.gateway.recorder.queued,
+    requestsInFlight: () => requestsInFlight,
+  });
+  const failures = await createFailureService({
+    db,
+    judgeUpstreams: config.upstreams,
+    busy: () => requestsInFlight > 0,
+    ...options.failures,
+  });
   /** The address the server listens on, once it does. */
   let listening: string | undefined;
-  const services = await createServices(db, config, options, {
-    metrics,
-    requestsInFlight: () => inFlight.requests,
-    listening: () => listening,
+  const runs = await createRunService({
+    db,
+    publicUrl: () => config.publicUrl ?? listening,
+    home: config.home,
+    config: options.orchestrator,
+    setupRegistry: options.failures?.setupRegistry,
+    judgeUpstreams: config.upstreams,
   });
-  const { release, failures, runs } = services;
-  const app = serverApp(db, config, { authenticator, metrics, services });
-  const server = serveApp(app, config, inFlight);
+  const app = createApp({
+    db,
+    authenticator,
+    metrics,
+    maxBodyBytes: config.maxBodyBytes,
+    tenantRoutes: tenantRoutes({
+      db,
+      maxBodyBytes: config.maxBodyBytes,
+      release: { service: release, registration },
+      failures,
+      runs,
+    }),
+  });
+  app.route("/ui", dashboardRoutes({ fetchApi: (request) => app.fetch(request), authenticator }));
+  app.get("/", (c) => c.redirect("/ui", 302));
+  const timeout = config.requestTimeoutMs;
+  const server = serve({
+    fetch: app.fetch,
+    hostname: config.host,
+    port: config.port,
+    // slow senders get 408 once a request has not arrived whole in time; responses may take as long as they need
+    serverOptions: {
+      requestTimeout: timeout,
+      headersTimeout: timeout,
+      connectionsCheckingInterval: Math.min(1_000, timeout),
+    },
+  });
+  answerProtocolErrors(server as Server, { requestTimeoutMs: timeout });
+  // ahead of the app's listener, which may read the count before it first awaits
+  server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
+    requestsInFlight++;
+    response.once("close", () => requestsInFlight--);
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("listening", resolve);
@@ -111,97 +154,4 @@ export async function startServer(
       await db.close();
     },
   };
-}
-
-/**
- * The release service (gateway, validator, deployer), the failure service (detection, which yields to requests in
- * flight) and the run service (the orchestrator, whose cluster jobs reach this server at its public or listening
- * address), not yet started; the metrics watch the database, the gateway's trace queue and the requests in flight.
- */
-async function createServices(
-  db: Database,
-  config: ServerConfig,
-  options: StartServerOptions,
-  server: { metrics: ServerMetrics; requestsInFlight: () => number; listening: () => string | undefined },
-): Promise<ServerServices> {
-  const release = createReleaseService({
-    db,
-    metrics: server.metrics,
-    judgeUpstreams: config.upstreams,
-    traceRecorder: { maxQueued: config.gatewayTraceQueue },
-    modelPoolSize: config.gatewayModelPoolSize,
-    ...options.release,
-  });
-  server.metrics.watch({
-    db,
-    gatewayTraceQueue: () => release.gateway.recorder.queued,
-    requestsInFlight: server.requestsInFlight,
-  });
-  const failures = await createFailureService({
-    db,
-    judgeUpstreams: config.upstreams,
-    busy: () => server.requestsInFlight() > 0,
-    ...options.failures,
-  });
-  const runs = await createRunService({
-    db,
-    publicUrl: () => config.publicUrl ?? server.listening(),
-    home: config.home,
-    config: options.orchestrator,
-    setupRegistry: options.failures?.setupRegistry,
-    judgeUpstreams: config.upstreams,
-  });
-  return { release, failures, runs };
-}
-
-/** The API with the tenants' routes over the services, the dashboard under `/ui` (reading that same API), `/` to it. */
-function serverApp(
-  db: Database,
-  config: ServerConfig,
-  parts: { authenticator: Authenticator; metrics: ServerMetrics; services: ServerServices },
-): Hono {
-  const { authenticator, services } = parts;
-  const registration = { home: config.home, upstreams: config.upstreams, modelsDir: config.modelsDir };
-  const app = createApp({
-    db,
-    authenticator,
-    metrics: parts.metrics,
-    maxBodyBytes: config.maxBodyBytes,
-    tenantRoutes: tenantRoutes({
-      db,
-      maxBodyBytes: config.maxBodyBytes,
-      release: { service: services.release, registration },
-      failures: services.failures,
-      runs: services.runs,
-    }),
-  });
-  app.route("/ui", dashboardRoutes({ fetchApi: (request) => app.fetch(request), authenticator }));
-  app.get("/", (c) => c.redirect("/ui", 302));
-  return app;
-}
-
-/**
- * Serves `app` on the configured host and port, answering requests Node's parser refuses with an error body, and
- * counts the requests in flight in `inFlight`.
- */
-function serveApp(app: Hono, config: ServerConfig, inFlight: { requests: number }): Server {
-  const timeout = config.requestTimeoutMs;
-  const server = serve({
-    fetch: app.fetch,
-    hostname: config.host,
-    port: config.port,
-    // slow senders get 408 once a request has not arrived whole in time; responses may take as long as they need
-    serverOptions: {
-      requestTimeout: timeout,
-      headersTimeout: timeout,
-      connectionsCheckingInterval: Math.min(1_000, timeout),
-    },
-  }) as Server;
-  answerProtocolErrors(server, { requestTimeoutMs: timeout });
-  // ahead of the app's listener, which may read the count before it first awaits
-  server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
-    inFlight.requests++;
-    response.once("close", () => inFlight.requests--);
-  });
-  return server;
 }

@@ -101,117 +101,6 @@ async function settleWithin(promise: Promise<unknown>, ms: number, late: string)
 }
 
 /**
- * The PGlite worker thread and the requests waiting on it. The thread answers requests in order, so each response
- * belongs to the oldest one waiting. Every request gets an answer: its rows, its error, or an error when the reply
- * cannot be read, the thread dies, or the statement passes its deadline (`timeoutMs`).
- */
-class PgliteThread {
-  private readonly worker = new Worker(new URL("./pglite-worker-entry.mjs", import.meta.url));
-  /** Requests sent, oldest first; the thread answers them in order, so each response belongs to the first. */
-  private readonly waiting: Waiter[] = [];
-  /** Why the thread can take no more requests (it died, or the database was closed). */
-  private failure: Error | null = null;
-
-  constructor(private readonly timeoutMs: number) {
-    this.worker.unref();
-    this.worker.on("message", (response: PgliteResponse) =>
-      this.answer((waiter) => {
-        if (!response.ok) return waiter.reject(new PgliteQueryError(response.error));
-        try {
-          waiter.resolve(rowsOf(response));
-        } catch (error) {
-          waiter.reject(error as Error);
-        }
-      }),
-    );
-    this.worker.on("messageerror", (error: Error) =>
-      this.answer((waiter) =>
-        waiter.reject(
-          new Error(
-            `the embedded database answered ${waiter.what}, but its reply could not be read on the main thread (${error.message}): a value in it is probably nested too deeply`,
-          ),
-        ),
-      ),
-    );
-    this.worker.on("error", (error) =>
-      this.failAll(new Error(`the embedded database thread failed: ${error.message}`)),
-    );
-    this.worker.on("exit", (code) =>
-      this.failAll(new Error(`the embedded database thread exited (code ${code})`)),
-    );
-  }
-
-  /**
-   * Sends one request. Unless `bounded` is false its caller gets an error after `timeoutMs`; while a request is past
-   * its deadline, others fail at once, except with `evenIfLate` (a rollback that must follow the late statement).
-   */
-  send(request: PgliteRequest, { bounded = true, evenIfLate = false } = {}): Promise<Row[]> {
-    if (this.failure) return Promise.reject(this.failure);
-    const late = this.waiting.find((w) => w.expired);
-    if (late && !evenIfLate) {
-      return Promise.reject(
-        new Error(
-          `the embedded database is busy: ${late.what} has run past its ${this.timeoutMs} ms deadline and has not ended yet`,
-        ),
-      );
-    }
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = { what: describeRequest(request), resolve, reject, expired: false };
-      try {
-        this.worker.postMessage(request);
-      } catch (error) {
-        reject(
-          new Error(
-            `${waiter.what} could not be sent to the embedded database (${(error as Error).message}): a parameter is probably nested too deeply`,
-          ),
-        );
-        return;
-      }
-      this.waiting.push(waiter);
-      this.worker.ref();
-      if (!bounded) return;
-      waiter.timer = setTimeout(() => {
-        waiter.expired = true;
-        reject(
-          new Error(
-            `the embedded database did not answer ${waiter.what} within ${this.timeoutMs} ms (it may still complete)`,
-          ),
-        );
-      }, this.timeoutMs);
-    });
-  }
-
-  /** Refuses every later request with `error`, unless one was refused for another reason before. */
-  refuseFurther(error: Error): void {
-    this.failure ??= error;
-  }
-
-  /** Stops the thread at once. */
-  async terminate(): Promise<void> {
-    await this.worker.terminate();
-  }
-
-  /** Settles the oldest waiting request with `settle`, unless its caller already had its deadline's error. */
-  private answer(settle: (waiter: Waiter) => void): void {
-    const waiter = this.waiting.shift();
-    if (this.waiting.length === 0) this.worker.unref();
-    if (!waiter) return;
-    clearTimeout(waiter.timer);
-    if (!waiter.expired) settle(waiter);
-  }
-
-  /** The thread is gone: every waiting request fails, and so does every later one. */
-  private failAll(error: Error): void {
-    this.failure ??= error;
-    for (const waiter of this.waiting.splice(0)) {
-      clearTimeout(waiter.timer);
-      if (!waiter.expired) waiter.reject(this.failure);
-    }
-    this.worker.unref();
-  }
-}
-
-/**
  * Opens (creating on first use) the embedded PostgreSQL in `dataDir`, or in memory for `memory://`. PGlite runs in
  * a worker thread: its WASM blocks while it works, and on the main thread that would stall every request. Every
  * request gets an answer: its rows, its error, or an error when the reply cannot be read, the thread dies, or the
@@ -222,36 +111,109 @@ export async function openPgliteDatabase(dataDir: string, options: PgliteOptions
   const inMemory = dataDir.startsWith("memory://");
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
-  const thread = new PgliteThread(timeoutMs);
+  const worker = new Worker(new URL("./pglite-worker-entry.mjs", import.meta.url));
+  /** Requests sent, oldest first; the thread answers them in order, so each response belongs to the first. */
+  const waiting: Waiter[] = [];
+  /** Why the thread can take no more requests (it died, or the database was closed). */
+  let failure: Error | null = null;
+  worker.unref();
+  const answer = (settle: (waiter: Waiter) => void) => {
+    const waiter = waiting.shift();
+    if (waiting.length === 0) worker.unref();
+    if (!waiter) return;
+    clearTimeout(waiter.timer);
+    if (!waiter.expired) settle(waiter);
+  };
+  worker.on("message", (response: PgliteResponse) =>
+    answer((waiter) => {
+      if (!response.ok) return waiter.reject(new PgliteQueryError(response.error));
+      try {
+        waiter.resolve(rowsOf(response));
+      } catch (error) {
+        waiter.reject(error as Error);
+      }
+    }),
+  );
+  worker.on("messageerror", (error: Error) =>
+    answer((waiter) =>
+      waiter.reject(
+        new Error(
+          `the embedded database answered ${waiter.what}, but its reply could not be read on the main thread (${error.message}): a value in it is probably nested too deeply`,
+        ),
+      ),
+    ),
+  );
+  const failAll = (error: Error) => {
+    failure ??= error;
+    for (const waiter of waiting.splice(0)) {
+      clearTimeout(waiter.timer);
+      if (!waiter.expired) waiter.reject(failure);
+    }
+    worker.unref();
+  };
+  worker.on("error", (error) => failAll(new Error(`the embedded database thread failed: ${error.message}`)));
+  worker.on("exit", (code) => failAll(new Error(`the embedded database thread exited (code ${code})`)));
+
+  /**
+   * Sends one request. Unless `bounded` is false its caller gets an error after `timeoutMs`; while a request is past
+   * its deadline, others fail at once, except with `evenIfLate` (a rollback that must follow the late statement).
+   */
+  const send = (request: PgliteRequest, { bounded = true, evenIfLate = false } = {}): Promise<Row[]> => {
+    if (failure) return Promise.reject(failure);
+    const late = waiting.find((w) => w.expired);
+    if (late && !evenIfLate) {
+      return Promise.reject(
+        new Error(
+          `the embedded database is busy: ${late.what} has run past its ${timeoutMs} ms deadline and has not ended yet`,
+        ),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { what: describeRequest(request), resolve, reject, expired: false };
+      try {
+        worker.postMessage(request);
+      } catch (error) {
+        reject(
+          new Error(
+            `${waiter.what} could not be sent to the embedded database (${(error as Error).message}): a parameter is probably nested too deeply`,
+          ),
+        );
+        return;
+      }
+      waiting.push(waiter);
+      worker.ref();
+      if (!bounded) return;
+      waiter.timer = setTimeout(() => {
+        waiter.expired = true;
+        reject(
+          new Error(
+            `the embedded database did not answer ${waiter.what} within ${timeoutMs} ms (it may still complete)`,
+          ),
+        );
+      }, timeoutMs);
+    });
+  };
   try {
-    await thread.send({ op: "open", dataDir }, { bounded: false });
+    await send({ op: "open", dataDir }, { bounded: false });
   } catch (error) {
-    await thread.terminate();
+    await worker.terminate();
     unlock();
     throw error;
   }
-  return pgliteDatabase(thread, timeoutMs, unlock);
-}
 
-/**
- * The database over an open PGlite thread: one transaction or lone statement at a time (a rollback follows even a
- * late statement), and a close that waits up to `timeoutMs` for the work under way, then stops the thread and
- * releases the data folder's lock.
- */
-function pgliteDatabase(thread: PgliteThread, timeoutMs: number, unlock: () => void): Database {
   const mutex = new Mutex();
   const direct: Queryable = {
     query: async <T extends Row = Row>(sql: string, params?: unknown[]) =>
-      (await thread.send({ op: "query", sql, params })) as T[],
+      (await send({ op: "query", sql, params })) as T[],
     exec: async (sql: string) => {
-      await thread.send({ op: "exec", sql });
+      await send({ op: "exec", sql });
     },
   };
   let closing: Promise<void> | undefined;
   const close = async () => {
     const closed = mutex.run(() => {
-      const request = thread.send({ op: "close" }, { bounded: false });
-      thread.refuseFurther(new Error("the embedded database is closed"));
+      const request = send({ op: "close" }, { bounded: false });
+      failure ??= new Error("the embedded database is closed");
       return request;
     });
     const unclean = await settleWithin(
@@ -259,8 +221,8 @@ function pgliteDatabase(thread: PgliteThread, timeoutMs: number, unlock: () => v
       timeoutMs,
       `closing waited ${timeoutMs} ms for the transaction or statement under way`,
     );
-    thread.refuseFurther(new Error("the embedded database is closed"));
-    await thread.terminate();
+    failure ??= new Error("the embedded database is closed");
+    await worker.terminate();
     unlock();
     if (unclean) {
       throw new Error(
@@ -280,7 +242,7 @@ function pgliteDatabase(thread: PgliteThread, timeoutMs: number, unlock: () => v
           await direct.exec("commit");
           return result;
         } catch (error) {
-          await thread.send({ op: "exec", sql: "rollback" }, { evenIfLate: true }).catch(() => {});
+          await send({ op: "exec", sql: "rollback" }, { evenIfLate: true }).catch(() => {});
           throw error;
         }
       }),

@@ -50,7 +50,33 @@ export async function startDashboardServer(): Promise<DashboardServer> {
   const fx = toolcallEvalFixture("dashboard");
   const productionDir = join(home, "models", "wrong-pattern");
   cpSync(TOOLCALL_BASE, productionDir, { recursive: true });
-  const server = await startCycleServer(home, productionDir, fx);
+  const questions = fx.tasks.map((t) => t.question);
+  const pattern = new Set(fx.patternQuestions);
+  const wrong = new AnswerBookEngine(
+    new Map(questions.map((q) => [q, pattern.has(q) ? fx.wrong(q) : fx.right(q)])),
+  );
+  const right = new AnswerBookEngine(new Map(questions.map((q) => [q, fx.right(q)])));
+  const setupRegistry = (registry: DetectorRegistry) => {
+    registry.resolveSolutionsWith(solutionsByQuestion(fx.tasks));
+  };
+  const server = await startServer(loadServerConfig({}, { home, port: 0 }), {
+    release: {
+      pool: new ModelPool({ loadEngine: async (dir) => (dir === productionDir ? wrong : right) }),
+      verdicts: toolcallVerdicts(fx),
+      deployerIntervalMs: 50,
+      validatorIntervalMs: 100,
+    },
+    failures: { setupRegistry },
+    orchestrator: {
+      enabled: true,
+      minNewFailures: 12,
+      cooldownMs: 600_000,
+      intervalMs: 200,
+      pollMs: 100,
+      datasetSize: 16,
+      overrides: QUICK_RUN,
+    },
+  });
   const credentials = server.credentials;
   if (!credentials) throw new Error("arc serve wrote no credentials");
   const tenantId = (await findTenant(server.db, credentials.tenant))?.id as string;
@@ -60,9 +86,48 @@ export async function startDashboardServer(): Promise<DashboardServer> {
     artifactDir: productionDir,
     actor: "test",
   });
-  const call = tenantCaller(server.url, credentials.tenantKey);
-  await configureRelease(call, fx);
-  const traffic = trafficSender(server.url, credentials.tenantKey, fx);
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${server.url}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${credentials.tenantKey}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json as T;
+  };
+  await call("PUT", "/release-settings", {
+    canary: {
+      minSamplesPerStage: 400,
+      maxSamplesPerStage: 400,
+      minControlSamples: 400,
+      minDetectableIncrease: 0.3,
+    },
+  });
+  await call("POST", "/eval-sets", fx.evalSet);
+  await call("PUT", "/judges/rubric", {
+    criteria: ["Calls the tool the user asked for, with every argument the question gives."],
+    classes: [
+      { name: "wrong_argument", description: "An argument differs from the question's.", severity: "high" },
+    ],
+  });
+
+  const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: credentials.tenantKey, maxRetries: 0 });
+  const ordered = [...fx.patternQuestions, ...fx.generalQuestions];
+  let sent = 0;
+  const traffic = async (count: number) =>
+    Promise.all(
+      Array.from({ length: count }, async () => {
+        const i = sent++;
+        const { response } = await client.chat.completions
+          .create(
+            { model: "arc", messages: [{ role: "user", content: ordered[i % ordered.length] }] },
+            { headers: { "x-arc-session": `user-${i}`, "x-arc-env": "toolcall" } },
+          )
+          .withResponse();
+        return response.headers.get("x-arc-model-version");
+      }),
+    );
   await traffic(40);
   const deployment = await waitUntil(
     async () =>
@@ -89,104 +154,4 @@ export async function startDashboardServer(): Promise<DashboardServer> {
       rmSync(home, { recursive: true, force: true });
     },
   };
-}
-
-/** The fixture's eval set, its questions and their right and wrong answers. */
-type EvalFixture = ReturnType<typeof toolcallEvalFixture>;
-
-/**
- * `arc serve` in `home` with its orchestrator, validator and deployer running quickly, the gateway serving answer
- * books (TEST DOUBLES): the checkpoint in `productionDir` answers the booking pattern wrongly, any other right.
- */
-async function startCycleServer(
-  home: string,
-  productionDir: string,
-  fx: EvalFixture,
-): Promise<RunningServer> {
-  const questions = fx.tasks.map((t) => t.question);
-  const pattern = new Set(fx.patternQuestions);
-  const wrong = new AnswerBookEngine(
-    new Map(questions.map((q) => [q, pattern.has(q) ? fx.wrong(q) : fx.right(q)])),
-  );
-  const right = new AnswerBookEngine(new Map(questions.map((q) => [q, fx.right(q)])));
-  const setupRegistry = (registry: DetectorRegistry) => {
-    registry.resolveSolutionsWith(solutionsByQuestion(fx.tasks));
-  };
-  return startServer(loadServerConfig({}, { home, port: 0 }), {
-    release: {
-      pool: new ModelPool({ loadEngine: async (dir) => (dir === productionDir ? wrong : right) }),
-      verdicts: toolcallVerdicts(fx),
-      deployerIntervalMs: 50,
-      validatorIntervalMs: 100,
-    },
-    failures: { setupRegistry },
-    orchestrator: {
-      enabled: true,
-      minNewFailures: 12,
-      cooldownMs: 600_000,
-      intervalMs: 200,
-      pollMs: 100,
-      datasetSize: 16,
-      overrides: QUICK_RUN,
-    },
-  });
-}
-
-/** A call to `/v1<path>` with the tenant's key; throws with the answer when it is not 2xx. */
-type TenantCall = <T>(method: string, path: string, body?: unknown) => Promise<T>;
-
-/** Calls the server's API as the tenant. */
-function tenantCaller(url: string, tenantKey: string): TenantCall {
-  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${url}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${tenantKey}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await response.json();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json as T;
-  };
-}
-
-/** A canary long enough for the dashboard to show it, the fixture's eval set and a judge rubric. */
-async function configureRelease(call: TenantCall, fx: EvalFixture): Promise<void> {
-  await call("PUT", "/release-settings", {
-    canary: {
-      minSamplesPerStage: 400,
-      maxSamplesPerStage: 400,
-      minControlSamples: 400,
-      minDetectableIncrease: 0.3,
-    },
-  });
-  await call("POST", "/eval-sets", fx.evalSet);
-  await call("PUT", "/judges/rubric", {
-    criteria: ["Calls the tool the user asked for, with every argument the question gives."],
-    classes: [
-      { name: "wrong_argument", description: "An argument differs from the question's.", severity: "high" },
-    ],
-  });
-}
-
-/**
- * Sends `count` chat calls through the gateway, the pattern's questions then the general ones in turn, each in its
- * own session; returns the model version that answered each.
- */
-function trafficSender(url: string, tenantKey: string, fx: EvalFixture): DashboardServer["traffic"] {
-  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: tenantKey, maxRetries: 0 });
-  const ordered = [...fx.patternQuestions, ...fx.generalQuestions];
-  let sent = 0;
-  return async (count: number) =>
-    Promise.all(
-      Array.from({ length: count }, async () => {
-        const i = sent++;
-        const { response } = await client.chat.completions
-          .create(
-            { model: "arc", messages: [{ role: "user", content: ordered[i % ordered.length] }] },
-            { headers: { "x-arc-session": `user-${i}`, "x-arc-env": "toolcall" } },
-          )
-          .withResponse();
-        return response.headers.get("x-arc-model-version");
-      }),
-    );
 }

@@ -58,15 +58,6 @@ export function unclearRefusal(path: string, answer: { status: number; text: str
 
 let uids = 0;
 
-/** The request of a case, as `requestOf` makes it. */
-type CaseRequest = ReturnType<typeof requestOf>;
-/** The server's answer to a case's request. */
-type CaseAnswer = { status: number; text: string; headers: IncomingHttpHeaders };
-/** The gateway's trace recorder's losses so far, as the fixture's `flush` reports them. */
-type TraceLosses = { lost: number; dropped: number };
-/** A GET of the server's API with the key the route reads with. */
-type Read = (readPath: string) => Promise<CaseAnswer>;
-
 /**
  * Sends one case and checks every property; throws an Error listing the problems (a Fatal one if the server is
  * down). While shrinking, a case whose reads were already broken before it is passed untried (null): the state an
@@ -79,116 +70,48 @@ export async function runCase(
   shrinking: boolean,
 ): Promise<CaseOutcome | null> {
   const ready = server.ready;
-  const { state: stateBefore, ids } = await stateBeforeCase(server, route);
+  const before = async () => {
+    const state = server.lastState ?? (await server.call<HostileServerState>("state"));
+    return { state, ids: await server.currentIds() };
+  };
+  const { state: stateBefore, ids } = await before().catch((error: Error) => {
+    throw new NotSent(`${route.method} ${route.path}, before the case\n    - ${error.message}`);
+  });
   server.lastState = undefined;
   const x: Ctx = { ready, ids, uid: ++uids };
   const request = requestOf(route, c, x);
+  const { path, params, bytes, sent, headers, what } = request;
   const readKey = route.key === "admin" ? ready.adminKey : ready.tenant.key;
-  const read: Read = (readPath) =>
+  const read = (readPath: string) =>
     answerOf(`${ready.url}${readPath}`, { headers: { authorization: `Bearer ${readKey}` } }, ANSWER_MS);
-  if (shrinking && (await readsBroken(route.readBack?.(x, request.sent, {}, request.params) ?? [], read)))
-    return null;
-  const found = new CaseProblems(server, request.what);
-  const recorded = route.gateway ? await found.ipc<TraceLosses>("flush") : undefined;
-  const { answer, answerMs } = await sendCase(ready.url, route, request, found.problems);
-  const down = await healthy(server);
-  if (down) found.problems.push(`after the case ${down}`);
-  if (!server.alive) {
-    found.problems.push("the server process exited");
-    throw found.fail(true);
-  }
-  if (answer) found.problems.push(...answerProblems(route, request, answer, ready.paths));
-  const recordedAfter = route.gateway ? await found.ipc<TraceLosses>("flush") : undefined;
-  const stateAfter = await found.ipc<HostileServerState>("state");
-  if (stateAfter.polluted.length)
-    found.problems.push(`polluted ${stateAfter.polluted.join(", ")} (removed again to go on)`);
-  // Down for a reason other than the pollution just removed: the server cannot be trusted any more.
-  if (down && (await healthy(server))) throw found.fail(true);
-  const delta: Record<string, number> = {};
-  for (const [table, n] of Object.entries(stateAfter.counts)) {
-    if (n !== stateBefore.counts[table]) delta[table] = n - stateBefore.counts[table];
-  }
-  if (Object.keys(delta).length > 0) server.idsChanged();
-  found.problems.push(
-    ...rowProblems(route, request, answer, delta, { before: recorded, after: recordedAfter }),
-  );
-  // what a write accepted is checked as its tenant reads it; a read or a write made with another key has no more
-  const asTenant = request.auth === "own" || request.auth === "admin for the tenant";
-  const detectMs =
-    answer && answer.status < 300 && route.method !== "GET" && asTenant
-      ? await checkAcceptedWrite({ server, route, x, request, answer, delta, read, found })
-      : 0;
-  if (found.problems.length) throw found.fail(false);
-  // what the detection pass wrote is not in the state after; nothing else writes before the next case
-  if (!(route.ingest && answer && answer.status < 300)) server.lastState = stateAfter;
-  // the server's time on the case: its answer, or the detection pass of an accepted ingest
-  return { status: answer?.status ?? 0, ms: Math.max(answerMs, detectMs) };
-}
-
-/** The server's state and the tenant's ids before a case; a failure to read them means the case was not sent. */
-async function stateBeforeCase(server: FuzzedServer, route: RouteSpec) {
-  try {
-    const state = server.lastState ?? (await server.call<HostileServerState>("state"));
-    return { state, ids: await server.currentIds() };
-  } catch (error) {
-    throw new NotSent(`${route.method} ${route.path}, before the case\n    - ${(error as Error).message}`);
-  }
-}
-
-/** Whether one of a case's read-back paths answers 5xx (or not at all) before the case is sent. */
-async function readsBroken(checks: { path: string }[], read: Read): Promise<boolean> {
-  for (const check of checks) {
-    const got = await read(check.path).catch(() => ({ status: 599 }));
-    if (got.status >= 500) return true;
-  }
-  return false;
-}
-
-/** A case's problems so far, and the errors that report them with the server's log since the case began. */
-class CaseProblems {
-  readonly problems: string[] = [];
-  private readonly mark: number;
-
-  constructor(
-    private readonly server: FuzzedServer,
-    private readonly what: string,
-  ) {
-    this.mark = server.mark();
-  }
-
-  /** The problems as one error: a Fatal one when the server can no longer be trusted. */
-  fail(fatal: boolean): Error {
-    const log = this.server.errorsSince(this.mark);
-    const message = `${this.what}\n    - ${this.problems.join("\n    - ")}${log ? `\n    server log: ${log}` : ""}`;
-    return fatal ? new Fatal(message) : new Error(message);
-  }
-
-  /** A fixture op whose failure (the database wedged) is this case's fatal problem. */
-  async ipc<T>(op: string): Promise<T> {
-    try {
-      return await this.server.call<T>(op);
-    } catch (error) {
-      this.problems.push((error as Error).message);
-      throw this.fail(true);
+  if (shrinking) {
+    for (const check of route.readBack?.(x, sent, {}, params) ?? []) {
+      const got = await read(check.path).catch(() => ({ status: 599 }));
+      if (got.status >= 500) return null;
     }
   }
-}
+  const problems: string[] = [];
+  const mark = server.mark();
+  const fail = (fatal: boolean) => {
+    const log = server.errorsSince(mark);
+    const message = `${what}\n    - ${problems.join("\n    - ")}${log ? `\n    server log: ${log}` : ""}`;
+    return fatal ? new Fatal(message) : new Error(message);
+  };
+  /** A fixture op whose failure (the database wedged) is this case's fatal problem. */
+  const ipc = async <T>(op: string): Promise<T> => {
+    try {
+      return await server.call<T>(op);
+    } catch (error) {
+      problems.push((error as Error).message);
+      throw fail(true);
+    }
+  };
 
-/**
- * Sends the case's request and times it. No answer in time, or a failed connection, is a problem (pushed on
- * `problems`) unless the server closed the connection under an upload it may refuse; so is a late answer.
- */
-async function sendCase(
-  url: string,
-  route: RouteSpec,
-  request: CaseRequest,
-  problems: string[],
-): Promise<{ answer: CaseAnswer | undefined; answerMs: number }> {
-  const { path, bytes, headers } = request;
-  let answer: CaseAnswer | undefined;
+  const recorded = route.gateway ? await ipc<{ lost: number; dropped: number }>("flush") : undefined;
+  let answer: { status: number; text: string; headers: IncomingHttpHeaders } | undefined;
   const sentAt = performance.now();
   try {
-    answer = await answerOf(`${url}${path}`, { method: route.method, headers, body: bytes }, ANSWER_MS);
+    answer = await answerOf(`${ready.url}${path}`, { method: route.method, headers, body: bytes }, ANSWER_MS);
   } catch (error) {
     const e = error as Error & { code?: string };
     // A server may refuse a body over its limit, or answer a read without reading its body, and close the
@@ -204,119 +127,102 @@ async function sendCase(
     }
   }
   const answerMs = performance.now() - sentAt;
+  let detectMs = 0;
   if (answer && answerMs > CASE_MS)
     problems.push(`answered after ${Math.round(answerMs)} ms, past ${CASE_MS} ms`);
-  return { answer, answerMs };
-}
-
-/** What is wrong with the answer itself: a 5xx, a server path shown in a refusal, an unclear refusal, a key let in. */
-function answerProblems(
-  route: RouteSpec,
-  request: CaseRequest,
-  answer: CaseAnswer,
-  paths: string[],
-): string[] {
-  const problems: string[] = [];
-  if (answer.status >= 500) problems.push(`answered ${answer.status}: ${answer.text.slice(0, 300)}`);
-  for (const shown of paths) {
-    if (answer.status >= 400 && answer.text.includes(shown)) {
+  const down = await healthy(server);
+  if (down) problems.push(`after the case ${down}`);
+  if (!server.alive) {
+    problems.push("the server process exited");
+    throw fail(true);
+  }
+  if (answer && answer.status >= 500)
+    problems.push(`answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+  for (const shown of ready.paths) {
+    if (answer && answer.status >= 400 && answer.text.includes(shown)) {
       problems.push(
         `refused with ${answer.status}, showing the server path ${shown}: ${answer.text.slice(0, 300)}`,
       );
     }
   }
-  const unclear = unclearRefusal(request.path, answer);
-  if (unclear) problems.push(unclear);
-  const wrongKey = keyProblem(route, request, answer);
-  if (wrongKey) problems.push(wrongKey);
-  return problems;
-}
+  if (answer) {
+    const unclear = unclearRefusal(path, answer);
+    if (unclear) problems.push(unclear);
+    const wrongKey = keyProblem(route, request, answer);
+    if (wrongKey) problems.push(wrongKey);
+  }
 
-/**
- * What is wrong with the rows the case changed (`delta`): a refusal or a read that changed rows, and a gateway call
- * answered whose trace was lost or not recorded.
- */
-function rowProblems(
-  route: RouteSpec,
-  request: CaseRequest,
-  answer: CaseAnswer | undefined,
-  delta: Record<string, number>,
-  losses: { before: TraceLosses | undefined; after: TraceLosses | undefined },
-): string[] {
-  const problems: string[] = [];
+  const recordedAfter = route.gateway ? await ipc<{ lost: number; dropped: number }>("flush") : undefined;
+  const stateAfter = await ipc<HostileServerState>("state");
+  if (stateAfter.polluted.length)
+    problems.push(`polluted ${stateAfter.polluted.join(", ")} (removed again to go on)`);
+  // Down for a reason other than the pollution just removed: the server cannot be trusted any more.
+  if (down && (await healthy(server))) throw fail(true);
+  const delta: Record<string, number> = {};
+  for (const [table, n] of Object.entries(stateAfter.counts)) {
+    if (n !== stateBefore.counts[table]) delta[table] = n - stateBefore.counts[table];
+  }
   // The gateway records every call a model took part in: the model's own answers (marked with the model version),
   // whatever their status, and its 5xx when the model failed (the 5xx is a problem of its own above).
   const forwarded = route.gateway && answer?.headers["x-arc-model-version"] !== undefined;
   const recordedFailure = route.gateway && (answer?.status ?? 0) >= 500;
   const changed = Object.keys(delta).length > 0;
+  if (changed) server.idsChanged();
   if (answer && answer.status >= 400 && !forwarded && !recordedFailure && changed) {
     problems.push(`refused with ${answer.status} but changed rows: ${JSON.stringify(delta)}`);
   } else if (answer && route.method === "GET" && changed) {
     problems.push(`a read answered ${answer.status} and changed rows: ${JSON.stringify(delta)}`);
   }
-  const { before, after } = losses;
-  if (before && after && answer && (forwarded || answer.status < 300)) {
-    const lost = after.lost + after.dropped - before.lost - before.dropped;
+  if (recorded && recordedAfter && answer && (forwarded || answer.status < 300)) {
+    const lost = recordedAfter.lost + recordedAfter.dropped - recorded.lost - recorded.dropped;
     if (lost > 0) problems.push(`answered ${answer.status} but the gateway lost ${lost} trace(s)`);
     // With the SDK's step id (x-arc-step-id) a call is merged into that step: no new row is due then.
-    else if (!delta.traces && !delta.steps && !request.headers["x-arc-step-id"]) {
+    else if (!delta.traces && !delta.steps && !headers["x-arc-step-id"]) {
       problems.push(`answered ${answer.status} but recorded no trace`);
     }
   }
-  return problems;
-}
 
-/**
- * Checks a write the tenant made and the server accepted: the route's own checks of what was stored, its read-backs,
- * and for an ingest a detection pass within CASE_MS; then that the server is still healthy. Returns the detection
- * pass's milliseconds (0 without one).
- */
-async function checkAcceptedWrite(accepted: {
-  server: FuzzedServer;
-  route: RouteSpec;
-  x: Ctx;
-  request: CaseRequest;
-  answer: CaseAnswer;
-  delta: Record<string, number>;
-  read: Read;
-  found: CaseProblems;
-}): Promise<number> {
-  const { server, route, x, request, answer, delta, read, found } = accepted;
-  const { problems } = found;
-  let json: Json = {};
-  try {
-    json = JSON.parse(answer.text) as Json;
-  } catch {}
-  if (route.accepted) {
-    const stored = await route.accepted(x, request.sent, json, delta, server).catch((error: Error) => {
-      problems.push(error.message);
-      throw found.fail(true);
-    });
-    problems.push(...stored);
-  }
-  for (const check of route.readBack?.(x, request.sent, json, request.params) ?? []) {
+  // what a write accepted is checked as its tenant reads it; a read or a write made with another key has no more
+  const asTenant = request.auth === "own" || request.auth === "admin for the tenant";
+  if (answer && answer.status < 300 && route.method !== "GET" && asTenant) {
+    let json: Json = {};
     try {
-      const got = await read(check.path);
-      if (got.status >= 500 || (check.must && got.status !== check.must)) {
-        problems.push(`then GET ${check.path} answered ${got.status}: ${got.text.slice(0, 200)}`);
+      json = JSON.parse(answer.text) as Json;
+    } catch {}
+    if (route.accepted) {
+      const found = await route.accepted(x, sent, json, delta, server).catch((error: Error) => {
+        problems.push(error.message);
+        throw fail(true);
+      });
+      problems.push(...found);
+    }
+    for (const check of route.readBack?.(x, sent, json, params) ?? []) {
+      try {
+        const got = await read(check.path);
+        if (got.status >= 500 || (check.must && got.status !== check.must)) {
+          problems.push(`then GET ${check.path} answered ${got.status}: ${got.text.slice(0, 200)}`);
+        }
+      } catch (error) {
+        problems.push(`then GET ${check.path} got no answer (${(error as Error).message})`);
       }
-    } catch (error) {
-      problems.push(`then GET ${check.path} got no answer (${(error as Error).message})`);
+    }
+    if (route.ingest) {
+      const detectStart = performance.now();
+      await ipc("detect");
+      detectMs = performance.now() - detectStart;
+      if (detectMs > CASE_MS)
+        problems.push(`its detection pass took ${Math.round(detectMs)} ms, past ${CASE_MS} ms`);
+      server.idsChanged();
+    }
+    const downLater = await healthy(server);
+    if (downLater) {
+      problems.push(`after reading it back ${downLater}`);
+      throw fail(true);
     }
   }
-  let detectMs = 0;
-  if (route.ingest) {
-    const detectStart = performance.now();
-    await found.ipc("detect");
-    detectMs = performance.now() - detectStart;
-    if (detectMs > CASE_MS)
-      problems.push(`its detection pass took ${Math.round(detectMs)} ms, past ${CASE_MS} ms`);
-    server.idsChanged();
-  }
-  const downLater = await healthy(server);
-  if (downLater) {
-    problems.push(`after reading it back ${downLater}`);
-    throw found.fail(true);
-  }
-  return detectMs;
+  if (problems.length) throw fail(false);
+  // what the detection pass wrote is not in the state after; nothing else writes before the next case
+  if (!(route.ingest && answer && answer.status < 300)) server.lastState = stateAfter;
+  // the server's time on the case: its answer, or the detection pass of an accepted ingest
+  return { status: answer?.status ?? 0, ms: Math.max(answerMs, detectMs) };
 }
