@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { overridesForAlgorithm } from "@arc/rl";
 import type { Queryable } from "../store/database.ts";
-import { registerModelVersion } from "../store/model-registry.ts";
 import type { DemoDatasets } from "./demo-datasets.ts";
 import type { DemoOptions } from "./demo-options.ts";
 import { LORA_SFT_RECIPE, TRAIN_THREADS } from "./demo-plan.ts";
 import type { DemoProgress } from "./demo-progress.ts";
 import { type DemoRunLineage, RecordedRun } from "./demo-runs.ts";
+import { registerDemoCandidate } from "./register-candidate.ts";
 import type { TrainRequest } from "./train-candidate.ts";
 import type { DpoCandidate } from "./train-dpo.ts";
 import type { WarmupReport } from "./warm-up.ts";
@@ -72,23 +72,11 @@ export async function trainLoraCandidate(context: {
   const steps = training.records.filter((r) => r.step > 0);
   const trainSeconds = steps.at(-1)?.elapsedS ?? 0;
   const tokens = steps.reduce((sum, r) => sum + r.tokens, 0);
-  const { evalSet, trainedOn, patterns } = datasets;
-  const candidate = await run.endWithCandidate(training, (checkpoint) =>
-    registerModelVersion(context.db, context.tenantId, {
-      name: `toolcall-lora-${runId}`,
-      parentId: context.baseId,
-      artifactDir: checkpoint,
-      actor: "demo",
-      lineage: {
-        runId,
-        recipeHash: training.recipeHash,
-        datasets: [...trainedOn, evalSet].map((d) => ({ id: d.id, version: d.version, kind: d.kind })),
-        patterns: patterns.map((p) => p.id),
-        sourceTraceCount: new Set(trainedOn.flatMap((d) => d.sourceTraceIds)).size,
-      },
-      metrics: { steps: training.state.step },
-    }),
-  );
+  const candidate = await registerDemoCandidate(run, training, {
+    ...context,
+    name: `toolcall-lora-${runId}`,
+    metrics: { steps: training.state.step },
+  });
   const secondsPerStep = steps.length > 0 && trainSeconds > 0 ? trainSeconds / steps.length : null;
   progress.endPhase(
     "train (LoRA SFT)",

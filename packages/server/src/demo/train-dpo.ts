@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import type { Queryable } from "../store/database.ts";
-import { registerModelVersion } from "../store/model-registry.ts";
 import type { DemoDatasets } from "./demo-datasets.ts";
 import type { DemoOptions } from "./demo-options.ts";
 import { TRAIN_THREADS } from "./demo-plan.ts";
 import type { DemoProgress } from "./demo-progress.ts";
 import type { DemoResult } from "./demo-result.ts";
 import { type DemoRunLineage, RecordedRun } from "./demo-runs.ts";
+import { registerDemoCandidate } from "./register-candidate.ts";
 import type { TrainRequest } from "./train-candidate.ts";
 
 const DPO_RECIPE = "recipes/toolcall-dpo.yaml";
@@ -101,24 +101,11 @@ export async function trainDpoCandidate(context: {
   const groups = dpo.reduce((s, r) => s + r.used + r.skipped, 0);
   const pairRate = groups > 0 ? dpo.reduce((s, r) => s + r.used, 0) / groups : null;
   const heldOut = training.records.filter((r) => r.evalFailureRate !== undefined);
-  const { evalSet, trainedOn, patterns } = datasets;
-  const candidate = await run.endWithCandidate(training, (checkpoint) =>
-    registerModelVersion(context.db, context.tenantId, {
-      name: `toolcall-dpo-${runId}`,
-      parentId: context.baseId,
-      artifactDir: checkpoint,
-      actor: "demo",
-      lineage: {
-        runId,
-        recipeHash: training.recipeHash,
-        ...(context.warmupRunId ? { warmupRunId: context.warmupRunId } : {}),
-        datasets: [...trainedOn, evalSet].map((d) => ({ id: d.id, version: d.version, kind: d.kind })),
-        patterns: patterns.map((p) => p.id),
-        sourceTraceCount: new Set(trainedOn.flatMap((d) => d.sourceTraceIds)).size,
-      },
-      metrics: { heldOutFailureRate: heldOut.at(-1)?.evalFailureRate ?? null, steps: training.state.step },
-    }),
-  );
+  const candidate = await registerDemoCandidate(run, training, {
+    ...context,
+    name: `toolcall-dpo-${runId}`,
+    metrics: { heldOutFailureRate: heldOut.at(-1)?.evalFailureRate ?? null, steps: training.state.step },
+  });
   progress.endPhase(
     "train (semi-online DPO)",
     `run ${runId}: ${training.state.step} steps${training.stoppedAtDeadline ? " (stopped at its time budget)" : ""}, pairs formed in ${pairRate === null ? "–" : (pairRate * 100).toFixed(0)}% of groups, held-out failure ${heldOut[0]?.evalFailureRate?.toFixed(2) ?? "–"} → ${heldOut.at(-1)?.evalFailureRate?.toFixed(2) ?? "–"}; candidate ${candidate.id}`,
