@@ -11,10 +11,11 @@ const item = (check: GeneralItem["check"], expected: string): GeneralItem => ({
 });
 
 describe("judgeGeneral", () => {
-  it("checks a number by the first number in the answer", () => {
+  it("checks a number by the last number in the answer", () => {
     assert.equal(judgeGeneral(item("number", "1000"), "There are 1,000 grams.").pass, true);
     assert.equal(judgeGeneral(item("number", "65"), "65").pass, true);
-    assert.equal(judgeGeneral(item("number", "65"), "It is 56, not 65").pass, false);
+    assert.equal(judgeGeneral(item("number", "65"), "35 + 30 = 65").pass, true);
+    assert.equal(judgeGeneral(item("number", "65"), "65 - 9 = 56").pass, false);
     assert.match(judgeGeneral(item("number", "65"), "sixty-five").reason ?? "", /expected the number 65/);
   });
 

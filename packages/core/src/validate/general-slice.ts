@@ -2,9 +2,9 @@ import { z } from "zod";
 import type { ChatTurn } from "../tasks/index.ts";
 
 /**
- * How a general item's answer is checked: `number` (the first number in the answer equals `expected`), `exact` (the
- * answer, trimmed of spaces, quotes and a final period, equals `expected` ignoring case) or `contains` (`expected`
- * appears in the answer as a whole word, ignoring case).
+ * How a general item's answer is checked: `number` (the last number in the answer equals `expected`, so
+ * "35 + 30 = 65" answers 65), `exact` (the answer, trimmed of spaces, quotes and a final period, equals `expected`
+ * ignoring case) or `contains` (`expected` appears in the answer as a whole word, ignoring case).
  */
 export const GeneralCheck = z.enum(["number", "exact", "contains"]);
 export type GeneralCheck = z.infer<typeof GeneralCheck>;
@@ -35,8 +35,11 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 export function judgeGeneral(item: GeneralItem, output: string): { pass: boolean; reason?: string } {
   const quoted = `"${output.slice(0, 80)}"`;
   if (item.check === "number") {
-    const first = output.replace(/(\d),(\d{3})/g, "$1$2").match(/-?\d+(?:\.\d+)?/)?.[0];
-    return first !== undefined && Number(first) === Number(item.expected)
+    const last = output
+      .replace(/(\d),(\d{3})/g, "$1$2")
+      .match(/-?\d+(?:\.\d+)?/g)
+      ?.at(-1);
+    return last !== undefined && Number(last) === Number(item.expected)
       ? { pass: true }
       : { pass: false, reason: `expected the number ${item.expected}, got ${quoted}` };
   }
