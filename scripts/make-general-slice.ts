@@ -2,7 +2,9 @@
  * Makes the shipped general slice, packages/server/data/general-slice.jsonl: prompts unrelated to any agent's task
  * (arithmetic, copying, capital cities, unit facts, simple instructions), each with the answer its check compares.
  * Validation asks both models these and gates the candidate on keeping what the production model answered right.
- * Deterministic: the same items every time, so the file changes only when this script does.
+ * Also makes recipes/data/general-rehearsal.jsonl: prompts of the same kinds that share none of the slice's, which an
+ * SFT recipe rehearses (`data.rehearsal`) so that what the gate measures is not what training saw.
+ * Deterministic: the same items every time, so the files change only when this script does.
  *
  *   node --import tsx scripts/make-general-slice.ts
  */
@@ -10,6 +12,7 @@ import { writeFileSync } from "node:fs";
 import { GeneralItem } from "@arc/core";
 
 const OUT = new URL("../packages/server/data/general-slice.jsonl", import.meta.url);
+const REHEARSAL_OUT = new URL("../recipes/data/general-rehearsal.jsonl", import.meta.url);
 
 /** A small linear congruential generator: fixed numbers without a dependency. */
 function numbers(seed: number): () => number {
@@ -22,23 +25,28 @@ function numbers(seed: number): () => number {
 
 const next = numbers(62);
 const pick = (lo: number, hi: number) => lo + (next() % (hi - lo + 1));
+const nextRehearsal = numbers(61);
+const pickRehearsal = (lo: number, hi: number) => lo + (nextRehearsal() % (hi - lo + 1));
 
 const OPERATIONS: [string, (x: number, y: number) => number][] = [
   ["+", (x, y) => x + y],
   ["-", (x, y) => x - y],
   ["*", (x, y) => x * y],
 ];
-const arithmetic = Array.from({ length: 12 }, (_, i) => {
-  const [op, apply] = OPERATIONS[i % OPERATIONS.length];
-  const y = op === "*" ? pick(2, 9) : pick(2, 40);
-  const x = op === "*" ? pick(2, 12) : y + pick(1, 60);
-  return {
-    topic: "arithmetic",
-    prompt: `What is ${x} ${op} ${y}? Answer with the number only.`,
-    check: "number",
-    expected: String(apply(x, y)),
-  };
-});
+/** `count` arithmetic items drawn with `draw`. */
+const arithmeticItems = (count: number, draw: (lo: number, hi: number) => number) =>
+  Array.from({ length: count }, (_, i) => {
+    const [op, apply] = OPERATIONS[i % OPERATIONS.length];
+    const y = op === "*" ? draw(2, 9) : draw(2, 40);
+    const x = op === "*" ? draw(2, 12) : y + draw(1, 60);
+    return {
+      topic: "arithmetic",
+      prompt: `What is ${x} ${op} ${y}? Answer with the number only.`,
+      check: "number",
+      expected: String(apply(x, y)),
+    };
+  });
+const arithmetic = arithmeticItems(12, pick);
 
 const WORDS = [
   "apple",
@@ -107,8 +115,53 @@ const instructions = INSTRUCTIONS.map(([prompt, check, expected]) => ({
   expected,
 }));
 
+/** Rehearsal prompts: the slice's kinds with other numbers, words, countries, units and instructions. */
+const REHEARSAL_WORDS = [
+  "table",
+  "cloud",
+  "purple",
+  "forest",
+  "bottle",
+  "planet",
+  "guitar",
+  "summer",
+  "button",
+];
+const REHEARSAL_PROMPTS = [
+  ...arithmeticItems(30, pickRehearsal).map((item) => item.prompt),
+  ...Array.from(
+    { length: 9 },
+    (_, i) =>
+      `Repeat exactly: ${[0, 3, 6].map((k) => REHEARSAL_WORDS[(2 * i + k) % REHEARSAL_WORDS.length]).join(" ")}`,
+  ),
+  ...["Portugal", "Sweden", "Poland", "Austria", "Ireland", "Mexico", "Brazil", "Argentina", "China", "India"]
+    .concat(["Thailand", "Turkey", "Finland", "Denmark", "Belgium", "Chile"])
+    .map((country) => `What is the capital of ${country}?`),
+  "How many months are in one year?",
+  "How many legs does a spider have?",
+  "How many sides does a triangle have?",
+  "How many days are in a leap year?",
+  "How many centimetres are in two metres?",
+  "How many minutes are in two hours?",
+  "How many grams are in half a kilogram?",
+  "How many wheels does a bicycle have?",
+  "Reply with the word maybe and nothing else.",
+  "Write the word water in capital letters, nothing else.",
+  "What colour is grass? One word.",
+  "What is the opposite of up? One word.",
+  "Which number comes before five? Answer with the number only.",
+  "Spell the word dog backwards, nothing else.",
+  "What is the last letter of the English alphabet? One letter.",
+  "Name a fruit that is yellow. One word.",
+];
+
 const items = [...arithmetic, ...copying, ...capitals, ...units, ...instructions].map((item, i) =>
   GeneralItem.parse({ id: `general-${item.topic}-${String(i).padStart(2, "0")}`, ...item }),
 );
 writeFileSync(OUT, `${items.map((item) => JSON.stringify(item)).join("\n")}\n`);
 console.log(`wrote ${items.length} items to ${OUT.pathname}`);
+
+const gated = new Set(items.map((item) => item.prompt));
+const rehearsal = [...new Set(REHEARSAL_PROMPTS)].filter((prompt) => !gated.has(prompt));
+writeFileSync(REHEARSAL_OUT, `${rehearsal.map((prompt) => JSON.stringify({ prompt })).join("\n")}\n`);
+console.log(`wrote ${rehearsal.length} rehearsal prompts to ${REHEARSAL_OUT.pathname}`);

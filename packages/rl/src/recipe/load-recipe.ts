@@ -124,6 +124,11 @@ export function parseRecipe(
       );
     }
   }
+  if (recipe.data.rehearsal && recipe.trainer.algorithm !== "sft")
+    throw new InvalidInputError(
+      `${source}: data.rehearsal: rehearsal answers are learned by SFT only, and this recipe's algorithm is ${recipe.trainer.algorithm}`,
+      { field: "data.rehearsal" },
+    );
   if (recipe.trainer.algorithm !== "sft") {
     recipe.trainer.workflow ??= family.session ? "multi-turn" : "single-turn";
     checkWorkflow(recipe.trainer.workflow, family, source);

@@ -242,6 +242,18 @@ export const DataBlock = z
       .describe(
         "SFT only: JSONL of chat examples in OpenAI's fine-tuning format (`messages` ending in the assistant reply to learn, optional `tools`), learned instead of the prompts' reference answers.",
       ),
+    rehearsal: z
+      .string()
+      .optional()
+      .describe(
+        'SFT only: JSONL of prompts unrelated to the task (`{"prompt": ...}` or `{"messages": [...]}` a line). At the run\'s start the starting model answers each (greedy; answers cut off are left out), the answers are kept in the run\'s rehearsal.jsonl, and they are learned beside the task\'s examples, so the model keeps how it answered such prompts.',
+      ),
+    rehearsalShare: z
+      .number()
+      .min(0)
+      .max(0.9)
+      .default(0.2)
+      .describe("SFT with rehearsal: share of the examples that rehearse the starting model's own answers."),
     seed: z.number().int().default(1).describe("Seed of the prompt pool and of the data order."),
     skipSteps: z
       .number()
@@ -754,6 +766,7 @@ export const TUNABLE_RECIPE_KEYS: ReadonlyMap<string, number | null> = new Map<s
   ["data.seed", MAX_SEED],
   ["data.guidedFraction", 1],
   ["data.preferenceMix", 1],
+  ["data.rehearsalShare", 0.9],
   ["data.evalCount", 512],
   ["data.evalSeed", MAX_SEED],
   ["trainer.steps", MAX_STEPS],

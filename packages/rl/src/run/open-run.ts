@@ -5,6 +5,7 @@ import type { RolloutSource } from "../rollout/rollout-source.ts";
 import { adapterSnapshots } from "./adapter-snapshots.ts";
 import type { EngineChoice, EngineFactory } from "./engine-factory.ts";
 import { HeldOutEvaluation } from "./held-out-evaluation.ts";
+import { mixRehearsal, rehearsalExamples } from "./rehearsal.ts";
 import { type AsyncSourceFactory, openRolloutSource } from "./rollout-sources.ts";
 import { type CheckpointRunState, checkpointWriter, generatorAtStart } from "./run-checkpoints.ts";
 import type { RunDir } from "./run-dir.ts";
@@ -94,6 +95,12 @@ export async function openRun(options: OpenRunOptions): Promise<OpenRun> {
   const subject = recipe.teaching
     ? await teacherSubject(recipe, factory, engine, dir.dir)
     : await recipeSubject(recipe, renderExample);
+  if (recipe.data.rehearsal) {
+    const rehearsal = await rehearsalExamples(recipe.data.rehearsal, dir.dir, () =>
+      factory.inferenceEngine(modelDir, 0, engine),
+    );
+    subject.data.examples = mixRehearsal(subject.data.examples, rehearsal, recipe.data.rehearsalShare);
+  }
   const strategy = algorithmStrategy(recipe.trainer);
   const train = await openTrainEngine(
     options,
