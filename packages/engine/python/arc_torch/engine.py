@@ -18,7 +18,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import checkpoint
 from .distributed import DataParallel
 from .errors import BatchError, CheckpointError, WorkerError
-from .grid import batch_totals, off_grid, on_grid, slice_rows, token_grid
+from .grid import batch_totals, length_groups, off_grid, on_grid, slice_rows, take_rows, token_grid
 from .losses import dpo_loss, grpo_loss, sft_loss
 from .optim import ADAMW_DEFAULTS, learning_rate, make_adamw
 from .prefix_cache import DEFAULT_MAX_BYTES, PrefixCache
@@ -336,18 +336,25 @@ class TorchEngine:
         multiple = 2 if objective["kind"] == "dpo" else 1
         start, end = self.parallel.shard(grid.rows, multiple)
         shard = slice_rows(batch, start, end)
-        per_pass = self.micro_batch_rows or max(end - start, 1)
-        per_pass = max(multiple, per_pass - per_pass % multiple)
+        if objective["kind"] == "sft" and self.micro_batch_rows is None:
+            # SFT's loss is a sum over tokens, so rows may pass in any grouping: short rows (a rehearsal answer)
+            # then do not pad to the longest (a prompt with its tools)
+            lengths = [len(p) + len(o) for p, o in zip(shard["promptTokens"], shard["outputTokens"])]
+            parts = [take_rows(shard, rows) for rows in length_groups(lengths)]
+        else:
+            per_pass = self.micro_batch_rows or max(end - start, 1)
+            per_pass = max(multiple, per_pass - per_pass % multiple)
+            parts = [slice_rows(shard, s, s + per_pass) for s in range(0, end - start, per_pass)]
         figures = {}
         self.model.train()
         # a rank whose shard is empty still runs one pass: every rank joins each gradient all-reduce
-        passes = list(range(0, end - start, per_pass)) or [None]
-        for i, s in enumerate(passes):
+        passes = parts or [None]
+        for i, part in enumerate(passes):
             with self.parallel.no_sync(self.train_module) if i < len(passes) - 1 else contextlib.nullcontext():
-                if s is None:
+                if part is None:
                     loss, extra = self._idle_loss(), {}
                 else:
-                    loss, extra = self._micro_loss(slice_rows(shard, s, s + per_pass), objective, grpo, totals)
+                    loss, extra = self._micro_loss(part, objective, grpo, totals)
                     figures["loss"] = figures.get("loss", 0.0) + float(loss.detach())
                 loss.backward()
             for k, v in extra.items():

@@ -109,10 +109,31 @@ def batch_totals(grid: TokenGrid) -> dict:
     }
 
 
+ROW_FIELDS = ("promptTokens", "outputTokens", "lossMask", "advantages", "oldLogprobs", "refLogprobs", "proximalLogprobs")
+
+
+def take_rows(batch: dict, rows: list[int]) -> dict:
+    """The given rows of a batch, in that order, with every per-row field taken alike."""
+    return {key: [batch[key][i] for i in rows] for key in ROW_FIELDS if batch.get(key) is not None}
+
+
+def length_groups(lengths: list[int], spread: float = 2.0) -> list[list[int]]:
+    """Row indices grouped by length, longest first; a group ends before a row shorter than 1/`spread` of its first,
+    so each forward pass pads its rows to about their own length rather than to the batch's longest."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and lengths[i] * spread >= lengths[groups[-1][0]]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def slice_rows(batch: dict, start: int, end: int) -> dict:
     """Rows [start, end) of a batch, with every per-row field sliced alike."""
     out = {}
-    for key in ("promptTokens", "outputTokens", "lossMask", "advantages", "oldLogprobs", "refLogprobs", "proximalLogprobs"):
+    for key in ROW_FIELDS:
         if batch.get(key) is not None:
             out[key] = batch[key][start:end]
     return out

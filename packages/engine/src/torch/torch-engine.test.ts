@@ -24,7 +24,7 @@ import {
 } from "@arc/core";
 import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
-import type { NamedTensor } from "../checkpoint/safetensors.ts";
+import { type NamedTensor, readSafetensors } from "../checkpoint/safetensors.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { renderChat, renderChatExample } from "../tokenizer/chat-template.ts";
 import { byteChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
@@ -101,6 +101,43 @@ describe("torch engine checkpoints", { skip }, () => {
       EmbeddedTrainEngine.resume(dir),
       (e: Error) => e instanceof CheckpointError && /torch engine/.test(e.message),
     );
+  });
+
+  it("passes an SFT batch's short and long rows apart, with the gradients all rows in one pass give", async () => {
+    // rows of very different lengths: each toolcall prompt, and a short question with a one-word answer
+    const long = examples(31, 3);
+    const short = [renderChatExample([{ role: "user", content: "hi" }], "yes")];
+    const batch = {
+      promptTokens: [...long.promptTokens, ...short.map((r) => r.promptTokens)],
+      outputTokens: [...long.outputTokens, ...short.map((r) => r.outputTokens)],
+    };
+    const settings = { device: "cpu", learningRate: 2e-3 };
+    const [grouped, together] = await Promise.all([
+      TorchTrainEngine.fromCheckpoint(MODEL, settings),
+      TorchTrainEngine.fromCheckpoint(MODEL, { ...settings, microBatchRows: 64 }),
+    ]);
+    try {
+      const paths = [join(scratch, "grouped.safetensors"), join(scratch, "together.safetensors")];
+      const [a, b] = await Promise.all([
+        grouped.batchGradients(batch, { kind: "sft" }, paths[0]),
+        together.batchGradients(batch, { kind: "sft" }, paths[1]),
+      ]);
+      assert.ok(Math.abs(a.loss - b.loss) < 1e-6, `loss ${a.loss} vs ${b.loss}`);
+      const [ga, gb] = await Promise.all(paths.map((path) => readSafetensors(path)));
+      let diff = 0;
+      let norm = 0;
+      for (const [name, t] of ga)
+        for (let i = 0; i < t.data.length; i++) {
+          diff += (t.data[i] - gb.get(name)!.data[i]) ** 2;
+          norm += t.data[i] ** 2;
+        }
+      assert.ok(
+        norm > 0 && Math.sqrt(diff / norm) < 1e-5,
+        `gradients apart by ${Math.sqrt(diff / norm)} (relative)`,
+      );
+    } finally {
+      await Promise.all([grouped.close(), together.close()]);
+    }
   });
 
   it("trains LoRA adapters only, and exports merged weights the embedded engine reads alike", async () => {
