@@ -14,7 +14,6 @@ const MAX_LINES = 100;
 const LONG_FUNCTIONS_TO_SPLIT = new Set([
   "packages/server/src/demo/demo-datasets.ts#synthesizeDemoDatasets",
   "packages/server/src/demo/demo-outcome.ts#measureAndSummarize",
-  "packages/server/src/demo/demo-report.ts#demoReportHtml",
   "packages/server/src/demo/run-demo.ts#demoLoop",
   "packages/server/src/demo/warm-up.ts#warmUp",
   "packages/server/src/serve/__fixtures__/dashboard-server.ts#startDashboardServer",
