@@ -43,7 +43,8 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     home = mkdtempSync(join(tmpdir(), "arc-judges-"));
     const upstreams = { judges: { baseUrl: engine.baseURL, apiKeyEnv: "ARC_TEST_JUDGE_KEY" } };
     server = await startServer(loadServerConfig({}, { home, port: 0, upstreams }), {
-      failures: { config: { quietMs: 0, pollMs: 50 } },
+      // the failure service's timer ticks every 200 ms: it schedules the re-calibration of a changed judge
+      failures: { config: { quietMs: 0, pollMs: 50, scheduleCheckMs: 200 } },
     });
   });
   after(async () => {
@@ -208,11 +209,20 @@ describe("a tenant's judge, through the API and the detection worker", () => {
     assert.match(set.out, /class wrong_value \(high\)/);
     const model = await arc(["judges", "model", "judges", "toolcall-judge", "--calls-per-minute", "20"]);
     assert.equal(model.code, 0, model.out);
+    // the calibrated judge's rubric changed: the server's own timer schedules its re-calibration
+    await waitUntil(
+      async () => (await (await api("GET", "/judges")).json()).recalibration?.status === "scheduled",
+      "the re-calibration of the changed rubric is scheduled",
+    );
     const shown = await arc(["judges", "show"]);
     assert.match(shown.out, /judge model toolcall-judge on upstream judges, at most 20 calls/);
     assert.match(
       shown.out,
       /not trusted yet: rubric v3 was never calibrated \(the latest calibration measured v2\)/,
+    );
+    assert.match(
+      shown.out,
+      /re-calibration: scheduled \(0 runs, next at \S+\) because rubric v3 was never calibrated/,
     );
     const tested = await arc(["judges", "test", trace.id]);
     assert.equal(tested.code, 0, tested.out);

@@ -69,8 +69,6 @@ function printCalibration(c: JudgeCalibration): void {
     );
 }
 
-/** `arc judges`: the tenant's rubric and judge model. */
-
 /** The judge's scheduled re-calibration: why it was scheduled, where it stands, and how its last run ended. */
 function printRecalibration(r: JudgeRecalibration): void {
   const when = r.status === "scheduled" || r.status === "error" ? `, next at ${r.nextAt}` : "";
@@ -78,6 +76,7 @@ function printRecalibration(r: JudgeRecalibration): void {
   if (r.outcome) console.log(`  last run: ${r.outcome}`);
 }
 
+/** `arc judges`: the tenant's rubric and judge model. */
 export const judgesCommand: Command = {
   name: "judges",
   summary: "set and test the judge model that detects failures without a verifier (tenant)",
