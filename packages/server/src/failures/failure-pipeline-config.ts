@@ -81,7 +81,9 @@ export const FailurePipelineConfig = z.object({
     .int()
     .min(100)
     .default(10_000)
-    .describe("How often the worker runs dataset schedules that are due (ARC_SYNTH_CHECK_MS)"),
+    .describe(
+      "How often the worker runs the dataset schedules and judge re-calibrations that are due (ARC_SYNTH_CHECK_MS)",
+    ),
   enabled: z
     .boolean()
     .default(true)
