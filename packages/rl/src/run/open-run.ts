@@ -95,7 +95,7 @@ export async function openRun(options: OpenRunOptions): Promise<OpenRun> {
   const subject = recipe.teaching
     ? await teacherSubject(recipe, factory, engine, dir.dir)
     : await recipeSubject(recipe, renderExample);
-  if (recipe.data.rehearsal) {
+  if (recipe.data.rehearsal && recipe.data.rehearsalShare > 0) {
     const rehearsal = await rehearsalExamples(recipe.data.rehearsal, dir.dir, () =>
       factory.inferenceEngine(modelDir, 0, engine),
     );

@@ -128,6 +128,9 @@ describe("rehearsal", () => {
     const kept = readFileSync(join(rehearsed.dir, REHEARSAL_FILE), "utf8").trim().split("\n");
     assert.ok(kept.length > 0 && kept.length <= QUESTIONS.length);
     assert.ok(!existsSync(join(plain.dir, REHEARSAL_FILE)));
+    // a share of 0 rehearses nothing, so the starting model is not asked
+    const none = await run({ rehearsal, rehearsalShare: 0 });
+    assert.ok(!existsSync(join(none.dir, REHEARSAL_FILE)));
     // with half the examples rehearsing, a step's batch is not the task's alone
     assert.notEqual(rehearsed.records[1].loss, plain.records[1].loss);
   });
