@@ -3,7 +3,7 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type GenMessage, type InferenceEngine, InvalidInputError } from "@arc/core";
 import type { ChatExample } from "../data/sft-examples.ts";
-import { readChatExamples } from "./training-data.ts";
+import { parseJsonLine, readChatExamples } from "./training-data.ts";
 
 /** The file in a run's folder that keeps the starting model's rehearsal answers, so a resumed run learns the same. */
 export const REHEARSAL_FILE = "rehearsal.jsonl";
@@ -28,14 +28,7 @@ export async function readRehearsalPrompts(path: string): Promise<GenMessage[][]
   text.split("\n").forEach((line, i) => {
     if (line.trim() === "") return;
     const where = `${path}:${i + 1}`;
-    let row: { messages?: unknown; prompt?: unknown };
-    try {
-      row = JSON.parse(line);
-    } catch (error) {
-      throw new InvalidInputError(`${where}: not JSON (${(error as Error).message})`, {
-        field: "data.rehearsal",
-      });
-    }
+    const row = parseJsonLine<{ messages?: unknown; prompt?: unknown }>(line, where, "data.rehearsal");
     if (typeof row?.prompt === "string" && row.prompt !== "") {
       prompts.push([{ role: "user", content: row.prompt }]);
       return;

@@ -73,6 +73,15 @@ function parsePreferenceRow(
   };
 }
 
+/** One JSONL line parsed, or an InvalidInputError naming `where` (file and line) and the recipe `field` it came from. */
+export function parseJsonLine<T>(line: string, where: string, field: string): T {
+  try {
+    return JSON.parse(line) as T;
+  } catch (error) {
+    throw new InvalidInputError(`${where}: not JSON (${(error as Error).message})`, { field });
+  }
+}
+
 /**
  * Reads a JSONL of chat examples in OpenAI's fine-tuning format: each row's `messages` end in the assistant reply
  * to learn (string content), after at least one prompt message; `tools` is optional. Errors name the line and field.
@@ -88,14 +97,7 @@ export async function readChatExamples(path: string): Promise<ChatExample[]> {
         `${where}.${field}: expected ${expected}, got ${JSON.stringify(got)?.slice(0, 120)}`,
         { field: "data.examples" },
       );
-    let row: { messages?: unknown; tools?: unknown };
-    try {
-      row = JSON.parse(line);
-    } catch (error) {
-      throw new InvalidInputError(`${where}: not JSON (${(error as Error).message})`, {
-        field: "data.examples",
-      });
-    }
+    const row = parseJsonLine<{ messages?: unknown; tools?: unknown }>(line, where, "data.examples");
     const messages = row?.messages;
     if (!Array.isArray(messages) || messages.length < 2)
       throw fail("messages", "a prompt and the assistant reply to learn", messages);
