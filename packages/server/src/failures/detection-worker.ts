@@ -38,10 +38,12 @@ import { tenantRegistry } from "./tenant-registry.ts";
 import { type NewVerdict, upsertVerdicts } from "./verdict-store.ts";
 
 /**
- * How long judging runs before it pauses, so requests are answered in between. One trace's judging is bounded on its
- * own (a tenant's schemas and patterns run within SCHEMA_BOUNDS), so a slice ends at most one bounded trace past this.
+ * How long judging runs before it pauses, so requests are answered in between: a gateway call that arrives during a
+ * slice waits for the rest of it, so the slice is short (a pause costs one turn of the event loop). One trace's
+ * judging is bounded on its own (a tenant's schemas and patterns run within SCHEMA_BOUNDS), so a slice ends at most
+ * one bounded trace past this.
  */
-const SLICE_MS = 10;
+const SLICE_MS = 2;
 
 /** What one pass of the worker did. */
 export interface DetectionPass {
