@@ -7,21 +7,6 @@ import { functionLengths, isGenerated, longFunctions, sourceFiles } from "./func
 /** The most lines a function of `packages/*\/src` may span: past a screen, it is asking to become smaller parts. */
 const MAX_LINES = 100;
 
-/**
- * The functions over MAX_LINES when this rule was set, each to be split by whoever next works on it. The list only
- * shrinks: a function split under the limit, renamed or gone must leave it, so it never hides a new long one.
- */
-const LONG_FUNCTIONS_TO_SPLIT = new Set([
-  "packages/server/src/demo/demo-datasets.ts#synthesizeDemoDatasets",
-  "packages/server/src/demo/demo-outcome.ts#measureAndSummarize",
-  "packages/server/src/demo/run-demo.ts#demoLoop",
-  "packages/server/src/demo/warm-up.ts#warmUp",
-  "packages/server/src/serve/__fixtures__/dashboard-server.ts#startDashboardServer",
-  "packages/server/src/serve/__fixtures__/fuzz/fuzz-case.ts#runCase",
-  "packages/server/src/serve/start-server.ts#startServer",
-  "packages/server/src/store/pglite-database.ts#openPgliteDatabase",
-]);
-
 /** The source files of every package, tests aside: a suite's `describe` callback is a list of cases, not one unit. */
 const PACKAGE_SOURCES = readdirSync("packages")
   .map((name) => join("packages", name, "src"))
@@ -29,19 +14,9 @@ const PACKAGE_SOURCES = readdirSync("packages")
   .flatMap((src) => sourceFiles(src));
 
 describe("function length", () => {
-  const long = longFunctions(PACKAGE_SOURCES, MAX_LINES);
-
-  it(`keeps every function of packages/*/src within ${MAX_LINES} lines, the listed ones to split aside`, () => {
-    const unlisted = long
-      .filter((f) => !LONG_FUNCTIONS_TO_SPLIT.has(f.key))
-      .map((f) => `${f.key} (${f.lines} lines)`);
-    assert.deepEqual(unlisted, [], `split these functions into parts of at most ${MAX_LINES} lines`);
-  });
-
-  it(`lists only functions still over ${MAX_LINES} lines, so the list only shrinks`, () => {
-    const stillLong = new Set(long.map((f) => f.key));
-    const done = [...LONG_FUNCTIONS_TO_SPLIT].filter((key) => !stillLong.has(key));
-    assert.deepEqual(done, [], "these are split, renamed or gone: take them off LONG_FUNCTIONS_TO_SPLIT");
+  it(`keeps every function of packages/*/src within ${MAX_LINES} lines`, () => {
+    const long = longFunctions(PACKAGE_SOURCES, MAX_LINES).map((f) => `${f.key} (${f.lines} lines)`);
+    assert.deepEqual(long, [], `split these functions into parts of at most ${MAX_LINES} lines`);
   });
 
   it("counts a function from its signature to its closing brace, names arrow functions by their variable", () => {

@@ -78,17 +78,11 @@ async function teacherCandidates(
   return candidates;
 }
 
-/** Phase 3: waits for the verdicts and patterns of the baseline traffic, then synthesizes and exports the datasets. */
-export async function synthesizeDemoDatasets(context: {
-  db: Database;
-  tenantId: string;
-  tasks: Task[];
-  setupRegistry: (registry: DetectorRegistry) => void;
-  options: DemoOptions;
-  home: string;
-  progress: DemoProgress;
-}): Promise<DemoDatasets> {
-  const { db, tenantId, options, progress } = context;
+/**
+ * The baseline traffic's verdict counts and failure patterns, once detection has judged it (waiting up to 20 s for the
+ * queue to empty and a pattern to appear), said on `progress`; throws when no pattern appeared.
+ */
+async function judgedBaseline(db: Database, tenantId: string, progress: DemoProgress) {
   for (let i = 0; i < 80; i++) {
     if ((await pendingDetections(db, tenantId)) === 0 && (await listPatterns(db, tenantId)).length > 0) break;
     await sleep(250);
@@ -102,6 +96,21 @@ export async function synthesizeDemoDatasets(context: {
       .join("; ")}`,
   );
   if (patterns.length === 0) throw new Error("no failure pattern appeared: nothing to learn from");
+  return { patterns, counts };
+}
+
+/** Phase 3: waits for the verdicts and patterns of the baseline traffic, then synthesizes and exports the datasets. */
+export async function synthesizeDemoDatasets(context: {
+  db: Database;
+  tenantId: string;
+  tasks: Task[];
+  setupRegistry: (registry: DetectorRegistry) => void;
+  options: DemoOptions;
+  home: string;
+  progress: DemoProgress;
+}): Promise<DemoDatasets> {
+  const { db, tenantId, options, progress } = context;
+  const { patterns, counts } = await judgedBaseline(db, tenantId, progress);
   const synth = async (request: Parameters<typeof synthesizeDataset>[2]) =>
     (
       await synthesizeDataset(db, tenantId, request, {

@@ -54,6 +54,81 @@ export function warmupShortfall(warmup: WarmupReport, minutes: number): string |
 }
 
 /**
+ * The measure phase: the agent's traffic goes on, shown live, until the budget's wrap-up (or MIN_MEASURE_MS when the
+ * candidate serves nothing, said in the notes); then the agent stops and detection catches up. Returns when it began.
+ */
+async function measureLive(context: {
+  db: Queryable;
+  tenantId: string;
+  options: DemoOptions;
+  progress: DemoProgress;
+  stopAgent: () => Promise<void>;
+  trafficLine: (phase: string) => Promise<string>;
+}): Promise<Date> {
+  const { db, tenantId, options, progress } = context;
+  const measureFrom = new Date();
+  const [decided] = await listDeployments(db, tenantId, 1);
+  const candidateServes = decided?.status === "promoted" || decided?.status === "canary";
+  const measureEnd = candidateServes
+    ? Math.max(progress.at(1) - WRAP_UP_MS, Date.now() + MIN_MEASURE_MS)
+    : Date.now() + MIN_MEASURE_MS;
+  if (!candidateServes)
+    progress.notes.push(
+      `the candidate serves no traffic, so the base model still serves; the demo measured it ${MIN_MEASURE_MS / 1000} s more and stopped before its ${options.minutes}-minute budget.`,
+    );
+  while (Date.now() < measureEnd) {
+    progress.live.update(await context.trafficLine("measure"));
+    await sleep(1000);
+  }
+  await context.stopAgent();
+  for (let i = 0; i < 40 && (await pendingDetections(db, tenantId)) > 0; i++) await sleep(250);
+  progress.endPhase("measure", await context.trafficLine("measure"));
+  return measureFrom;
+}
+
+/** Each failure pattern's failures under the base and under the final version, over their calls, with its verdict. */
+async function patternsBetween(
+  db: Queryable,
+  tenantId: string,
+  totals: { modelVersion: string; n: number }[],
+  baseId: string,
+  productionId: string,
+) {
+  const incidence = await patternIncidence(db, tenantId);
+  const calls = (id: string) => totals.find((r) => r.modelVersion === id)?.n ?? 0;
+  const failuresOf = (patternId: string, version: string) =>
+    incidence.find((i) => i.patternId === patternId && i.modelVersion === version)?.failures ?? 0;
+  return patternVerdicts(
+    (await listPatterns(db, tenantId, { limit: 1000 })).map((p) => ({
+      id: p.id,
+      label: p.label,
+      baseFailures: failuresOf(p.id, baseId),
+      finalFailures: failuresOf(p.id, productionId),
+    })),
+    calls(baseId),
+    calls(productionId),
+  );
+}
+
+/** Each version with its calls, failures and failure rate over the whole demo (null: it served no judged call). */
+function versionRates(
+  versions: { id: string; name: string; status: string }[],
+  totals: { modelVersion: string; n: number; failures: number; failureRate: number }[],
+): DemoVersion[] {
+  return versions.map((v) => {
+    const t = totals.find((r) => r.modelVersion === v.id);
+    return {
+      id: v.id,
+      name: v.name,
+      status: v.status,
+      n: t?.n ?? 0,
+      failures: t?.failures ?? 0,
+      failureRate: t ? t.failureRate : null,
+    };
+  });
+}
+
+/**
  * Phase 7 and the results: keeps the traffic running and measures the production model until the end of the
  * budget (a candidate that serves no traffic gets a short last look), then compiles what the demo measured.
  */
@@ -73,23 +148,7 @@ export async function measureAndSummarize(context: {
   trafficLine: (phase: string) => Promise<string>;
 }): Promise<DemoResult> {
   const { db, tenantId, options, progress, base, candidate } = context;
-  const measureFrom = new Date();
-  const [decided] = await listDeployments(db, tenantId, 1);
-  const candidateServes = decided?.status === "promoted" || decided?.status === "canary";
-  const measureEnd = candidateServes
-    ? Math.max(progress.at(1) - WRAP_UP_MS, Date.now() + MIN_MEASURE_MS)
-    : Date.now() + MIN_MEASURE_MS;
-  if (!candidateServes)
-    progress.notes.push(
-      `the candidate serves no traffic, so the base model still serves; the demo measured it ${MIN_MEASURE_MS / 1000} s more and stopped before its ${options.minutes}-minute budget.`,
-    );
-  while (Date.now() < measureEnd) {
-    progress.live.update(await context.trafficLine("measure"));
-    await sleep(1000);
-  }
-  await context.stopAgent();
-  for (let i = 0; i < 40 && (await pendingDetections(db, tenantId)) > 0; i++) await sleep(250);
-  progress.endPhase("measure", await context.trafficLine("measure"));
+  const measureFrom = await measureLive(context);
 
   const began = new Date(progress.began);
   const versionsNow = await listModelVersions(db, tenantId);
@@ -101,33 +160,11 @@ export async function measureAndSummarize(context: {
   const after = (await failureRatesBetween(db, tenantId, measureFrom)).find(
     (r) => r.modelVersion === production.id,
   );
-  const versions: DemoVersion[] = versionsNow
-    .filter((v) => v.id === base.id || v.id === candidate.id)
-    .map((v) => {
-      const t = totals.find((r) => r.modelVersion === v.id);
-      return {
-        id: v.id,
-        name: v.name,
-        status: v.status,
-        n: t?.n ?? 0,
-        failures: t?.failures ?? 0,
-        failureRate: t ? t.failureRate : null,
-      };
-    });
-  const incidence = await patternIncidence(db, tenantId);
-  const calls = (id: string) => totals.find((r) => r.modelVersion === id)?.n ?? 0;
-  const failuresOf = (patternId: string, version: string) =>
-    incidence.find((i) => i.patternId === patternId && i.modelVersion === version)?.failures ?? 0;
-  const patterns = patternVerdicts(
-    (await listPatterns(db, tenantId, { limit: 1000 })).map((p) => ({
-      id: p.id,
-      label: p.label,
-      baseFailures: failuresOf(p.id, base.id),
-      finalFailures: failuresOf(p.id, production.id),
-    })),
-    calls(base.id),
-    calls(production.id),
+  const versions = versionRates(
+    versionsNow.filter((v) => v.id === base.id || v.id === candidate.id),
+    totals,
   );
+  const patterns = await patternsBetween(db, tenantId, totals, base.id, production.id);
   const newModelServed = production.id !== base.id;
   // with the base still serving, its whole-demo rate is the best estimate of both (two windows differ by chance)
   const baseWhole = versions.find((v) => v.id === base.id)?.failureRate ?? null;

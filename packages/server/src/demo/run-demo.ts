@@ -15,7 +15,7 @@ import { failureRatesBetween } from "../failures/index.ts";
 import { type RunningServer, startServer } from "../serve/start-server.ts";
 import { registerModelVersion } from "../store/model-registry.ts";
 import { findTenant } from "../store/tenants.ts";
-import { synthesizeDemoDatasets } from "./demo-datasets.ts";
+import { type DemoDatasets, synthesizeDemoDatasets } from "./demo-datasets.ts";
 import { type DemoOptions, demoPaths } from "./demo-options.ts";
 import { measureAndSummarize } from "./demo-outcome.ts";
 import {
@@ -111,21 +111,16 @@ export async function runDemo(options: DemoOptions): Promise<{ result: DemoResul
   }
 }
 
-/** The loop itself, on a started server: the phases in order, each in its own file, and the results. */
-async function demoLoop(context: {
-  server: RunningServer;
-  tasks: Task[];
-  setupRegistry: (registry: DetectorRegistry) => void;
-  options: DemoOptions;
-  plan: DemoPlan;
-  progress: DemoProgress;
-  /** What to stop, before the server closes, when the loop fails: a running agent would retry forever. */
-  stopOnFailure: (() => Promise<void>)[];
-}): Promise<DemoResult> {
-  const { server, options, plan, progress } = context;
-  const maxTokens = options.maxTokens ?? 96;
-  const baseModel = resolve(options.baseModel);
-  const home = resolve(options.home);
+/**
+ * Phase 1: the demo's tenant gets the plan's gates and canary policy, and the base model registered as promoted; the
+ * plan and its reasons are said on `progress`.
+ */
+async function registerDemoBase(
+  server: RunningServer,
+  plan: DemoPlan,
+  baseModel: string,
+  progress: DemoProgress,
+) {
   const { db } = server;
   const credentials = server.credentials;
   if (!credentials) throw new Error("the demo server made no credentials");
@@ -142,7 +137,6 @@ async function demoLoop(context: {
       ? (JSON.parse(readFileSync(join(baseModel, "base-model.json"), "utf8")) as Record<string, unknown>)
       : {},
   });
-  const names = new Map<string, string>([[base.id, base.name]]);
   progress.say(
     `Arc demo — server ${server.url}, tenant ${credentials.tenant}, base model ${baseModel}${plan.importedModel ? ` (${plan.importedModel}, imported)` : ""}\n  training: ${plan.training}`,
   );
@@ -153,20 +147,19 @@ async function demoLoop(context: {
       `canary: ${Object.keys(plan.canary).length === 0 ? "the default policy" : `the policy ${JSON.stringify(plan.canary)}`} (ramp ${canary.ramp.map((r) => `${r * 100}%`).join(" → ")}, ${canary.minSamplesPerStage} judged canary calls a stage at least, a sequential test built to catch a failure-rate increase of ${canary.minDetectableIncrease})`,
   );
   progress.endPhase("platform", `server up, base model registered as ${base.id} (promoted)`);
+  return { credentials, tenantId, base, gatesExplanation };
+}
 
-  // 2. production traffic on the base model
-  const agent = new ProductionAgent({
-    serverUrl: server.url,
-    apiKey: credentials.tenantKey,
-    tasks: context.tasks,
-    ratePerSecond: options.baselineRate,
-    maxTokens,
-    maxInFlight: plan.agentMaxInFlight,
-    timeoutMs: plan.agentTimeoutMs,
-  });
-  agent.start();
-  context.stopOnFailure.push(() => agent.stop());
-  const trafficLine = async (phase: string) => {
+/** The live progress line: the agent's traffic and each version's failure rate over the last 60 s. */
+function trafficLineOf(context: {
+  db: RunningServer["db"];
+  tenantId: string;
+  names: Map<string, string>;
+  agent: ProductionAgent;
+  progress: DemoProgress;
+}): (phase: string) => Promise<string> {
+  const { db, tenantId, names, agent, progress } = context;
+  return async (phase) => {
     const rates = await failureRatesBetween(db, tenantId, new Date(Date.now() - 60_000)).catch(
       // a busy database (the engine holding the main thread) answers the next line
       () => [],
@@ -177,6 +170,20 @@ async function demoLoop(context: {
     const s = agent.stats;
     return `${phase} [${progress.elapsed().toFixed(0)} s] traffic ${s.sent} sent, ${s.answered} answered (${s.toolCalls} tool calls), ${s.errors} errors · failure rate last 60 s: ${perVersion || "waiting for verdicts"}`;
   };
+}
+
+/**
+ * Phase 2: the base model serves the agent's traffic until the plan's baseline ends (later, up to its latest end,
+ * while fewer than `baselineCalls` were answered; a short baseline is said in the notes). Returns when it ended.
+ */
+async function awaitBaseline(context: {
+  agent: ProductionAgent;
+  plan: DemoPlan;
+  options: DemoOptions;
+  progress: DemoProgress;
+  trafficLine: (phase: string) => Promise<string>;
+}): Promise<number> {
+  const { agent, plan, options, progress, trafficLine } = context;
   const baselineShortest = Math.max(progress.at(plan.baselineEndsAt), Date.now() + 8_000);
   const baselineLongest = Math.max(progress.at(plan.baselineEndsAtLatest), baselineShortest);
   while (
@@ -192,6 +199,47 @@ async function demoLoop(context: {
       `the baseline gathered ${agent.stats.answered} answered calls by ${(plan.baselineEndsAtLatest * 100).toFixed(0)}% of the budget, fewer than the ${plan.baselineCalls} the warm-up learns well from: it answered ${(agent.stats.answered / ((baselineEnd - progress.began) / 1000)).toFixed(1)} calls a second (--baseline-rate asks ${options.baselineRate}).`,
     );
   progress.endPhase("baseline traffic", await trafficLine("baseline"));
+  return baselineEnd;
+}
+
+/** The loop itself, on a started server: the phases in order, each in its own file, and the results. */
+async function demoLoop(context: {
+  server: RunningServer;
+  tasks: Task[];
+  setupRegistry: (registry: DetectorRegistry) => void;
+  options: DemoOptions;
+  plan: DemoPlan;
+  progress: DemoProgress;
+  /** What to stop, before the server closes, when the loop fails: a running agent would retry forever. */
+  stopOnFailure: (() => Promise<void>)[];
+}): Promise<DemoResult> {
+  const { server, options, plan, progress } = context;
+  const maxTokens = options.maxTokens ?? 96;
+  const baseModel = resolve(options.baseModel);
+  const home = resolve(options.home);
+  const { db } = server;
+  const { credentials, tenantId, base, gatesExplanation } = await registerDemoBase(
+    server,
+    plan,
+    baseModel,
+    progress,
+  );
+  const names = new Map<string, string>([[base.id, base.name]]);
+
+  // 2. production traffic on the base model
+  const agent = new ProductionAgent({
+    serverUrl: server.url,
+    apiKey: credentials.tenantKey,
+    tasks: context.tasks,
+    ratePerSecond: options.baselineRate,
+    maxTokens,
+    maxInFlight: plan.agentMaxInFlight,
+    timeoutMs: plan.agentTimeoutMs,
+  });
+  agent.start();
+  context.stopOnFailure.push(() => agent.stop());
+  const trafficLine = trafficLineOf({ db, tenantId, names, agent, progress });
+  const baselineEnd = await awaitBaseline({ agent, plan, options, progress, trafficLine });
   agent.setRate(options.trainingRate);
 
   // 3. failures: verdicts and patterns came by themselves; synthesize datasets
@@ -201,42 +249,21 @@ async function demoLoop(context: {
   progress.say(
     `  the agent sends ${options.trainingRate} conversation(s) a second while the candidate trains on ${TRAIN_THREADS} threads, ${options.rate} after`,
   );
-  const trainDeadline = Math.max(progress.at(plan.trainingEndsAt), Date.now() + 20_000);
-  const baseline = (
-    await failureRatesBetween(db, tenantId, new Date(progress.began), new Date(baselineEnd))
-  ).find((r) => r.modelVersion === base.id);
-  const store = { db, tenantId, baseModelId: base.id };
   const trafficSuffix = () => ` · agent ${agent.stats.sent} sent`;
-  const { candidate, warmup } =
-    plan.base === "imported"
-      ? await trainLoraCandidate({
-          db,
-          tenantId,
-          options,
-          home,
-          baseModel,
-          datasets,
-          baseId: base.id,
-          deadline: trainDeadline,
-          progress,
-          trafficSuffix,
-          runs: demoRunLineage(store, [datasets.warmupPool ?? datasets.pool], [datasets.evalSet]),
-        }).then((trained) => ({ candidate: trained.candidate, warmup: { report: trained.report } }))
-      : await trainToyCandidate({
-          db,
-          tenantId,
-          options,
-          home,
-          maxTokens,
-          datasets,
-          baseModel,
-          baseId: base.id,
-          trainDeadline,
-          heldOutTarget: baseline && baseline.n > 0 ? baseline.failureRate * TARGET_SHARE_OF_BASE_RATE : null,
-          progress,
-          trafficSuffix,
-          store,
-        });
+  const { candidate, warmup } = await trainCandidate({
+    db,
+    tenantId,
+    options,
+    plan,
+    home,
+    maxTokens,
+    datasets,
+    baseModel,
+    baseId: base.id,
+    baselineEnd,
+    progress,
+    trafficSuffix,
+  });
   names.set(candidate.id, candidate.name);
   agent.setRate(options.rate);
 
@@ -263,6 +290,63 @@ async function demoLoop(context: {
     stopAgent: () => agent.stop(),
     trafficLine,
   });
+}
+
+/**
+ * Phase 4: a candidate trained from the production model as the plan says: LoRA on an imported model, else the SFT
+ * warm-up and semi-online DPO on Arc's own base (its early stop aimed at a share of the baseline's failure rate).
+ */
+async function trainCandidate(context: {
+  db: RunningServer["db"];
+  tenantId: string;
+  options: DemoOptions;
+  plan: DemoPlan;
+  home: string;
+  maxTokens: number;
+  datasets: DemoDatasets;
+  baseModel: string;
+  baseId: string;
+  baselineEnd: number;
+  progress: DemoProgress;
+  trafficSuffix: () => string;
+}): Promise<{ candidate: DpoCandidate; warmup: { report: WarmupReport } | null }> {
+  const { db, tenantId, options, plan, home, maxTokens, datasets, baseModel, baseId, baselineEnd, progress } =
+    context;
+  const { trafficSuffix } = context;
+  const trainDeadline = Math.max(progress.at(plan.trainingEndsAt), Date.now() + 20_000);
+  const baseline = (
+    await failureRatesBetween(db, tenantId, new Date(progress.began), new Date(baselineEnd))
+  ).find((r) => r.modelVersion === baseId);
+  const store = { db, tenantId, baseModelId: baseId };
+  return plan.base === "imported"
+    ? await trainLoraCandidate({
+        db,
+        tenantId,
+        options,
+        home,
+        baseModel,
+        datasets,
+        baseId,
+        deadline: trainDeadline,
+        progress,
+        trafficSuffix,
+        runs: demoRunLineage(store, [datasets.warmupPool ?? datasets.pool], [datasets.evalSet]),
+      }).then((trained) => ({ candidate: trained.candidate, warmup: { report: trained.report } }))
+    : await trainToyCandidate({
+        db,
+        tenantId,
+        options,
+        home,
+        maxTokens,
+        datasets,
+        baseModel,
+        baseId,
+        trainDeadline,
+        heldOutTarget: baseline && baseline.n > 0 ? baseline.failureRate * TARGET_SHARE_OF_BASE_RATE : null,
+        progress,
+        trafficSuffix,
+        store,
+      });
 }
 
 /** Phase 4 on Arc's own base: the SFT warm-up, then semi-online DPO from its checkpoint (or the base model's). */

@@ -202,6 +202,223 @@ export function secondsOver(
   return Math.max(0, needs - (deadline - at.now) / 1000);
 }
 
+/** The overrides of one part of the warm-up; the last `data.evalCount` wins, as in `arc train`. */
+function warmupPartOverrides(part: {
+  options: DemoOptions;
+  common: string[];
+  from: string;
+  steps: number;
+  learningRate: number;
+  ramp: number;
+  /** The first judged step: `WARMUP_FIRST_JUDGEMENT` in the first part, a re-planned one's every `evalEvery`. */
+  evalFrom: number;
+}): string[] {
+  const { steps } = part;
+  return [
+    `model.path=${part.from}`,
+    ...part.common,
+    `data.evalCount=${WARMUP_EVAL_COUNT}`,
+    `trainer.steps=${steps}`,
+    `trainer.evalEvery=${Math.min(WARMUP_EVAL_EVERY, steps)}`,
+    `trainer.evalFrom=${Math.min(part.evalFrom, steps)}`,
+    `trainer.checkpointEvery=${Math.min(WARMUP_EVAL_EVERY, steps)}`,
+    ...warmupTrainer(steps, part.learningRate, part.ramp),
+    ...overridesForAlgorithm("sft", part.options.extraOverrides ?? []),
+  ];
+}
+
+/**
+ * Plans the warm-up from a probe of a few steps: how many steps fit by the deadline with their judgements
+ * (`options.sftSteps` at most), each judgement's size, and the probe's pace (null when it could not time a step).
+ * Writes the plan and its stop rule to the demo's output.
+ */
+async function planWarmup(
+  context: {
+    baseModel: string;
+    options: DemoOptions;
+    deadline: number;
+    heldOutTarget: number | null;
+    live: LiveLine;
+    progress: (line: string) => string;
+  },
+  runsDir: string,
+  common: string[],
+  partOverrides: (
+    from: string,
+    steps: number,
+    learningRate: number,
+    ramp: number,
+    evalFrom: number,
+  ) => string[],
+): Promise<{ probedPace: ProbedPace | null; plannedSteps: number; evalCount: number }> {
+  const { options, deadline } = context;
+  context.live.update(context.progress("SFT warm-up: timing a few steps to plan the run"));
+  const probeStarted = Date.now();
+  const probed = await probeWarmup(
+    runsDir,
+    [
+      `model.path=${context.baseModel}`,
+      ...common,
+      ...warmupTrainer(PROBE_STEPS, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS),
+      ...overridesForAlgorithm("sft", options.extraOverrides ?? []),
+    ],
+    deadline,
+  );
+  const evalCount = Number(
+    partOverrides(context.baseModel, 1, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS, WARMUP_FIRST_JUDGEMENT)
+      .reverse()
+      .find((o) => o.startsWith("data.evalCount="))
+      ?.slice("data.evalCount=".length) ?? WARMUP_EVAL_COUNT,
+  );
+  const probedPace: ProbedPace | null =
+    probed === null ? null : { stepS: probed.stepS, judgementS: probed.secondsPerJudgedTask * evalCount };
+  const plannedSteps =
+    probedPace === null
+      ? options.sftSteps
+      : plannedStepsThatFit(Date.now(), deadline, probedPace, options.sftSteps);
+  const evalEvery = Math.min(WARMUP_EVAL_EVERY, plannedSteps);
+  const target = context.heldOutTarget;
+  const capped = probedPace !== null && plannedSteps === options.sftSteps;
+  const plan =
+    probedPace === null
+      ? `${plannedSteps} steps (the probe could not time a step)`
+      : `${plannedSteps} step${plannedSteps === 1 ? "" : "s"}: a step took ${probedPace.stepS.toFixed(2)} s and a judgement of ${evalCount} tasks ${probedPace.judgementS.toFixed(1)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${capped ? ` (--sft-steps ${options.sftSteps} caps it)` : ""}`;
+  const stopRule =
+    target === null
+      ? ""
+      : `; it stops sooner once the held-out failure rate's 95% upper bound is at most ${target.toFixed(3)} (judged on ${evalCount} tasks at step ${Math.min(WARMUP_FIRST_JUDGEMENT, plannedSteps)}, every ${evalEvery} steps after it and at its end)`;
+  options.out.write(`  SFT warm-up: ${plan}${stopRule}\n`);
+  return { probedPace, plannedSteps, evalCount };
+}
+
+/** The progress line of a warm-up part's steps: the step counted over the whole warm-up, its loss and the ETA. */
+function showStep(
+  context: { deadline: number; live: LiveLine; progress: (line: string) => string },
+  stepPace: PartPace,
+  offset: number,
+): (r: StepRecord, state: { totalSteps?: number } | null) => void {
+  const { deadline } = context;
+  return (r, state) => {
+    stepPace.saw(r.step, Date.now());
+    const perStep = stepPace.secondsPerStep(r.step, Date.now()) ?? 0;
+    const eta = Math.max(
+      0,
+      Math.min((deadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
+    );
+    context.live.update(
+      context.progress(
+        `SFT warm-up step ${offset + r.step}/${offset + (state?.totalSteps ?? 0)} loss ${r.loss?.toFixed(3) ?? "–"}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s`,
+      ),
+    );
+  };
+}
+
+/** A part's pace at `step`: its seconds a step so far, and its judgements' slowed down as its steps did since the probe. */
+function paceSoFar(
+  stepPace: PartPace,
+  probedPace: ProbedPace | null,
+  step: number,
+  now: number,
+): ProbedPace | null {
+  const stepS = stepPace.secondsPerStep(step, now);
+  if (stepS === null) return null;
+  const judgementS = probedPace === null ? 0 : (probedPace.judgementS * stepS) / probedPace.stepS;
+  return { stepS, judgementS };
+}
+
+/**
+ * Whether a part should be re-planned at `step`: at one of its checkpoints (a re-plan goes on from one, and every
+ * `checkpointEvery` steps has one) before its end, the rest of it would overrun the deadline by more than
+ * `WARMUP_EVAL_EVERY` steps' time at its pace so far.
+ */
+function overrunsPlan(
+  step: number,
+  planned: number,
+  first: number,
+  pace: (step: number, now: number) => ProbedPace | null,
+  deadline: number,
+): boolean {
+  if (step === 0 || step >= planned || step % Math.min(WARMUP_EVAL_EVERY, planned) !== 0) return false;
+  const now = Date.now();
+  const at = pace(step, now);
+  return (
+    at !== null &&
+    secondsOver({ planned, step, now, pace: at, first }, deadline) > WARMUP_EVAL_EVERY * at.stepS
+  );
+}
+
+/**
+ * The records a part keeps: up to its stop step (when it stopped early), without its step 0 after the first part
+ * (a re-planned part starts where the last one stopped).
+ */
+function keptRecords(records: StepRecord[], offset: number, stopStep: number | undefined): StepRecord[] {
+  return records.filter(
+    (r) => (offset === 0 || r.step > 0) && (stopStep === undefined || r.step <= stopStep),
+  );
+}
+
+/**
+ * Trains one part of the warm-up as a run. It is judged between chunks of `evalEvery` steps, each chunk ending in a
+ * checkpoint, so the weights judged are the weights handed on, whichever step the stop signal reaches the run at. It
+ * stops at the first judgement that meets the target (`targetAt`), or, while re-plans are left, at a checkpoint where
+ * the rest of it would overrun the deadline (`replanAt`); `pace` is its pace as it went.
+ */
+async function trainPart(
+  context: {
+    deadline: number;
+    live: LiveLine;
+    progress: (line: string) => string;
+    runs: DemoRunLineage;
+  },
+  part: {
+    id: string;
+    runsDir: string;
+    overrides: string[];
+    steps: number;
+    /** Its first judged step. */
+    first: number;
+    /** Steps of the warm-up before this part. */
+    offset: number;
+    mayReplan: boolean;
+    probedPace: ProbedPace | null;
+    reachesTarget: (r: StepRecord) => boolean;
+  },
+) {
+  const { deadline } = context;
+  const stepPace = new PartPace();
+  const pace = (step: number, now: number) => paceSoFar(stepPace, part.probedPace, step, now);
+  let targetAt: StepRecord | null = null;
+  let replanAt: StepRecord | null = null;
+  const outcome = await trainAsRun(context.runs, {
+    recipe: SFT_RECIPE,
+    runsDir: part.runsDir,
+    runId: part.id,
+    overrides: part.overrides,
+    deadline,
+    stopAfter: (r) => {
+      if (part.reachesTarget(r)) {
+        targetAt ??= r;
+        return true;
+      }
+      if (!part.mayReplan || !overrunsPlan(r.step, part.steps, part.first, pace, deadline)) return false;
+      replanAt ??= r;
+      return true;
+    },
+    onStep: showStep(context, stepPace, part.offset),
+  });
+  return { outcome, targetAt: targetAt as StepRecord | null, replanAt: replanAt as StepRecord | null, pace };
+}
+
+/** Whether a step's held-out judgement (of `evalCount` tasks) has its 95% upper bound at most `target` (null: never). */
+function meetsTarget(r: StepRecord, target: number | null, evalCount: number): boolean {
+  return (
+    target !== null &&
+    r.step > 0 &&
+    r.evalFailureRate !== undefined &&
+    heldOutUpperBound(r.evalFailureRate, evalCount) <= target
+  );
+}
+
 /**
  * The SFT warm-up, from the base model on the warm-up pool's reference answers. A probe's pace plans its
  * learning-rate schedule to end by the deadline (`options.sftSteps` at most). The run judges a held-out set at its
@@ -230,68 +447,11 @@ export async function warmUp(context: {
   const runsDir = join(context.home, "runs");
   const warmupStarted = Date.now();
   const common = [`data.prompts=${context.poolPath}`, `data.seed=${options.seed}`];
-  context.live.update(context.progress("SFT warm-up: timing a few steps to plan the run"));
-  const probeStarted = Date.now();
-  const probed = await probeWarmup(
-    runsDir,
-    [
-      `model.path=${context.baseModel}`,
-      ...common,
-      ...warmupTrainer(PROBE_STEPS, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS),
-      ...overridesForAlgorithm("sft", options.extraOverrides ?? []),
-    ],
-    deadline,
-  );
-  /**
-   * The overrides of one part of the warm-up; the last `data.evalCount` wins, as in `arc train`. The first part
-   * judges from `WARMUP_FIRST_JUDGEMENT` on, a re-planned one (which starts past it) every `evalEvery` steps.
-   */
-  const partOverrides = (
-    from: string,
-    steps: number,
-    learningRate: number,
-    ramp: number,
-    evalFrom: number,
-  ) => [
-    `model.path=${from}`,
-    ...common,
-    `data.evalCount=${WARMUP_EVAL_COUNT}`,
-    `trainer.steps=${steps}`,
-    `trainer.evalEvery=${Math.min(WARMUP_EVAL_EVERY, steps)}`,
-    `trainer.evalFrom=${Math.min(evalFrom, steps)}`,
-    `trainer.checkpointEvery=${Math.min(WARMUP_EVAL_EVERY, steps)}`,
-    ...warmupTrainer(steps, learningRate, ramp),
-    ...overridesForAlgorithm("sft", options.extraOverrides ?? []),
-  ];
-  const evalCount = Number(
-    partOverrides(context.baseModel, 1, WARMUP_LEARNING_RATE, WARMUP_RAMP_STEPS, WARMUP_FIRST_JUDGEMENT)
-      .reverse()
-      .find((o) => o.startsWith("data.evalCount="))
-      ?.slice("data.evalCount=".length) ?? WARMUP_EVAL_COUNT,
-  );
-  const probedPace: ProbedPace | null =
-    probed === null ? null : { stepS: probed.stepS, judgementS: probed.secondsPerJudgedTask * evalCount };
-  const plannedSteps =
-    probedPace === null
-      ? options.sftSteps
-      : plannedStepsThatFit(Date.now(), deadline, probedPace, options.sftSteps);
-  const evalEvery = Math.min(WARMUP_EVAL_EVERY, plannedSteps);
+  const partOverrides = (from: string, steps: number, learningRate: number, ramp: number, evalFrom: number) =>
+    warmupPartOverrides({ options, common, from, steps, learningRate, ramp, evalFrom });
+  const { probedPace, plannedSteps, evalCount } = await planWarmup(context, runsDir, common, partOverrides);
   const target = context.heldOutTarget;
-  const capped = probedPace !== null && plannedSteps === options.sftSteps;
-  const plan =
-    probedPace === null
-      ? `${plannedSteps} steps (the probe could not time a step)`
-      : `${plannedSteps} step${plannedSteps === 1 ? "" : "s"}: a step took ${probedPace.stepS.toFixed(2)} s and a judgement of ${evalCount} tasks ${probedPace.judgementS.toFixed(1)} s in a ${((Date.now() - probeStarted) / 1000).toFixed(0)} s probe${capped ? ` (--sft-steps ${options.sftSteps} caps it)` : ""}`;
-  const stopRule =
-    target === null
-      ? ""
-      : `; it stops sooner once the held-out failure rate's 95% upper bound is at most ${target.toFixed(3)} (judged on ${evalCount} tasks at step ${Math.min(WARMUP_FIRST_JUDGEMENT, plannedSteps)}, every ${evalEvery} steps after it and at its end)`;
-  options.out.write(`  SFT warm-up: ${plan}${stopRule}\n`);
-  const reachesTarget = (r: StepRecord) =>
-    target !== null &&
-    r.step > 0 &&
-    r.evalFailureRate !== undefined &&
-    heldOutUpperBound(r.evalFailureRate, evalCount) <= target;
+  const reachesTarget = (r: StepRecord) => meetsTarget(r, target, evalCount);
 
   const runId = `demo-sft-${options.seed}-${Date.now().toString(36)}`;
   const records: StepRecord[] = [];
@@ -305,88 +465,37 @@ export async function warmUp(context: {
   let tokens = 0;
   let outcome: TrainOutcome;
   for (;;) {
-    const partId = replans.length === 0 ? runId : `${runId}-part${replans.length + 1}`;
-    const stepPace = new PartPace();
-    const partSteps = part.steps;
     const first = replans.length === 0 ? WARMUP_FIRST_JUDGEMENT : WARMUP_EVAL_EVERY;
-    /** This part's pace so far; its judgements slow down as its steps did since the probe. */
-    const partPace = {
-      at(step: number, now: number): ProbedPace | null {
-        const stepS = stepPace.secondsPerStep(step, now);
-        if (stepS === null) return null;
-        const judgementS = probedPace === null ? 0 : (probedPace.judgementS * stepS) / probedPace.stepS;
-        return { stepS, judgementS };
-      },
-    };
-    let replanAt: StepRecord | null = null;
-    outcome = await trainAsRun(context.runs, {
-      recipe: SFT_RECIPE,
+    const ramp = replans.length === 0 ? WARMUP_RAMP_STEPS : REPLAN_RAMP_STEPS;
+    const run = await trainPart(context, {
+      id: replans.length === 0 ? runId : `${runId}-part${replans.length + 1}`,
       runsDir,
-      runId: partId,
-      overrides: partOverrides(
-        part.from,
-        part.steps,
-        part.learningRate,
-        replans.length === 0 ? WARMUP_RAMP_STEPS : REPLAN_RAMP_STEPS,
-        first,
-      ),
-      deadline,
-      // judged in the run between chunks of `evalEvery` steps, each chunk ending in a checkpoint: the weights judged
-      // are the weights handed on, whichever step the stop signal reaches the run at
-      stopAfter: (r) => {
-        if (reachesTarget(r)) {
-          targetReachedAtStep ??= offset + r.step;
-          return true;
-        }
-        // a re-plan goes on from a checkpoint, and every `checkpointEvery` steps has one
-        if (r.step === 0 || r.step >= partSteps || r.step % Math.min(WARMUP_EVAL_EVERY, partSteps) !== 0)
-          return false;
-        if (replans.length >= MAX_REPLANS) return false;
-        const now = Date.now();
-        const pace = partPace.at(r.step, now);
-        if (
-          pace === null ||
-          secondsOver({ planned: partSteps, step: r.step, now, pace, first }, deadline) <=
-            WARMUP_EVAL_EVERY * pace.stepS
-        )
-          return false;
-        replanAt ??= r;
-        return true;
-      },
-      onStep: (r, state) => {
-        stepPace.saw(r.step, Date.now());
-        const perStep = stepPace.secondsPerStep(r.step, Date.now()) ?? 0;
-        const eta = Math.max(
-          0,
-          Math.min((deadline - Date.now()) / 1000, perStep * ((state?.totalSteps ?? 0) - r.step)),
-        );
-        context.live.update(
-          context.progress(
-            `SFT warm-up step ${offset + r.step}/${offset + (state?.totalSteps ?? 0)} loss ${r.loss?.toFixed(3) ?? "–"}${r.evalFailureRate !== undefined ? ` held-out failure ${r.evalFailureRate.toFixed(2)}` : ""} ETA ${eta.toFixed(0)} s`,
-          ),
-        );
-      },
+      overrides: partOverrides(part.from, part.steps, part.learningRate, ramp, first),
+      steps: part.steps,
+      first,
+      offset,
+      mayReplan: replans.length < MAX_REPLANS,
+      probedPace,
+      reachesTarget,
     });
-    const stopStep =
-      targetReachedAtStep !== null ? targetReachedAtStep - offset : (replanAt as StepRecord | null)?.step;
-    const kept = outcome.records.filter(
-      (r) => (offset === 0 || r.step > 0) && (stopStep === undefined || r.step <= stopStep),
-    );
+    outcome = run.outcome;
+    if (run.targetAt) targetReachedAtStep = offset + run.targetAt.step;
+    const stopStep = (run.targetAt ?? run.replanAt)?.step;
+    const kept = keptRecords(outcome.records, offset, stopStep);
     records.push(...kept.map((r) => ({ ...r, step: offset + r.step })));
-    const keptSteps = kept.filter((r) => r.step > 0);
-    trainSeconds += keptSteps.at(-1)?.elapsedS ?? 0;
-    tokens += keptSteps.reduce((sum, r) => sum + r.tokens, 0);
+    trainSeconds += kept.filter((r) => r.step > 0).at(-1)?.elapsedS ?? 0;
+    tokens += kept.reduce((sum, r) => sum + (r.step > 0 ? r.tokens : 0), 0);
     const checkpointAt = (step: number) => join(outcome.dir, new RunDir(outcome.dir).checkpoint(step));
     if (targetReachedAtStep !== null) {
       handedOn = checkpointAt(targetReachedAtStep - offset);
       break;
     }
-    const at = replanAt as StepRecord | null;
+    const at = run.replanAt;
     if (at === null) {
       handedOn = outcome.checkpoint;
       break;
     }
-    const pace = partPace.at(at.step, Date.now()) as ProbedPace;
+    const pace = run.pace(at.step, Date.now()) as ProbedPace;
     const secondsPerStep = pace.stepS;
     const steps = plannedStepsThatFit(Date.now(), deadline, pace, part.steps - at.step, WARMUP_EVAL_EVERY);
     offset += at.step;
@@ -398,25 +507,22 @@ export async function warmUp(context: {
   }
   const stepsDone = records.at(-1)?.step ?? 0;
   const heldOut = records.filter((r) => r.evalFailureRate !== undefined).at(-1)?.evalFailureRate;
-  return {
-    outcome,
-    checkpoint: handedOn,
-    report: {
-      runId: outcome.runId,
-      steps: stepsDone,
-      plannedSteps,
-      maxSteps: options.sftSteps,
-      secondsPerStep:
-        stepsDone > 0 && trainSeconds > 0 ? trainSeconds / stepsDone : (probedPace?.stepS ?? null),
-      tokensPerSecond: trainSeconds > 0 ? tokens / trainSeconds : null,
-      heldOutTarget: target,
-      budgetS: (deadline - warmupStarted) / 1000,
-      targetReachedAtStep,
-      heldOutFailureRate: heldOut ?? null,
-      heldOutUpperBound: heldOut === undefined ? null : heldOutUpperBound(heldOut, evalCount),
-      stoppedAtDeadline: outcome.stoppedAtDeadline,
-      replans,
-      records,
-    },
+  const report: WarmupReport = {
+    runId: outcome.runId,
+    steps: stepsDone,
+    plannedSteps,
+    maxSteps: options.sftSteps,
+    secondsPerStep:
+      stepsDone > 0 && trainSeconds > 0 ? trainSeconds / stepsDone : (probedPace?.stepS ?? null),
+    tokensPerSecond: trainSeconds > 0 ? tokens / trainSeconds : null,
+    heldOutTarget: target,
+    budgetS: (deadline - warmupStarted) / 1000,
+    targetReachedAtStep,
+    heldOutFailureRate: heldOut ?? null,
+    heldOutUpperBound: heldOut === undefined ? null : heldOutUpperBound(heldOut, evalCount),
+    stoppedAtDeadline: outcome.stoppedAtDeadline,
+    replans,
+    records,
   };
+  return { outcome, checkpoint: handedOn, report };
 }

@@ -39,6 +39,36 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Serves `app` on the config's host and port and resolves once it listens: slow senders get 408 once a request has
+ * not arrived whole in time (responses may take as long as they need), malformed requests are answered, and
+ * `inFlight.count` counts the requests being answered.
+ */
+async function listen(app: Hono, config: ServerConfig, inFlight: { count: number }): Promise<Server> {
+  const timeout = config.requestTimeoutMs;
+  const server = serve({
+    fetch: app.fetch,
+    hostname: config.host,
+    port: config.port,
+    serverOptions: {
+      requestTimeout: timeout,
+      headersTimeout: timeout,
+      connectionsCheckingInterval: Math.min(1_000, timeout),
+    },
+  }) as Server;
+  answerProtocolErrors(server, { requestTimeoutMs: timeout });
+  // ahead of the app's listener, which may read the count before it first awaits
+  server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
+    inFlight.count++;
+    response.once("close", () => inFlight.count--);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  return server;
+}
+
 /** Opens and migrates the database, bootstraps keys on first start, and listens. */
 export async function startServer(
   config: ServerConfig,
@@ -68,16 +98,16 @@ export async function startServer(
     ...options.release,
   });
   /** Requests this server is answering now: detection yields to them. */
-  let requestsInFlight = 0;
+  const inFlight = { count: 0 };
   metrics.watch({
     db,
     gatewayTraceQueue: () => release.gateway.recorder.queued,
-    requestsInFlight: () => requestsInFlight,
+    requestsInFlight: () => inFlight.count,
   });
   const failures = await createFailureService({
     db,
     judgeUpstreams: config.upstreams,
-    busy: () => requestsInFlight > 0,
+    busy: () => inFlight.count > 0,
     ...options.failures,
   });
   /** The address the server listens on, once it does. */
@@ -105,29 +135,9 @@ export async function startServer(
   });
   app.route("/ui", dashboardRoutes({ fetchApi: (request) => app.fetch(request), authenticator }));
   app.get("/", (c) => c.redirect("/ui", 302));
-  const timeout = config.requestTimeoutMs;
-  const server = serve({
-    fetch: app.fetch,
-    hostname: config.host,
-    port: config.port,
-    // slow senders get 408 once a request has not arrived whole in time; responses may take as long as they need
-    serverOptions: {
-      requestTimeout: timeout,
-      headersTimeout: timeout,
-      connectionsCheckingInterval: Math.min(1_000, timeout),
-    },
-  });
-  answerProtocolErrors(server as Server, { requestTimeoutMs: timeout });
-  // ahead of the app's listener, which may read the count before it first awaits
-  server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
-    requestsInFlight++;
-    response.once("close", () => requestsInFlight--);
-  });
+  let server: Server;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("listening", resolve);
-      server.once("error", reject);
-    });
+    server = await listen(app, config, inFlight);
   } catch (error) {
     await db.close();
     throw error;

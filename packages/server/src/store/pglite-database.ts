@@ -100,18 +100,22 @@ async function settleWithin(promise: Promise<unknown>, ms: number, late: string)
   }
 }
 
+/** Requests to the PGlite thread, each answered once: its rows, its error, or the deadline's or the thread's error. */
+interface WorkerChannel {
+  /**
+   * Sends one request. Unless `bounded` is false its caller gets an error after the deadline; while a request is past
+   * its deadline, others fail at once, except with `evenIfLate` (a rollback that must follow the late statement).
+   */
+  send(request: PgliteRequest, options?: { bounded?: boolean; evenIfLate?: boolean }): Promise<Row[]>;
+  /** Refuses every later request with `error` (the first reason given stays). */
+  refuse(error: Error): void;
+}
+
 /**
- * Opens (creating on first use) the embedded PostgreSQL in `dataDir`, or in memory for `memory://`. PGlite runs in
- * a worker thread: its WASM blocks while it works, and on the main thread that would stall every request. Every
- * request gets an answer: its rows, its error, or an error when the reply cannot be read, the thread dies, or the
- * statement passes its deadline (`queryTimeoutMs`).
+ * The channel to a PGlite worker thread: the thread answers requests in order, so each response settles the oldest
+ * waiting request; a reply that cannot be read, the thread's death and a passed deadline each settle it with an error.
  */
-export async function openPgliteDatabase(dataDir: string, options: PgliteOptions = {}): Promise<Database> {
-  const timeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-  const inMemory = dataDir.startsWith("memory://");
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const unlock = inMemory ? () => {} : lockDataDir(dataDir);
-  const worker = new Worker(new URL("./pglite-worker-entry.mjs", import.meta.url));
+function workerChannel(worker: Worker, timeoutMs: number): WorkerChannel {
   /** Requests sent, oldest first; the thread answers them in order, so each response belongs to the first. */
   const waiting: Waiter[] = [];
   /** Why the thread can take no more requests (it died, or the database was closed). */
@@ -154,10 +158,6 @@ export async function openPgliteDatabase(dataDir: string, options: PgliteOptions
   worker.on("error", (error) => failAll(new Error(`the embedded database thread failed: ${error.message}`)));
   worker.on("exit", (code) => failAll(new Error(`the embedded database thread exited (code ${code})`)));
 
-  /**
-   * Sends one request. Unless `bounded` is false its caller gets an error after `timeoutMs`; while a request is past
-   * its deadline, others fail at once, except with `evenIfLate` (a rollback that must follow the late statement).
-   */
   const send = (request: PgliteRequest, { bounded = true, evenIfLate = false } = {}): Promise<Row[]> => {
     if (failure) return Promise.reject(failure);
     const late = waiting.find((w) => w.expired);
@@ -193,6 +193,27 @@ export async function openPgliteDatabase(dataDir: string, options: PgliteOptions
       }, timeoutMs);
     });
   };
+  return {
+    send,
+    refuse(error) {
+      failure ??= error;
+    },
+  };
+}
+
+/**
+ * Opens (creating on first use) the embedded PostgreSQL in `dataDir`, or in memory for `memory://`. PGlite runs in
+ * a worker thread: its WASM blocks while it works, and on the main thread that would stall every request. Every
+ * request gets an answer: its rows, its error, or an error when the reply cannot be read, the thread dies, or the
+ * statement passes its deadline (`queryTimeoutMs`).
+ */
+export async function openPgliteDatabase(dataDir: string, options: PgliteOptions = {}): Promise<Database> {
+  const timeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const inMemory = dataDir.startsWith("memory://");
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const unlock = inMemory ? () => {} : lockDataDir(dataDir);
+  const worker = new Worker(new URL("./pglite-worker-entry.mjs", import.meta.url));
+  const { send, refuse } = workerChannel(worker, timeoutMs);
   try {
     await send({ op: "open", dataDir }, { bounded: false });
   } catch (error) {
@@ -213,7 +234,7 @@ export async function openPgliteDatabase(dataDir: string, options: PgliteOptions
   const close = async () => {
     const closed = mutex.run(() => {
       const request = send({ op: "close" }, { bounded: false });
-      failure ??= new Error("the embedded database is closed");
+      refuse(new Error("the embedded database is closed"));
       return request;
     });
     const unclean = await settleWithin(
@@ -221,7 +242,7 @@ export async function openPgliteDatabase(dataDir: string, options: PgliteOptions
       timeoutMs,
       `closing waited ${timeoutMs} ms for the transaction or statement under way`,
     );
-    failure ??= new Error("the embedded database is closed");
+    refuse(new Error("the embedded database is closed"));
     await worker.terminate();
     unlock();
     if (unclean) {

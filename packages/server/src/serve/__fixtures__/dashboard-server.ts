@@ -35,6 +35,41 @@ export interface DashboardServer {
   close(): Promise<void>;
 }
 
+/** The tenant's JSON API on `url`: each call throws, naming its method, path, status and answer, unless it is 2xx. */
+function tenantApi(url: string, key: string) {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json as T;
+  };
+}
+
+/**
+ * Gateway traffic: each call of the returned function sends `count` chat calls at once, the next of `questions` in
+ * turn, each in a session of its own, and resolves to the model versions that answered them.
+ */
+function trafficSender(client: OpenAI, questions: string[]) {
+  let sent = 0;
+  return (count: number) =>
+    Promise.all(
+      Array.from({ length: count }, async () => {
+        const i = sent++;
+        const { response } = await client.chat.completions
+          .create(
+            { model: "arc", messages: [{ role: "user", content: questions[i % questions.length] }] },
+            { headers: { "x-arc-session": `user-${i}`, "x-arc-env": "toolcall" } },
+          )
+          .withResponse();
+        return response.headers.get("x-arc-model-version");
+      }),
+    );
+}
+
 /**
  * Starts `arc serve` (PGlite in a temp home, real HTTP, the orchestrator, validator and deployer running) and plays a
  * short cycle through it: gateway traffic fails a booking pattern, the orchestrator trains a real run (the shipped
@@ -86,16 +121,7 @@ export async function startDashboardServer(): Promise<DashboardServer> {
     artifactDir: productionDir,
     actor: "test",
   });
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${server.url}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${credentials.tenantKey}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await response.json();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json as T;
-  };
+  const call = tenantApi(server.url, credentials.tenantKey);
   await call("PUT", "/release-settings", {
     canary: {
       minSamplesPerStage: 400,
@@ -113,21 +139,7 @@ export async function startDashboardServer(): Promise<DashboardServer> {
   });
 
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: credentials.tenantKey, maxRetries: 0 });
-  const ordered = [...fx.patternQuestions, ...fx.generalQuestions];
-  let sent = 0;
-  const traffic = async (count: number) =>
-    Promise.all(
-      Array.from({ length: count }, async () => {
-        const i = sent++;
-        const { response } = await client.chat.completions
-          .create(
-            { model: "arc", messages: [{ role: "user", content: ordered[i % ordered.length] }] },
-            { headers: { "x-arc-session": `user-${i}`, "x-arc-env": "toolcall" } },
-          )
-          .withResponse();
-        return response.headers.get("x-arc-model-version");
-      }),
-    );
+  const traffic = trafficSender(client, [...fx.patternQuestions, ...fx.generalQuestions]);
   await traffic(40);
   const deployment = await waitUntil(
     async () =>

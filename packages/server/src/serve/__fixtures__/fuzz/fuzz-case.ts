@@ -56,6 +56,131 @@ export function unclearRefusal(path: string, answer: { status: number; text: str
   return `refused with ${answer.status} but no {error: {message}}: ${answer.text.slice(0, 200)}`;
 }
 
+/** The connection's problem with sending a case (none when the server refused an upload it need not read). */
+async function send(
+  url: string,
+  route: RouteSpec,
+  request: { headers: Record<string, string>; bytes: Uint8Array | undefined },
+  problems: string[],
+): Promise<{ status: number; text: string; headers: IncomingHttpHeaders } | undefined> {
+  const { headers, bytes } = request;
+  try {
+    return await answerOf(url, { method: route.method, headers, body: bytes }, ANSWER_MS);
+  } catch (error) {
+    const e = error as Error & { code?: string };
+    // A server may refuse a body over its limit, or answer a read without reading its body, and close the
+    // connection under the upload.
+    const unread = (bytes?.byteLength ?? 0) > MAX_BODY_BYTES || (bytes !== undefined && !route.bodies);
+    const refusedUpload = unread && /^(EPIPE|ECONNRESET)$/.test(e.code ?? "");
+    if (!refusedUpload) {
+      problems.push(
+        e.name === "TimeoutError"
+          ? `no answer within ${ANSWER_MS} ms`
+          : `the connection failed: ${e.code} ${e.message}`,
+      );
+    }
+    return undefined;
+  }
+}
+
+/** What is wrong with an answer itself: a 5xx, a server path shown, a refusal without a message, the wrong key's. */
+function answerProblems(
+  route: RouteSpec,
+  request: { path: string; auth: Auth; validParams: boolean },
+  answer: { status: number; text: string; headers: IncomingHttpHeaders },
+  serverPaths: string[],
+): string[] {
+  const problems: string[] = [];
+  if (answer.status >= 500) problems.push(`answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+  for (const shown of serverPaths) {
+    if (answer.status >= 400 && answer.text.includes(shown)) {
+      problems.push(
+        `refused with ${answer.status}, showing the server path ${shown}: ${answer.text.slice(0, 300)}`,
+      );
+    }
+  }
+  const unclear = unclearRefusal(request.path, answer);
+  if (unclear) problems.push(unclear);
+  const wrongKey = keyProblem(route, request, answer);
+  if (wrongKey) problems.push(wrongKey);
+  return problems;
+}
+
+/**
+ * What is wrong with the rows a case changed (`delta`, by table): a refusal or a read that wrote, or a gateway call
+ * answered but not recorded (`recorded`: the recorder's lost and dropped counts before and after).
+ */
+function rowProblems(
+  route: RouteSpec,
+  answer: { status: number; headers: IncomingHttpHeaders },
+  delta: Record<string, number>,
+  recorded: {
+    before: { lost: number; dropped: number } | undefined;
+    after: { lost: number; dropped: number } | undefined;
+    headers: Record<string, string>;
+  },
+): string[] {
+  const problems: string[] = [];
+  // The gateway records every call a model took part in: the model's own answers (marked with the model version),
+  // whatever their status, and its 5xx when the model failed (the 5xx is a problem of its own above).
+  const forwarded = route.gateway && answer.headers["x-arc-model-version"] !== undefined;
+  const recordedFailure = route.gateway && answer.status >= 500;
+  const changed = Object.keys(delta).length > 0;
+  if (answer.status >= 400 && !forwarded && !recordedFailure && changed) {
+    problems.push(`refused with ${answer.status} but changed rows: ${JSON.stringify(delta)}`);
+  } else if (route.method === "GET" && changed) {
+    problems.push(`a read answered ${answer.status} and changed rows: ${JSON.stringify(delta)}`);
+  }
+  const { before, after, headers } = recorded;
+  if (before && after && (forwarded || answer.status < 300)) {
+    const lost = after.lost + after.dropped - before.lost - before.dropped;
+    if (lost > 0) problems.push(`answered ${answer.status} but the gateway lost ${lost} trace(s)`);
+    // With the SDK's step id (x-arc-step-id) a call is merged into that step: no new row is due then.
+    else if (!delta.traces && !delta.steps && !headers["x-arc-step-id"]) {
+      problems.push(`answered ${answer.status} but recorded no trace`);
+    }
+  }
+  return problems;
+}
+
+/** The server's state and current ids before a case; a failure to read them means the case was never sent. */
+async function stateBeforeCase(server: FuzzedServer, route: RouteSpec) {
+  try {
+    const state = server.lastState ?? (await server.call<HostileServerState>("state"));
+    return { state, ids: await server.currentIds() };
+  } catch (error) {
+    throw new NotSent(`${route.method} ${route.path}, before the case\n    - ${(error as Error).message}`);
+  }
+}
+
+/** An answer's body as JSON, or `{}` when it is not JSON. */
+function jsonOrEmpty(text: string): Json {
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    return {};
+  }
+}
+
+/** What reading an accepted write back found wrong: a 5xx, a status other than the one a check must get, no answer. */
+async function readBackProblems(
+  read: (path: string) => Promise<{ status: number; text: string }>,
+  checks: { path: string; must?: number }[],
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const check of checks) {
+    try {
+      const got = await read(check.path);
+      if (got.status >= 500 || (check.must && got.status !== check.must)) {
+        problems.push(`then GET ${check.path} answered ${got.status}: ${got.text.slice(0, 200)}`);
+      }
+    } catch (error) {
+      problems.push(`then GET ${check.path} got no answer (${(error as Error).message})`);
+    }
+  }
+  return problems;
+}
+
 let uids = 0;
 
 /**
@@ -70,13 +195,7 @@ export async function runCase(
   shrinking: boolean,
 ): Promise<CaseOutcome | null> {
   const ready = server.ready;
-  const before = async () => {
-    const state = server.lastState ?? (await server.call<HostileServerState>("state"));
-    return { state, ids: await server.currentIds() };
-  };
-  const { state: stateBefore, ids } = await before().catch((error: Error) => {
-    throw new NotSent(`${route.method} ${route.path}, before the case\n    - ${error.message}`);
-  });
+  const { state: stateBefore, ids } = await stateBeforeCase(server, route);
   server.lastState = undefined;
   const x: Ctx = { ready, ids, uid: ++uids };
   const request = requestOf(route, c, x);
@@ -108,24 +227,8 @@ export async function runCase(
   };
 
   const recorded = route.gateway ? await ipc<{ lost: number; dropped: number }>("flush") : undefined;
-  let answer: { status: number; text: string; headers: IncomingHttpHeaders } | undefined;
   const sentAt = performance.now();
-  try {
-    answer = await answerOf(`${ready.url}${path}`, { method: route.method, headers, body: bytes }, ANSWER_MS);
-  } catch (error) {
-    const e = error as Error & { code?: string };
-    // A server may refuse a body over its limit, or answer a read without reading its body, and close the
-    // connection under the upload.
-    const unread = (bytes?.byteLength ?? 0) > MAX_BODY_BYTES || (bytes !== undefined && !route.bodies);
-    const refusedUpload = unread && /^(EPIPE|ECONNRESET)$/.test(e.code ?? "");
-    if (!refusedUpload) {
-      problems.push(
-        e.name === "TimeoutError"
-          ? `no answer within ${ANSWER_MS} ms`
-          : `the connection failed: ${e.code} ${e.message}`,
-      );
-    }
-  }
+  const answer = await send(`${ready.url}${path}`, route, { headers, bytes }, problems);
   const answerMs = performance.now() - sentAt;
   let detectMs = 0;
   if (answer && answerMs > CASE_MS)
@@ -136,21 +239,7 @@ export async function runCase(
     problems.push("the server process exited");
     throw fail(true);
   }
-  if (answer && answer.status >= 500)
-    problems.push(`answered ${answer.status}: ${answer.text.slice(0, 300)}`);
-  for (const shown of ready.paths) {
-    if (answer && answer.status >= 400 && answer.text.includes(shown)) {
-      problems.push(
-        `refused with ${answer.status}, showing the server path ${shown}: ${answer.text.slice(0, 300)}`,
-      );
-    }
-  }
-  if (answer) {
-    const unclear = unclearRefusal(path, answer);
-    if (unclear) problems.push(unclear);
-    const wrongKey = keyProblem(route, request, answer);
-    if (wrongKey) problems.push(wrongKey);
-  }
+  if (answer) problems.push(...answerProblems(route, request, answer, ready.paths));
 
   const recordedAfter = route.gateway ? await ipc<{ lost: number; dropped: number }>("flush") : undefined;
   const stateAfter = await ipc<HostileServerState>("state");
@@ -162,33 +251,14 @@ export async function runCase(
   for (const [table, n] of Object.entries(stateAfter.counts)) {
     if (n !== stateBefore.counts[table]) delta[table] = n - stateBefore.counts[table];
   }
-  // The gateway records every call a model took part in: the model's own answers (marked with the model version),
-  // whatever their status, and its 5xx when the model failed (the 5xx is a problem of its own above).
-  const forwarded = route.gateway && answer?.headers["x-arc-model-version"] !== undefined;
-  const recordedFailure = route.gateway && (answer?.status ?? 0) >= 500;
-  const changed = Object.keys(delta).length > 0;
-  if (changed) server.idsChanged();
-  if (answer && answer.status >= 400 && !forwarded && !recordedFailure && changed) {
-    problems.push(`refused with ${answer.status} but changed rows: ${JSON.stringify(delta)}`);
-  } else if (answer && route.method === "GET" && changed) {
-    problems.push(`a read answered ${answer.status} and changed rows: ${JSON.stringify(delta)}`);
-  }
-  if (recorded && recordedAfter && answer && (forwarded || answer.status < 300)) {
-    const lost = recordedAfter.lost + recordedAfter.dropped - recorded.lost - recorded.dropped;
-    if (lost > 0) problems.push(`answered ${answer.status} but the gateway lost ${lost} trace(s)`);
-    // With the SDK's step id (x-arc-step-id) a call is merged into that step: no new row is due then.
-    else if (!delta.traces && !delta.steps && !headers["x-arc-step-id"]) {
-      problems.push(`answered ${answer.status} but recorded no trace`);
-    }
-  }
+  if (Object.keys(delta).length > 0) server.idsChanged();
+  if (answer)
+    problems.push(...rowProblems(route, answer, delta, { before: recorded, after: recordedAfter, headers }));
 
   // what a write accepted is checked as its tenant reads it; a read or a write made with another key has no more
   const asTenant = request.auth === "own" || request.auth === "admin for the tenant";
   if (answer && answer.status < 300 && route.method !== "GET" && asTenant) {
-    let json: Json = {};
-    try {
-      json = JSON.parse(answer.text) as Json;
-    } catch {}
+    const json = jsonOrEmpty(answer.text);
     if (route.accepted) {
       const found = await route.accepted(x, sent, json, delta, server).catch((error: Error) => {
         problems.push(error.message);
@@ -196,16 +266,7 @@ export async function runCase(
       });
       problems.push(...found);
     }
-    for (const check of route.readBack?.(x, sent, json, params) ?? []) {
-      try {
-        const got = await read(check.path);
-        if (got.status >= 500 || (check.must && got.status !== check.must)) {
-          problems.push(`then GET ${check.path} answered ${got.status}: ${got.text.slice(0, 200)}`);
-        }
-      } catch (error) {
-        problems.push(`then GET ${check.path} got no answer (${(error as Error).message})`);
-      }
-    }
+    problems.push(...(await readBackProblems(read, route.readBack?.(x, sent, json, params) ?? [])));
     if (route.ingest) {
       const detectStart = performance.now();
       await ipc("detect");
