@@ -274,6 +274,8 @@ describe("docs/benchmarks.md", () => {
       const ratios = {
         overhead_p50_vs_bare: 2.1,
         overhead_p99_vs_bare: 3.05,
+        overhead_p50_c16_vs_bare: 1.4,
+        overhead_p99_c16_vs_bare: 1.25,
         throughput_vs_bare: 0.912,
       };
       writeBenchResults(
@@ -284,7 +286,7 @@ describe("docs/benchmarks.md", () => {
       const row = tableRows(benchmarksReport(dir)).find((r) => r[0].startsWith("Gateway over the bare"));
       assert.equal(
         row?.[1],
-        "p50 ×2.10, p99 ×3.05, throughput 0.912 / p50 ×2.10, p99 ×3.05, throughput 0.900 (median of 5 rounds)",
+        "c = 1 ×2.10 / ×3.05, c = 16 ×1.40 / ×1.25, throughput 0.912 / c = 1 ×2.10 / ×3.05, c = 16 ×1.40 / ×1.25, throughput 0.900 (median of 5 rounds)",
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
