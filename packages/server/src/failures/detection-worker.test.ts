@@ -12,7 +12,7 @@ import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
 import { insertFeedback, insertTraces } from "../store/trace-store.ts";
 import { pendingDetections } from "./detection-queue.ts";
-import { BUSY_BATCH_SIZE, DetectionWorker } from "./detection-worker.ts";
+import { DetectionWorker } from "./detection-worker.ts";
 import { listPatterns } from "./pattern-store.ts";
 import { getVerdict, verdictCounts } from "./verdict-store.ts";
 
@@ -185,22 +185,6 @@ for (const target of databasesUnderTest()) {
       } finally {
         await worker.stop();
       }
-    });
-
-    it("claims at most BUSY_BATCH_SIZE traces a pass while the server is busy, its whole batch when it is not", async () => {
-      await drain(new DetectionWorker(db, { config }));
-      const fresh = simulateProductionTraffic({ seed: 11, count: 2 * BUSY_BATCH_SIZE + 10 }).map((s) =>
-        Trace.parse(s.trace),
-      );
-      await insertTraces(db, tenant, fresh);
-      let busy = true;
-      const worker = new DetectionWorker(db, {
-        config: { ...config, batchSize: BUSY_BATCH_SIZE + 10 },
-        busy: () => busy,
-      });
-      assert.equal((await worker.runOnce()).judged, BUSY_BATCH_SIZE);
-      busy = false;
-      assert.equal((await worker.runOnce()).judged, BUSY_BATCH_SIZE + 10);
     });
 
     it("rests after each pass while the server is busy, so detection takes at most busyShare of the time", async () => {

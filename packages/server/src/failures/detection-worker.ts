@@ -45,13 +45,6 @@ import { type NewVerdict, upsertVerdicts } from "./verdict-store.ts";
  */
 const SLICE_MS = 2;
 
-/**
- * Most traces a pass claims while the process is answering requests (`batchSize` when it is not): a pass reads its
- * traces back and writes their verdicts in single messages, whose encoding and decoding run on the main thread at once,
- * so a small batch keeps each of those pauses short.
- */
-export const BUSY_BATCH_SIZE = 32;
-
 /** What one pass of the worker did. */
 export interface DetectionPass {
   /** Traces judged (and, if failed for the first time, clustered). */
@@ -108,8 +101,6 @@ export class DetectionWorker {
   private readonly judgeRetryMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly busy: () => boolean;
-  /** The most traces the latest pass could claim: a pass that claimed that many is followed by the next at once. */
-  private claimLimit: number;
 
   constructor(
     private readonly db: Database,
@@ -121,17 +112,15 @@ export class DetectionWorker {
     this.judgeRetryMs = options.judgeRetryMs ?? 60_000;
     this.onError = options.onError ?? ((error) => console.error("detection worker:", error));
     this.busy = options.busy ?? (() => false);
-    this.claimLimit = this.config.batchSize;
   }
 
   /** Claims and judges one batch of due traces; resolves to what it did. Safe to call while started. */
   async runOnce(): Promise<DetectionPass> {
     const pass: DetectionPass = { judged: 0, assigned: 0, released: 0 };
     if (!(await hasDueTraces(this.db, this.config.quietMs))) return pass;
-    this.claimLimit = this.busy() ? Math.min(BUSY_BATCH_SIZE, this.config.batchSize) : this.config.batchSize;
     const claims = await claimDueTraces(this.db, {
       quietMs: this.config.quietMs,
-      limit: this.claimLimit,
+      limit: this.config.batchSize,
       leaseMs: this.config.leaseMs,
     });
     const byTenant = new Map<string, DetectionClaim[]>();
@@ -188,13 +177,12 @@ export class DetectionWorker {
   /**
    * Runs passes until `stop`: back to back while batches come full, every `pollMs` while passes find traces, and
    * while they find none, after a wait that doubles from `pollMs` up to `idlePollMs`. While the process is `busy`
-   * answering requests, a pass claims at most `BUSY_BATCH_SIZE` traces, and a pass of d ms is followed by a rest of
-   * d × (1 / `busyShare` − 1) ms, at most `idlePollMs`.
+   * answering requests, a pass of d ms is followed by a rest of d × (1 / `busyShare` − 1) ms, at most `idlePollMs`.
    */
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    const { pollMs, idlePollMs, busyShare } = this.config;
+    const { pollMs, idlePollMs, batchSize, busyShare } = this.config;
     let wait = pollMs;
     const loop = async () => {
       const started = performance.now();
@@ -202,11 +190,7 @@ export class DetectionWorker {
         const { judged, released } = await this.runOnce();
         const settled = judged + released;
         wait =
-          settled >= this.claimLimit
-            ? 0
-            : settled > 0
-              ? pollMs
-              : Math.max(pollMs, Math.min(wait * 2, idlePollMs));
+          settled >= batchSize ? 0 : settled > 0 ? pollMs : Math.max(pollMs, Math.min(wait * 2, idlePollMs));
         if (settled > 0 && this.busy()) {
           const rest = (performance.now() - started) * (1 / busyShare - 1);
           wait = Math.max(wait, Math.min(rest, idlePollMs));

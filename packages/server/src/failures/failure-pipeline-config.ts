@@ -34,10 +34,7 @@ export const FailurePipelineConfig = z.object({
     .min(1)
     .max(5000)
     .default(200)
-    .describe(
-      "Traces a worker claims and judges per transaction (ARC_DETECT_BATCH); at most 32 while the server is " +
-        "answering requests, so that reading them back and writing their verdicts pause its calls only briefly",
-    ),
+    .describe("Traces a worker claims and judges per transaction (ARC_DETECT_BATCH)"),
   pollMs: z
     .number()
     .int()
