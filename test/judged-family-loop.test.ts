@@ -257,10 +257,12 @@ describe("a family with no verifier: the tenant's judge detects, rewards and val
     // the shipped arithmetic base in production (it answers sums, never a booking tool); the toolcall base as candidate
     const { tenantId, key, base } = await judgedTenant("booking-team-3", "arith-base");
     // the gate that refuses a worse candidate is the test above's; here it lets any judged candidate through, so that
-    // the release path runs whatever the shipped judge (a weak one) makes of the few items it decides
+    // the release path runs whatever the shipped judge (a weak one) makes of the few items it decides. That judge
+    // decides about one in twenty of the candidate's answers (the rest are `unknown`: its confidence or class out of
+    // range), so the canary asks for 4 decided samples an arm, not the default's 30
     await setReleaseSettings(db, tenantId, {
       gates: { minFunctional: 0, minNdr: 0, minWinRate: 0, judging: "pointwise" },
-      canary: { ramp: [0.5, 1], minSamplesPerStage: 10, minControlSamples: 10 },
+      canary: { ramp: [0.5, 1], minSamplesPerStage: 4, minControlSamples: 4 },
     });
     await storeReferenceFreeEvalSet(tenantId, key);
     const candidate = await registerModelVersion(db, tenantId, {
