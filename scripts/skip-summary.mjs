@@ -20,11 +20,18 @@ export function totalsLine(outcomes) {
  * loading not counted), so that a slow suite shows where its time goes.
  */
 export function slowestFilesLine(outcomes, count = 8) {
+  const slowest = fileTimes(outcomes).slice(0, count);
+  return `slowest files: ${slowest.map(({ file, s }) => `${file} ${Math.round(s)} s`).join(", ")}`;
+}
+
+/** Each file's top-level tests' time in seconds, slowest first, paths relative to the working directory. */
+export function fileTimes(outcomes) {
   const byFile = new Map();
   for (const { outcome, file, ms } of outcomes) {
     if (outcome === "time" && file) byFile.set(file, (byFile.get(file) ?? 0) + ms);
   }
-  const slowest = [...byFile].sort((a, b) => b[1] - a[1]).slice(0, count);
   const cwd = `${process.cwd()}/`;
-  return `slowest files: ${slowest.map(([file, ms]) => `${file.replace(cwd, "")} ${Math.round(ms / 1000)} s`).join(", ")}`;
+  return [...byFile]
+    .sort((a, b) => b[1] - a[1])
+    .map(([file, ms]) => ({ file: file.replace(cwd, ""), s: Math.round(ms / 100) / 10 }));
 }

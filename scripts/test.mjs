@@ -4,12 +4,13 @@
 // skipped tests by reason and a line `tests: N passed, N failed, N skipped` over both runs. First it
 // checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
+// ARC_TEST_TIMES=<file> also writes every file's time (its top-level tests, in seconds), slowest first, as JSON.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { missingParts } from "./required-parts.mjs";
-import { skipSummary, slowestFilesLine, totalsLine } from "./skip-summary.mjs";
+import { fileTimes, skipSummary, slowestFilesLine, totalsLine } from "./skip-summary.mjs";
 
 function findTests(dir) {
   const found = [];
@@ -71,6 +72,8 @@ const outcomes = outcomesFiles
   .map((line) => JSON.parse(line));
 rmSync(outcomesDir, { recursive: true, force: true });
 console.log(slowestFilesLine(outcomes));
+if (process.env.ARC_TEST_TIMES)
+  writeFileSync(process.env.ARC_TEST_TIMES, `${JSON.stringify(fileTimes(outcomes), null, 1)}\n`);
 console.log(skipSummary(outcomes.filter((o) => o.outcome === "skip")));
 console.log(totalsLine(outcomes));
 process.exit(codes.find((code) => code !== 0) ?? 0);
