@@ -4,7 +4,8 @@
 // skipped tests by reason and a line `tests: N passed, N failed, N skipped` over both runs. First it
 // checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
-// ARC_TEST_TIMES=<file> also writes every file's time (its top-level tests, in seconds), slowest first, as JSON.
+// ARC_TEST_TIMES=<file> also writes every file's time (its top-level tests, in seconds), slowest first, as JSON: a
+// full run's, as `{ file: seconds }`, is scripts/test-times.json, the order the files start in.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,10 +32,16 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
+/**
+ * Each file's time in a full run (seconds), from scripts/test-times.json: the files start longest first, so that the
+ * last to start are short ones and neither lane idles while the other finishes a long file. A file it does not name
+ * starts after the named ones.
+ */
+const recordedTimes = JSON.parse(readFileSync(join(import.meta.dirname, "test-times.json"), "utf8"));
 const filters = process.argv.slice(2);
 const files = [...findTests("packages"), ...findTests("test")]
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
-  .sort();
+  .sort((a, b) => (recordedTimes[b] ?? -1) - (recordedTimes[a] ?? -1) || a.localeCompare(b));
 if (files.length === 0) {
   console.error(`no test files match ${JSON.stringify(filters)}`);
   process.exit(1);
@@ -73,7 +80,10 @@ const outcomes = outcomesFiles
 rmSync(outcomesDir, { recursive: true, force: true });
 console.log(slowestFilesLine(outcomes));
 if (process.env.ARC_TEST_TIMES)
-  writeFileSync(process.env.ARC_TEST_TIMES, `${JSON.stringify(fileTimes(outcomes), null, 1)}\n`);
+  writeFileSync(
+    process.env.ARC_TEST_TIMES,
+    `${JSON.stringify(Object.fromEntries(fileTimes(outcomes).map(({ file, s }) => [file, s])), null, 2)}\n`,
+  );
 console.log(skipSummary(outcomes.filter((o) => o.outcome === "skip")));
 console.log(totalsLine(outcomes));
 process.exit(codes.find((code) => code !== 0) ?? 0);
