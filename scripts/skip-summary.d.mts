@@ -9,3 +9,7 @@ export declare function slowestFilesLine(
   outcomes: { outcome: "pass" | "fail" | "skip" | "time"; file?: string; ms?: number }[],
   count?: number,
 ): string;
+/** Each file's top-level tests' time in seconds, slowest first. */
+export declare function fileTimes(
+  outcomes: { outcome: "pass" | "fail" | "skip" | "time"; file?: string; ms?: number }[],
+): { file: string; s: number }[];

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { missingParts } from "./required-parts.mjs";
 import { fileTimes, skipSummary, slowestFilesLine, totalsLine } from "./skip-summary.mjs";
+import { startOrder } from "./test-order.mjs";
 
 function findTests(dir) {
   const found = [];
@@ -32,16 +33,15 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
-/**
- * Each file's time in a full run (seconds), from scripts/test-times.json: the files start longest first, so that the
- * last to start are short ones and neither lane idles while the other finishes a long file. A file it does not name
- * starts after the named ones.
- */
+/** A full run's time of each file, in seconds: the files start longest first (scripts/test-order.mjs). */
 const recordedTimes = JSON.parse(readFileSync(join(import.meta.dirname, "test-times.json"), "utf8"));
 const filters = process.argv.slice(2);
-const files = [...findTests("packages"), ...findTests("test")]
-  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
-  .sort((a, b) => (recordedTimes[b] ?? -1) - (recordedTimes[a] ?? -1) || a.localeCompare(b));
+const files = startOrder(
+  [...findTests("packages"), ...findTests("test")].filter(
+    (f) => filters.length === 0 || filters.some((s) => f.includes(s)),
+  ),
+  recordedTimes,
+);
 if (files.length === 0) {
   console.error(`no test files match ${JSON.stringify(filters)}`);
   process.exit(1);

@@ -11,6 +11,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MissingPartError, postgresLacks, requiredParts, skipWithout } from "../scripts/required-parts.mjs";
 import { skipSummary, slowestFilesLine, totalsLine } from "../scripts/skip-summary.mjs";
+import { startOrder } from "../scripts/test-order.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -140,6 +141,20 @@ describe("the parts a run requires", () => {
     assert.ok(check > ci.indexOf("apt-get install"), "Chromium is checked after its install");
     assert.ok(check < ci.indexOf("npm ci"), "and before the install of the packages");
     assert.match(ci, /^set -euo pipefail$/m, "a failed check stops the script");
+  });
+});
+
+describe("the test runner's order", () => {
+  it("starts the files longest first by a full run's times, then the files it does not name, by path", () => {
+    assert.deepEqual(
+      startOrder(["a.test.ts", "d.test.ts", "b.test.ts", "c.test.ts", "e.test.ts"], {
+        "a.test.ts": 3,
+        "b.test.ts": 40,
+        "c.test.ts": 3,
+        "z.test.ts": 99,
+      }),
+      ["b.test.ts", "a.test.ts", "c.test.ts", "d.test.ts", "e.test.ts"],
+    );
   });
 });
 
