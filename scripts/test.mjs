@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time, then
-// the `*.alone.test.ts` files one at a time, and ends with a line naming the slowest files, a line counting the
-// skipped tests by reason and a line `tests: N passed, N failed, N skipped` over both runs. First it
+// Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time and
+// longest first, then the `*.alone.test.ts` files one at a time, and ends with a line naming the slowest files, a
+// line counting the skipped tests by reason and a line `tests: N passed, N failed, N skipped` over both runs. First it
 // checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
 // ARC_TEST_TIMES=<file> also writes every file's time (its top-level tests, in seconds), slowest first, as JSON: a
 // full run's, as `{ file: seconds }`, is scripts/test-times.json, the order the files start in.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { missingParts } from "./required-parts.mjs";
@@ -48,34 +48,56 @@ if (files.length === 0) {
 }
 const outcomesDir = mkdtempSync(join(tmpdir(), "arc-test-outcomes-"));
 /**
- * Runs test files with Node's test runner through tsx, `concurrency` files at a time, the spec reporter on stdout and
- * each test's outcome (with a skip's reason) to `outcomesFile`; resolves to the exit code.
+ * Runs one test file with Node's test runner through tsx, in a process of its own: the spec reporter's output is
+ * printed whole when the file ends (two files' lines never interleave), each test's outcome (with a skip's reason)
+ * goes to `outcomesFile`; resolves to the exit code.
  */
-function run(testFiles, concurrency, outcomesFile) {
+function runFile(file, outcomesFile) {
   const reporters = [
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     `--test-reporter=${join(import.meta.dirname, "outcome-reporter.mjs")}`,
     `--test-reporter-destination=${outcomesFile}`,
   ];
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporters, ...testFiles],
-    { stdio: "inherit" },
+  const child = spawn(process.execPath, ["--import", "tsx", "--test", ...reporters, file], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output = [];
+  child.stdout.on("data", (chunk) => output.push(chunk));
+  child.stderr.on("data", (chunk) => output.push(chunk));
+  return new Promise((resolve) =>
+    child.on("close", (code, signal) => {
+      process.stdout.write(Buffer.concat(output));
+      resolve(signal ? 1 : (code ?? 1));
+    }),
   );
-  return new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal ? 1 : (code ?? 1))));
+}
+
+/**
+ * Runs `testFiles` `concurrency` at a time, each started in the given order as a lane frees (Node's runner would
+ * sort them by path); resolves to the first failing exit code, or 0.
+ */
+async function run(testFiles, concurrency) {
+  const waiting = [...testFiles];
+  let failed = 0;
+  const lane = async () => {
+    for (let file = waiting.shift(); file !== undefined; file = waiting.shift()) {
+      const code = await runFile(file, join(outcomesDir, `${testFiles.length - waiting.length}.jsonl`));
+      if (code !== 0 && failed === 0) failed = code;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return failed;
 }
 
 // Files named *.alone.test.ts measure latency bounds; they run after the others, one at a time, on a quiet machine.
 const alone = files.filter((f) => f.endsWith(".alone.test.ts"));
 const together = files.filter((f) => !f.endsWith(".alone.test.ts"));
 const codes = [];
-const outcomesFiles = [join(outcomesDir, "together.jsonl"), join(outcomesDir, "alone.jsonl")];
-if (together.length > 0) codes.push(await run(together, 2, outcomesFiles[0]));
-if (alone.length > 0) codes.push(await run(alone, 1, outcomesFiles[1]));
-const outcomes = outcomesFiles
-  .filter((file) => existsSync(file))
-  .flatMap((file) => readFileSync(file, "utf8").split("\n").filter(Boolean))
+if (together.length > 0) codes.push(await run(together, 2));
+if (alone.length > 0) codes.push(await run(alone, 1));
+const outcomes = readdirSync(outcomesDir)
+  .flatMap((file) => readFileSync(join(outcomesDir, file), "utf8").split("\n").filter(Boolean))
   .map((line) => JSON.parse(line));
 rmSync(outcomesDir, { recursive: true, force: true });
 console.log(slowestFilesLine(outcomes));
