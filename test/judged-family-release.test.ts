@@ -37,8 +37,7 @@ describe("a family with no verifier: a candidate its judge passes is released", 
     const { tenantId, key, base } = await judgedTenant(server, "booking-team-3", "arith-base");
     // the gate that refuses a worse candidate is test/judged-family-loop.test.ts's; here it lets any judged candidate
     // through, so that the release path runs whatever the shipped judge (a weak one) makes of the few items it
-    // decides. That judge decides few of the candidate's answers (most are `unknown`: its confidence or class out of
-    // range), so the canary asks for 4 decided samples an arm, not the default's 30
+    // decides. The canary asks for 4 decided samples an arm, not the default's 30
     await setReleaseSettings(db, tenantId, {
       gates: { minFunctional: 0, minNdr: 0, minWinRate: 0, judging: "pointwise" },
       canary: { ramp: [0.5, 1], minSamplesPerStage: 4, minControlSamples: 4 },
@@ -59,13 +58,19 @@ describe("a family with no verifier: a candidate its judge passes is released", 
     assert.equal(validation.decision, "pass", report.reasons.join("; "));
     assert.ok((report.scores.winRate?.n ?? 0) > 0, "the judge decided items");
     assert.equal(report.checks.find((c) => c.gate === "win_rate")?.passed, true);
-    // past the gate: the canary needs live traffic, and production moves to the candidate
+    // past the gate: the canary needs live traffic, and production moves to the candidate. The agent calls while at
+    // most one of its traces waits for judgement: with many calls in flight the shipped judge's replies come
+    // back malformed (`unknown`) for most of the candidate's answers, one or two at a time it decides nearly all
     const converse = bookingsAgent(server, key);
     await waitUntil(
       async () => {
         const [deployment] = await listDeployments(db, tenantId, 1);
         if (deployment && deployment.status !== "canary") return true;
-        if (deployment) for (let i = 0; i < 4; i++) await converse();
+        const [{ n }] = await db.query<{ n: number }>(
+          "select count(*)::int as n from detection_queue where tenant_id = $1",
+          [tenantId],
+        );
+        if (deployment && n < 2) await converse();
         return false;
       },
       "the deployer's decision",
