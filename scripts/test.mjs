@@ -47,6 +47,8 @@ if (files.length === 0) {
   process.exit(1);
 }
 const outcomesDir = mkdtempSync(join(tmpdir(), "arc-test-outcomes-"));
+/** Files started so far, in both runs: each file's outcomes go to a file of its own, named by this count. */
+let filesStarted = 0;
 /**
  * Runs one test file with Node's test runner through tsx, in a process of its own: the spec reporter's output is
  * printed whole when the file ends (two files' lines never interleave), each test's outcome (with a skip's reason)
@@ -82,7 +84,7 @@ async function run(testFiles, concurrency) {
   let failed = 0;
   const lane = async () => {
     for (let file = waiting.shift(); file !== undefined; file = waiting.shift()) {
-      const code = await runFile(file, join(outcomesDir, `${testFiles.length - waiting.length}.jsonl`));
+      const code = await runFile(file, join(outcomesDir, `${++filesStarted}.jsonl`));
       if (code !== 0 && failed === 0) failed = code;
     }
   };
