@@ -10,6 +10,7 @@ import { listValidations } from "../packages/server/src/validate/validate-candid
 import {
   bookingsAgent,
   decidedStatus,
+  type JudgedServer,
   judgedTenant,
   startJudgedServer,
   storeReferenceFreeEvalSet,
@@ -31,7 +32,7 @@ const TRAINING = [
  * gate, and rejects one the judge finds worse. test/judged-family-release.test.ts releases one it prefers.
  */
 describe("a family with no verifier: the tenant's judge detects, rewards and validates", () => {
-  let world: Awaited<ReturnType<typeof startJudgedServer>>;
+  let world: JudgedServer;
   let server: RunningServer;
 
   before(async () => {

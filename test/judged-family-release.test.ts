@@ -9,6 +9,7 @@ import { listModelVersions, registerModelVersion } from "../packages/server/src/
 import { listValidations } from "../packages/server/src/validate/validate-candidate.ts";
 import {
   bookingsAgent,
+  type JudgedServer,
   judgedTenant,
   startJudgedServer,
   storeReferenceFreeEvalSet,
@@ -20,7 +21,7 @@ import {
  * production. The server trains nothing here (test/judged-family-loop.test.ts trains).
  */
 describe("a family with no verifier: a candidate its judge passes is released", () => {
-  let world: Awaited<ReturnType<typeof startJudgedServer>>;
+  let world: JudgedServer;
   let server: RunningServer;
 
   before(async () => {

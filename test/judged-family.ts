@@ -33,11 +33,17 @@ const BOOKINGS_SPEC = {
 const bookings: TaskFamily = jsonTaskFamily(BOOKINGS_SPEC);
 const tasks: Task[] = generateToolcallTasks({ split: "production", seed: 31, count: 600 });
 
+/** A server and the judge it calls; `close` stops both and removes the server's home. */
+export interface JudgedServer {
+  server: RunningServer;
+  close(): Promise<void>;
+}
+
 /**
  * A server whose tenants' judge is the shipped judge, served as `arc engine serve` serves it, on an upstream the
- * operator allowlisted; with `orchestrator`, it also trains. `close` stops both and removes the server's home.
+ * operator allowlisted; with `orchestrator`, it also trains.
  */
-export async function startJudgedServer(orchestrator?: OrchestratorConfigInput) {
+export async function startJudgedServer(orchestrator?: OrchestratorConfigInput): Promise<JudgedServer> {
   const home = await mkdtemp(join(tmpdir(), "arc-judged-family-"));
   const judge = await startEngineServer(
     await EmbeddedInferenceEngine.load(resolve("models/toolcall-judge")),
