@@ -8,7 +8,7 @@
 // - generation tokens/s, batch 16 x 64 new tokens; prefill tokens/s of a 1,024-token prompt;
 // - prefix caching, on each engine: time to first token of a 1,000-token shared prefix + a 30-token suffix, without
 //   the cache and with it, and whether the outputs are identical.
-// GPU figures come from `bench/gpu/real-model-gpu.json` as `python -m arc_torch.gpu_check` wrote it on a GPU machine
+// GPU figures come from `bench/gpu/real-model-gpu.json` as `python -m arc_tools.gpu_check` wrote it on a GPU machine
 // (docs/real-models.md#a-gpu-check), else null.
 // Usage: npm run bench:real-model
 import { existsSync, readFileSync } from "node:fs";
@@ -284,7 +284,7 @@ log(
   `torch: log-prob gap ${torchGap.toExponential(2)}, train ${torchFull.toFixed(1)} / lora ${torchLora.toFixed(1)}, greedy ${torchGreedy}/32, generate ${torchGenerate.toFixed(0)}, prefill ${torchPrefill.toFixed(0)} tokens/s; prefix cache TTFT ${median(torchWithout).toFixed(2)} -> ${median(torchWithCache).toFixed(2)} s (${seconds(t0).toFixed(0)} s)`,
 );
 
-/** The GPU check's figures, as `python -m arc_torch.gpu_check` wrote them on a GPU machine; null where none ran. */
+/** The GPU check's figures, as `python -m arc_tools.gpu_check` wrote them on a GPU machine; null where none ran. */
 const gpuFile = fileURLToPath(new URL("gpu/real-model-gpu.json", import.meta.url));
 const gpu = existsSync(gpuFile) ? JSON.parse(readFileSync(gpuFile, "utf8")) : null;
 

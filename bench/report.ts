@@ -1,5 +1,5 @@
 // npm run bench:report: docs/benchmarks.md from the figures files in bench/results/ (bench/results-file.ts) and the
-// GPU figures files in bench/gpu/ (written by `python -m arc_torch.bench` on a GPU machine), one table of every figure
+// GPU figures files in bench/gpu/ (written by `python -m arc_tools.bench` on a GPU machine), one table of every figure
 // with its value, target, the command that measured it, and the machine and date it was measured on.
 // The page is a function of those files alone, so test/benchmarks-report.test.ts can check it has not drifted.
 // A bench whose file is missing shows its figures as "not measured yet", with the command that measures them.
@@ -51,7 +51,7 @@ export const BENCH_COMMANDS: Record<string, string> = {
   "thread-contention": "npm run bench:contention",
   "sdk-overhead": "node --import tsx bench/sdk-overhead.ts",
   "torch-gpu":
-    "cd packages/engine/python && python -m arc_torch.bench --out ../../../bench/gpu/torch-gpu.json",
+    "cd packages/engine/python && python -m arc_tools.bench --out ../../../bench/gpu/torch-gpu.json",
 };
 
 const NOT_MEASURED = "not measured yet";
@@ -638,7 +638,7 @@ const ROWS: Row[] = [
         ? undefined
         : `${JSON.stringify(lora)}; ${JSON.stringify(ratio)}`;
     },
-    whenMissing: "no GPU was lent (null); `python -m arc_torch.gpu_check` is the check",
+    whenMissing: "no GPU was lent (null); `python -m arc_tools.gpu_check` is the check",
   },
   // npm run bench:judges: the shipped judge
   {
@@ -722,7 +722,7 @@ const ROWS: Row[] = [
     value: figure("filtered_search_p95_ms", 1, " ms"),
     target: "< 500 ms",
   },
-  // python -m arc_torch.bench on a GPU machine: bench/gpu/torch-gpu.json
+  // python -m arc_tools.bench on a GPU machine: bench/gpu/torch-gpu.json
   {
     bench: "torch-gpu",
     figure:
@@ -1006,7 +1006,7 @@ export function benchmarksReport(resultsDir: string = RESULTS_DIR, gpuDir: strin
     "it; `npm run bench:report` rebuilds this page from those files, and `test/benchmarks-report.test.ts` fails when the",
     "page and the files disagree. The machine column ends with its 1-minute load average as the figures were written:",
     "figures taken on a machine busy with other work (a load above its cores) are lower bounds. GPU figures come",
-    "from `bench/gpu/torch-gpu.json` as `python -m arc_torch.bench` wrote it on a GPU machine, with the command it read,",
+    "from `bench/gpu/torch-gpu.json` as `python -m arc_tools.bench` wrote it on a GPU machine, with the command it read,",
     "its script's SHA-256 and the device; until a GPU run writes that file they are not measured.",
     "",
     ...(files.size === 0

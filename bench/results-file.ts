@@ -10,10 +10,20 @@ import { fileURLToPath } from "node:url";
 export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
 
 /**
- * The folder of GPU figures files: each written whole by `python -m arc_torch.bench --out` on a GPU machine (which has
+ * The folder of GPU figures files: each written whole by `python -m arc_tools.bench --out` on a GPU machine (which has
  * no Node.js), with the command it read, the SHA-256 of its script and the device as torch names it.
  */
 export const GPU_RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "gpu");
+
+/**
+ * The GPU bench script (`GPU_BENCH_SCRIPTS[0]`) and each repository path a committed version of it has, with the
+ * module `python -m` runs from that path: a record in bench/gpu/ names in its command the module of the script version
+ * whose SHA-256 it carries.
+ */
+export const GPU_BENCH_SCRIPTS = [
+  { path: "packages/engine/python/arc_tools/bench.py", module: "arc_tools.bench" },
+  { path: "packages/engine/python/arc_torch/bench.py", module: "arc_torch.bench" },
+] as const;
 
 /** What a figure was measured on. */
 export interface BenchMachine {
@@ -29,7 +39,7 @@ export interface BenchMachine {
   loadAverage1m: number;
 }
 
-/** What a GPU figure was measured on, as `python -m arc_torch.bench` writes it. */
+/** What a GPU figure was measured on, as `python -m arc_tools.bench` writes it. */
 export interface GpuMachine {
   /** The device as torch names it (`torch.cuda.get_device_name`). */
   device: string;

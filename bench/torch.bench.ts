@@ -1,7 +1,7 @@
 // PyTorch engine benchmark: the torch and the embedded engine on the same model (models/toolcall-base) in one run,
 // one CPU thread each: SFT training tokens/s (batch 16 x 64 tokens) and generation tokens/s (batch 16, 128 new
 // tokens). GPU figures are not this bench's: the worker's own Python bench writes them on a GPU machine
-// (`python -m arc_torch.bench --out <repository>/bench/gpu/torch-gpu.json`).
+// (`python -m arc_tools.bench --out <repository>/bench/gpu/torch-gpu.json`).
 // With --outcome it also trains the same short recipes (SFT then semi-online DPO, and GRPO) on both engines and judges
 // them alike (bench/torch-outcome.ts; about 15 minutes).
 // Usage: npm run bench:torch [-- --outcome]

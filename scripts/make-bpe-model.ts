@@ -35,7 +35,7 @@ const out = resolve("models/toolcall-bpe");
 const log = (line: string) => console.error(`[make-bpe-model] ${line}`);
 
 /**
- * The lines of the tools section the chat template writes for a family's tools (arc_torch/make_bpe_model.py), each
+ * The lines of the tools section the chat template writes for a family's tools (arc_tools/make_bpe_model.py), each
  * tool as its signature `name(arg, optional?)`.
  */
 function toolsSection(family: TaskFamily): string[] {
@@ -71,10 +71,10 @@ log(`corpus: ${lines.length} lines`);
 const init = join(work, "init");
 const made = spawnSync(
   torchPython(),
-  ["-m", "arc_torch.make_bpe_model", "--corpus", corpus, "--out", init, "--vocab", String(vocab)],
+  ["-m", "arc_tools.make_bpe_model", "--corpus", corpus, "--out", init, "--vocab", String(vocab)],
   { cwd: TORCH_WORKER_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
 );
-if (made.status !== 0) throw new Error(`python -m arc_torch.make_bpe_model failed (exit ${made.status})`);
+if (made.status !== 0) throw new Error(`python -m arc_tools.make_bpe_model failed (exit ${made.status})`);
 log(`initialized: ${made.stdout.trim()}`);
 
 const recipe = await loadRecipe("recipes/toolcall-bpe-sft.yaml", [`model.path=${init}`, ...overrides]);

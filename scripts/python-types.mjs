@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Type-checks the PyTorch engine's Python (packages/engine/python: arc_torch, arc_verl) with pyright in basic mode,
-// against the project's Python (.venv, made by scripts/python-env.mjs, or ARC_PYTHON), whose packages it reads the
-// types of. Without that Python it says so and does nothing, unless ARC_REQUIRE names python: then it fails.
+// Type-checks the PyTorch engine's Python (packages/engine/python: arc_torch, arc_tools, arc_verl) with pyright in
+// basic mode, against the project's Python (.venv, made by scripts/python-env.mjs, or ARC_PYTHON), whose packages it
+// reads the types of. Without that Python it says so and does nothing, unless ARC_REQUIRE names python: then it
+// fails.
 // Usage: node scripts/python-types.mjs        (npm test runs it after python-env)
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";

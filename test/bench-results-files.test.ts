@@ -1,7 +1,8 @@
 /**
  * Figures come from raw output only: every file in bench/results/ carries the record `writeBenchResults` writes and
- * figures its bench writes, and every file in bench/gpu/ is a record of `python -m arc_torch.bench` as it wrote it,
- * with the command it read, its script's SHA-256 (a committed version of the script) and the device torch named.
+ * figures its bench writes, and every file in bench/gpu/ is a record of the GPU bench (`python -m arc_tools.bench`) as
+ * it wrote it, with the command it read, its script's SHA-256 (a committed version of the script, whose module the
+ * command runs) and the device torch named.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -11,11 +12,17 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, it } from "node:test";
 import { TORCH_WORKER_DIR, torchPython } from "@arc/engine";
-import { GPU_RESULTS_DIR, RECORD_KEYS, RESULTS_DIR, thisMachine } from "../bench/results-file.ts";
+import {
+  GPU_BENCH_SCRIPTS,
+  GPU_RESULTS_DIR,
+  RECORD_KEYS,
+  RESULTS_DIR,
+  thisMachine,
+} from "../bench/results-file.ts";
 import { pythonLacks, skipWithout } from "../scripts/required-parts.mjs";
 
 const BENCH_DIR = join(import.meta.dirname, "..", "bench");
-const GPU_SCRIPT = "packages/engine/python/arc_torch/bench.py";
+const [{ path: GPU_SCRIPT, module: GPU_MODULE }] = GPU_BENCH_SCRIPTS;
 const scripts = JSON.parse(readFileSync("package.json", "utf8")).scripts as Record<string, string>;
 
 /** The bench file that writes `bench/results/<name>.json` (the one calling `writeBenchResults("<name>", ...)`). */
@@ -79,17 +86,35 @@ function gpuRecordKeys(): string[] {
   return [...body.matchAll(/^ {8}"(\w+)":/gm)].map((m) => m[1]);
 }
 
-/** SHA-256 of every committed version of bench.py, and of the one in the working tree. */
-function gpuScriptHashes(): Set<string> {
-  const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
-  const commits = execFileSync("git", ["log", "--format=%H", "--", GPU_SCRIPT], { encoding: "utf8" })
+const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
+
+/** The commits that wrote a version of the file at `path` (not those that removed it), newest first. */
+function commitsWriting(path: string): string[] {
+  return execFileSync("git", ["log", "--no-renames", "--diff-filter=ACMRT", "--format=%H", "--", path], {
+    encoding: "utf8",
+  })
     .split("\n")
     .filter(Boolean);
-  const versions = commits.map((commit) => execFileSync("git", ["show", `${commit}:${GPU_SCRIPT}`]));
-  return new Set([...versions, readFileSync(GPU_SCRIPT)].map(sha));
 }
 
-/** What is wrong with a GPU figures file, as test messages; none for a file `python -m arc_torch.bench` wrote on a GPU. */
+/**
+ * The SHA-256 of every committed version of the GPU bench script at each of its paths, and of the one in the working
+ * tree, each with the modules that ran that version (`arc_tools.bench` for the file at arc_tools/bench.py).
+ */
+function gpuScriptHashes(): Map<string, Set<string>> {
+  const hashes = new Map<string, Set<string>>();
+  const add = (bytes: Buffer, module: string) => {
+    const hash = sha256(bytes);
+    hashes.set(hash, (hashes.get(hash) ?? new Set()).add(module));
+  };
+  for (const { path, module } of GPU_BENCH_SCRIPTS)
+    for (const commit of commitsWriting(path))
+      add(execFileSync("git", ["show", `${commit}:${path}`]), module);
+  add(readFileSync(GPU_SCRIPT), GPU_MODULE);
+  return hashes;
+}
+
+/** What is wrong with a GPU figures file, as test messages; none for a file the GPU bench wrote on a GPU. */
 function gpuFileProblems(path: string, hashes = gpuScriptHashes()): string[] {
   const f = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
   const problems: string[] = [];
@@ -98,12 +123,19 @@ function gpuFileProblems(path: string, hashes = gpuScriptHashes()): string[] {
     problems.push(`fields: expected ${expected.join(", ")}, got ${Object.keys(f).join(", ")}`);
   if (f.bench !== "torch-gpu") problems.push(`bench: expected torch-gpu, got ${String(f.bench)}`);
   if (basename(path, ".json") !== f.bench) problems.push(`file name: expected ${String(f.bench)}.json`);
-  if (!/(?:^|[\s/])python[\d.]*'? -m arc_torch\.bench\b/.test(String(f.command)))
+  const ran = /(?:^|[\s/])python[\d.]*'? -m (arc_\w+\.bench)\b/.exec(String(f.command))?.[1];
+  const modules = GPU_BENCH_SCRIPTS.map((script) => script.module);
+  const versionRanAs = hashes.get(String(f.script_sha256));
+  if (!ran || !(modules as readonly string[]).includes(ran))
     problems.push(
-      `command: expected the python -m arc_torch.bench line Python read, got ${String(f.command)}`,
+      `command: expected the python -m ${modules.join(" | ")} line Python read, got ${String(f.command)}`,
     );
-  if (!hashes.has(String(f.script_sha256)))
-    problems.push(`script_sha256: ${String(f.script_sha256)} is no committed version of ${GPU_SCRIPT}`);
+  else if (versionRanAs && !versionRanAs.has(ran))
+    problems.push(`command: runs ${ran}, but script_sha256 is a version of ${[...versionRanAs].join(", ")}`);
+  if (!versionRanAs)
+    problems.push(
+      `script_sha256: ${String(f.script_sha256)} is no committed version of ${GPU_BENCH_SCRIPTS.map((script) => script.path).join(" or ")}`,
+    );
   const machine = (f.machine ?? {}) as Record<string, unknown>;
   if (Object.keys(machine).join() !== "device,cpus,platform")
     problems.push(`machine: expected device, cpus, platform, got ${Object.keys(machine).join(", ")}`);
@@ -127,7 +159,7 @@ describe("figures files", () => {
   }
 
   for (const path of jsonFiles(GPU_RESULTS_DIR)) {
-    it(`bench/gpu/${basename(path)} is python -m arc_torch.bench's record of a GPU, as it wrote it`, () => {
+    it(`bench/gpu/${basename(path)} is the GPU bench's record of a GPU, as it wrote it`, () => {
       assert.deepEqual(gpuFileProblems(path), []);
     });
   }
@@ -151,7 +183,7 @@ describe("figures files", () => {
     ]);
   });
 
-  it("refuses a GPU record that python -m arc_torch.bench did not write as it stands", () => {
+  it("refuses a GPU record that the GPU bench did not write as it stands", () => {
     const dir = mkdtempSync(join(tmpdir(), "arc-gpu-check-"));
     const path = join(dir, "torch-gpu.json");
     // the shape of a record assembled by hand: a command and platform written after the fact, no script hash
@@ -159,7 +191,7 @@ describe("figures files", () => {
       path,
       JSON.stringify({
         bench: "torch-gpu",
-        command: "cd packages/engine/python && python -m arc_torch.bench --out torch-gpu.json",
+        command: "cd packages/engine/python && python -m arc_tools.bench --out torch-gpu.json",
         date: "2026-11-26T19:01:00+00:00",
         machine: { device: "NVIDIA H200", cpus: 16, platform: "linux x86_64 (device machine nvidia-h200)" },
         shape: "qwen2-0.5b",
@@ -172,7 +204,44 @@ describe("figures files", () => {
     assert.match(problems.join("\n"), /^script_sha256: undefined is no committed version/m);
   });
 
-  it("takes what python -m arc_torch.bench writes, the device aside, on this machine's CPU", {
+  it("takes a record whose command runs the module of its script's version, at each path the script has", () => {
+    const dir = mkdtempSync(join(tmpdir(), "arc-gpu-check-"));
+    const path = join(dir, "torch-gpu.json");
+    const hashes = gpuScriptHashes();
+    for (const { path: script, module } of GPU_BENCH_SCRIPTS) {
+      const [commit] = commitsWriting(script);
+      // the working tree's version where no commit has one at this path yet
+      const version = commit ? execFileSync("git", ["show", `${commit}:${script}`]) : readFileSync(script);
+      const hash = sha256(version);
+      const ranAs = hashes.get(hash) ?? new Set<string>();
+      const record = {
+        ...Object.fromEntries(gpuRecordKeys().map((key) => [key, null])),
+        bench: "torch-gpu",
+        command: `/usr/bin/python3 -m ${module} --out /data/torch-gpu.json`,
+        script_sha256: hash,
+        machine: { device: "NVIDIA H100 80GB HBM3", cpus: 16, platform: "Linux-6.8.0-x86_64-with-glibc2.35" },
+        device: "NVIDIA H100 80GB HBM3",
+      };
+      writeFileSync(path, JSON.stringify(record));
+      assert.deepEqual(gpuFileProblems(path, hashes), [], `a record of ${script}`);
+      for (const elsewhere of GPU_BENCH_SCRIPTS.filter((s) => !ranAs.has(s.module))) {
+        writeFileSync(
+          path,
+          JSON.stringify({ ...record, command: `python3 -m ${elsewhere.module} --out x.json` }),
+        );
+        assert.deepEqual(gpuFileProblems(path, hashes), [
+          `command: runs ${elsewhere.module}, but script_sha256 is a version of ${[...ranAs].join(", ")}`,
+        ]);
+      }
+    }
+    writeFileSync(path, JSON.stringify({ bench: "torch-gpu", command: "python -m arc_torch.worker" }));
+    assert.match(
+      gpuFileProblems(path, hashes).join("\n"),
+      /^command: expected the python -m arc_tools\.bench \| /m,
+    );
+  });
+
+  it("takes what python -m arc_tools.bench writes, the device aside, on this machine's CPU", {
     skip: skipWithout("python", pythonLacks(torchPython(), ["torch", "transformers"])),
     timeout: 300_000,
   }, () => {
@@ -181,7 +250,7 @@ describe("figures files", () => {
     const small = ["--shape=small", "--device=cpu", "--batch=2", "--length=16", "--steps=1"];
     execFileSync(
       torchPython(),
-      ["-m", "arc_torch.bench", ...small, "--gen-batch=2", "--new-tokens=4", `--out=${out}`],
+      ["-m", GPU_MODULE, ...small, "--gen-batch=2", "--new-tokens=4", `--out=${out}`],
       {
         cwd: TORCH_WORKER_DIR,
         stdio: "ignore",
@@ -189,7 +258,7 @@ describe("figures files", () => {
     );
     const written = JSON.parse(readFileSync(out, "utf8"));
     assert.equal(written.cwd, TORCH_WORKER_DIR);
-    assert.match(written.command, /-m arc_torch\.bench --shape=small .* --out=/);
+    assert.match(written.command, /-m arc_tools\.bench --shape=small .* --out=/);
     // everything but the device passes: bench.py names a CPU run torch-python, and only GPU records belong here
     assert.deepEqual(gpuFileProblems(out), [
       "bench: expected torch-gpu, got torch-python",

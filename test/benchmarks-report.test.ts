@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { BENCH_COMMANDS, benchmarksReport, REPORT_PATH } from "../bench/report.ts";
-import { invokingCommand, RESULTS_DIR, thisMachine, writeBenchResults } from "../bench/results-file.ts";
+import {
+  GPU_BENCH_SCRIPTS,
+  invokingCommand,
+  RESULTS_DIR,
+  thisMachine,
+  writeBenchResults,
+} from "../bench/results-file.ts";
 import { documentationFiles } from "./documentation-files.ts";
 
 const NOT_MEASURED = "not measured yet";
@@ -38,17 +44,19 @@ function docsBesideBenchmarks(): [file: string, text: string][] {
 
 /**
  * Whether a command cell names a command that exists: an npm script of the root package, a bench file, or the
- * PyTorch worker's own bench (`python -m arc_torch.bench`, run on a GPU machine).
+ * PyTorch worker's own bench (`python -m arc_tools.bench`, run on a GPU machine; a record's command names the module
+ * its version of the script ran as, one of `GPU_BENCH_SCRIPTS`).
  */
 function commandExists(command: string): boolean {
   const npm = /^npm run ([\w:-]+)(?: -- .*)?$/.exec(command);
   if (npm) return npm[1] in scripts;
   const node = /^node --import tsx (\S+\.ts)(?: .*)?$/.exec(command);
   if (node) return existsSync(node[1]);
-  return /(?:^|[\s/])python[\d.]* -m arc_torch\.bench\b/.test(command) && existsSync(GPU_BENCH);
+  const python = /(?:^|[\s/])python[\d.]* -m (arc_\w+\.bench)\b/.exec(command);
+  return (
+    GPU_BENCH_SCRIPTS.some((script) => script.module === python?.[1]) && existsSync(GPU_BENCH_SCRIPTS[0].path)
+  );
 }
-
-const GPU_BENCH = "packages/engine/python/arc_torch/bench.py";
 
 /** Checks every row names a command that exists, and a machine (cores, CPU model) and date, or says it is unmeasured. */
 function assertRowsComplete(report: string): void {
@@ -151,7 +159,7 @@ describe("docs/benchmarks.md", () => {
     try {
       const record = {
         bench: "torch-gpu",
-        command: "/usr/bin/python3 -m arc_torch.bench --out /data/torch-gpu.json",
+        command: "/usr/bin/python3 -m arc_tools.bench --out /data/torch-gpu.json",
         cwd: "/repo/packages/engine/python",
         script_sha256: "0".repeat(64),
         worker_sha256: "1".repeat(64),
@@ -186,6 +194,22 @@ describe("docs/benchmarks.md", () => {
             "2027-01-02",
           ],
         ],
+      );
+      // a record of the script at each path it has names that path's module; another module is no GPU bench
+      for (const { module } of GPU_BENCH_SCRIPTS) {
+        writeFileSync(
+          join(gpu, "torch-gpu.json"),
+          JSON.stringify({ ...record, command: `python3 -m ${module}` }),
+        );
+        assertRowsComplete(benchmarksReport(results, gpu));
+      }
+      writeFileSync(
+        join(gpu, "torch-gpu.json"),
+        JSON.stringify({ ...record, command: "python3 -m arc_torch.worker" }),
+      );
+      assert.throws(
+        () => assertRowsComplete(benchmarksReport(results, gpu)),
+        /is not a script in package\.json/,
       );
       const absent = tableRows(benchmarksReport(results, join(gpu, "none")));
       assert.deepEqual(

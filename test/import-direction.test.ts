@@ -105,6 +105,24 @@ describe("no import circles", () => {
     });
   }
 
+  it("keeps the PyTorch worker's package free of its tools: no module of arc_torch imports arc_tools", () => {
+    const root = resolve("packages/engine/python");
+    const graph = pythonGraph(root);
+    const inPackage = (file: string, pkg: string) => file.startsWith(join(root, pkg) + sep);
+    assert.ok(
+      graph.get(join(root, "arc_tools", "gpu_check.py"))?.has(join(root, "arc_torch", "engine.py")),
+      "the graph sees the tools import the worker's modules (gpu_check.py imports arc_torch.engine)",
+    );
+    const wrong = [...graph]
+      .filter(([file]) => inPackage(file, "arc_torch"))
+      .flatMap(([file, targets]) =>
+        [...targets]
+          .filter((t) => inPackage(t, "arc_tools"))
+          .map((t) => `${relative(root, file)} → ${relative(root, t)}`),
+      );
+    assert.deepEqual(wrong, []);
+  });
+
   it("keeps the folders of packages/server/src free of cycles (tests aside: a test may compose any folders)", () => {
     const files = filesUnder(serverSrc, [".ts"]).filter((file) => !file.endsWith(".test.ts"));
     const graph = folderGraph(typescriptGraph(files), serverSrc);

@@ -1,5 +1,5 @@
 /**
- * The real-model GPU check (`python -m arc_torch.gpu_check`) as a dry run on the CPU, from Python alone, on a tiny
+ * The real-model GPU check (`python -m arc_tools.gpu_check`) as a dry run on the CPU, from Python alone, on a tiny
  * shape: Arc's torch engine and plain transformers (+ PEFT) each train full and LoRA, and the file it writes carries
  * what `npm run bench:real-model` reads from a GPU run. (No GPU is at hand here: the real run is the command in
  * docs/real-models.md.)
@@ -24,7 +24,7 @@ describe("the real-model GPU check, as a dry run on the CPU", { skip: torchUnava
         torchPython(),
         [
           "-m",
-          "arc_torch.gpu_check",
+          "arc_tools.gpu_check",
           ...args,
           "--length",
           "16",
@@ -39,7 +39,7 @@ describe("the real-model GPU check, as a dry run on the CPU", { skip: torchUnava
       );
       const result = JSON.parse(await readFile(out, "utf8"));
       assert.equal(result.bench, "real-model-python");
-      assert.match(result.command, /-m arc_torch\.gpu_check --device cpu/);
+      assert.match(result.command, /-m arc_tools\.gpu_check --device cpu/);
       assert.match(result.script_sha256, /^[0-9a-f]{64}$/);
       for (const mode of ["full", "lora"]) {
         const figures = result.shapes.tiny[mode];

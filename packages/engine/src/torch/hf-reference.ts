@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { GenMessage } from "@arc/core";
 import { TORCH_WORKER_DIR, torchPython } from "./torch-worker.ts";
 
-/** What to ask plain transformers about a checkpoint (see `python -m arc_torch.hf_reference`). */
+/** What to ask plain transformers about a checkpoint (see `python -m arc_tools.hf_reference`). */
 export interface HfReferenceRequest {
   modelDir: string;
   /** LoRA adapter folders in PEFT's layout, each put on the model by PEFT in turn for the greedy prompts. */
@@ -30,7 +30,7 @@ export interface HfReferenceAnswer {
 
 /** Runs transformers (float32, CPU) in the project's Python on the request: the reference Arc's engines meet. */
 export function hfReference(request: HfReferenceRequest, python = torchPython()): Promise<HfReferenceAnswer> {
-  const child = spawn(python, ["-m", "arc_torch.hf_reference"], {
+  const child = spawn(python, ["-m", "arc_tools.hf_reference"], {
     env: { ...process.env, PYTHONPATH: TORCH_WORKER_DIR, OMP_NUM_THREADS: String(request.threads ?? 1) },
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -50,7 +50,7 @@ export function hfReference(request: HfReferenceRequest, python = torchPython())
       if (code !== 0)
         return fail(
           new Error(
-            `arc_torch.hf_reference exited ${code}:\n${stderr.trim().split("\n").slice(-10).join("\n")}`,
+            `arc_tools.hf_reference exited ${code}:\n${stderr.trim().split("\n").slice(-10).join("\n")}`,
           ),
         );
       done(JSON.parse(stdout) as HfReferenceAnswer);

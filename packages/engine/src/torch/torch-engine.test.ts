@@ -536,7 +536,7 @@ describe("the worker from Python alone, as on a GPU machine without Node.js", { 
   it("passes its smoke check in bfloat16 on the CPU: every objective with LoRA, generation, save and load", async () => {
     const { stdout } = await python([
       "-m",
-      "arc_torch.smoke",
+      "arc_tools.smoke",
       MODEL,
       "--device",
       "cpu",
@@ -555,7 +555,7 @@ describe("the worker from Python alone, as on a GPU machine without Node.js", { 
     try {
       const out = join(dir, "bench.json");
       const small = ["--shape=small", "--device=cpu", "--batch=2", "--length=64", "--steps=2"];
-      await python(["-m", "arc_torch.bench", ...small, "--gen-batch=2", "--new-tokens=8", `--out=${out}`]);
+      await python(["-m", "arc_tools.bench", ...small, "--gen-batch=2", "--new-tokens=8", `--out=${out}`]);
       const figures = JSON.parse(await readFile(out, "utf8"));
       assert.equal(figures.device, "cpu");
       assert.equal(figures.dtype, "bfloat16");

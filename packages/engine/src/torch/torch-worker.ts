@@ -4,7 +4,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type ForkedWorker, forkServerEnabled, forkTorchWorker } from "./torch-fork-server.ts";
 
-/** Where the Python package `arc_torch` lives (beside `src/` and `dist/`). */
+/** Where the Python packages live, beside `src/` and `dist/`: `arc_torch` (the worker) and `arc_tools`. */
 export const TORCH_WORKER_DIR = fileURLToPath(new URL("../../python", import.meta.url));
 
 /** The project's own venv, made by `npm test` (scripts/python-env.mjs). */

@@ -1,7 +1,7 @@
 """Drives a worker over its protocol from Python alone, for machines without Node.js (the GPU machines here):
 every objective with LoRA, generation, and a save that a fresh worker loads back with the same log-probs.
 
-    python -m arc_torch.smoke <model-dir> [--device cuda] [--dtype bfloat16] [--out smoke.json]
+    python -m arc_tools.smoke <model-dir> [--device cuda] [--dtype bfloat16] [--out smoke.json]
 """
 
 import argparse

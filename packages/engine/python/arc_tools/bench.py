@@ -1,7 +1,7 @@
 """The worker's own benchmark, runnable from Python alone (GPU machines here have no Node.js).
 
-    python -m arc_torch.bench --out <repository>/bench/gpu/torch-gpu.json   # Qwen2-0.5B shape, random weights, bf16
-    python -m arc_torch.bench --shape small --device cpu --dtype float32
+    python -m arc_tools.bench --out <repository>/bench/gpu/torch-gpu.json   # Qwen2-0.5B shape, random weights, bf16
+    python -m arc_tools.bench --shape small --device cpu --dtype float32
 
 Training: SFT steps of `--batch` rows of `--length` tokens through the engine (AdamW, clipping), median step time.
 Generation: `--gen-batch` prompts of 128 tokens, 256 new tokens each (ignoring end-of-turn) through the engine's
@@ -29,9 +29,10 @@ import torch
 from transformers import AutoModelForCausalLM, Qwen2Config
 from transformers.utils import logging as transformers_logging
 
-from .distributed import DataParallel
-from .engine import TorchEngine
-from .sampling import generate
+import arc_torch
+from arc_torch.distributed import DataParallel
+from arc_torch.engine import TorchEngine
+from arc_torch.sampling import generate
 
 SHAPES = {
     # Qwen2-0.5B's architecture (Qwen/Qwen2-0.5B config.json)
@@ -42,6 +43,10 @@ SHAPES = {
     "small": dict(hidden_size=128, intermediate_size=352, num_hidden_layers=4, num_attention_heads=4,
                   num_key_value_heads=4, vocab_size=264, max_position_embeddings=2048, tie_word_embeddings=True),
 }
+
+
+#: The worker's code (the `arc_torch` package), whose SHA-256 a record carries beside its script's.
+WORKER_FILES = sorted(pathlib.Path(arc_torch.__file__).resolve().parent.glob("*.py"))
 
 
 def file_sha256(paths: list[pathlib.Path]) -> str:
@@ -157,7 +162,7 @@ def main() -> None:
         "command": shlex.join(sys.orig_argv),
         "cwd": os.getcwd(),
         "script_sha256": file_sha256([here]),
-        "worker_sha256": file_sha256(sorted(here.parent.glob("*.py"))),
+        "worker_sha256": file_sha256(WORKER_FILES),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"device": info["deviceName"], "cpus": os.cpu_count(), "platform": platform.platform()},
         "shape": args.shape,

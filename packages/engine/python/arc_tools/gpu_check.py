@@ -1,7 +1,7 @@
 """The real-model GPU check, runnable from Python alone (GPU machines here have no Node.js), under 8 minutes on one H100.
 
-    cd packages/engine/python && python -m arc_torch.gpu_check --out ../../../bench/gpu/real-model-gpu.json
-    python -m arc_torch.gpu_check --device cpu --dtype float32 --shapes tiny --batch 2 --length 32 --steps 1   # a dry run
+    cd packages/engine/python && python -m arc_tools.gpu_check --out ../../../bench/gpu/real-model-gpu.json
+    python -m arc_tools.gpu_check --device cpu --dtype float32 --shapes tiny --batch 2 --length 32 --steps 1   # a dry run
 
 For each shape (SmolLM2-135M's and Qwen2-0.5B's architectures, random weights: the GPU machines receive at most 64 MiB
 of files a run, so the 98 MB SmolLM2 GGUF does not travel, and throughput does not depend on the weights), it trains in
@@ -33,9 +33,10 @@ import torch
 from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
 from transformers.utils import logging as transformers_logging
 
-from .bench import SHAPES as BENCH_SHAPES, file_sha256, synchronize
-from .distributed import DataParallel
-from .engine import TorchEngine
+from arc_torch.distributed import DataParallel
+from arc_torch.engine import TorchEngine
+
+from .bench import SHAPES as BENCH_SHAPES, WORKER_FILES, file_sha256, synchronize
 
 #: The architectures trained, by name: config class and fields.
 SHAPES = {
@@ -174,7 +175,7 @@ def main() -> None:
         "command": shlex.join(sys.orig_argv),
         "cwd": os.getcwd(),
         "script_sha256": file_sha256([here]),
-        "worker_sha256": file_sha256(sorted(here.parent.glob("*.py"))),
+        "worker_sha256": file_sha256(WORKER_FILES),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"device": device, "cpus": os.cpu_count(), "platform": platform.platform()},
         "dtype": args.dtype,

@@ -2,7 +2,7 @@
 `apply_chat_template` (tools included), the log-prob of every token of a sequence after its first, and greedy
 decoding with `generate`. Float32 on the CPU.
 
-    python -m arc_torch.hf_reference < request.json > answer.json
+    python -m arc_tools.hf_reference < request.json > answer.json
 
 The request: `{"modelDir", "threads"?, "conversations": [{"messages", "tools"?}], "sequences": [[ids...]],
 "greedy": [{"promptTokens", "maxTokens"}], "adapters"?: [folder...]}`; the answer: `{"templates": [[ids...]],

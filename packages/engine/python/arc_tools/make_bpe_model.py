@@ -1,7 +1,7 @@
 """A small Qwen2-architecture model with a byte-level BPE tokenizer trained on a text corpus, as an HF checkpoint
 with random weights (training it is a recipe's job: recipes/toolcall-bpe-sft.yaml).
 
-    python -m arc_torch.make_bpe_model --corpus corpus.txt --out models/toolcall-bpe [--vocab 1024]
+    python -m arc_tools.make_bpe_model --corpus corpus.txt --out models/toolcall-bpe [--vocab 1024]
 
 The tokenizer is trained with HF `tokenizers` (byte-level BPE, GPT-2's byte alphabet and split pattern, as Qwen2's);
 the chat template is ChatML with a tools section, rendering the OpenAI message format: `tools` (a line per tool,
