@@ -16,6 +16,8 @@ export {
   Recipe,
   type RecipeInput,
   RewardBlock,
+  type SftWarmUp,
+  SftWarmUpBlock,
   TrainerBlock,
   TUNABLE_RECIPE_KEYS,
 } from "./recipe-schema.ts";

@@ -588,12 +588,72 @@ export const RewardBlock = z
   .default({})
   .describe("Reward of a sample.");
 
-/** SFT steps a DPO or GRPO run takes first, on its own data. */
+/** When a planned SFT warm-up judges its held-out tasks, and the failure rate that ends it early. */
+export const WarmUpStopBlock = z
+  .object({
+    failureRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe(
+        "Stop at the first held-out judgement whose 95% Wilson upper bound is at most this; that step's checkpoint is handed on.",
+      ),
+    evalCount: z
+      .number()
+      .int()
+      .positive()
+      .default(256)
+      .describe("Held-out tasks each judgement draws (the recipe's held-out split and seed)."),
+    evalEvery: z
+      .number()
+      .int()
+      .positive()
+      .default(200)
+      .describe("Steps between judgements; each judged step writes the checkpoint it would hand on."),
+    evalFrom: z
+      .number()
+      .int()
+      .positive()
+      .default(600)
+      .describe("The first judged step after the start (a re-planned part judges from evalEvery on)."),
+  })
+  .strict();
+
+/** SFT steps a DPO or GRPO run takes first, on its own data; planned to a time budget and stopped early when asked. */
 export const SftWarmUpBlock = z
   .object({
-    steps: z.number().int().positive().describe("SFT steps before the algorithm's."),
-    learningRate: z.number().positive().default(0.001).describe("Their learning rate (constant)."),
+    steps: z
+      .number()
+      .int()
+      .positive()
+      .describe("SFT steps before the algorithm's (with budgetS, the most it may plan)."),
+    learningRate: z.number().positive().default(0.001).describe("Their peak learning rate."),
     promptsPerStep: z.number().int().positive().default(16).describe("Examples a step."),
+    warmupSteps: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe(
+        "Linear learning-rate ramp at its start (a re-planned part, whose optimizer starts afresh, ramps twice as long).",
+      ),
+    minLearningRate: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe(
+        "With it, the rate decays along a cosine to this by the last planned step; without it, the rate is constant.",
+      ),
+    budgetS: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        "Seconds the warm-up may take: a probe of a few steps times the machine, the steps that fit are planned (steps at most), and a part that would overrun goes on from its last checkpoint with a new plan.",
+      ),
+    stopAt: WarmUpStopBlock.optional().describe(
+      "Judge the held-out tasks as it trains and stop once the failure rate is surely at most a target.",
+    ),
   })
   .strict();
 
@@ -683,7 +743,7 @@ export const RecipeBlocks = z
     ),
     verl: VerlBlock,
     sftWarmUp: SftWarmUpBlock.optional().describe(
-      "A DPO or GRPO run's SFT warm-up: steps on the pool's reference answers and the preference rows' chosen answers (human corrections), in `<run>/sft-warm-up/`; the algorithm then starts from its last checkpoint (DPO's reference model too) with its own optimizer.",
+      "A DPO or GRPO run's SFT warm-up: steps on the pool's reference answers and the preference rows' chosen answers (human corrections), in `<run>/sft-warm-up/`, planned to `budgetS` and stopped at `stopAt` when given; the algorithm then starts from the checkpoint it hands on (DPO's reference model too) with its own optimizer.",
     ),
   })
   .strict();
@@ -744,6 +804,8 @@ export type DpoTrainer = z.infer<typeof DpoTrainer>;
 export type GrpoTrainer = z.infer<typeof GrpoTrainer>;
 /** A trainer block of an algorithm that samples the policy (DPO or GRPO). */
 export type SamplingTrainer = DpoTrainer | GrpoTrainer;
+/** A validated SFT warm-up block. */
+export type SftWarmUp = z.infer<typeof SftWarmUpBlock>;
 /** A recipe as written: every field optional. */
 export type RecipeInput = z.input<typeof Recipe>;
 

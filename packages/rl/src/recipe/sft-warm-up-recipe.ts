@@ -5,7 +5,7 @@ export const SFT_WARM_UP_RUN = "sft-warm-up";
 
 /**
  * The recipe of a run's SFT warm-up (`sftWarmUp`): the run's model, data and reward, with an SFT trainer block of
- * the warm-up's steps, learning rate and batch, and the run's shared trainer keys (seed, budget, threads). It takes
+ * the warm-up's steps, learning-rate schedule and batch, and the run's shared trainer keys (seed, budget, threads). It takes
  * no key of the run's own algorithm, so it reloads as the SFT recipe it is when the warm-up resumes.
  */
 export function sftWarmUpRecipe(recipe: Recipe): Recipe {
@@ -18,9 +18,9 @@ export function sftWarmUpRecipe(recipe: Recipe): Recipe {
     steps: warmUp.steps,
     promptsPerStep: warmUp.promptsPerStep,
     learningRate: warmUp.learningRate,
-    warmupSteps: 0,
-    decaySteps: 0,
-    minLearningRate: 0,
+    warmupSteps: warmUp.warmupSteps,
+    decaySteps: warmUp.minLearningRate === undefined ? 0 : Math.max(1, warmUp.steps - warmUp.warmupSteps),
+    minLearningRate: warmUp.minLearningRate ?? 0,
     weightDecay: t.weightDecay,
     maxGradNorm: t.maxGradNorm,
     trainThreads: t.trainThreads,

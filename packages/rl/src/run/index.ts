@@ -11,3 +11,12 @@ export {
   TEACHING_DATA_FILE,
 } from "./run-training.ts";
 export type { CheckpointInfo, RunHooks, RunResult, RunState, RunStatus, StepRecord } from "./run-types.ts";
+export { PLANNED_WARM_UP_FILE, type PlannedWarmUpRecord } from "./warm-up/planned-sft-warm-up.ts";
+export {
+  type PlannedWarmUpContext,
+  plannedWarmUp,
+  type WarmUpPart,
+  type WarmUpPartOutcome,
+  type WarmUpPartRunner,
+  type WarmUpReport,
+} from "./warm-up/planned-warm-up.ts";

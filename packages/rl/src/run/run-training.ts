@@ -16,6 +16,7 @@ import { RunDir } from "./run-dir.ts";
 import type { RunHooks, RunResult, RunState, RunStatus, StepRecord } from "./run-types.ts";
 import { startRecord, stepRecord } from "./step-records.ts";
 import { hasSftData } from "./training-data.ts";
+import { plannedSftWarmUp } from "./warm-up/planned-sft-warm-up.ts";
 
 export type { AsyncSourceFactory } from "./rollout-sources.ts";
 export { TEACHING_DATA_FILE } from "./strategies/teacher-subject.ts";
@@ -110,13 +111,14 @@ export async function resumeRun(runId: string, options: RunOptions): Promise<Run
 
 /**
  * The recipe's SFT warm-up as a run of its own in `<run>/sft-warm-up/`: started, resumed from its last checkpoint,
- * or read when it completed. Resolves to its last checkpoint, or null when it was cancelled before ending.
+ * or read when it completed; a planned one (`budgetS` or `stopAt`) as `plannedSftWarmUp` runs it. Resolves to the
+ * checkpoint it hands on, or null when it was cancelled before ending.
  */
 async function sftWarmUpModel(
   recipe: Recipe,
   dir: RunDir,
   options: RunOptions,
-): Promise<{ modelDir: string | null; result: RunResult }> {
+): Promise<{ modelDir: string | null; status: RunStatus }> {
   const warm = sftWarmUpRecipe(recipe);
   // its checkpoints are not the run's: a hook that registers a run's final checkpoint must not take them
   const hooks: RunHooks = {
@@ -124,11 +126,32 @@ async function sftWarmUpModel(
     onCheckpoint: (info) => options.hooks?.onCheckpoint?.({ ...info, final: false }),
   };
   const sub = { ...options, runsDir: dir.dir, hooks };
+  const block = recipe.sftWarmUp;
+  if (block?.budgetS !== undefined || block?.stopAt !== undefined)
+    return plannedSftWarmUp(
+      warm,
+      block,
+      dir,
+      (partRecipe, runId, partHooks, signal) =>
+        startRun(partRecipe, {
+          ...sub,
+          runId,
+          signal,
+          hooks: {
+            ...hooks,
+            onStep: async (r, state) => {
+              partHooks.onStep(r);
+              await hooks.onStep?.(r, state);
+            },
+          },
+        }),
+      options.signal,
+    );
   const result = existsSync(join(dir.dir, SFT_WARM_UP_RUN, "state.json"))
     ? await resumeRun(SFT_WARM_UP_RUN, sub)
     : await startRun(warm, { ...sub, runId: SFT_WARM_UP_RUN });
   const done = result.status === "completed" && result.lastCheckpoint !== null;
-  return { modelDir: done ? join(result.dir, result.lastCheckpoint as string) : null, result };
+  return { modelDir: done ? join(result.dir, result.lastCheckpoint as string) : null, status: result.status };
 }
 
 /** A run's freshly initialised starting model, in `<run>/init/` (written once; a resumed run finds it there). */
@@ -186,7 +209,7 @@ async function startingModel(
     throw error;
   }
   if (warmed.modelDir) return warmed.modelDir;
-  const status = warmed.result.status === "failed" ? "failed" : "cancelled";
+  const status = warmed.status === "failed" ? "failed" : "cancelled";
   await dir.writeState({ ...state, status, updatedAt: new Date().toISOString() });
   return { runId: state.runId, dir: dir.dir, status, step: state.step, lastCheckpoint: null, records: [] };
 }

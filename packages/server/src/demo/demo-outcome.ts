@@ -1,3 +1,4 @@
+import type { WarmUpReport } from "@arc/rl";
 import { listDeployments } from "../deploy/deployment-store.ts";
 import {
   failureRatesBetween,
@@ -15,7 +16,6 @@ import { type DemoProgress, sleep } from "./demo-progress.ts";
 import { type DemoResult, type DemoVersion, demoVerdict } from "./demo-result.ts";
 import { patternVerdicts } from "./pattern-verdicts.ts";
 import type { DpoCandidate } from "./train-dpo.ts";
-import type { WarmupReport } from "./warm-up.ts";
 
 /**
  * Warm-up steps that halve the failure rate with room to spare: from the base model on 1,700 production prompts, a
@@ -28,7 +28,7 @@ const HALVING_STEPS = 1500;
  * suggested budget scales the demo's minutes by the time the steps that halve the rate (`--sft-steps` at most)
  * need over the time the warm-up had.
  */
-export function warmupShortfall(warmup: WarmupReport, minutes: number): string | null {
+export function warmupShortfall(warmup: WarmUpReport, minutes: number): string | null {
   if (warmup.targetReachedAtStep !== null || warmup.heldOutTarget === null) return null;
   const speed =
     warmup.secondsPerStep === null
@@ -139,7 +139,7 @@ export async function measureAndSummarize(context: {
   progress: DemoProgress;
   base: { id: string; name: string };
   candidate: DpoCandidate;
-  warmup: WarmupReport | null;
+  warmup: WarmUpReport | null;
   baselineEnd: number;
   names: Map<string, string>;
   datasets: DemoResult["datasets"];

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { WarmUpReport } from "@arc/rl";
 import { warmupShortfall } from "./demo-outcome.ts";
 import { type DemoResult, demoVerdict, summaryTable } from "./demo-result.ts";
-import type { WarmupReport } from "./warm-up.ts";
 
 describe("demoVerdict", () => {
   const served = { patternsWorse: 0, newModelServed: true, candidateStatus: "promoted" };
@@ -102,7 +102,7 @@ describe("summaryTable", () => {
 });
 
 describe("warmupShortfall", () => {
-  const warmup: WarmupReport = {
+  const warmup: WarmUpReport = {
     runId: "sft",
     steps: 580,
     plannedSteps: 593,

@@ -1,9 +1,8 @@
 import type { ValidationReport } from "@arc/core";
-import type { StepRecord } from "@arc/rl";
+import type { StepRecord, WarmUpReport } from "@arc/rl";
 import type { RatePoint } from "../failures/index.ts";
 import type { DemoPhase } from "./demo-progress.ts";
 import { type DemoPattern, PATTERN_VERDICT_RULE } from "./pattern-verdicts.ts";
-import type { WarmupReport } from "./warm-up.ts";
 
 /** One model version as the demo saw it serve. */
 export interface DemoVersion {
@@ -49,7 +48,7 @@ export interface DemoResult {
   } | null;
   deployments: { id: string; status: string; stage: number; share: number; lastStep: unknown }[];
   /** The SFT warm-up run the DPO run started from (null when the demo ran none). */
-  warmup: WarmupReport | null;
+  warmup: WarmUpReport | null;
   training: {
     runId: string;
     steps: number;

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { WarmUpReport } from "@arc/rl";
 import { overridesForAlgorithm } from "@arc/rl";
 import type { Queryable } from "../store/database.ts";
 import type { DemoDatasets } from "./demo-datasets.ts";
@@ -9,7 +10,6 @@ import { type DemoRunLineage, RecordedRun } from "./demo-runs.ts";
 import { registerDemoCandidate } from "./register-candidate.ts";
 import type { TrainRequest } from "./train-candidate.ts";
 import type { DpoCandidate } from "./train-dpo.ts";
-import type { WarmupReport } from "./warm-up.ts";
 
 /**
  * The LoRA run's overrides: the baseline traffic's prompts (the warm-up pool, else the prompt pool), `sftSteps` steps
@@ -50,7 +50,7 @@ export async function trainLoraCandidate(context: {
   trafficSuffix: () => string;
   /** Where the run is recorded, and what it trains on. */
   runs: DemoRunLineage;
-}): Promise<{ candidate: DpoCandidate; report: WarmupReport }> {
+}): Promise<{ candidate: DpoCandidate; report: WarmUpReport }> {
   const { options, datasets, progress } = context;
   const runId = `demo-lora-${options.seed}-${Date.now().toString(36)}`;
   const started = Date.now();
@@ -84,7 +84,7 @@ export async function trainLoraCandidate(context: {
   );
   if (training.stoppedAtDeadline)
     progress.notes.push(`the LoRA run was stopped at its share of the ${options.minutes}-minute budget.`);
-  const report: WarmupReport = {
+  const report: WarmUpReport = {
     runId,
     steps: training.state.step,
     plannedSteps: Math.max(1, options.sftSteps),

@@ -9,6 +9,7 @@ import {
   toolcallFamily,
 } from "@arc/core";
 import { loadChatTokenizer } from "@arc/engine";
+import type { WarmUpReport } from "@arc/rl";
 import { loadServerConfig } from "../config/server-config.ts";
 import { setReleaseSettings } from "../deploy/release-settings.ts";
 import { failureRatesBetween } from "../failures/index.ts";
@@ -34,7 +35,7 @@ import { longestAgentPrompt, ProductionAgent } from "./production-agent.ts";
 import { awaitRelease } from "./release-phases.ts";
 import { REPO_ROOT } from "./train-candidate.ts";
 import { type DpoCandidate, trainDpoCandidate } from "./train-dpo.ts";
-import { type WarmupReport, warmUp } from "./warm-up.ts";
+import { warmUp } from "./warm-up.ts";
 
 export { type DemoOptions, demoPaths, REPO_ROOT };
 
@@ -309,7 +310,7 @@ async function trainCandidate(context: {
   baselineEnd: number;
   progress: DemoProgress;
   trafficSuffix: () => string;
-}): Promise<{ candidate: DpoCandidate; warmup: { report: WarmupReport } | null }> {
+}): Promise<{ candidate: DpoCandidate; warmup: { report: WarmUpReport } | null }> {
   const { db, tenantId, options, plan, home, maxTokens, datasets, baseModel, baseId, baselineEnd, progress } =
     context;
   const { trafficSuffix } = context;
@@ -365,7 +366,7 @@ async function trainToyCandidate(context: {
   progress: DemoProgress;
   trafficSuffix: () => string;
   store: { db: RunningServer["db"]; tenantId: string; baseModelId: string };
-}): Promise<{ candidate: DpoCandidate; warmup: { report: WarmupReport; checkpoint: string | null } | null }> {
+}): Promise<{ candidate: DpoCandidate; warmup: { report: WarmUpReport; checkpoint: string | null } | null }> {
   const { options, datasets, progress, baseModel, home, store, trainDeadline } = context;
   const trainStart = Date.now();
   const trainingMs = trainDeadline - trainStart;
@@ -411,7 +412,7 @@ async function trainToyCandidate(context: {
 
 /** Ends the SFT warm-up's phase with how it went against its plan and its target. */
 function reportWarmup(
-  warmup: { report: WarmupReport; checkpoint: string | null },
+  warmup: { report: WarmUpReport; checkpoint: string | null },
   progress: DemoProgress,
 ): void {
   const { report } = warmup;
