@@ -7,7 +7,7 @@
 // speed-up side by side.
 // Usage: npm run bench:engine [-- --sizes tiny,small,base] [-- --backend wasm|cpu] [-- --baseline <commit>|none]
 // Writes bench/results/engine.json (the demo size, "small") and bench/results/engine-sizes.json (all sizes).
-import { toolcallFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import {
   type BackendName,
   configForSize,

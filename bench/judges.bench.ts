@@ -21,26 +21,26 @@ import {
   calibrationReport,
   createJudgeDetector,
   DetectionConfig,
-  generateToolcallTasks,
   openAIJudgeClient,
   parseRubric,
 } from "@arc/core";
+import { generateToolcallTasks } from "@arc/core/families";
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import { evaluate, loadRecipe, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";
+import {
+  judgeLabelledTraces,
+  sampleLabelledTraces,
+} from "../packages/server/src/judges/__fixtures__/toolcall-judge-data.ts";
+import {
+  TOOLCALL_JUDGE_BENCH_SEED,
+  TOOLCALL_JUDGE_RUBRIC,
+} from "../packages/server/src/judges/__fixtures__/toolcall-judge-rubric.ts";
 import {
   UNSEEN_FAMILY,
   unseenFamilyLabelledTraces,
 } from "../packages/server/src/judges/__fixtures__/unseen-family-data.ts";
 import { calibrationRefusal } from "../packages/server/src/judges/judge-trust.ts";
-import {
-  judgeLabelledTraces,
-  sampleLabelledTraces,
-} from "../packages/server/src/judges/toolcall-judge-data.ts";
-import {
-  TOOLCALL_JUDGE_BENCH_SEED,
-  TOOLCALL_JUDGE_RUBRIC,
-} from "../packages/server/src/judges/toolcall-judge-rubric.ts";
 import { writeBenchResults } from "./results-file.ts";
 
 const { values } = parseArgs({

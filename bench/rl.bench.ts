@@ -26,7 +26,8 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { type InferenceEngine, type Task, toolcallFamily } from "@arc/core";
+import type { InferenceEngine, Task } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import {
   evaluate,

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import { mulberry32 } from "@arc/engine";
 import OpenAI from "openai";
 import { loadServerConfig } from "../packages/server/src/config/server-config.ts";

@@ -22,10 +22,9 @@ import {
   type Task,
   type TeachingMetrics,
   type TeachingTemplatesInput,
-  type ToolcallSolution,
-  toolcallFamily,
   verifyTask,
 } from "@arc/core";
+import { type ToolcallSolution, toolcallFamily } from "@arc/core/families";
 import {
   byteTokenCounter,
   configForSize,

@@ -9,7 +9,7 @@
 // Writes bench/results/thread-contention.json.
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { toolcallFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { configForSize, EmbeddedInferenceEngine, EmbeddedTrainEngine, initWeights } from "@arc/engine";
 import { writeBenchResults } from "./results-file.ts";
 

@@ -3,7 +3,7 @@
 // on the torch engine, each final checkpoint judged greedily by the embedded engine on 512 held-out production tasks
 // (seed 1000). Part of `npm run bench:torch -- --outcome`.
 import { join } from "node:path";
-import { generateToolcallTasks } from "@arc/core";
+import { generateToolcallTasks } from "@arc/core/families";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import { evaluate, loadRecipe, type RunResult, startRun } from "@arc/rl";
 import { asyncRolloutSource, engineFactory } from "@arc/rl/embedded";

@@ -12,17 +12,15 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { FamilyTool, Task, TaskFamily } from "@arc/core";
 import {
   arithFamily,
-  type FamilyTool,
   generateArithTasks,
   generateOrderdeskTasks,
   generateToolcallTasks,
   orderdeskFamily,
-  type Task,
-  type TaskFamily,
   toolcallFamily,
-} from "@arc/core";
+} from "@arc/core/families";
 import { TORCH_WORKER_DIR, torchPython } from "@arc/engine";
 import { loadRecipe, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";

@@ -13,15 +13,19 @@ import { execFileSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { generateToolcallTasks, parseRubric } from "@arc/core";
+import { parseRubric } from "@arc/core";
+import { generateToolcallTasks } from "@arc/core/families";
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import { loadRecipe, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";
-import { judgeExample, sampleLabelledTraces } from "../packages/server/src/judges/toolcall-judge-data.ts";
+import {
+  judgeExample,
+  sampleLabelledTraces,
+} from "../packages/server/src/judges/__fixtures__/toolcall-judge-data.ts";
 import {
   TOOLCALL_JUDGE_RUBRIC,
   TOOLCALL_JUDGE_TRAIN_SEED,
-} from "../packages/server/src/judges/toolcall-judge-rubric.ts";
+} from "../packages/server/src/judges/__fixtures__/toolcall-judge-rubric.ts";
 
 const args = process.argv.slice(2);
 const tasksFlag = args.indexOf("--tasks");

@@ -42,6 +42,10 @@ describe("@arc/core's public surface", () => {
     assert.doesNotMatch(coreIndex, /from\s+"\.\/testing\//);
   });
 
+  it("keeps the built-in families off the main surface (they are @arc/core/families)", () => {
+    assert.doesNotMatch(coreIndex, /from\s+"\.\/families\/(index|toolcall|arith|orderdesk)\b/);
+  });
+
   it("keeps the spec folders to importing only spec folders (tests aside)", () => {
     const files = filesUnder(coreSrc, [".ts"]).filter((file) => !file.endsWith(".test.ts"));
     const folders = folderGraph(typescriptGraph(files), coreSrc);

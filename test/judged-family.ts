@@ -2,21 +2,14 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import {
-  familyPrompt,
-  generateToolcallTasks,
-  jsonTaskFamily,
-  type Task,
-  type TaskFamily,
-  toOpenAiTools,
-  toolcallFamily,
-} from "@arc/core";
+import { familyPrompt, jsonTaskFamily, type Task, type TaskFamily, toOpenAiTools } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import { waitUntil } from "@arc/core/testing";
 import { EmbeddedInferenceEngine, startEngineServer } from "@arc/engine";
 import OpenAI from "openai";
 import { loadServerConfig } from "../packages/server/src/config/server-config.ts";
 import { toolcallEvalFixture } from "../packages/server/src/deploy/__fixtures__/toolcall-eval-fixture.ts";
-import { TOOLCALL_JUDGE_RUBRIC } from "../packages/server/src/judges/toolcall-judge-rubric.ts";
+import { TOOLCALL_JUDGE_RUBRIC } from "../packages/server/src/judges/__fixtures__/toolcall-judge-rubric.ts";
 import type { OrchestratorConfigInput } from "../packages/server/src/orchestrator/orchestrator-config.ts";
 import { type RunningServer, startServer } from "../packages/server/src/serve/start-server.ts";
 import { createApiKey } from "../packages/server/src/store/keys.ts";

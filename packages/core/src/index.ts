@@ -125,40 +125,13 @@ export {
   toPreferenceJsonl,
   toVerlParquet,
 } from "./export/index.ts";
-// families/: the task-family registry and the built-in families.
-export {
-  arithFamily,
-  calculator,
-  DEFAULT_BASE_MODEL,
-  DEFAULT_ENV,
-  defineTaskFamily,
-  familyPrompt,
-  generateArithTasks,
-  generateOrderdeskTasks,
-  generateTasks,
-  generateToolcallTasks,
-  getTaskFamily,
-  JsonFamilySpec,
-  jsonTaskFamily,
-  type Order,
-  type OrderdeskSolution,
-  orderdeskFamily,
-  TaskFamilyRegistry,
-  TOOLCALL_GUIDED_STUDENT_TEMPLATE,
-  TOOLCALL_TOOLS,
-  type ToolcallSolution,
-  taskFamilies,
-  taskPrompt,
-  toolcallConversionClaims,
-  toolcallConversionKind,
-  toolcallConversions,
-  toolcallFamily,
-  toolcallRightApproachHint,
-  toolcallTeachingHint,
-  ungroundedToolcallConversions,
-  verifyTask,
-  verifyToolcall,
-} from "./families/index.ts";
+// families/: the task-family registry, which holds the built-in families (they are @arc/core/families), and families
+// given as JSON data.
+export { defineTaskFamily } from "./families/define-task-family.ts";
+export { JsonFamilySpec, jsonTaskFamily } from "./families/json-family.ts";
+export { familyPrompt, generateTasks, TaskFamilyRegistry, taskPrompt } from "./families/registry.ts";
+export { DEFAULT_BASE_MODEL, DEFAULT_ENV, getTaskFamily, taskFamilies } from "./families/task-families.ts";
+export { verifyTask } from "./families/verify-task.ts";
 // judge/: a tenant's rubric, the judge detector, the group judge and a judge's calibration.
 export {
   answerText,

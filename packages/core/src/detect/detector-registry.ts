@@ -1,5 +1,5 @@
 import { InvalidInputError, NotFoundError } from "../errors/index.ts";
-import { taskFamilies } from "../families/index.ts";
+import { taskFamilies } from "../families/task-families.ts";
 import { TenantSchemas } from "../schemas/index.ts";
 import { type Feedback, Trace } from "../trace/index.ts";
 import type { Verifier } from "../verify/index.ts";

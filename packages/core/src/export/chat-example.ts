@@ -1,5 +1,6 @@
 import { InvalidInputError } from "../errors/index.ts";
-import { familyPrompt, type TaskFamilyRegistry, taskFamilies } from "../families/index.ts";
+import { familyPrompt, type TaskFamilyRegistry } from "../families/registry.ts";
+import { taskFamilies } from "../families/task-families.ts";
 import type { PreferenceRow, PromptContext } from "../synth/index.ts";
 import { offeredToolCall, offeredToolNames, offeredTools } from "../tasks/offered-tools.ts";
 import type { ChatMessage } from "../trace/index.ts";

@@ -5,8 +5,8 @@ import {
   generateToolcallTasks,
   orderdeskFamily,
   toolcallFamily,
-  verifyTask,
 } from "../families/index.ts";
+import { verifyTask } from "../families/verify-task.ts";
 import { buildEvalSet, buildPreferenceSet } from "../synth/index.ts";
 import { readDatasetJsonl, rowToTask, taskToRow } from "../tasks/index.ts";
 import { chatExampleOf, chatExamplesFromPreferences } from "./chat-example.ts";

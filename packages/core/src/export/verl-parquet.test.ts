@@ -9,12 +9,8 @@ import { readParquet } from "parquet-wasm";
 import { projectPython, pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { simulatedFailureItems } from "../__fixtures__/failure-items.ts";
 import { InvalidInputError } from "../errors/arc-error.ts";
-import {
-  generateArithTasks,
-  generateOrderdeskTasks,
-  generateToolcallTasks,
-  getTaskFamily,
-} from "../families/index.ts";
+import { generateArithTasks, generateOrderdeskTasks, generateToolcallTasks } from "../families/index.ts";
+import { getTaskFamily } from "../families/task-families.ts";
 import { buildEvalSet, buildPromptPool, type EvalRow, IMAGE_REF_PREFIX } from "../synth/index.ts";
 import { taskToRow } from "../tasks/index.ts";
 import { toOpenAiTools } from "../tasks/tool-spec.ts";

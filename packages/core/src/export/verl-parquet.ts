@@ -1,6 +1,7 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { InvalidInputError } from "../errors/arc-error.ts";
-import { familyPrompt, type TaskFamilyRegistry, taskFamilies } from "../families/index.ts";
+import { familyPrompt, type TaskFamilyRegistry } from "../families/registry.ts";
+import { taskFamilies } from "../families/task-families.ts";
 import {
   type ContentImage,
   type EvalRow,

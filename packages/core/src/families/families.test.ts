@@ -2,13 +2,15 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SPLITS } from "../tasks/split.ts";
 import type { ArithSolution } from "./arith/arith-tasks.ts";
-import { arithFamily, getTaskFamily, orderdeskFamily, toolcallFamily, verifyTask } from "./index.ts";
+import { arithFamily, orderdeskFamily, toolcallFamily } from "./index.ts";
+import { getTaskFamily } from "./task-families.ts";
 import {
   type ToolcallSolution,
   toolcallConversionKind,
   toolcallConversions,
   ungroundedToolcallConversions,
 } from "./toolcall/toolcall-tasks.ts";
+import { verifyTask } from "./verify-task.ts";
 
 /** A solution as PostgreSQL's jsonb gives it back: every object's keys sorted (shorter first, then bytewise). */
 function jsonbOrder(value: unknown): unknown {

@@ -1,4 +1,4 @@
-import { taskFamilies } from "../families/index.ts";
+import { taskFamilies } from "../families/task-families.ts";
 import type { Verifier } from "../verify/index.ts";
 import { createDataset, type Dataset, type PreferenceRow, questionsOf, sha256 } from "./dataset.ts";
 import type { FailureItem } from "./failure-item.ts";

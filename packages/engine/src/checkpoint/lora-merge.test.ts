@@ -4,7 +4,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import { initWeights } from "../model/llama.ts";
 import { configForSize } from "../model/llama-config.ts";
 import { renderChatExample } from "../tokenizer/chat-template.ts";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type GenResult, generateToolcallTasks, toolcallFamily } from "@arc/core";
+import type { GenResult } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { type RunningEngineServer, startEngineServer } from "../server/start-engine-server.ts";

@@ -8,7 +8,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import OpenAI from "openai";
 import { readHfCheckpoint, writeHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import OpenAI from "openai";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { renderChat } from "../tokenizer/chat-template.ts";

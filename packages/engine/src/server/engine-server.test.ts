@@ -5,9 +5,9 @@ import {
   type GenRequest,
   type GenResult,
   type InferenceEngine,
-  TOOLCALL_TOOLS,
   toOpenAiTools,
 } from "@arc/core";
+import { TOOLCALL_TOOLS } from "@arc/core/families";
 import { waitUntil } from "@arc/core/testing";
 import OpenAI from "openai";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type JsonSchema, TOOLCALL_TOOLS, toOpenAiTools, validateJsonSchema } from "@arc/core";
+import { type JsonSchema, toOpenAiTools, validateJsonSchema } from "@arc/core";
+import { TOOLCALL_TOOLS } from "@arc/core/families";
 import OpenAI from "openai";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";

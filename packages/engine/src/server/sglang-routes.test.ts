@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { generateToolcallTasks, toolcallFamily } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";
 import { renderChat } from "../tokenizer/chat-template.ts";
 import { byteChatTokenizer } from "../tokenizer/chat-tokenizer.ts";

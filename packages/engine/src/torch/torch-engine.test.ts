@@ -15,13 +15,12 @@ import { promisify } from "node:util";
 import {
   type GenRequest,
   type GenResult,
-  generateToolcallTasks,
   type InferenceEngine,
   type TokenEvent,
   type TrainBatch,
   taskPrompt,
-  toolcallFamily,
 } from "@arc/core";
+import { generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import { CheckpointError } from "../checkpoint/checkpoint-error.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import { type NamedTensor, readSafetensors } from "../checkpoint/safetensors.ts";

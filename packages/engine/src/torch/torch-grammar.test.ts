@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type JsonSchema, type OutputGrammar, TOOLCALL_TOOLS, validateJsonSchema } from "@arc/core";
+import { type JsonSchema, type OutputGrammar, validateJsonSchema } from "@arc/core";
+import { TOOLCALL_TOOLS } from "@arc/core/families";
 import { ambiguousNesting, chainOfChoices } from "../grammar/__fixtures__/hostile-schemas.ts";
 import { GrammarError, MAX_LIVE_STATES, MAX_MASK_STEPS } from "../grammar/grammar-bounds.ts";
 import { EmbeddedInferenceEngine } from "../inference/embedded-inference-engine.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type OrderdeskSolution, orderdeskFamily, toolcallFamily } from "@arc/core";
+import { type OrderdeskSolution, orderdeskFamily, toolcallFamily } from "@arc/core/families";
 import { rightApproachHint, sftExamples, teachingHint } from "./sft-examples.ts";
 
 const tasks = toolcallFamily.generate({ split: "train", seed: 1, count: 200 });

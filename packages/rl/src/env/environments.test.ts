@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateOrderdeskTasks, generateToolcallTasks, orderdeskFamily, toolcallFamily } from "@arc/core";
+import {
+  generateOrderdeskTasks,
+  generateToolcallTasks,
+  orderdeskFamily,
+  toolcallFamily,
+} from "@arc/core/families";
 import { createEnvironment } from "./create-environment.ts";
 
 describe("environments", () => {

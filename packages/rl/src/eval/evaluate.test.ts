@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { toOpenAiTools, toolcallFamily } from "@arc/core";
+import { toOpenAiTools } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
 import { evaluate, sampledPassRate } from "./evaluate.ts";
 

@@ -1,4 +1,5 @@
-import { InvalidInputError, toolcallFamily } from "@arc/core";
+import { InvalidInputError } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import type { FamilyTeaching } from "../teach/family-teaching.ts";
 import { toolcallTeaching } from "./toolcall/toolcall-teaching.ts";
 

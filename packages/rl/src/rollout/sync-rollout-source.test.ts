@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { toolcallFamily, type WeightSource } from "@arc/core";
+import type { WeightSource } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { pointwise, verifierReward } from "../reward/index.ts";
 import { ScriptedInferenceEngine } from "../workflow/__fixtures__/scripted-inference-engine.ts";
 import { SyncRolloutSource, workflowSampler } from "./sync-rollout-source.ts";

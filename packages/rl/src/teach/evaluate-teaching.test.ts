@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  type ChatModel,
-  formatToolCall,
-  generateToolcallTasks,
-  parseToolCall,
-  type Task,
-  type ToolcallSolution,
-} from "@arc/core";
+import { type ChatModel, formatToolCall, parseToolCall, type Task } from "@arc/core";
+import { generateToolcallTasks, type ToolcallSolution } from "@arc/core/families";
 import { rightApproachHint } from "../data/sft-examples.ts";
 import { ReferenceToolcallTeacher } from "../families/toolcall/reference-toolcall-teacher.ts";
 import {

@@ -5,12 +5,10 @@ import {
   type ChatModel,
   type CompleteOptions,
   formatToolCall,
-  generateToolcallTasks,
   type Task,
   type TeachMessage,
-  type ToolcallSolution,
-  toolcallConversionKind,
 } from "@arc/core";
+import { generateToolcallTasks, type ToolcallSolution, toolcallConversionKind } from "@arc/core/families";
 import {
   TOOLCALL_TEACHING_TEMPLATES,
   toolcallTeaching,

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { Task } from "@arc/core";
 import {
   generateToolcallTasks,
-  type Task,
   type ToolcallSolution,
   toolcallConversions,
   ungroundedToolcallConversions,
-} from "@arc/core";
+} from "@arc/core/families";
 import {
   TOOLCALL_TEACHING_TEMPLATES,
   toolcallAnswers,

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  formatToolCall,
-  generateToolcallTasks,
-  type Task,
-  type ToolcallSolution,
-  teachingTemplates,
-} from "@arc/core";
+import { formatToolCall, type Task, teachingTemplates } from "@arc/core";
+import { generateToolcallTasks, type ToolcallSolution } from "@arc/core/families";
 import {
   configForSize,
   EmbeddedInferenceEngine,

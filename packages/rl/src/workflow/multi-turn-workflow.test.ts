@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateOrderdeskTasks, type OrderdeskSolution, orderdeskFamily } from "@arc/core";
+import { generateOrderdeskTasks, type OrderdeskSolution, orderdeskFamily } from "@arc/core/families";
 import { ScriptedInferenceEngine } from "./__fixtures__/scripted-inference-engine.ts";
 import { MultiTurnWorkflow } from "./multi-turn-workflow.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateArithTasks, generateToolcallTasks, toOpenAiTools, toolcallFamily } from "@arc/core";
+import { toOpenAiTools } from "@arc/core";
+import { generateArithTasks, generateToolcallTasks, toolcallFamily } from "@arc/core/families";
 import { ScriptedInferenceEngine } from "./__fixtures__/scripted-inference-engine.ts";
 import { RlvrWorkflow } from "./rlvr-workflow.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { buildPromptPool, generateToolcallTasks, taskToRow } from "@arc/core";
+import { buildPromptPool, taskToRow } from "@arc/core";
+import { generateToolcallTasks } from "@arc/core/families";
 import type { Database } from "../store/database.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { TOOLCALL_TOOLS, toOpenAiTools } from "@arc/core";
+import { toOpenAiTools } from "@arc/core";
+import { TOOLCALL_TOOLS } from "@arc/core/families";
 import OpenAI from "openai";
 import { type ReleaseTestServer, startReleaseTestServer } from "../serve/__fixtures__/release-test-server.ts";
 import type { Database } from "../store/database.ts";

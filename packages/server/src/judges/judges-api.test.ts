@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { toolcallFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { waitUntil } from "@arc/core/testing";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
 import { runArcCli } from "../cli/__fixtures__/run-arc-cli.ts";

@@ -1,16 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import {
-  calibrationReport,
-  createJudgeDetector,
-  generateToolcallTasks,
-  openAIJudgeClient,
-  parseRubric,
-} from "@arc/core";
+import { calibrationReport, createJudgeDetector, openAIJudgeClient, parseRubric } from "@arc/core";
+import { generateToolcallTasks } from "@arc/core/families";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
-import { judgeLabelledTraces, type LabelledTrace, sampleLabelledTraces } from "./toolcall-judge-data.ts";
-import { TOOLCALL_JUDGE_RUBRIC } from "./toolcall-judge-rubric.ts";
+import {
+  judgeLabelledTraces,
+  type LabelledTrace,
+  sampleLabelledTraces,
+} from "./__fixtures__/toolcall-judge-data.ts";
+import { TOOLCALL_JUDGE_RUBRIC } from "./__fixtures__/toolcall-judge-rubric.ts";
 
 /**
  * What the judge must reach on these answers: above a judge that always says "passed" (agreement 0.65 here, kappa

@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { generateToolcallTasks, parseJudgeReply, parseRubric, verifyToolcall } from "@arc/core";
+import { parseJudgeReply, parseRubric } from "@arc/core";
+import { generateToolcallTasks, verifyToolcall } from "@arc/core/families";
 import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } from "@arc/engine";
-import { judgeExample, type LabelledTrace, sampleLabelledTraces } from "./toolcall-judge-data.ts";
-import { TOOLCALL_JUDGE_RUBRIC } from "./toolcall-judge-rubric.ts";
+import {
+  judgeExample,
+  type LabelledTrace,
+  sampleLabelledTraces,
+} from "./__fixtures__/toolcall-judge-data.ts";
+import { TOOLCALL_JUDGE_RUBRIC } from "./__fixtures__/toolcall-judge-rubric.ts";
 
 const BASE = fileURLToPath(new URL("../../../../models/toolcall-base", import.meta.url));
 const rubric = parseRubric(TOOLCALL_JUDGE_RUBRIC);

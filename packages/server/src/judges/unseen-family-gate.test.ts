@@ -13,11 +13,11 @@ import { EmbeddedInferenceEngine, type RunningEngineServer, startEngineServer } 
 import { saveDetectorConfig } from "../store/detector-configs.ts";
 import { createTenant } from "../store/tenants.ts";
 import { databasesUnderTest } from "../store/test-databases.ts";
+import { judgeLabelledTraces } from "./__fixtures__/toolcall-judge-data.ts";
+import { TOOLCALL_JUDGE_RUBRIC } from "./__fixtures__/toolcall-judge-rubric.ts";
 import { UNSEEN_FAMILY, unseenFamilyLabelledTraces } from "./__fixtures__/unseen-family-data.ts";
 import { putJudgeModel, putRubric, saveCalibration } from "./judge-store.ts";
 import { calibrationRefusal, judgeTrust } from "./judge-trust.ts";
-import { judgeLabelledTraces } from "./toolcall-judge-data.ts";
-import { TOOLCALL_JUDGE_RUBRIC } from "./toolcall-judge-rubric.ts";
 import { tracesToolNames } from "./traffic-tools.ts";
 
 const JUDGE_DIR = fileURLToPath(new URL("../../../../models/toolcall-judge", import.meta.url));

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { toolcallFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { listAudit } from "../store/audit-log.ts";
 import type { Database } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";

@@ -17,16 +17,14 @@ import {
   createJudgeDetector,
   formatToolCall,
   type GenResult,
-  generateToolcallTasks,
   openAIJudgeClient,
   type PromptRow,
   parseRubric,
   type Task,
-  type ToolcallSolution,
   taskAnswerTrace,
-  toolcallFamily,
   toVerlParquet,
 } from "@arc/core";
+import { generateToolcallTasks, type ToolcallSolution, toolcallFamily } from "@arc/core/families";
 import {
   EmbeddedInferenceEngine,
   type RunningEngineServer,
@@ -37,7 +35,7 @@ import {
 import { partialCreditReward } from "@arc/rl";
 import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { loadServerConfig } from "../config/server-config.ts";
-import { TOOLCALL_JUDGE_RUBRIC } from "../judges/toolcall-judge-rubric.ts";
+import { TOOLCALL_JUDGE_RUBRIC } from "../judges/__fixtures__/toolcall-judge-rubric.ts";
 import { type RunningServer, startServer } from "../serve/start-server.ts";
 
 const execFileAsync = promisify(execFile);

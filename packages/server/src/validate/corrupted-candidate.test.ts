@@ -4,15 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import {
-  buildEvalSet,
-  type Dataset,
-  formatToolCall,
-  type Task,
-  type ToolcallSolution,
-  toolcallFamily,
-  verifyTask,
-} from "@arc/core";
+import { buildEvalSet, type Dataset, formatToolCall, type Task, verifyTask } from "@arc/core";
+import { type ToolcallSolution, toolcallFamily } from "@arc/core/families";
 import { EmbeddedInferenceEngine } from "@arc/engine";
 import { parseRecipe, type RunResult, startRun } from "@arc/rl";
 import { engineFactory } from "@arc/rl/embedded";

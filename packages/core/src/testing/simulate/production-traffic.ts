@@ -1,5 +1,6 @@
 import { InvalidInputError } from "../../errors/index.ts";
-import { generateTasks, taskFamilies } from "../../families/index.ts";
+import { generateTasks } from "../../families/registry.ts";
+import { taskFamilies } from "../../families/task-families.ts";
 import type { Task } from "../../rollout/index.ts";
 import { parseToolCall } from "../../tasks/parse-tool-call.ts";
 import { createRng, deriveSeed, type Rng } from "../../tasks/rng.ts";

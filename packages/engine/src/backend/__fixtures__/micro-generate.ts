@@ -1,7 +1,7 @@
 // Prints, as JSON, the native-kernel status and what the shipped toolcall base decodes greedily under continuous
 // batching: more samples than rows, prompts of different lengths, n > 1 sharing a prefill, answers of different
 // lengths. Run under ARC_ENGINE_NATIVE=0 and =1, the two must agree.
-import { toolcallFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { EmbeddedInferenceEngine } from "../../inference/embedded-inference-engine.ts";
 import { nativeAddonStatus } from "../native-addon.ts";
 import { initBackend } from "../tf-backend.ts";

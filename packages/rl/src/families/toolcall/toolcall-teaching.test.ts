@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  formatToolCall,
-  generateToolcallTasks,
-  parseTeacherOutput,
-  type Task,
-  type ToolcallSolution,
-  toolcallConversions,
-} from "@arc/core";
+import { formatToolCall, parseTeacherOutput, type Task } from "@arc/core";
+import { generateToolcallTasks, type ToolcallSolution, toolcallConversions } from "@arc/core/families";
 import { teachingHint } from "../../data/sft-examples.ts";
 import {
   diagnoseToolcallProbe,

@@ -5,6 +5,10 @@ import {
   parseToolCall,
   type Task,
   type TeachingTemplatesInput,
+  type Verify,
+  verifyTask,
+} from "@arc/core";
+import {
   TOOLCALL_GUIDED_STUDENT_TEMPLATE,
   type ToolcallSolution,
   toolcallConversionClaims,
@@ -12,9 +16,7 @@ import {
   toolcallConversions,
   toolcallRightApproachHint,
   toolcallTeachingHint,
-  type Verify,
-  verifyTask,
-} from "@arc/core";
+} from "@arc/core/families";
 import type {
   ConversionsTold,
   FamilyTeaching,

@@ -5,9 +5,8 @@ import {
   formatToolCall,
   type Task,
   type TeachMessage,
-  TOOLCALL_GUIDED_STUDENT_TEMPLATE,
-  type ToolcallSolution,
 } from "@arc/core";
+import { TOOLCALL_GUIDED_STUDENT_TEMPLATE, type ToolcallSolution } from "@arc/core/families";
 
 const [GUIDED_PREFIX, GUIDED_SUFFIX] = TOOLCALL_GUIDED_STUDENT_TEMPLATE.split("{teaching}");
 

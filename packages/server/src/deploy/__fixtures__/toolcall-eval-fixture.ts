@@ -1,4 +1,5 @@
-import { buildEvalSet, type Dataset, type FailureItem, type Task, toolcallFamily } from "@arc/core";
+import { buildEvalSet, type Dataset, type FailureItem, type Task } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 
 /** A toolcall EvalSet (one booking pattern, a general slice) and the tasks behind it, with their right answers. */
 export interface ToolcallEvalFixture {

@@ -1,5 +1,6 @@
-import { answerTrace, orderdeskFamily, type Task, toOpenAiTools } from "@arc/core";
-import type { LabelledTrace } from "../toolcall-judge-data.ts";
+import { answerTrace, type Task, toOpenAiTools } from "@arc/core";
+import { orderdeskFamily } from "@arc/core/families";
+import type { LabelledTrace } from "./toolcall-judge-data.ts";
 
 /** The family whose tools the shipped `toolcall` judge never saw: an order desk's lookups, refunds and cancellations. */
 export const UNSEEN_FAMILY = orderdeskFamily.env;

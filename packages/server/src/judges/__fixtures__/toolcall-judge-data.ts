@@ -9,8 +9,8 @@ import {
   type Task,
   type Trace,
   toOpenAiTools,
-  toolcallFamily,
 } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import OpenAI from "openai";
 
 /** A trace of a `toolcall` model's answer and what Arc's detectors (the family's verifier first) say of it. */
