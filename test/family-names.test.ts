@@ -17,26 +17,6 @@ const FAMILY_FOLDERS = [
   "packages/core/src/testing/simulate/",
 ];
 
-/**
- * Source files outside the family folders that still name a built-in family, each with what names it. The list
- * only shrinks: a file that stops naming one must leave it, and a file not on it that names one fails.
- */
-const NOT_YET_MOVED: Record<string, string> = {
-  "packages/core/src/index.ts":
-    "core's surface names the built-in families' exports that rl's family folders, tests, benches and scripts import",
-  "packages/server/src/demo/demo-datasets.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/demo-options.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/demo-plan.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/lora-candidate.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/production-agent.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/run-demo.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/train-candidate.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/train-dpo.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/demo/warm-up.ts": "the demo's agent and data are the toolcall family's",
-  "packages/server/src/judges/toolcall-judge-data.ts": "the shipped toolcall judge's training data",
-  "packages/server/src/judges/toolcall-judge-rubric.ts": "the shipped toolcall judge's rubric",
-};
-
 /** Built-in families' env ids, as the process registry holds them before anything else registers. */
 const FAMILY_NAMES = taskFamilies.envs();
 
@@ -101,14 +81,10 @@ describe("family names", () => {
   });
 
   it("finds no family name in packages/*/src outside the families' folders and the simulators", () => {
-    const found = familyNamesOutsideFamilies();
-    const unexpected = [...found].filter(([path]) => !(path in NOT_YET_MOVED));
     assert.deepEqual(
-      unexpected.map(([path, names]) => `${path}: ${names.join(", ")}`),
+      [...familyNamesOutsideFamilies()].map(([path, names]) => `${path}: ${names.join(", ")}`),
       [],
       "family-specific code belongs in its family's folder, reached through a TaskFamily hook",
     );
-    const moved = Object.keys(NOT_YET_MOVED).filter((path) => !found.has(path));
-    assert.deepEqual(moved, [], "these no longer name a family: take them off NOT_YET_MOVED");
   });
 });

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type DetectorRegistry, type Task, toolcallFamily } from "@arc/core";
+import type { DetectorRegistry, Task } from "@arc/core";
 import {
   currentFailureMembers,
   exportDataset,
@@ -12,6 +12,7 @@ import {
 } from "../failures/index.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { getTraces } from "../store/trace-store.ts";
+import { DEMO_FAMILY } from "./demo-family.ts";
 import type { DemoOptions } from "./demo-options.ts";
 import { type DemoProgress, sleep } from "./demo-progress.ts";
 
@@ -73,7 +74,7 @@ async function teacherCandidates(
         .trim()
         .toLowerCase(),
     );
-    if (task) candidates[trace.id] = [{ text: toolcallFamily.reference(task)[0], source: "teacher" }];
+    if (task) candidates[trace.id] = [{ text: DEMO_FAMILY.reference(task)[0], source: "teacher" }];
   }
   return candidates;
 }

@@ -20,9 +20,9 @@ export interface DemoOptions {
    * stops sooner when its held-out failure rate reaches the target.
    */
   sftSteps: number;
-  /** The base checkpoint (default: the committed `models/toolcall-base`). */
+  /** The base checkpoint (default: the demo family's committed base, `DEFAULT_BASE_MODEL`). */
   baseModel: string;
-  /** Output budget of every model call: agent, validator, rollouts (default 96: the longest toolcall answer is 84 byte tokens). */
+  /** Output budget of every model call: agent, validator, rollouts (default 96: the longest reference answer of the demo family is 84 byte tokens). */
   maxTokens?: number;
   /** More `key=value` recipe overrides after the demo's own (e.g. a smaller run in tests). */
   extraOverrides?: string[];

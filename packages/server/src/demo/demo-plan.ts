@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CanaryPolicyInput, ValidationGatesInput } from "@arc/core";
+import { demoRecipe } from "./demo-family.ts";
 
 /** The demo's gates, set explicitly and printed: the defaults (functional ≥ 0.85) assume a usable base model. */
 export const DEMO_GATES: ValidationGatesInput = {
@@ -32,7 +33,7 @@ export const TARGET_SHARE_OF_BASE_RATE = 0.5;
 
 /**
  * Threads of each training run (`trainer.trainThreads`): SFT steps on two threads took 0.47 s where one took 0.74
- * (toolcall base, batch 16), so the agent's traffic slows to `trainingRate` while the candidate trains.
+ * (the demo family's byte-level base, batch 16), so the agent's traffic slows to `trainingRate` while the candidate trains.
  */
 export const TRAIN_THREADS = 2;
 
@@ -95,7 +96,7 @@ export interface DemoPlan {
   defaults: { baselineRate: number; trainingRate: number; rate: number; maxTokens: number };
 }
 
-/** Arc's own toolcall base: an SFT warm-up and semi-online DPO on the embedded engine, every weight trained. */
+/** Arc's own byte-level base of the demo family: an SFT warm-up and semi-online DPO on the embedded engine, every weight trained. */
 export const TOY_PLAN: DemoPlan = {
   base: "toy",
   importedModel: null,
@@ -116,7 +117,7 @@ export const TOY_PLAN: DemoPlan = {
 };
 
 /** The recipe an imported base trains with: SFT with LoRA adapters on the torch engine. */
-export const LORA_SFT_RECIPE = "recipes/toolcall-lora-sft.yaml";
+export const LORA_SFT_RECIPE = demoRecipe("lora-sft");
 
 /**
  * An imported pretrained base (SmolLM2-135M-Instruct: 135M parameters, ~680-token prompts with the tools) on 2 CPU

@@ -3,6 +3,7 @@ import type { WarmUpReport } from "@arc/rl";
 import { overridesForAlgorithm } from "@arc/rl";
 import type { Queryable } from "../store/database.ts";
 import type { DemoDatasets } from "./demo-datasets.ts";
+import { demoModelName } from "./demo-family.ts";
 import type { DemoOptions } from "./demo-options.ts";
 import { LORA_SFT_RECIPE, TRAIN_THREADS } from "./demo-plan.ts";
 import type { DemoProgress } from "./demo-progress.ts";
@@ -74,7 +75,7 @@ export async function trainLoraCandidate(context: {
   const tokens = steps.reduce((sum, r) => sum + r.tokens, 0);
   const candidate = await registerDemoCandidate(run, training, {
     ...context,
-    name: `toolcall-lora-${runId}`,
+    name: demoModelName(`lora-${runId}`),
     metrics: { steps: training.state.step },
   });
   const secondsPerStep = steps.length > 0 && trainSeconds > 0 ? trainSeconds / steps.length : null;

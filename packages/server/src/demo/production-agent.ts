@@ -1,7 +1,8 @@
-import { type Task, toOpenAiTools, toolCallArguments, toolcallFamily } from "@arc/core";
+import { type Task, toOpenAiTools, toolCallArguments } from "@arc/core";
 import type { ChatTokenizer } from "@arc/engine";
 import { createArc } from "@arc/sdk";
 import OpenAI from "openai";
+import { DEMO_FAMILY } from "./demo-family.ts";
 
 /** Where the simulated agent sends its calls and its traces. */
 export interface ProductionAgentOptions {
@@ -15,7 +16,7 @@ export interface ProductionAgentOptions {
   ratePerSecond: number;
   /** Conversations in flight at most. */
   maxInFlight?: number;
-  /** Output budget per call (default 96: the longest toolcall reference answer is 84 byte tokens). */
+  /** Output budget per call (default 96: the longest reference answer of the demo family is 84 byte tokens). */
   maxTokens?: number;
   /** How long a call may take before the client gives up on it (default 30 s). */
   timeoutMs?: number;
@@ -34,13 +35,13 @@ export interface AgentStats {
   lastError?: string;
 }
 
-/** The toolcall family's tools, as the agent offers them. */
-const TOOLS = toOpenAiTools(toolcallFamily.tools) as unknown as OpenAI.ChatCompletionTool[];
+/** The demo family's tools, as the agent offers them. */
+const TOOLS = toOpenAiTools(DEMO_FAMILY.tools ?? []) as unknown as OpenAI.ChatCompletionTool[];
 
 /** The agent's longest prompt among `tasks`, in tokens of a checkpoint's chat template, the tools it offers included. */
 export function longestAgentPrompt(tokenizer: ChatTokenizer, tasks: readonly Task[]): number {
   const tools = TOOLS as unknown as object[];
-  return Math.max(...tasks.map((task) => tokenizer.render(toolcallFamily.prompt(task), { tools }).length));
+  return Math.max(...tasks.map((task) => tokenizer.render(DEMO_FAMILY.prompt(task), { tools }).length));
 }
 
 /** Whether a tool call names a function and carries a JSON object of arguments, so the agent could run it. */
@@ -55,8 +56,8 @@ function checkRate(ratePerSecond: number): void {
 
 /**
  * A simulated production agent: the official `openai` client, wrapped by `@arc/sdk`, pointed at Arc's gateway,
- * answering the `toolcall` production split (the task's question as the user turn, as `toolcallFamily.prompt`
- * renders it, with the family's tools offered as OpenAI `tools`) one conversation at a time at a bounded rate. It
+ * answering the demo family's production split (its prompt of each task, with the family's tools offered as
+ * OpenAI `tools`) one conversation at a time at a bounded rate. It
  * reads the model's `tool_calls` as an agent would before running the tool. Every call is traced by the
  * SDK and routed (and traced) by the gateway; the SDK sends its trace and step ids so both land in one trace.
  */
@@ -122,19 +123,19 @@ export class ProductionAgent {
     this.stats.sent++;
     try {
       const reply = await this.arc.trace(
-        "toolcall-agent",
+        `${DEMO_FAMILY.env}-agent`,
         () =>
           this.openai.chat.completions.create(
             {
               model: "arc",
-              messages: [{ role: "user", content: task.question }],
+              messages: DEMO_FAMILY.prompt(task) as OpenAI.ChatCompletionMessageParam[],
               tools: TOOLS,
               temperature: 0,
               max_tokens: this.options.maxTokens ?? 96,
             },
-            { headers: { "x-arc-env": "toolcall", "x-arc-session": conversation } },
+            { headers: { "x-arc-env": DEMO_FAMILY.env, "x-arc-session": conversation } },
           ),
-        { env: "toolcall", sessionId: conversation, input: task.question },
+        { env: DEMO_FAMILY.env, sessionId: conversation, input: task.question },
       );
       this.stats.answered++;
       if (usableCall(reply.choices[0]?.message.tool_calls?.[0])) this.stats.toolCalls++;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it, mock } from "node:test";
 import { fileURLToPath } from "node:url";
-import { toolcallFamily } from "@arc/core";
+import { toolcallFamily } from "@arc/core/families";
 import { configForSize, initWeights, loadChatTokenizer, writeHfCheckpoint } from "@arc/engine";
 import { RunDir } from "@arc/rl";
 import { main } from "../cli/main.ts";

@@ -1,13 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import {
-  CanaryPolicy,
-  DetectorRegistry,
-  InvalidInputError,
-  solutionsByQuestion,
-  type Task,
-  toolcallFamily,
-} from "@arc/core";
+import { CanaryPolicy, DetectorRegistry, InvalidInputError, solutionsByQuestion, type Task } from "@arc/core";
 import { loadChatTokenizer } from "@arc/engine";
 import type { WarmUpReport } from "@arc/rl";
 import { loadServerConfig } from "../config/server-config.ts";
@@ -17,6 +10,7 @@ import { type RunningServer, startServer } from "../serve/start-server.ts";
 import { registerModelVersion } from "../store/model-registry.ts";
 import { findTenant } from "../store/tenants.ts";
 import { type DemoDatasets, synthesizeDemoDatasets } from "./demo-datasets.ts";
+import { DEMO_FAMILY, demoModelName } from "./demo-family.ts";
 import { type DemoOptions, demoPaths } from "./demo-options.ts";
 import { measureAndSummarize } from "./demo-outcome.ts";
 import {
@@ -64,7 +58,7 @@ export async function runDemo(options: DemoOptions): Promise<{ result: DemoResul
     });
   }
   const plan = demoPlanFor(baseModel);
-  const tasks: Task[] = toolcallFamily.generate({ split: "production", seed: options.seed, count: 5000 });
+  const tasks: Task[] = DEMO_FAMILY.generate({ split: "production", seed: options.seed, count: 5000 });
   await checkAgentFits(baseModel, tasks, options.maxTokens ?? 96);
   const live = new LiveLine(options.out);
   const progress = new DemoProgress(Date.now(), options.minutes * 60_000, live, options.out);
@@ -130,7 +124,7 @@ async function registerDemoBase(
   const tenantId = tenant.id;
   await setReleaseSettings(db, tenantId, { gates: plan.gates, canary: plan.canary });
   const base = await registerModelVersion(db, tenantId, {
-    name: "toolcall-base",
+    name: demoModelName("base"),
     status: "promoted",
     artifactDir: baseModel,
     actor: "demo",

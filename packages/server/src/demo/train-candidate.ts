@@ -7,7 +7,7 @@ export const REPO_ROOT = REPOSITORY_ROOT;
 
 /** A training run of `arc train` in a child process, so the server and the agent keep the other core. */
 export interface TrainRequest {
-  /** The recipe, relative to the repository root (e.g. `recipes/toolcall-dpo.yaml`). */
+  /** The recipe, relative to the repository root (e.g. `recipes/<env>-dpo.yaml`). */
   recipe: string;
   runsDir: string;
   runId: string;

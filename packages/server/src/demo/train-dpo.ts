@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Queryable } from "../store/database.ts";
 import type { DemoDatasets } from "./demo-datasets.ts";
+import { demoModelName, demoRecipe } from "./demo-family.ts";
 import type { DemoOptions } from "./demo-options.ts";
 import { TRAIN_THREADS } from "./demo-plan.ts";
 import type { DemoProgress } from "./demo-progress.ts";
@@ -9,7 +10,7 @@ import { type DemoRunLineage, RecordedRun } from "./demo-runs.ts";
 import { registerDemoCandidate } from "./register-candidate.ts";
 import type { TrainRequest } from "./train-candidate.ts";
 
-const DPO_RECIPE = "recipes/toolcall-dpo.yaml";
+const DPO_RECIPE = demoRecipe("dpo");
 /**
  * The DPO run's overrides after a warm-up. With the production preference pairs (the same corrections the warm-up
  * trained on) mixed in, DPO undid the warm-up's gain in every setting tried (0.195-0.260 on 512 production tasks,
@@ -103,7 +104,7 @@ export async function trainDpoCandidate(context: {
   const heldOut = training.records.filter((r) => r.evalFailureRate !== undefined);
   const candidate = await registerDemoCandidate(run, training, {
     ...context,
-    name: `toolcall-dpo-${runId}`,
+    name: demoModelName(`dpo-${runId}`),
     metrics: { heldOutFailureRate: heldOut.at(-1)?.evalFailureRate ?? null, steps: training.state.step },
   });
   progress.endPhase(

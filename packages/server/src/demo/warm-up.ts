@@ -9,14 +9,16 @@ import {
   type WarmUpPartRunner,
   type WarmUpReport,
 } from "@arc/rl";
+import { demoRecipe } from "./demo-family.ts";
 import type { DemoOptions } from "./demo-options.ts";
 import { TRAIN_THREADS } from "./demo-plan.ts";
 import type { LiveLine } from "./demo-progress.ts";
 import { type DemoRunLineage, trainAsRun } from "./demo-runs.ts";
 import { type TrainOutcome, type TrainRequest, trainCandidate } from "./train-candidate.ts";
 
-export const SFT_RECIPE = "recipes/toolcall-sft.yaml";
-/** Examples a warm-up step trains on: recipes/toolcall-sft.yaml's. */
+/** The SFT recipe each part of the warm-up runs. */
+export const SFT_RECIPE = demoRecipe("sft");
+/** Examples a warm-up step trains on: the SFT recipe's. */
 const WARMUP_PROMPTS_PER_STEP = 16;
 /**
  * Held-out production tasks judged at each evaluation: at 256, a rate of 0.05 has a 95% Wilson upper bound of
@@ -60,7 +62,7 @@ function demoWarmUpBlock(options: DemoOptions, deadline: number, heldOutTarget: 
   });
 }
 
-/** The overrides of recipes/toolcall-sft.yaml that train a part of the warm-up (the probe's own keys last). */
+/** The overrides of the SFT recipe that train a part of the warm-up (the probe's own keys last). */
 function partOverrides(part: WarmUpPart, common: string[], options: DemoOptions): string[] {
   const own = [
     `trainer.steps=${part.steps}`,
@@ -128,7 +130,7 @@ function showStep(context: { deadline: number; live: LiveLine; progress: (line: 
 
 /**
  * The SFT warm-up, from the base model on the warm-up pool's reference answers: the product's planned warm-up
- * (`plannedWarmUp`, as a recipe's `sftWarmUp` with `budgetS` and `stopAt` runs it) over recipes/toolcall-sft.yaml,
+ * (`plannedWarmUp`, as a recipe's `sftWarmUp` with `budgetS` and `stopAt` runs it) over the demo family's SFT recipe,
  * each part trained by `arc train` in a child process and recorded as a run.
  */
 export async function warmUp(context: {
