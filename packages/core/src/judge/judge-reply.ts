@@ -21,8 +21,15 @@ export class JudgeReplyError extends ArcError {
 }
 
 /**
+ * The confidences a judge may state, in tenths: JSON Schema's `minimum`/`maximum` have no place in a decoding grammar,
+ * an enum does, so grammar-constrained decoding keeps a judge's confidence in [0, 1].
+ */
+export const CONFIDENCE_LEVELS: readonly number[] = Array.from({ length: 11 }, (_, i) => i / 10);
+
+/**
  * The JSON Schema of the answer the judge is asked for (OpenAI `response_format` `json_schema`, strict): the
- * rubric's classes and `none` are the only classes it may name. Keys in the order the judge should write them.
+ * rubric's classes and `none` are the only classes it may name, and a confidence in tenths. Keys in the order the judge
+ * should write them.
  */
 export function judgeReplySchema(rubric: Rubric): Record<string, unknown> {
   return {
@@ -32,7 +39,7 @@ export function judgeReplySchema(rubric: Rubric): Record<string, unknown> {
       class: { type: "string", enum: [...rubric.classes.map((c) => c.name), "none"] },
       severity: { type: "string", enum: ["none", "low", "medium", "high"] },
       evidence: { type: "string" },
-      confidence: { type: "number" },
+      confidence: { type: "number", enum: CONFIDENCE_LEVELS },
     },
     required: ["failed", "class", "severity", "evidence", "confidence"],
     additionalProperties: false,

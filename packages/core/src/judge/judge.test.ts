@@ -116,11 +116,18 @@ describe("rubrics", () => {
 describe("the judge's reply", () => {
   it("is asked for with a schema whose classes are the rubric's and none", () => {
     const schema = judgeReplySchema(rubric) as {
-      properties: { class: { enum: string[] } };
+      properties: { class: { enum: string[] }; confidence: { enum: number[] } };
       required: string[];
     };
     assert.deepEqual(schema.properties.class.enum, ["wrong_order_id", "refund_promise", "none"]);
     assert.deepEqual(schema.required, ["failed", "class", "severity", "evidence", "confidence"]);
+    // a confidence in tenths, written as JSON writes them: the decoding grammar holds it in [0, 1]
+    assert.deepEqual(
+      schema.properties.confidence.enum.map((c) => JSON.stringify(c)),
+      ["0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1"],
+    );
+    for (const confidence of schema.properties.confidence.enum)
+      assert.equal(parseJudgeReply(reply({ confidence }), rubric).confidence, confidence);
   });
 
   it("is read when it is exactly that object", () => {
