@@ -862,6 +862,8 @@ export const TUNABLE_RECIPE_KEYS: ReadonlyMap<string, number | null> = new Map<s
   ["sftWarmUp.steps", MAX_STEPS],
   ["sftWarmUp.learningRate", 1],
   ["sftWarmUp.promptsPerStep", 64],
+  ["sftWarmUp.warmupSteps", MAX_STEPS],
+  ["sftWarmUp.minLearningRate", 1],
   ["reward.kind", null],
   ["reward.truncatedPenalty", 10],
 ]);
