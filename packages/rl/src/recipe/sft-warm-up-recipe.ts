@@ -5,8 +5,8 @@ export const SFT_WARM_UP_RUN = "sft-warm-up";
 
 /**
  * The recipe of a run's SFT warm-up (`sftWarmUp`): the run's model, data and reward, with an SFT trainer block of
- * the warm-up's steps, learning-rate schedule and batch, and the run's shared trainer keys (seed, budget, threads). It takes
- * no key of the run's own algorithm, so it reloads as the SFT recipe it is when the warm-up resumes.
+ * the warm-up's steps, learning-rate schedule and batch, and the run's shared trainer keys (seed, budget, threads).
+ * It takes no key of the run's own algorithm, so it reloads as the SFT recipe it is when the warm-up resumes.
  */
 export function sftWarmUpRecipe(recipe: Recipe): Recipe {
   const warmUp = recipe.sftWarmUp;

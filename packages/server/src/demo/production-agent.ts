@@ -57,9 +57,9 @@ function checkRate(ratePerSecond: number): void {
 /**
  * A simulated production agent: the official `openai` client, wrapped by `@arc/sdk`, pointed at Arc's gateway,
  * answering the demo family's production split (its prompt of each task, with the family's tools offered as
- * OpenAI `tools`) one conversation at a time at a bounded rate. It
- * reads the model's `tool_calls` as an agent would before running the tool. Every call is traced by the
- * SDK and routed (and traced) by the gateway; the SDK sends its trace and step ids so both land in one trace.
+ * OpenAI `tools`) one conversation at a time at a bounded rate. It reads the model's `tool_calls` as an agent would
+ * before running the tool. Every call is traced by the SDK and routed (and traced) by the gateway; the SDK sends its
+ * trace and step ids so both land in one trace.
  */
 export class ProductionAgent {
   readonly stats: AgentStats = { sent: 0, answered: 0, toolCalls: 0, unusable: 0, errors: 0 };
