@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time and
-// longest first, then the `*.alone.test.ts` files one at a time, and ends with a line naming the slowest files, a
-// line counting the skipped tests by reason and a line `tests: N passed, N failed, N skipped` over both runs. First it
-// checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
+// longest first, then the `*.alone.test.ts` files one at a time, and ends with a line naming the slowest files, one
+// with each run's wall time, one counting the skipped tests by reason and `tests: N passed, N failed, N skipped` over
+// both runs. First it checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where
+// one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
 // ARC_TEST_TIMES=<file> also writes every file's time (its top-level tests, in seconds), slowest first, as JSON: a
 // full run's, as `{ file: seconds }`, is scripts/test-times.json, the order the files start in.
@@ -96,13 +97,23 @@ async function run(testFiles, concurrency) {
 const alone = files.filter((f) => f.endsWith(".alone.test.ts"));
 const together = files.filter((f) => !f.endsWith(".alone.test.ts"));
 const codes = [];
-if (together.length > 0) codes.push(await run(together, 2));
-if (alone.length > 0) codes.push(await run(alone, 1));
+/** Each run's wall time, for the line that says where the suite's time went. */
+const phases = [];
+for (const [name, phaseFiles, concurrency] of [
+  ["two at a time", together, 2],
+  ["one at a time", alone, 1],
+]) {
+  if (phaseFiles.length === 0) continue;
+  const started = performance.now();
+  codes.push(await run(phaseFiles, concurrency));
+  phases.push(`${phaseFiles.length} files ${name} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
 const outcomes = readdirSync(outcomesDir)
   .flatMap((file) => readFileSync(join(outcomesDir, file), "utf8").split("\n").filter(Boolean))
   .map((line) => JSON.parse(line));
 rmSync(outcomesDir, { recursive: true, force: true });
 console.log(slowestFilesLine(outcomes));
+console.log(`wall time: ${phases.join(", ")}`);
 if (process.env.ARC_TEST_TIMES)
   writeFileSync(
     process.env.ARC_TEST_TIMES,
