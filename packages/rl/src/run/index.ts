@@ -12,11 +12,11 @@ export {
 } from "./run-training.ts";
 export type { CheckpointInfo, RunHooks, RunResult, RunState, RunStatus, StepRecord } from "./run-types.ts";
 export { PLANNED_WARM_UP_FILE, type PlannedWarmUpRecord } from "./warm-up/planned-sft-warm-up.ts";
-export {
-  type PlannedWarmUpContext,
-  plannedWarmUp,
-  type WarmUpPart,
-  type WarmUpPartOutcome,
-  type WarmUpPartRunner,
-  type WarmUpReport,
-} from "./warm-up/planned-warm-up.ts";
+export { plannedWarmUp } from "./warm-up/planned-warm-up.ts";
+export type {
+  PlannedWarmUpContext,
+  WarmUpPart,
+  WarmUpPartOutcome,
+  WarmUpPartRunner,
+  WarmUpReport,
+} from "./warm-up/warm-up-types.ts";

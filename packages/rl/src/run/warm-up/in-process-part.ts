@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Recipe } from "../../recipe/recipe-schema.ts";
 import { RunDir } from "../run-dir.ts";
 import type { StepRecord } from "../run-types.ts";
-import type { WarmUpPart, WarmUpPartOutcome } from "./planned-warm-up.ts";
+import type { WarmUpPart, WarmUpPartOutcome } from "./warm-up-types.ts";
 
 /** Starts a run of `recipe` (the warm-up's SFT recipe, its part's fields set) until it ends or `signal` stops it. */
 export type StartPartRun = (

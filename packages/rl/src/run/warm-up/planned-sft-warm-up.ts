@@ -6,7 +6,8 @@ import { SFT_WARM_UP_RUN } from "../../recipe/sft-warm-up-recipe.ts";
 import type { RunDir } from "../run-dir.ts";
 import type { RunStatus } from "../run-types.ts";
 import { type StartPartRun, trainPartInProcess } from "./in-process-part.ts";
-import { plannedWarmUp, type WarmUpReport } from "./planned-warm-up.ts";
+import { plannedWarmUp } from "./planned-warm-up.ts";
+import type { WarmUpReport } from "./warm-up-types.ts";
 
 /** The file, in a run's folder, of its planned warm-up's report and the checkpoint it handed on. */
 export const PLANNED_WARM_UP_FILE = `${SFT_WARM_UP_RUN}.json`;
