@@ -106,7 +106,9 @@ for (const [name, phaseFiles, concurrency] of [
   if (phaseFiles.length === 0) continue;
   const started = performance.now();
   codes.push(await run(phaseFiles, concurrency));
-  phases.push(`${phaseFiles.length} file${phaseFiles.length === 1 ? "" : "s"} ${name} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  phases.push(
+    `${phaseFiles.length} file${phaseFiles.length === 1 ? "" : "s"} ${name} in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
 }
 const outcomes = readdirSync(outcomesDir)
   .flatMap((file) => readFileSync(join(outcomesDir, file), "utf8").split("\n").filter(Boolean))
