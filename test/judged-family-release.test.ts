@@ -60,9 +60,7 @@ describe("a family with no verifier: a candidate its judge passes is released", 
     assert.ok((report.scores.winRate?.n ?? 0) > 0, "the judge decided items");
     assert.equal(report.checks.find((c) => c.gate === "win_rate")?.passed, true);
     // past the gate: the canary needs live traffic, and production moves to the candidate. The agent calls while at
-    // most one of its traces waits for judgement: with dozens waiting, most of the candidate's came back `unknown`
-    // (malformed verdicts), one or two at a time the judge decides nearly all. The judge server alone gives the same
-    // verdicts one at a time and 32 to 64 at once, so what differs under load is not its batching
+    // most one of its traces waits for judgement, so the test's load stays small whatever else runs beside it
     const converse = bookingsAgent(server, key);
     await waitUntil(
       async () => {
