@@ -1,7 +1,20 @@
-import type { Recipe, SftTrainer } from "./recipe-schema.ts";
+import type { Recipe, SftTrainer, SftWarmUp } from "./recipe-schema.ts";
 
 /** The folder, inside a run's, of its SFT warm-up run. */
 export const SFT_WARM_UP_RUN = "sft-warm-up";
+
+/**
+ * The learning-rate schedule of `steps` warm-up steps from `learningRate`: a linear ramp of `ramp` steps, then a cosine
+ * to the block's `minLearningRate` by the last step, or constant without one.
+ */
+export function warmUpSchedule(block: SftWarmUp, steps: number, learningRate: number, ramp: number) {
+  return {
+    learningRate,
+    warmupSteps: Math.min(ramp, steps),
+    decaySteps: block.minLearningRate === undefined ? 0 : Math.max(1, steps - ramp),
+    minLearningRate: block.minLearningRate ?? 0,
+  };
+}
 
 /**
  * The recipe of a run's SFT warm-up (`sftWarmUp`): the run's model, data and reward, with an SFT trainer block of
@@ -17,10 +30,7 @@ export function sftWarmUpRecipe(recipe: Recipe): Recipe {
     backend: t.backend,
     steps: warmUp.steps,
     promptsPerStep: warmUp.promptsPerStep,
-    learningRate: warmUp.learningRate,
-    warmupSteps: warmUp.warmupSteps,
-    decaySteps: warmUp.minLearningRate === undefined ? 0 : Math.max(1, warmUp.steps - warmUp.warmupSteps),
-    minLearningRate: warmUp.minLearningRate ?? 0,
+    ...warmUpSchedule(warmUp, warmUp.steps, warmUp.learningRate, warmUp.warmupSteps),
     weightDecay: t.weightDecay,
     maxGradNorm: t.maxGradNorm,
     trainThreads: t.trainThreads,

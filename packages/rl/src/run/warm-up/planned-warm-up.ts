@@ -1,5 +1,6 @@
 import { rm } from "node:fs/promises";
 import type { SftWarmUp } from "../../recipe/recipe-schema.ts";
+import { warmUpSchedule } from "../../recipe/sft-warm-up-recipe.ts";
 import type { StepRecord } from "../run-types.ts";
 import {
   heldOutUpperBound,
@@ -24,17 +25,6 @@ const CHECKPOINT_EVERY = 200;
 /** The judgements of a warm-up with no stop rule: its start and its last step only. */
 const ENDS_ONLY: JudgementSchedule = { every: Number.MAX_SAFE_INTEGER, first: Number.MAX_SAFE_INTEGER };
 
-/** The schedule fields of a part of `steps` from `learningRate`, ramping over `ramp` steps. */
-function schedule(block: SftWarmUp, steps: number, learningRate: number, ramp: number) {
-  const decays = block.minLearningRate !== undefined;
-  return {
-    learningRate,
-    warmupSteps: Math.min(ramp, steps),
-    decaySteps: decays ? Math.max(1, steps - ramp) : 0,
-    minLearningRate: block.minLearningRate ?? 0,
-  };
-}
-
 /** Times a step and a held-out judgement's task with a short run of the warm-up, then removes it; null if it could not. */
 async function probe(
   block: SftWarmUp,
@@ -47,7 +37,7 @@ async function probe(
     runId: `${context.runId}-probe`,
     from: context.from,
     steps: PROBE_STEPS,
-    ...schedule(block, PROBE_STEPS, block.learningRate, block.warmupSteps),
+    ...warmUpSchedule(block, PROBE_STEPS, block.learningRate, block.warmupSteps),
     evalCount: tasks,
     evalEvery: PROBE_STEPS,
     evalFrom: PROBE_STEPS,
@@ -180,7 +170,7 @@ async function trainPart(
     runId: part.replans > 0 ? `${context.runId}-part${part.replans + 1}` : context.runId,
     from: part.from,
     steps: part.steps,
-    ...schedule(block, part.steps, part.learningRate, ramp),
+    ...warmUpSchedule(block, part.steps, part.learningRate, ramp),
     evalCount: rules.evalCount,
     evalEvery: Math.min(when.every, part.steps),
     evalFrom: Math.min(when.first, part.steps),
