@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two files at a time and
-// longest first, then the `*.alone.test.ts` files one at a time, and ends with a line naming the slowest files, one
-// with each run's wall time, one counting the skipped tests by reason and `tests: N passed, N failed, N skipped` over
-// both runs. First it checks the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where
-// one is missing.
+// Runs every `*.test.ts` under packages/ and test/ with Node's test runner (through tsx), two processes at a time and
+// longest first (the files a full run found quick share processes, in batches: scripts/test-order.mjs), then the
+// `*.alone.test.ts` files one at a time, and ends with a line naming the slowest files, one with each run's wall time,
+// one counting the skipped tests by reason and `tests: N passed, N failed, N skipped` over both runs. First it checks
+// the parts ARC_REQUIRE names (scripts/required-parts.mjs) and fails, naming them, where one is missing.
 // Usage: node scripts/test.mjs [path-substring ...]  — only test files whose path contains one of the substrings.
 // ARC_TEST_TIMES=<file> also writes every file's time (its top-level tests, in seconds), slowest first, as JSON: a
 // full run's, as `{ file: seconds }`, is scripts/test-times.json, the order the files start in.
@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { missingParts } from "./required-parts.mjs";
 import { fileTimes, skipSummary, slowestFilesLine, totalsLine } from "./skip-summary.mjs";
-import { startOrder } from "./test-order.mjs";
+import { startOrder, startUnits } from "./test-order.mjs";
 
 function findTests(dir) {
   const found = [];
@@ -37,32 +37,31 @@ if (missing.length > 0) {
 /** A full run's time of each file, in seconds: the files start longest first (scripts/test-order.mjs). */
 const recordedTimes = JSON.parse(readFileSync(join(import.meta.dirname, "test-times.json"), "utf8"));
 const filters = process.argv.slice(2);
-const files = startOrder(
-  [...findTests("packages"), ...findTests("test")].filter(
-    (f) => filters.length === 0 || filters.some((s) => f.includes(s)),
-  ),
-  recordedTimes,
+const files = [...findTests("packages"), ...findTests("test")].filter(
+  (f) => filters.length === 0 || filters.some((s) => f.includes(s)),
 );
 if (files.length === 0) {
   console.error(`no test files match ${JSON.stringify(filters)}`);
   process.exit(1);
 }
 const outcomesDir = mkdtempSync(join(tmpdir(), "arc-test-outcomes-"));
-/** Files started so far, in both runs: each file's outcomes go to a file of its own, named by this count. */
-let filesStarted = 0;
+/** Units started so far, in both runs: each unit's outcomes go to a file of its own, named by this count. */
+let unitsStarted = 0;
 /**
- * Runs one test file with Node's test runner through tsx, in a process of its own: the spec reporter's output is
- * printed whole when the file ends (two files' lines never interleave), each test's outcome (with a skip's reason)
- * goes to `outcomesFile`; resolves to the exit code.
+ * Runs one unit (a file, or a batch of quick files through scripts/test-batch.mjs) with Node's test runner through
+ * tsx, in a process of its own: the spec reporter's output is printed whole when the unit ends (two units' lines never
+ * interleave), each test's outcome (with a skip's reason) goes to `outcomesFile`; resolves to the exit code.
  */
-function runFile(file, outcomesFile) {
+function runUnit(unit, outcomesFile) {
   const reporters = [
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     `--test-reporter=${join(import.meta.dirname, "outcome-reporter.mjs")}`,
     `--test-reporter-destination=${outcomesFile}`,
   ];
-  const child = spawn(process.execPath, ["--import", "tsx", "--test", ...reporters, file], {
+  const target =
+    unit.length === 1 ? ["--test", unit[0]] : [join(import.meta.dirname, "test-batch.mjs"), ...unit];
+  const child = spawn(process.execPath, ["--import", "tsx", ...reporters, ...target], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output = [];
@@ -77,15 +76,15 @@ function runFile(file, outcomesFile) {
 }
 
 /**
- * Runs `testFiles` `concurrency` at a time, each started in the given order as a lane frees (Node's runner would
- * sort them by path); resolves to the first failing exit code, or 0.
+ * Runs `units` `concurrency` at a time, each started in the given order as a lane frees (Node's runner would sort
+ * files by path); resolves to the first failing exit code, or 0.
  */
-async function run(testFiles, concurrency) {
-  const waiting = [...testFiles];
+async function run(units, concurrency) {
+  const waiting = [...units];
   let failed = 0;
   const lane = async () => {
-    for (let file = waiting.shift(); file !== undefined; file = waiting.shift()) {
-      const code = await runFile(file, join(outcomesDir, `${++filesStarted}.jsonl`));
+    for (let unit = waiting.shift(); unit !== undefined; unit = waiting.shift()) {
+      const code = await runUnit(unit, join(outcomesDir, `${++unitsStarted}.jsonl`));
       if (code !== 0 && failed === 0) failed = code;
     }
   };
@@ -105,7 +104,11 @@ for (const [name, phaseFiles, concurrency] of [
 ]) {
   if (phaseFiles.length === 0) continue;
   const started = performance.now();
-  codes.push(await run(phaseFiles, concurrency));
+  const units =
+    concurrency === 1
+      ? startOrder(phaseFiles, recordedTimes).map((file) => [file])
+      : startUnits(phaseFiles, recordedTimes);
+  codes.push(await run(units, concurrency));
   phases.push(
     `${phaseFiles.length} file${phaseFiles.length === 1 ? "" : "s"} ${name} in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );

@@ -11,7 +11,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MissingPartError, postgresLacks, requiredParts, skipWithout } from "../scripts/required-parts.mjs";
 import { skipSummary, slowestFilesLine, totalsLine } from "../scripts/skip-summary.mjs";
-import { startOrder } from "../scripts/test-order.mjs";
+import { BATCH_S, QUICK_FILE_S, startOrder, startUnits } from "../scripts/test-order.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -155,6 +155,31 @@ describe("the test runner's order", () => {
       }),
       ["b.test.ts", "a.test.ts", "c.test.ts", "d.test.ts", "e.test.ts"],
     );
+  });
+
+  it("runs the quick files in batches of about BATCH_S seconds, started after every file run alone", () => {
+    const quick = QUICK_FILE_S / 2;
+    const times: Record<string, number> = {
+      "long.test.ts": QUICK_FILE_S * 4,
+      "edge.test.ts": QUICK_FILE_S,
+      "q1.test.ts": quick,
+      "q2.test.ts": quick,
+      "q3.test.ts": quick,
+      "q4.test.ts": quick,
+      "q5.test.ts": quick,
+      "z0.test.ts": 0,
+    };
+    const perBatch = Math.ceil(BATCH_S / quick);
+    const quickFiles = ["q1.test.ts", "q2.test.ts", "q3.test.ts", "q4.test.ts", "q5.test.ts", "z0.test.ts"];
+    const batches = [];
+    for (let i = 0; i < quickFiles.length; i += perBatch) batches.push(quickFiles.slice(i, i + perBatch));
+    assert.deepEqual(startUnits([...Object.keys(times), "new.test.ts"].reverse(), times), [
+      ["long.test.ts"],
+      ["edge.test.ts"],
+      ["new.test.ts"],
+      ...batches,
+    ]);
+    assert.ok(batches.length > 1, "the quick files fill more than one batch");
   });
 });
 

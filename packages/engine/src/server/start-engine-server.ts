@@ -1,6 +1,10 @@
 import type { AddressInfo } from "node:net";
 import type { InferenceEngine } from "@arc/core";
 import { serve } from "@hono/node-server";
+// Evaluated before any serve(): hono builds RESPONSE_ALREADY_SENT with the global Response of its first import, and
+// serve() swaps that global for one whose instances hono writes out again (ERR_HTTP_HEADERS_SENT on the gateway's
+// direct-write routes, loaded later in a process that served an engine first).
+import "@hono/node-server/utils/response";
 import { createEngineServer, type EngineServerOptions } from "./engine-server.ts";
 
 /** A running engine server: its base URL (`http://host:port/v1`) and how to stop it. */
