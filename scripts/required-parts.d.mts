@@ -25,7 +25,7 @@ export declare function skipWithout(
 ): string | false;
 /** The project's Python: ARC_PYTHON, else the venv that scripts/python-env.mjs makes. */
 export declare function projectPython(env?: NodeJS.ProcessEnv): string;
-/** Why `python` cannot import `modules`, or undefined when it can. */
+/** Why `python` lacks one of `modules` (found, not imported), or undefined when it has them all. */
 export declare function pythonLacks(python: string, modules: string[]): string | undefined;
 /** Why the `ray` command beside `python` cannot run, or undefined when it can. */
 export declare function rayLacks(python: string): string | undefined;

@@ -79,16 +79,20 @@ export function projectPython(env = process.env) {
   return env.ARC_PYTHON ?? join(ROOT, ".venv", "bin", "python");
 }
 
-/** Why `python` cannot import `modules`, or undefined when it can. */
+/**
+ * Why `python` lacks one of `modules`, or undefined when it has them all. The modules are found, not imported (a
+ * probe that imported torch and transformers would cost seconds a test file): one that is installed but fails to
+ * import fails the test that uses it, as it should.
+ */
 export function pythonLacks(python, modules) {
-  const probe = spawnSync(python, ["-c", `import ${modules.join(", ")}`], { encoding: "utf8" });
+  const find = `import importlib.util as u, sys; print(",".join(m for m in sys.argv[1:] if u.find_spec(m) is None))`;
+  const probe = spawnSync(python, ["-c", find, ...modules], { encoding: "utf8" });
   if (probe.error)
     return `no ${python} (node scripts/python-env.mjs makes the project's venv; ARC_PYTHON names another Python)`;
-  if (probe.status !== 0) {
-    const last = probe.stderr.trim().split("\n").pop();
-    return `${python} cannot import ${modules.join(", ")}: ${last}`;
-  }
-  return undefined;
+  if (probe.status !== 0)
+    return `${python} cannot look for modules: ${probe.stderr.trim().split("\n").pop()}`;
+  const missing = probe.stdout.trim();
+  return missing ? `${python} has no ${missing.split(",").join(", ")}` : undefined;
 }
 
 /** Why the `ray` command beside `python` cannot run, or undefined when it can. */

@@ -4,12 +4,18 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MissingPartError, postgresLacks, requiredParts, skipWithout } from "../scripts/required-parts.mjs";
+import {
+  MissingPartError,
+  postgresLacks,
+  pythonLacks,
+  requiredParts,
+  skipWithout,
+} from "../scripts/required-parts.mjs";
 import { skipSummary, slowestFilesLine, totalsLine } from "../scripts/skip-summary.mjs";
 import { BATCH_S, QUICK_FILE_S, startOrder, startUnits } from "../scripts/test-order.mjs";
 
@@ -48,6 +54,23 @@ function pathWithoutPython(): string {
 }
 
 describe("the parts a run requires", () => {
+  it("names the Python modules that are not installed, finding the others without importing them", () => {
+    const dir = mkdtempSync(join(tmpdir(), "arc-python-modules-"));
+    // installed, and raises when imported: found all the same (its own test would fail on it, not skip)
+    writeFileSync(join(dir, "arc_probe_raises.py"), "raise RuntimeError('imported')\n");
+    const python = join(dir, "python");
+    writeFileSync(python, `#!/bin/sh\nPYTHONPATH=${dir} exec python3 "$@"\n`, { mode: 0o755 });
+    assert.equal(pythonLacks(python, ["json", "arc_probe_raises"]), undefined);
+    assert.equal(
+      pythonLacks(python, ["json", "arc_no_such_module", "arc_nor_this"]),
+      `${python} has no arc_no_such_module, arc_nor_this`,
+    );
+    assert.match(
+      pythonLacks(join(dir, "absent"), ["json"]) ?? "",
+      /^no .*absent \(node scripts\/python-env\.mjs/,
+    );
+  });
+
   it("skips with the part and the reason where ARC_REQUIRE does not name the part, and throws where it does", () => {
     assert.equal(skipWithout("chromium", undefined, {}), false);
     assert.equal(
