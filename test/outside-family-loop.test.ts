@@ -108,7 +108,8 @@ function reviewedAgent(server: RunningServer, key: string, family: TaskFamily, t
 async function trainedRun(db: Database, tenantId: string, converse: () => Promise<void>) {
   await waitUntil(
     async () => {
-      await converse();
+      // four conversations at a time: the engine answers them in one batch
+      await Promise.all([converse(), converse(), converse(), converse()]);
       return (await listRuns(db, tenantId)).length > 0;
     },
     "the orchestrator to start a run",
@@ -243,7 +244,7 @@ describe("families Arc has never seen, from production traffic to a release", ()
         if (validation?.decision === "fail") return true;
         const [deployment] = await listDeployments(db, tenantId, 1);
         if (deployment && deployment.status !== "canary") return true;
-        if (deployment) for (let i = 0; i < 4; i++) await converse();
+        if (deployment) await Promise.all([converse(), converse(), converse(), converse()]);
         return false;
       },
       "the validator's and the deployer's decisions",
