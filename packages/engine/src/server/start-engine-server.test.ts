@@ -6,11 +6,12 @@ import { configForSize } from "../model/llama-config.ts";
 import { startEngineServer } from "./start-engine-server.ts";
 
 it("keeps hono's already-sent answer a native Response for routes loaded after an engine was served", async () => {
-  const nativeResponse = globalThis.Response;
   const config = configForSize("tiny");
   const engine = await EmbeddedInferenceEngine.create(config, initWeights(config, 1));
   const server = await startEngineServer(engine, { modelId: "tiny" });
   try {
+    // fetch answers with Node's own Response, which serve() has swapped the global for hono's
+    const nativeResponse = (await fetch(`${server.baseURL}/models`)).constructor;
     assert.notEqual(globalThis.Response, nativeResponse, "serve() swaps the global Response for hono's own");
     // a module loaded now (as the gateway's routes are, in a process that served an engine first) must still get the
     // sentinel that hono recognises as already sent: a native Response, not one of hono's
