@@ -35,8 +35,7 @@ export function startUnits(files, recordedTimes) {
     batches.at(-1).push(file);
     batchS += recordedTimes[file];
   }
-  const slow = ordered.filter((file) => !isQuick(file)).map((file) => [file]);
-  const named = slow.filter(([file]) => file in recordedTimes);
-  const unnamed = slow.filter(([file]) => !(file in recordedTimes));
-  return [...named, ...unnamed, ...batches];
+  // startOrder already puts the files it has no time for after the named ones
+  const alone = ordered.filter((file) => !isQuick(file)).map((file) => [file]);
+  return [...alone, ...batches];
 }
