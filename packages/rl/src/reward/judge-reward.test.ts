@@ -165,18 +165,28 @@ describe("the judge reward when the judge cannot answer", () => {
 
 /**
  * TEST DOUBLE of a hosted judge endpoint (none can be reached here), over real HTTP: it passes every answer after
- * `delayMs`, answers HTTP 503 to its first `failFirst` calls, and counts the calls it had open at once.
+ * `delayMs`, answers HTTP 503 to its first `failFirst` calls, counts the calls it was sent, and the most calls it
+ * worked on at once to an answer. A call its client gave up on (at the call's deadline) is left out of that peak: the
+ * client is free to send the next one, while the judge may not yet have seen the hang-up.
  */
 async function startCountingJudge(delayMs: number, failFirst = 0) {
-  const seen = { calls: 0, open: 0, peakOpen: 0 };
+  const seen = { calls: 0, peakAnswering: 0 };
+  /** When each answered call arrived and when it was answered. */
+  const answered: { from: number; to: number }[] = [];
   const server = createServer((req, res) => {
-    seen.open++;
-    seen.peakOpen = Math.max(seen.peakOpen, seen.open);
+    const call = seen.calls++;
+    const from = performance.now();
     req.resume();
     req.on("end", () =>
       setTimeout(() => {
-        seen.open--;
-        if (seen.calls++ < failFirst) {
+        if (res.destroyed) return;
+        const to = performance.now();
+        answered.push({ from, to });
+        seen.peakAnswering = Math.max(
+          seen.peakAnswering,
+          answered.filter((other) => other.from < to && from < other.to).length,
+        );
+        if (call < failFirst) {
           res.statusCode = 503;
           res.end("overloaded");
           return;
@@ -219,7 +229,7 @@ describe("a training run's judge calls, bounded like a server's", () => {
       );
       const scores = await reward(eight);
       assert.equal(scores?.length, 8, JSON.stringify(judgeUsage?.()));
-      assert.equal(judge.seen.peakOpen, 2, "eight samples judged two at a time");
+      assert.equal(judge.seen.peakAnswering, 2, "eight samples judged two at a time");
       assert.equal(judge.seen.calls, 9, "the 503 tried again");
       assert.equal(judgeQueue?.stats().retried, 1);
       assert.equal(judgeQueue?.stats().peakInFlight, 2);
@@ -231,9 +241,12 @@ describe("a training run's judge calls, bounded like a server's", () => {
   it("holds the default of one call at a time, and leaves a sample unjudged at its deadline", async () => {
     const judge = await startCountingJudge(150);
     try {
-      const { reward, judgeUsage } = await buildReward(judgeBlock(judge.url, { deadlineMs: 400 }));
+      const { reward, judgeUsage, judgeQueue } = await buildReward(
+        judgeBlock(judge.url, { deadlineMs: 400 }),
+      );
       assert.equal(await reward(eight), null, "a group with unjudged samples is left out");
-      assert.equal(judge.seen.peakOpen, 1);
+      assert.equal(judgeQueue?.stats().peakInFlight, 1);
+      assert.equal(judge.seen.peakAnswering, 1);
       const usage = judgeUsage?.();
       assert.ok((usage?.unjudged ?? 0) >= 5, `past the deadline, unjudged: ${JSON.stringify(usage)}`);
       assert.equal((usage?.scored ?? 0) + (usage?.unjudged ?? 0), 8);
