@@ -3,10 +3,14 @@
 // and adds VERL's configuration from requirements-verl.txt without its dependencies (only Arc's check that its VERL
 // overrides load uses it), once: it is kept while the requirements and the Python are the same. Without python3 it
 // says so and does nothing, unless ARC_REQUIRE names python (scripts/required-parts.mjs): then it fails.
+// requirements.txt pins every package, so pip installs without resolving: torch, the rest and VERL's part as three
+// pip processes side by side (installing is mostly unpacking and compiling, one core each), then `pip check` stands in
+// for the resolver: every package requirements.txt pins must have what it requires.
 // Usage: node scripts/python-env.mjs        (npm test runs it first)
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MissingPartError, requiredParts } from "./required-parts.mjs";
 
@@ -32,23 +36,56 @@ const digest = createHash("sha256")
   .digest("hex");
 if (existsSync(stamp) && readFileSync(stamp, "utf8").trim() === digest) process.exit(0);
 
-/** Runs a command with its output shown; exits with its status when it fails. */
-function run(command, args) {
-  const result = spawnSync(command, args, { stdio: "inherit" });
-  if (result.status !== 0) {
-    console.error(
-      `python-env: ${command} ${args.join(" ")} failed (${result.error?.message ?? `exit ${result.status}`})`,
-    );
-    process.exit(1);
-  }
+/** Exits naming `command` when it failed. */
+function failIfFailed(command, args, status, error) {
+  if (status === 0) return;
+  console.error(`python-env: ${command} ${args.join(" ")} failed (${error?.message ?? `exit ${status}`})`);
+  process.exit(1);
 }
+
+/** Runs a command with its output shown; resolves once it succeeded, exits naming it when it fails. */
+function run(command, args) {
+  const child = spawn(command, args, { stdio: "inherit" });
+  return new Promise((resolve) => {
+    child.on("error", (error) => failIfFailed(command, args, 1, error));
+    child.on("close", (code, signal) => {
+      failIfFailed(command, args, signal ? 1 : code);
+      resolve();
+    });
+  });
+}
+
 console.log(
   `python-env: installing ${requirements} and ${verlRequirements} into ${venv} (${version.stdout.trim()})`,
 );
 const started = Date.now();
-if (!existsSync(join(venv, "bin", "python"))) run("python3", ["-m", "venv", venv]);
-const pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"];
-run(join(venv, "bin", "python"), [...pip, "-r", requirements]);
-run(join(venv, "bin", "python"), [...pip, "--no-deps", "-r", verlRequirements]);
+if (!existsSync(join(venv, "bin", "python"))) await run("python3", ["-m", "venv", venv]);
+const python = join(venv, "bin", "python");
+const pins = readFileSync(requirements, "utf8").split("\n");
+const torch = pins.find((line) => /^torch==/.test(line));
+if (!torch) {
+  console.error(`python-env: ${requirements} pins no torch`);
+  process.exit(1);
+}
+const rest = join(mkdtempSync(join(tmpdir(), "arc-python-env-")), "requirements-without-torch.txt");
+writeFileSync(rest, pins.filter((line) => line !== torch).join("\n"));
+const pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"];
+await Promise.all([
+  run(python, [...pip, torch]),
+  run(python, [...pip, "-r", rest]),
+  run(python, [...pip, "-r", verlRequirements]),
+]);
+/** A distribution's name as pip compares names. */
+const normalized = (name) => name.toLowerCase().replace(/[-_.]+/g, "-");
+const pinned = new Set(
+  pins.filter((line) => /^[A-Za-z0-9]/.test(line)).map((line) => normalized(line.split(/[=[<>;\s]/)[0])),
+);
+const check = spawnSync(python, ["-m", "pip", "check", "--disable-pip-version-check"], { encoding: "utf8" });
+// what requirements.txt pins must have all it requires; VERL's part and a model wheel come without theirs on purpose
+const conflicts = check.stdout.split("\n").filter((line) => pinned.has(normalized(line.split(" ")[0])));
+if (conflicts.length > 0) {
+  console.error(`python-env: the installed packages do not fit together:\n  ${conflicts.join("\n  ")}`);
+  process.exit(1);
+}
 writeFileSync(stamp, `${digest}\n`);
 console.log(`python-env: ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
