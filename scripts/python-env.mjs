@@ -9,7 +9,7 @@
 // Usage: node scripts/python-env.mjs        (npm test runs it first)
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MissingPartError, requiredParts } from "./required-parts.mjs";
@@ -67,7 +67,8 @@ if (!torch) {
   console.error(`python-env: ${requirements} pins no torch`);
   process.exit(1);
 }
-const rest = join(mkdtempSync(join(tmpdir(), "arc-python-env-")), "requirements-without-torch.txt");
+const restDir = mkdtempSync(join(tmpdir(), "arc-python-env-"));
+const rest = join(restDir, "requirements-without-torch.txt");
 writeFileSync(rest, pins.filter((line) => line !== torch).join("\n"));
 const pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"];
 await Promise.all([
@@ -75,12 +76,14 @@ await Promise.all([
   run(python, [...pip, "-r", rest]),
   run(python, [...pip, "-r", verlRequirements]),
 ]);
+rmSync(restDir, { recursive: true, force: true });
 /** A distribution's name as pip compares names. */
 const normalized = (name) => name.toLowerCase().replace(/[-_.]+/g, "-");
 const pinned = new Set(
   pins.filter((line) => /^[A-Za-z0-9]/.test(line)).map((line) => normalized(line.split(/[=[<>;\s]/)[0])),
 );
 const check = spawnSync(python, ["-m", "pip", "check", "--disable-pip-version-check"], { encoding: "utf8" });
+if (check.error) failIfFailed(python, ["-m", "pip", "check"], 1, check.error);
 // what requirements.txt pins must have all it requires; VERL's part and a model wheel come without theirs on purpose
 const conflicts = check.stdout.split("\n").filter((line) => pinned.has(normalized(line.split(" ")[0])));
 if (conflicts.length > 0) {
