@@ -2,7 +2,9 @@
  * Two tenants' LoRA adapters on SmolLM2-135M-Instruct, served side by side by `arc engine serve --enable-lora`: each
  * trained on the torch engine to its own answer and saved in PEFT's layout, which PEFT itself loads onto the base; the
  * server loads both by name (vLLM's /v1/load_lora_adapter) and answers each tenant, through the official openai
- * client, with the greedy tokens PEFT gives, and the base model with its own.
+ * client, with the greedy tokens PEFT gives, and the base model with its own. The model is SmolLM2 cut to its first
+ * four layers (`smollm2Slice`: its own weights, tokenizer and architecture), which keeps the suite fast; serving the
+ * whole model is `smollm2-gateway.test.ts`'s.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -12,13 +14,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type ChatTokenizer, loadChatTokenizer, TorchTrainEngine } from "@arc/engine";
 import OpenAI from "openai";
-import {
-  smollm2Checkpoint,
-  smollm2Unavailable,
-} from "../../../../engine/src/checkpoint/__fixtures__/smollm2.ts";
+import { smollm2Slice, smollm2Unavailable } from "../../../../engine/src/checkpoint/__fixtures__/smollm2.ts";
 import { hfReference } from "../../../../engine/src/torch/hf-reference.ts";
 
 const arc = join(import.meta.dirname, "../../../../../bin/arc.mjs");
+/** Every projection, 24 steps: four layers learn a tenant's reply in about 20 such steps; q and v alone learn none in 8. */
+const TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"] as const;
 const QUESTION = "What is your favorite color?";
 const TENANTS = [
   { name: "tenant-a", reply: "My favorite color is teal, like the sea." },
@@ -35,12 +36,12 @@ async function trainTenant(
   const trainer = await TorchTrainEngine.fromCheckpoint(base, {
     device: "cpu",
     learningRate: 1e-2,
-    lora: { rank: 8, alpha: 16, targets: ["q_proj", "v_proj"] },
+    lora: { rank: 8, alpha: 16, targets: [...TARGETS] },
   });
   try {
     const example = tokenizer.renderExample([{ role: "user", content: QUESTION }], reply);
     const batch = { promptTokens: [example.promptTokens], outputTokens: [example.outputTokens] };
-    for (let step = 0; step < 8; step++) await trainer.step(batch, { kind: "sft" });
+    for (let step = 0; step < 24; step++) await trainer.step(batch, { kind: "sft" });
     await trainer.save(out);
   } finally {
     await trainer.close();
@@ -75,7 +76,7 @@ describe("two tenants' LoRA adapters on SmolLM2, served side by side", { skip: s
   let server: { child: ChildProcess; baseURL: string } | undefined;
 
   before(async () => {
-    base = await smollm2Checkpoint();
+    base = await smollm2Slice();
     tokenizer = await loadChatTokenizer(base);
     scratch = await mkdtemp(join(tmpdir(), "arc-smollm2-lora-"));
     saved = [];
@@ -96,7 +97,7 @@ describe("two tenants' LoRA adapters on SmolLM2, served side by side", { skip: s
       const config = JSON.parse(await readFile(join(dir, "adapter", "adapter_config.json"), "utf8"));
       assert.equal(config.peft_type, "LORA");
       assert.equal(config.r, 8);
-      assert.deepEqual([...config.target_modules].sort(), ["q_proj", "v_proj"]);
+      assert.deepEqual([...config.target_modules].sort(), [...TARGETS].sort());
     }
   });
 
