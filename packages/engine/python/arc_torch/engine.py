@@ -19,6 +19,7 @@ from . import checkpoint
 from .distributed import DataParallel
 from .errors import BatchError, CheckpointError, WorkerError
 from .grid import batch_totals, length_groups, off_grid, on_grid, slice_rows, take_rows, token_grid
+from .lora_init import draw_like_embedded
 from .losses import dpo_loss, grpo_loss, sft_loss
 from .optim import ADAMW_DEFAULTS, learning_rate, make_adamw
 from .prefix_cache import DEFAULT_MAX_BYTES, PrefixCache
@@ -140,12 +141,16 @@ class TorchEngine:
         for t in targets:
             if t not in LORA_TARGETS:
                 raise WorkerError(f"lora.targets: expected names among {', '.join(LORA_TARGETS)}, got {t!r}")
-        torch.manual_seed(self.seed)
         # peft declares lora_alpha an int; a float scales the same (alpha / rank)
         config = LoraConfig(r=rank, lora_alpha=alpha,  # pyright: ignore[reportArgumentType]
                              target_modules=list(targets), lora_dropout=0.0, bias="none")
         self.model = get_peft_model(self.model, config)
         self.lora = {"rank": rank, "alpha": alpha, "targets": list(targets)}
+        base = self._base_model()
+        attention = ("q_proj", "k_proj", "v_proj", "o_proj")
+        layers = [base.get_submodule(f"model.layers.{i}.{'self_attn' if t in attention else 'mlp'}.{t}")
+                  for i in range(self.hf_config.num_hidden_layers) for t in targets]
+        draw_like_embedded(layers, rank, self.seed)
 
     def _base_model(self) -> torch.nn.Module:
         return self.model.get_base_model() if self.lora else self.model
