@@ -4,7 +4,8 @@
 // - agreement: log-probs of 8 chat-templated sequences (200+ tokens each, tools in four) against transformers', the
 //   largest gap over every position; greedy decoding of 32 prompts (16 new tokens) token for token; the chat template's
 //   ids against apply_chat_template's;
-// - training tokens/s, full fine-tuning and LoRA (rank 8 on every projection): SFT, batch 4 x 128 tokens;
+// - training tokens/s, full fine-tuning and LoRA (rank 8 on every projection): SFT, batch 4 x 128 tokens; and the
+//   largest gap between the two engines' losses over those steps (the same batch and settings on each);
 // - generation tokens/s, batch 16 x 64 new tokens; prefill tokens/s of a 1,024-token prompt;
 // - prefix caching, on each engine: time to first token of a 1,000-token shared prefix + a 30-token suffix, without
 //   the cache and with it, and whether the outputs are identical.
@@ -118,19 +119,25 @@ async function logprobsOf(engine: TrainEngine, sequences: number[][]): Promise<F
   return out;
 }
 
-/** SFT tokens/s: the median of `TRAIN_STEPS` timed steps after one. */
-async function trainRate(engine: TrainEngine): Promise<number> {
+/** SFT tokens/s (the median of `TRAIN_STEPS` timed steps after one) and every step's loss. */
+async function trainRate(engine: TrainEngine): Promise<{ rate: number; losses: number[] }> {
   const batch: TrainBatch = {
     promptTokens: Array.from({ length: TRAIN_ROWS }, (_, i) => ids(TRAIN_SEQ / 2, 10 + i)),
     outputTokens: Array.from({ length: TRAIN_ROWS }, (_, i) => ids(TRAIN_SEQ / 2, 20 + i)),
   };
   const times: number[] = [];
+  const losses: number[] = [];
   for (let i = 0; i <= TRAIN_STEPS; i++) {
     const t0 = performance.now();
-    await engine.step(batch, { kind: "sft" });
+    losses.push((await engine.step(batch, { kind: "sft" })).loss);
     if (i > 0) times.push(seconds(t0));
   }
-  return (TRAIN_ROWS * TRAIN_SEQ) / median(times);
+  return { rate: (TRAIN_ROWS * TRAIN_SEQ) / median(times), losses };
+}
+
+/** The largest gap between two engines' losses, step by step. */
+function lossGap(a: number[], b: number[]): number {
+  return Math.max(...a.map((loss, i) => Math.abs(loss - b[i])));
 }
 
 /** Generation tokens/s of a batch of 16 prompts, 64 new tokens each. */
@@ -243,7 +250,7 @@ trainer = await EmbeddedTrainEngine.fromCheckpoint(dir, { learningRate: 1e-4, lo
 const embeddedLora = await trainRate(trainer);
 await (trainer as EmbeddedTrainEngine).close();
 log(
-  `embedded: log-prob gap ${embeddedGap.toExponential(2)}, train ${embeddedFull.toFixed(1)} / lora ${embeddedLora.toFixed(1)} tokens/s (${seconds(t0).toFixed(0)} s)`,
+  `embedded: log-prob gap ${embeddedGap.toExponential(2)}, train ${embeddedFull.rate.toFixed(1)} / lora ${embeddedLora.rate.toFixed(1)} tokens/s (${seconds(t0).toFixed(0)} s)`,
 );
 
 // --- torch engine ---
@@ -281,7 +288,7 @@ const torchIdentical = torchCold.every(
   (r, i) => JSON.stringify(r.tokens) === JSON.stringify(torchWarm[i].tokens),
 );
 log(
-  `torch: log-prob gap ${torchGap.toExponential(2)}, train ${torchFull.toFixed(1)} / lora ${torchLora.toFixed(1)}, greedy ${torchGreedy}/32, generate ${torchGenerate.toFixed(0)}, prefill ${torchPrefill.toFixed(0)} tokens/s; prefix cache TTFT ${median(torchWithout).toFixed(2)} -> ${median(torchWithCache).toFixed(2)} s (${seconds(t0).toFixed(0)} s)`,
+  `torch: log-prob gap ${torchGap.toExponential(2)}, train ${torchFull.rate.toFixed(1)} / lora ${torchLora.rate.toFixed(1)}, greedy ${torchGreedy}/32, generate ${torchGenerate.toFixed(0)}, prefill ${torchPrefill.toFixed(0)} tokens/s; prefix cache TTFT ${median(torchWithout).toFixed(2)} -> ${median(torchWithCache).toFixed(2)} s (${seconds(t0).toFixed(0)} s)`,
 );
 
 /** The GPU check's figures, as `python -m arc_tools.gpu_check` wrote them on a GPU machine; null where none ran. */
@@ -296,8 +303,16 @@ const path = writeBenchResults("real-model", {
   logprob_positions: reference.logprobs.reduce((n, row) => n + row.length, 0),
   greedy_identical_of_32: { embedded: embeddedGreedy, torch: torchGreedy },
   templates_identical_of_8: templatesIdentical,
-  cpu_train_tokens_per_s_full: { embedded: round(embeddedFull), torch: round(torchFull) },
-  cpu_train_tokens_per_s_lora: { embedded: round(embeddedLora), torch: round(torchLora) },
+  cpu_train_tokens_per_s_full: { embedded: round(embeddedFull.rate), torch: round(torchFull.rate) },
+  cpu_train_tokens_per_s_lora: { embedded: round(embeddedLora.rate), torch: round(torchLora.rate) },
+  cpu_train_loss_max_abs_diff: {
+    full: lossGap(embeddedFull.losses, torchFull.losses),
+    lora: lossGap(embeddedLora.losses, torchLora.losses),
+  },
+  cpu_train_losses: {
+    full: { embedded: embeddedFull.losses, torch: torchFull.losses },
+    lora: { embedded: embeddedLora.losses, torch: torchLora.losses },
+  },
   /** Training figures: SFT, batch rows x tokens, the median of this many timed steps after one. */
   cpu_train_batch: `${TRAIN_ROWS} x ${TRAIN_SEQ}`,
   cpu_train_steps_timed: TRAIN_STEPS,
