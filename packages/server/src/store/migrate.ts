@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Database } from "./database.ts";
 import { migrations as allMigrations, type Migration } from "./migrations/index.ts";
 
@@ -25,4 +26,11 @@ export async function migrate(db: Database, migrations: Migration[] = allMigrati
     if (didApply) applied.push(migration.version);
   }
   return applied;
+}
+
+/** Names a list of migrations by what they hold (versions, names, SQL): equal keys mean the same schema. */
+export function migrationsKey(migrations: Migration[] = allMigrations): string {
+  const hash = createHash("sha256");
+  for (const m of migrations) hash.update(JSON.stringify([m.version, m.name, m.sql]));
+  return hash.digest("hex").slice(0, 16);
 }

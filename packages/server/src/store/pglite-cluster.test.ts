@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PGlite } from "@electric-sql/pglite";
-import { clusterTemplatePath, openPgliteCluster } from "./pglite-cluster.ts";
+import {
+  clusterTemplatePath,
+  migratedCopyPath,
+  openPgliteCluster,
+  saveMigratedCopy,
+} from "./pglite-cluster.ts";
 
 /** Whether `pglite` has the table a marked template carries. */
 async function hasMarker(pglite: PGlite): Promise<boolean> {
@@ -52,13 +57,13 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
 
   it("saves the first fresh cluster, and a new database in memory is a copy of the saved one", async () => {
     assert.equal(existsSync(template), false);
-    const first = await openPgliteCluster("memory://");
+    const first = (await openPgliteCluster("memory://")).pglite;
     assert.equal(await hasMarker(first), false);
     await first.close();
     assert.ok(readFileSync(template).length > 1_000_000, "the fresh cluster is saved");
 
     await saveMarkedTemplate();
-    const copy = await openPgliteCluster("memory://");
+    const copy = (await openPgliteCluster("memory://")).pglite;
     assert.equal(await hasMarker(copy), true, "the database was loaded from the saved cluster");
     await copy.close();
   });
@@ -67,13 +72,13 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
     await saveMarkedTemplate();
     const folder = join(dir, "data");
     mkdirSync(folder);
-    const created = await openPgliteCluster(folder);
+    const created = (await openPgliteCluster(folder)).pglite;
     assert.equal(await hasMarker(created), true);
     await created.exec("create table kept (x int); insert into kept values (7)");
     await created.close();
 
     rmSync(template);
-    const reopened = await openPgliteCluster(folder);
+    const reopened = (await openPgliteCluster(folder)).pglite;
     assert.deepEqual((await reopened.query("select x from kept")).rows, [{ x: 7 }]);
     await reopened.close();
     assert.equal(existsSync(template), false, "opening a used folder saves nothing");
@@ -83,11 +88,44 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
     writeFileSync(template, "not a tar file");
     const folder = join(dir, "after-a-bad-template");
     mkdirSync(folder);
-    const pglite = await openPgliteCluster(folder);
+    const pglite = (await openPgliteCluster(folder)).pglite;
     assert.deepEqual((await pglite.query("select 1 as one")).rows, [{ one: 1 }]);
     assert.equal(await hasMarker(pglite), false);
     await pglite.close();
     assert.ok(readFileSync(template).length > 1_000_000, "a good copy replaced the bad one");
+  });
+
+  it("starts a new cluster from the migrated copy it is given, else from the fresh one, and drops one that does not load", async () => {
+    await saveMarkedTemplate();
+    const migrated = migratedCopyPath("k1") as string;
+    assert.equal(dirname(migrated), dirname(template), "both copies live in the user's cache folder");
+    const fallback = await openPgliteCluster("memory://", migrated);
+    assert.equal(fallback.origin, "fresh copy", "no migrated copy is saved yet");
+    await saveMigratedCopy(fallback.pglite, migrated);
+    await fallback.pglite.close();
+
+    const copy = await openPgliteCluster("memory://", migrated);
+    assert.equal(copy.origin, "migrated copy");
+    assert.equal(await hasMarker(copy.pglite), true);
+    await copy.pglite.close();
+
+    writeFileSync(migrated, "not a tar file");
+    const afterBad = await openPgliteCluster("memory://", migrated);
+    assert.equal(afterBad.origin, "fresh copy");
+    await afterBad.pglite.close();
+    assert.equal(existsSync(migrated), false, "the copy that did not load is gone");
+  });
+
+  it("keeps one migrated copy: saving one removes the copies of other migrations", async () => {
+    const pglite = (await openPgliteCluster("memory://")).pglite;
+    const older = migratedCopyPath("older") as string;
+    await saveMigratedCopy(pglite, older);
+    const newer = migratedCopyPath("newer") as string;
+    await saveMigratedCopy(pglite, newer);
+    await pglite.close();
+    assert.equal(existsSync(older), false);
+    assert.ok(existsSync(newer));
+    assert.ok(existsSync(template), "the fresh copy stays");
   });
 
   it("never loads a saved cluster that another user could have written, and leaves it in place", async () => {
@@ -95,7 +133,7 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
     const planted = readFileSync(template);
     chmodSync(dirname(template), 0o777);
     try {
-      const pglite = await openPgliteCluster("memory://");
+      const pglite = (await openPgliteCluster("memory://")).pglite;
       assert.equal(await hasMarker(pglite), false, "initdb made this one");
       await pglite.close();
       assert.ok(readFileSync(template).equals(planted), "nothing is saved into a folder others can write");

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { lockDataDir } from "./data-dir-lock.ts";
 import type { Database, Queryable, Row } from "./database.ts";
+import type { ClusterOrigin } from "./pglite-cluster.ts";
 import type { PgliteRequest, PgliteResponse, TransferredError } from "./pglite-worker-protocol.ts";
 
 /** How long the embedded database may take over one statement, unless `queryTimeoutMs` says otherwise. */
@@ -14,6 +15,16 @@ export interface PgliteOptions {
    * the late statement ends, other statements fail at once rather than queue behind it. Opening is not bounded.
    */
   queryTimeoutMs?: number;
+  /** A saved migrated cluster a new cluster starts from, when there is one (see `openMigratedPglite`). */
+  migratedCopy?: string;
+}
+
+/** The embedded database: a `Database`, with where its cluster came from and a way to keep it for later ones. */
+export interface PgliteDatabase extends Database {
+  /** Where the cluster came from when it opened. */
+  readonly origin: ClusterOrigin;
+  /** Keeps the cluster as it is now as the migrated copy at `path` (see `saveMigratedCopy`); best effort. */
+  saveMigratedCopy(path: string): Promise<void>;
 }
 
 /** An error from the embedded database, with PostgreSQL's `code` (e.g. `23505`) as node-postgres gives it. */
@@ -207,15 +218,23 @@ function workerChannel(worker: Worker, timeoutMs: number): WorkerChannel {
  * request gets an answer: its rows, its error, or an error when the reply cannot be read, the thread dies, or the
  * statement passes its deadline (`queryTimeoutMs`).
  */
-export async function openPgliteDatabase(dataDir: string, options: PgliteOptions = {}): Promise<Database> {
+export async function openPgliteDatabase(
+  dataDir: string,
+  options: PgliteOptions = {},
+): Promise<PgliteDatabase> {
   const timeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const inMemory = dataDir.startsWith("memory://");
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
   const worker = new Worker(new URL("./pglite-worker-entry.mjs", import.meta.url));
   const { send, refuse } = workerChannel(worker, timeoutMs);
+  let origin: ClusterOrigin;
   try {
-    await send({ op: "open", dataDir }, { bounded: false });
+    const [opened] = await send(
+      { op: "open", dataDir, migratedCopy: options.migratedCopy },
+      { bounded: false },
+    );
+    origin = opened.origin as ClusterOrigin;
   } catch (error) {
     await worker.terminate();
     unlock();
@@ -253,6 +272,9 @@ export async function openPgliteDatabase(dataDir: string, options: PgliteOptions
   };
   return {
     kind: "pglite",
+    origin,
+    saveMigratedCopy: (path) =>
+      mutex.run(async () => void (await send({ op: "saveMigratedCopy", path }, { bounded: false }))),
     query: (sql, params) => mutex.run(() => direct.query(sql, params)),
     exec: (sql) => mutex.run(() => direct.exec(sql)),
     transaction: (fn) =>

@@ -4,7 +4,8 @@
  * be read (a `messageerror`) still answers the oldest request waiting.
  */
 export type PgliteRequest =
-  | { op: "open"; dataDir: string }
+  | { op: "open"; dataDir: string; migratedCopy?: string }
+  | { op: "saveMigratedCopy"; path: string }
   | { op: "query"; sql: string; params?: unknown[] }
   | { op: "exec"; sql: string }
   | { op: "close" };

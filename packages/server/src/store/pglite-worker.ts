@@ -1,7 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import { type PGlite, types } from "@electric-sql/pglite";
 import pg from "pg";
-import { openPgliteCluster } from "./pglite-cluster.ts";
+import { openPgliteCluster, saveMigratedCopy } from "./pglite-cluster.ts";
 import type { PgliteRequest, PgliteResponse, TransferredError } from "./pglite-worker-protocol.ts";
 
 /** The PGlite thread: runs the embedded PostgreSQL (WASM, synchronous when it runs) off the server's main thread. */
@@ -29,10 +29,15 @@ function transferable(error: unknown): TransferredError {
 async function handle(request: PgliteRequest): Promise<PgliteResponse> {
   try {
     if (request.op === "open") {
-      pglite = await openPgliteCluster(request.dataDir);
-      return { ok: true };
+      const opened = await openPgliteCluster(request.dataDir, request.migratedCopy);
+      pglite = opened.pglite;
+      return { ok: true, rows: [{ origin: opened.origin }] };
     }
     if (!pglite) throw new Error("the database is not open");
+    if (request.op === "saveMigratedCopy") {
+      await saveMigratedCopy(pglite, request.path);
+      return { ok: true };
+    }
     if (request.op === "query") {
       const result = await pglite.query(request.sql, request.params, { parsers });
       const jsonTypeOf = new Map(result.fields.map((f) => [f.name, f.dataTypeID]));

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { skipWithout } from "../../../../scripts/required-parts.mjs";
 import type { Database } from "./database.ts";
 import { migrate } from "./migrate.ts";
-import { openPgliteDatabase } from "./pglite-database.ts";
+import { openMigratedPglite } from "./open-database.ts";
 import { openPostgresDatabase } from "./postgres-database.ts";
 
 /** A database engine the store's tests run on; `skip` says why it cannot run here. */
@@ -26,9 +26,7 @@ export function databasesUnderTest(): DatabaseUnderTest[] {
       name: "pglite",
       skip: false,
       async open() {
-        const db = await openPgliteDatabase("memory://");
-        await migrate(db);
-        return db;
+        return openMigratedPglite("memory://");
       },
     },
     {
