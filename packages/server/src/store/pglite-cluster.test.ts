@@ -1,11 +1,21 @@
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PGlite } from "@electric-sql/pglite";
 import {
   clusterTemplatePath,
+  MIGRATED_COPIES_KEPT,
   migratedCopyPath,
   openPgliteCluster,
   saveMigratedCopy,
@@ -116,15 +126,23 @@ describe("new PGlite clusters start from a saved fresh cluster", () => {
     assert.equal(existsSync(migrated), false, "the copy that did not load is gone");
   });
 
-  it("keeps one migrated copy: saving one removes the copies of other migrations", async () => {
+  it("keeps the most recent migrated copies: saving one removes the oldest past MIGRATED_COPIES_KEPT", async () => {
     const pglite = (await openPgliteCluster("memory://")).pglite;
-    const older = migratedCopyPath("older") as string;
-    await saveMigratedCopy(pglite, older);
-    const newer = migratedCopyPath("newer") as string;
-    await saveMigratedCopy(pglite, newer);
+    const keys = Array.from({ length: MIGRATED_COPIES_KEPT + 1 }, (_, i) => `key${i}`);
+    for (const [i, key] of keys.entries()) {
+      await saveMigratedCopy(pglite, migratedCopyPath(key) as string);
+      // written a second apart, so their order by time is certain
+      utimesSync(migratedCopyPath(key) as string, 1_000 + i, 1_000 + i);
+    }
+    await saveMigratedCopy(pglite, migratedCopyPath("newest") as string);
     await pglite.close();
-    assert.equal(existsSync(older), false);
-    assert.ok(existsSync(newer));
+    const kept = keys.filter((key) => existsSync(migratedCopyPath(key) as string));
+    assert.deepEqual(
+      kept,
+      keys.slice(-(MIGRATED_COPIES_KEPT - 1)),
+      "the newest copies of other migrations stay",
+    );
+    assert.ok(existsSync(migratedCopyPath("newest") as string));
     assert.ok(existsSync(template), "the fresh copy stays");
   });
 

@@ -83,16 +83,25 @@ export async function saveClusterCopy(pglite: PGlite, path: string): Promise<voi
   }
 }
 
+/** How many migrated copies (of different migrations: checkouts or versions side by side) the cache keeps. */
+export const MIGRATED_COPIES_KEPT = 3;
+
 /**
- * Keeps a migrated cluster at `path` (see `migratedCopyPath`) and removes the copies of other migrations beside it,
- * so the cache holds one.
+ * Keeps a migrated cluster at `path` (see `migratedCopyPath`), and of the copies of other migrations beside it only
+ * the most recently written, `MIGRATED_COPIES_KEPT` in all.
  */
 export async function saveMigratedCopy(pglite: PGlite, path: string): Promise<void> {
   await saveClusterCopy(pglite, path);
+  const folder = dirname(path);
   const prefix = basename(path).replace(/-[^-]+\.tar$/, "-");
-  for (const name of readdirSync(dirname(path))) {
-    if (name.startsWith(prefix) && name.endsWith(".tar") && name !== basename(path))
-      rmSync(join(dirname(path), name), { force: true });
+  try {
+    const copies = readdirSync(folder)
+      .filter((name) => name.startsWith(prefix) && name.endsWith(".tar"))
+      .map((name) => ({ name, written: statSync(join(folder, name)).mtimeMs }))
+      .sort((a, b) => b.written - a.written);
+    for (const { name } of copies.slice(MIGRATED_COPIES_KEPT)) rmSync(join(folder, name), { force: true });
+  } catch {
+    // a cache: an old copy left behind costs disk, not correctness
   }
 }
 
