@@ -1,4 +1,6 @@
 import {
+  accessSync,
+  constants,
   existsSync,
   mkdirSync,
   openAsBlob,
@@ -72,9 +74,11 @@ export function migratedCopyPath(migrationsKey: string): string | null {
 export async function saveClusterCopy(pglite: PGlite, path: string): Promise<void> {
   const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
   try {
-    const tar = Buffer.from(await (await pglite.dumpDataDir("none")).arrayBuffer());
+    // the folder first: where no copy can be kept, the dump's cost is not paid for nothing
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     if (!ownedAlone(dirname(path))) return;
+    accessSync(dirname(path), constants.W_OK);
+    const tar = Buffer.from(await (await pglite.dumpDataDir("none")).arrayBuffer());
     writeFileSync(partial, tar, { mode: 0o600 });
     renameSync(partial, path);
   } catch {
