@@ -2,9 +2,9 @@
  * SmolLM2-135M-Instruct trains on both engines, and alike: full fine-tuning and LoRA, two SFT steps, a DPO and a GRPO
  * step in turn on the same chat-templated batch give the same losses on the embedded and the torch engine (each loss is
  * taken before its step's update, so the later ones also hold the engines' updates, and LoRA's starting adapters, to
- * each other). The model is cut to its
- * first four layers (`smollm2Slice`: its own weights, tokenizer and architecture) to keep the suite fast; the whole
- * model's training, both engines' losses side by side, and throughput are `npm run bench:real-model`'s.
+ * each other). The model is cut to its first four layers (`smollm2Slice`: its own weights, tokenizer and
+ * architecture) to keep the suite fast; the whole model's training, both engines' losses side by side, and throughput
+ * are `npm run bench:real-model`'s.
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
