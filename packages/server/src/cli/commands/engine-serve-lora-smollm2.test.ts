@@ -18,7 +18,10 @@ import { smollm2Slice, smollm2Unavailable } from "../../../../engine/src/checkpo
 import { hfReference } from "../../../../engine/src/torch/hf-reference.ts";
 
 const arc = join(import.meta.dirname, "../../../../../bin/arc.mjs");
-/** Every projection, 24 steps: four layers learn a tenant's reply in about 20 such steps; q and v alone learn none in 8. */
+/**
+ * Every projection, 28 steps at a learning rate of 5e-3: four layers learn a tenant's reply in about 20 such steps
+ * (q and v alone learn none in 8); at 1e-2 the loss still spikes now and then after 20 steps.
+ */
 const TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"] as const;
 const QUESTION = "What is your favorite color?";
 const TENANTS = [
@@ -35,13 +38,13 @@ async function trainTenant(
 ): Promise<string> {
   const trainer = await TorchTrainEngine.fromCheckpoint(base, {
     device: "cpu",
-    learningRate: 1e-2,
+    learningRate: 5e-3,
     lora: { rank: 8, alpha: 16, targets: [...TARGETS] },
   });
   try {
     const example = tokenizer.renderExample([{ role: "user", content: QUESTION }], reply);
     const batch = { promptTokens: [example.promptTokens], outputTokens: [example.outputTokens] };
-    for (let step = 0; step < 24; step++) await trainer.step(batch, { kind: "sft" });
+    for (let step = 0; step < 28; step++) await trainer.step(batch, { kind: "sft" });
     await trainer.save(out);
   } finally {
     await trainer.close();
