@@ -14,7 +14,7 @@ from typing import Any, Callable
 import torch
 
 from .errors import GrammarError, WorkerError
-from .grammar import GrammarConstraint, vocabulary_bytes
+from .grammar import GrammarConstraint, parse_program, vocabulary_bytes
 from .prefix_cache import PrefixCache
 
 DEFAULTS = {"n": 1, "maxTokens": 64, "temperature": 1.0, "topP": 1.0, "topK": 0, "topLogprobs": 0}
@@ -252,10 +252,14 @@ def generate(
     again."""
     model, device = engine.model, engine.device
     rows = _rows(requests, engine.hf_config.vocab_size, engine.tokenizer)
+    programs: dict[int, list[list[int]]] = {}  # each request's grammar program, parsed once for its samples
     for r in rows:
         if r.request.get("grammar") is not None and r.finish is None:
             try:
-                r.constraint = GrammarConstraint(r.request["grammar"], _token_bytes(engine), engine.eos_ids)
+                if r.request_index not in programs:
+                    path = f"requests[{r.request_index}].grammar"
+                    programs[r.request_index] = parse_program(r.request["grammar"], path)
+                r.constraint = GrammarConstraint(programs[r.request_index], _token_bytes(engine), engine.eos_ids)
             except GrammarError as error:
                 _fail_request(rows, r, error)
     longest_stop = max((len(s) for r in rows for s in r.request.get("stop") or []), default=0)

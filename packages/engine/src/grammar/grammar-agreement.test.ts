@@ -1,18 +1,22 @@
 /**
- * The grammar is written twice, in TypeScript for the embedded engine (json-matcher.ts, schema-check.ts) and in Python
- * for the PyTorch engine (python/arc_torch/grammar.py). One corpus of grammars and texts (grammar-corpus.json) holds
- * both to the same verdicts: which texts each grammar takes whole, and which grammars are refused before any output.
+ * One grammar, two interpreters: grammars are compiled once, in TypeScript (grammar-program.ts), and the embedded
+ * engine (grammar-machine.ts) and the PyTorch worker (python/arc_torch/grammar.py) follow the same program. One corpus
+ * of grammars and texts (grammar-corpus.json) holds both interpreters to the same verdicts, and the compiler to
+ * refusing the corpus's refused grammars before any output; the worker refuses programs that are not well formed.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { OutputGrammar } from "@arc/core";
 import { pythonLacks, skipWithout } from "../../../../scripts/required-parts.mjs";
 import { torchPython } from "../torch/torch-worker.ts";
-import { expandStates, grammarMatcher, stepStates } from "./json-matcher.ts";
-import { checkGrammarSchema, GrammarSizeBudget } from "./schema-check.ts";
+import { GrammarError } from "./grammar-bounds.ts";
+import { alive, GrammarMachine } from "./grammar-machine.ts";
+import { compileGrammar, type GrammarProgram } from "./grammar-program.ts";
 
 const CORPUS = fileURLToPath(new URL("./__fixtures__/grammar-corpus.json", import.meta.url));
 const PYTHON_VERDICTS = fileURLToPath(new URL("./__fixtures__/grammar_verdicts.py", import.meta.url));
@@ -20,61 +24,83 @@ const PYTHON_VERDICTS = fileURLToPath(new URL("./__fixtures__/grammar_verdicts.p
 interface GrammarCorpus {
   /** Grammars and texts, each with whether the grammar takes the whole text. */
   matches: { name: string; grammar: OutputGrammar; texts: [text: string, taken: boolean][] }[];
-  /** Grammars both engines refuse before any output. */
+  /** Grammars the compiler refuses before any output. */
   refused: { name: string; grammar: OutputGrammar }[];
 }
 
 const corpus = JSON.parse(readFileSync(CORPUS, "utf8")) as GrammarCorpus;
 
-/** Whether the TypeScript matcher takes the whole of `text` and may end there. */
-function matches(grammar: OutputGrammar, text: string): boolean {
-  let states = expandStates([grammarMatcher(grammar)]);
+/** Whether the TypeScript interpreter takes the whole of `text` under `program` and may end there. */
+function matches(program: GrammarProgram, text: string): boolean {
+  const machine = new GrammarMachine(program);
+  let states = machine.start();
   for (const byte of new TextEncoder().encode(text)) {
-    states = stepStates(states, byte);
-    if (states.length === 0) return false;
+    states = machine.step(states, byte);
+    if (!alive(states)) return false;
   }
-  return states.some((s) => s.accepts);
+  return states.accepts;
 }
 
-/** The error the TypeScript side refuses the grammar with (its schemas checked, then compiled), or null. */
-function refusal(grammar: OutputGrammar): string | null {
-  const budget = new GrammarSizeBudget();
-  const schemas = grammar.kind === "any-of" ? grammar.grammars : [grammar];
+/** Programs the worker must refuse, each broken in one way. */
+const MALFORMED: unknown[] = [
+  { start: 0 },
+  { start: 5, nodes: [[3]] },
+  { start: 0, nodes: [[0, 48, 57, 9]] },
+  { start: 0, nodes: [[0, 57, 48, 0]] },
+  { start: 0, nodes: [[0, 48, 300, 0]] },
+  { start: 0, nodes: [[2, 0]] },
+  { start: 0, nodes: [[7]] },
+  { start: 0, nodes: ["3"] },
+];
+
+/** The Python interpreter's verdicts on the corpus's programs and on MALFORMED, from the project's Python. */
+function pythonVerdicts(programs: GrammarProgram[]): { matches: boolean[][]; malformed: (string | null)[] } {
+  const dir = mkdtempSync(join(tmpdir(), "arc-grammar-agreement-"));
   try {
-    for (const [i, g] of schemas.entries())
-      if (g.kind === "json-schema") checkGrammarSchema(g.schema, `grammar[${i}].schema`, budget);
-    grammarMatcher(grammar);
-  } catch (error) {
-    return (error as Error).message;
+    const cases = join(dir, "cases.json");
+    const texts = corpus.matches.map((c) => c.texts.map(([text]) => text));
+    writeFileSync(
+      cases,
+      JSON.stringify({
+        matches: programs.map((program, i) => ({ program, texts: texts[i] })),
+        malformed: MALFORMED,
+      }),
+    );
+    const run = spawnSync(torchPython(), [PYTHON_VERDICTS, cases], { encoding: "utf8" });
+    if (run.status !== 0) throw new Error(`grammar_verdicts.py exited ${run.status}: ${run.stderr}`);
+    return JSON.parse(run.stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  return null;
-}
-
-/** The Python matcher's verdicts on the corpus, from the project's Python (which needs torch for its tensors). */
-function pythonVerdicts(): { matches: boolean[][]; refused: (string | null)[] } {
-  const run = spawnSync(torchPython(), [PYTHON_VERDICTS, CORPUS], { encoding: "utf8" });
-  if (run.status !== 0) throw new Error(`grammar_verdicts.py exited ${run.status}: ${run.stderr}`);
-  return JSON.parse(run.stdout);
 }
 
 const expected = corpus.matches.map((c) => c.texts.map(([, taken]) => taken));
 
 describe("one grammar on both engines: the shared corpus", () => {
-  it("the TypeScript matcher takes exactly the corpus's texts", () => {
+  const programs = corpus.matches.map((c) => compileGrammar(c.grammar));
+
+  it("the TypeScript interpreter takes exactly the corpus's texts", () => {
     assert.deepEqual(
-      corpus.matches.map((c) => c.texts.map(([text]) => matches(c.grammar, text))),
+      programs.map((program, i) => corpus.matches[i].texts.map(([text]) => matches(program, text))),
       expected,
     );
   });
 
-  it("the TypeScript side refuses every grammar of the corpus's refused list", () => {
-    for (const c of corpus.refused) assert.notEqual(refusal(c.grammar), null, c.name);
+  it("the compiler refuses every grammar of the corpus's refused list, naming the part", () => {
+    for (const c of corpus.refused) assert.throws(() => compileGrammar(c.grammar), GrammarError, c.name);
+  });
+
+  it("a program crosses to the worker as plain JSON", () => {
+    for (const program of programs) assert.deepEqual(JSON.parse(JSON.stringify(program)), program);
   });
 
   const skip = skipWithout("python", pythonLacks(torchPython(), ["torch"]));
-  it("the Python matcher takes the same texts and refuses the same grammars", { skip }, () => {
-    const python = pythonVerdicts();
+  it("the Python interpreter takes the same texts and refuses programs that are not well formed", {
+    skip,
+  }, () => {
+    const python = pythonVerdicts(programs);
     assert.deepEqual(python.matches, expected);
-    for (const [i, c] of corpus.refused.entries()) assert.notEqual(python.refused[i], null, c.name);
+    for (const [i, refusal] of python.malformed.entries())
+      assert.notEqual(refusal, null, `malformed program ${i}: ${JSON.stringify(MALFORMED[i])}`);
   });
 });

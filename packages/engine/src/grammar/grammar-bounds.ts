@@ -13,6 +13,18 @@ export const MAX_SCHEMA_DEPTH = 64;
  */
 export const MAX_GRAMMAR_STATES = 20_000;
 
+/**
+ * The most nodes a request's grammar compiles to (each byte of a key, `const` or `enum` value is one): what the
+ * engines hold and what crosses to the PyTorch worker for one request stays a few megabytes at most.
+ */
+export const MAX_PROGRAM_NODES = 250_000;
+
+/**
+ * The most different nestings of values (call stacks of the grammar program) one request's output and the tokens
+ * tried for it may open: each is kept for the request's life, so this bounds its memory.
+ */
+export const MAX_CALL_STACKS = 1_000_000;
+
 /** The most matcher states one step of the output may hold at once (the states reached by one byte). */
 export const MAX_LIVE_STATES = 10_000;
 

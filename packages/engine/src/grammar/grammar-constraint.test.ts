@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { OutputGrammar } from "@arc/core";
 import fc from "fast-check";
 import { GrammarError, MAX_MASK_STEPS } from "./grammar-bounds.ts";
 import { GrammarConstraint } from "./grammar-constraint.ts";
-import { expandStates, grammarMatcher, stepStates } from "./json-matcher.ts";
+import { alive, GrammarMachine, type LiveStates } from "./grammar-machine.ts";
+import { compileGrammar } from "./grammar-program.ts";
 import { TokenVocabulary } from "./token-vocabulary.ts";
 
 const encoder = new TextEncoder();
@@ -18,6 +18,12 @@ function vocabulary(words: string[]): TokenVocabulary {
     ...words.map((w) => encoder.encode(w)),
   ];
   return new TokenVocabulary(tokens.length, (id) => tokens[id]);
+}
+
+/** The states after every byte of `bytes`, stepping from `states` until none is left. */
+function stepAll(machine: GrammarMachine, states: LiveStates, bytes: Uint8Array): LiveStates {
+  for (const b of bytes) states = alive(states) ? machine.step(states, b) : states;
+  return states;
 }
 
 const person = {
@@ -52,24 +58,23 @@ describe("grammar constraint over a vocabulary", () => {
     ];
     const vocab = vocabulary(words);
     const text = '{"name":"Ann","age":-12,"tags":["red","green"],"pet":{"kind":"cat"}}';
-    const grammar = { kind: "json-schema" as const, schema: person };
-    const constraint = new GrammarConstraint(grammar, vocab, new Set([STOP]));
-    let states = expandStates([grammarMatcher(grammar)]);
+    const program = compileGrammar({ kind: "json-schema", schema: person });
+    const constraint = new GrammarConstraint(program, vocab, new Set([STOP]));
+    const machine = new GrammarMachine(program);
+    let states = machine.start();
     const logits = new Float32Array(vocab.size);
     for (const byte of encoder.encode(text)) {
       const masked = constraint.mask(logits, 0, vocab.size);
       for (let id = 1; id < vocab.size; id++) {
-        let s = states;
-        for (const b of vocab.bytes[id] as Uint8Array) s = s.length ? stepStates(s, b) : s;
         assert.equal(
           masked[id] === 0,
-          s.length > 0,
+          alive(stepAll(machine, states, vocab.bytes[id] as Uint8Array)),
           `token ${JSON.stringify(new TextDecoder().decode(vocab.bytes[id] as Uint8Array))}`,
         );
       }
       assert.equal(masked[STOP] === 0, false, "the stop token waits for the end of the value");
       constraint.advance(1 + byte);
-      states = stepStates(states, byte);
+      states = machine.step(states, byte);
     }
     assert.equal(
       constraint.mask(logits, 0, vocab.size)[STOP],
@@ -85,18 +90,18 @@ describe("grammar constraint over a vocabulary", () => {
         fc.jsonValue(),
         (words, value) => {
           const vocab = vocabulary(words);
-          const grammar: OutputGrammar = { kind: "json-schema", schema: true };
-          const constraint = new GrammarConstraint(grammar, vocab, new Set([STOP]));
-          let states = expandStates([grammarMatcher(grammar)]);
+          const program = compileGrammar({ kind: "json-schema", schema: true });
+          const constraint = new GrammarConstraint(program, vocab, new Set([STOP]));
+          const machine = new GrammarMachine(program);
+          let states = machine.start();
           for (const byte of encoder.encode(JSON.stringify(value)).slice(0, 12)) {
             const masked = constraint.mask(new Float32Array(vocab.size), 0, vocab.size);
             for (let id = 257; id < vocab.size; id++) {
-              let s = states;
-              for (const b of vocab.bytes[id] as Uint8Array) s = s.length ? stepStates(s, b) : s;
-              if ((masked[id] === 0) !== s.length > 0) return false;
+              const after = stepAll(machine, states, vocab.bytes[id] as Uint8Array);
+              if ((masked[id] === 0) !== alive(after)) return false;
             }
             constraint.advance(1 + byte);
-            states = stepStates(states, byte);
+            states = machine.step(states, byte);
           }
           return true;
         },
@@ -108,7 +113,7 @@ describe("grammar constraint over a vocabulary", () => {
   it("throws a GrammarError naming the bound when masking one token takes more than MAX_MASK_STEPS steps", () => {
     const schema = { enum: Array.from({ length: 5000 }, (_, i) => `v${i}`) };
     const constraint = new GrammarConstraint(
-      { kind: "json-schema", schema },
+      compileGrammar({ kind: "json-schema", schema }),
       vocabulary([]),
       new Set([STOP]),
     );
@@ -119,9 +124,9 @@ describe("grammar constraint over a vocabulary", () => {
   });
 
   it("throws a GrammarError when the grammar allows no token at all", () => {
-    for (const schema of [{ $ref: "#" }, { anyOf: [] }, false] as const) {
+    for (const schema of [{ anyOf: [] }, false] as const) {
       const constraint = new GrammarConstraint(
-        { kind: "json-schema", schema: schema as never },
+        compileGrammar({ kind: "json-schema", schema: schema as never }),
         vocabulary([]),
         new Set([STOP]),
       );

@@ -1,6 +1,6 @@
-import type { OutputGrammar } from "@arc/core";
 import { GrammarError, MAX_MASK_STEPS, StepBudget } from "./grammar-bounds.ts";
-import { type ByteMatcher, expandStates, grammarMatcher, stepStates } from "./json-matcher.ts";
+import { alive, GrammarMachine, type LiveStates } from "./grammar-machine.ts";
+import type { GrammarProgram } from "./grammar-program.ts";
 import type { TokenVocabulary } from "./token-vocabulary.ts";
 
 /**
@@ -10,19 +10,21 @@ import type { TokenVocabulary } from "./token-vocabulary.ts";
  * GrammarError (which fails this sample's request, no other).
  */
 export class GrammarConstraint {
-  private states: ByteMatcher[];
+  private readonly machine: GrammarMachine;
+  private states: LiveStates;
 
   constructor(
-    grammar: OutputGrammar,
+    program: GrammarProgram,
     private readonly vocabulary: TokenVocabulary,
     private readonly stopIds: ReadonlySet<number>,
   ) {
-    this.states = expandStates([grammarMatcher(grammar)]);
+    this.machine = new GrammarMachine(program);
+    this.states = this.machine.start();
   }
 
   /** Whether the output written so far is complete. */
   get complete(): boolean {
-    return this.states.some((s) => s.accepts);
+    return this.states.accepts;
   }
 
   /** A copy of `logits[offset .. offset+V)` with every token the grammar forbids set to -Infinity. */
@@ -37,7 +39,7 @@ export class GrammarConstraint {
   advance(token: number): void {
     const bytes = this.vocabulary.bytes[token];
     if (!bytes) return;
-    for (const byte of bytes) this.states = stepStates(this.states, byte);
+    for (const byte of bytes) this.states = this.machine.step(this.states, byte);
   }
 
   /** 1 for each id below V the grammar allows next. */
@@ -45,8 +47,8 @@ export class GrammarConstraint {
     const allowed = new Uint8Array(V);
     const { order, shared, bytes, special } = this.vocabulary;
     const budget = new StepBudget(MAX_MASK_STEPS, "masking the vocabulary for one token");
-    /** `levels[d]` for d < depth: the states after the first d bytes of the token in hand (empty: none goes on). */
-    const levels: ByteMatcher[][] = [this.states];
+    /** `levels[d]` for d < depth: the states after the first d bytes of the token in hand. */
+    const levels: LiveStates[] = [this.states];
     let depth = 1;
     let any = false;
     for (let i = 0; i < order.length; i++) {
@@ -54,11 +56,11 @@ export class GrammarConstraint {
       const b = bytes[id] as Uint8Array;
       if (depth > shared[i] + 1) depth = shared[i] + 1;
       let last = levels[depth - 1];
-      while (last.length > 0 && depth <= b.length) {
-        last = stepStates(last, b[depth - 1], budget);
+      while (alive(last) && depth <= b.length) {
+        last = this.machine.step(last, b[depth - 1], budget);
         levels[depth++] = last;
       }
-      if (last.length > 0 && id < V) {
+      if (alive(last) && id < V) {
         allowed[id] = 1;
         any = true;
       }

@@ -120,7 +120,13 @@ describe("grammar programs of JSON Schemas", () => {
       () => compileGrammar({ kind: "json-schema", schema: { $ref: "#" } }),
       (error: unknown) => error instanceof GrammarError && /\(a \$ref cycle\)/.test(error.message),
     );
-    const loop: GrammarProgram = { start: 0, nodes: [[1, 1], [1, 0]] };
+    const loop: GrammarProgram = {
+      start: 0,
+      nodes: [
+        [1, 1],
+        [1, 0],
+      ],
+    };
     const states = new GrammarMachine(loop).start();
     assert.deepEqual([states.nodes, states.accepts], [[], false]);
   });

@@ -1,5 +1,5 @@
-import { MAX_GRAMMAR_STATES, MAX_SCHEMA_DEPTH } from "./grammar-bounds.ts";
-import { resolveRef } from "./json-matcher.ts";
+import type { OutputGrammar } from "@arc/core";
+import { GrammarError, MAX_GRAMMAR_STATES, MAX_SCHEMA_DEPTH } from "./grammar-bounds.ts";
 
 /** What the schemas of one request have used of MAX_GRAMMAR_STATES; one budget is shared by all of them. */
 export class GrammarSizeBudget {
@@ -31,7 +31,7 @@ export function checkGrammarSchema(
   new SchemaWalk(schema, path, budget).visit(schema, 0, path);
 }
 
-/** A schema being walked: where it compiles (its continuation, `context`) and the path it was reached by. */
+/** A schema being walked: the place it is used in (`context`) and the path it was reached by. */
 interface Frame {
   node: object;
   context: number;
@@ -39,10 +39,10 @@ interface Frame {
 }
 
 /**
- * Walks a schema as the compiler builds it: each schema once per continuation (a new one for each property value and
- * for array items; the same one through `$ref`, `anyOf` and `oneOf`), so the count is the compiled grammar's size.
- * A `$ref` back to a schema being walked is recursion when an object or array lies between (it unfolds as the
- * output goes) and a cycle when none does (the matcher would loop without reading a byte).
+ * Walks a schema once per place it is used (a new place for each property value and for array items; the same one
+ * through `$ref`, `anyOf` and `oneOf`): the count bounds how many ways the grammar can be in at once. A `$ref` back
+ * to a schema being walked is recursion when an object or array lies between (it unfolds as the output goes) and a
+ * cycle when none does (the program would loop without reading a byte).
  */
 class SchemaWalk {
   private readonly frames: Frame[] = [];
@@ -91,7 +91,7 @@ class SchemaWalk {
     this.frames.pop();
   }
 
-  /** The schemas `schema` compiles, in the continuation each gets. */
+  /** The schemas `schema` holds, each with the place it is used in. */
   private children(schema: Record<string, unknown>, context: number, path: string): void {
     if (typeof schema.$ref === "string") {
       const target = resolveRef(this.root, schema.$ref);
@@ -163,4 +163,55 @@ function checkShape(s: Record<string, unknown>, path: string): void {
     (!Array.isArray(s.required) || s.required.some((r) => typeof r !== "string"))
   )
     throw new TypeError(`${path}.required: expected an array of property names`);
+}
+
+type Schema = Record<string, unknown> | boolean;
+
+/** The schema a local `$ref` (`#/$defs/x`) points at in `root`, or why it points at none. */
+export function resolveRef(root: unknown, ref: string): Schema | string {
+  if (!ref.startsWith("#")) return `$ref ${JSON.stringify(ref)}: only local references (#/...) are supported`;
+  let node: unknown = root;
+  for (const part of ref.slice(1).split("/").filter(Boolean)) {
+    const key = part.replace(/~1/g, "/").replace(/~0/g, "~");
+    node =
+      typeof node === "object" && node !== null && Object.hasOwn(node, key)
+        ? (node as Record<string, unknown>)[key]
+        : undefined;
+  }
+  if (typeof node === "boolean" || (typeof node === "object" && node !== null && !Array.isArray(node)))
+    return node as Schema;
+  return `$ref ${JSON.stringify(ref)} points at ${node === undefined ? "nothing in the schema" : "no schema"}`;
+}
+
+/**
+ * Throws a GrammarError naming the first part of `grammar` (an engine request's grammar, at `path`) that is over its
+ * bounds or that the compiler cannot follow; the schemas of an `any-of` share one count of grammar states.
+ */
+export function checkOutputGrammar(
+  grammar: OutputGrammar,
+  path = "grammar",
+  budget: GrammarSizeBudget = new GrammarSizeBudget(),
+): void {
+  if (typeof grammar !== "object" || grammar === null)
+    throw new GrammarError(`${path}: expected an object, got ${brief(grammar)}`);
+  if (grammar.kind === "any-of") {
+    if (!Array.isArray(grammar.grammars))
+      throw new GrammarError(
+        `${path}.grammars: expected an array of grammars, got ${brief(grammar.grammars)}`,
+      );
+    grammar.grammars.forEach((g, i) => {
+      checkOutputGrammar(g, `${path}.grammars[${i}]`, budget);
+    });
+    return;
+  }
+  if (grammar.kind !== "json-schema")
+    throw new GrammarError(
+      `${path}.kind: expected json-schema or any-of, got ${brief((grammar as { kind?: unknown }).kind)}`,
+    );
+  try {
+    checkGrammarSchema(grammar.schema, `${path}.schema`, budget);
+  } catch (error) {
+    if (error instanceof TypeError) throw new GrammarError(error.message);
+    throw error;
+  }
 }

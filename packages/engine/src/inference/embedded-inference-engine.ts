@@ -11,6 +11,7 @@ import { initBackend, tf } from "../backend/tf-backend.ts";
 import { readHfCheckpoint } from "../checkpoint/hf-checkpoint.ts";
 import type { NamedTensor } from "../checkpoint/safetensors.ts";
 import { GrammarConstraint } from "../grammar/grammar-constraint.ts";
+import { compileGrammar } from "../grammar/grammar-program.ts";
 import { TokenVocabulary } from "../grammar/token-vocabulary.ts";
 import { KvCache } from "../model/kv-cache.ts";
 import {
@@ -305,6 +306,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       throw new TypeError(`${field}.topK: expected an integer >= 0, got ${topK}`);
     const adjustment = LogitAdjustment.of(request, this.config.vocab_size, field);
     const seed = request.seed ?? Math.floor(Math.random() * 2 ** 31);
+    const program = request.grammar ? compileGrammar(request.grammar) : undefined;
     return Array.from({ length: n }, (_, sampleIndex) => ({
       call,
       request,
@@ -319,8 +321,8 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       top: [],
       text: "",
       emitted: 0,
-      constraint: request.grammar
-        ? new GrammarConstraint(request.grammar, this.grammarVocabulary(chat!), this.tokenizer.stopIds)
+      constraint: program
+        ? new GrammarConstraint(program, this.grammarVocabulary(chat!), this.tokenizer.stopIds)
         : undefined,
       adjustment: adjustment?.fork(),
     }));

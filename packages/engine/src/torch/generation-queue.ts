@@ -1,11 +1,18 @@
 import type { GenerateOptions, GenRequest, GenResult, TokenEvent } from "@arc/core";
 import { GrammarError } from "../grammar/grammar-bounds.ts";
+import type { GrammarProgram } from "../grammar/grammar-program.ts";
 import { stableLength } from "../inference/stable-text.ts";
 import type { ChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { type TorchWorker, TorchWorkerError } from "./torch-worker.ts";
 
-/** A request as the worker takes it: token ids and sampling settings, no chat messages or signals. */
-export type WireRequest = Omit<GenRequest, "messages" | "tools" | "signal"> & { id: string };
+/**
+ * A request as the worker takes it: token ids and sampling settings, no chat messages or signals, and the grammar
+ * compiled to its program (grammar-program.ts), which the worker follows as the embedded engine does.
+ */
+export type WireRequest = Omit<GenRequest, "messages" | "tools" | "signal" | "grammar"> & {
+  id: string;
+  grammar?: GrammarProgram;
+};
 
 /** What the worker streams for one row after a decoding step (python/PROTOCOL.md, `generate` with `stream`). */
 interface WireTokenEvent {

@@ -8,6 +8,7 @@ import type {
   WeightSource,
 } from "@arc/core";
 import { withWeightsDirectory } from "../checkpoint/weights-directory.ts";
+import { compileGrammar } from "../grammar/grammar-program.ts";
 import { LogitAdjustment } from "../inference/logit-adjustment.ts";
 import { type ChatTokenizer, loadChatTokenizer } from "../tokenizer/chat-tokenizer.ts";
 import { GenerationQueue, type WireRequest } from "./generation-queue.ts";
@@ -67,12 +68,13 @@ export class TorchInferenceEngine implements InferenceEngine {
 
   async generate(requests: GenRequest[], options: GenerateOptions = {}): Promise<GenResult[]> {
     const wire: WireRequest[] = requests.map((r, i) => {
-      const { signal: _signal, messages, tools, ...rest } = r;
+      const { signal: _signal, messages, tools, grammar: _grammar, ...rest } = r;
       const promptTokens = messages ? this.tokenizer.render(messages, { tools }) : r.promptTokens;
       if (!promptTokens) throw new TypeError(`requests[${i}]: expected promptTokens or messages`);
       // a bias or penalty out of range is the caller's error here, as on the embedded engine (the worker checks too)
       LogitAdjustment.of(r, this.info.vocabSize, `requests[${i}]`);
-      return { ...rest, promptTokens, id: r.id ?? `r${i}` };
+      const grammar = r.grammar && compileGrammar(r.grammar);
+      return { ...rest, promptTokens, id: r.id ?? `r${i}`, ...(grammar && { grammar }) };
     });
     return this.queue.submit(requests, wire, options);
   }
