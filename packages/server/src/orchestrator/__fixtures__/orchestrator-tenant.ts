@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DetectorRegistry, solutionsByQuestion, Trace } from "@arc/core";
-import { type SimulatedTrace, simulateProductionTraffic } from "@arc/core/testing";
+import { type SimulatedTrace, simulateProductionTraffic, waitUntil } from "@arc/core/testing";
 import { configForSize, initWeights, writeHfCheckpoint } from "@arc/engine";
 import { DetectionWorker } from "../../failures/detection-worker.ts";
 import type { Database } from "../../store/database.ts";
@@ -50,7 +50,11 @@ export function toolcallTraffic(
   return { traffic, setupRegistry };
 }
 
-/** Ingests traces and judges them through the detection worker, so their failures join patterns. */
+/**
+ * Ingests traces and judges them through the detection worker, so their failures join patterns. A running server's
+ * own worker may claim some of them first (under load, before this one's first pass): it waits until that worker has
+ * judged them too, so none is still on its way to a pattern when it returns.
+ */
 export async function ingestJudged(
   db: Database,
   tenantId: string,
@@ -64,4 +68,15 @@ export async function ingestJudged(
   );
   const worker = new DetectionWorker(db, { config: { quietMs: 0, batchSize: 500 }, setupRegistry });
   while ((await worker.runOnce()).judged > 0);
+  await waitUntil(
+    async () => {
+      const [{ waiting }] = await db.query<{ waiting: number }>(
+        "select count(*)::int as waiting from detection_queue where tenant_id = $1 and dead_lettered_at is null",
+        [tenantId],
+      );
+      return waiting === 0;
+    },
+    "every ingested trace judged",
+    { timeoutMs: 120_000, intervalMs: 100 },
+  );
 }
