@@ -184,11 +184,11 @@ class GrammarMachine:
         out: list[int] = []
         out_stacks: list[_Stack | None] = []
         accepts = False
-        todo = nodes[::-1]
-        todo_stacks = stacks[::-1]
-        while todo:
-            node = todo.pop()
-            stack = todo_stacks.pop()
+        pending = nodes[::-1]
+        pending_stacks = stacks[::-1]
+        while pending:
+            node = pending.pop()
+            stack = pending_stacks.pop()
             key = (stack.id if stack else 0) * size + node
             if key in seen:
                 continue
@@ -206,14 +206,14 @@ class GrammarMachine:
                 out_stacks.append(stack)
             elif kind == SPLIT:
                 for i in range(len(n) - 1, 0, -1):
-                    todo.append(n[i])
-                    todo_stacks.append(stack)
+                    pending.append(n[i])
+                    pending_stacks.append(stack)
             elif kind == CALL:
-                todo.append(n[1])
-                todo_stacks.append(self._push(stack, n[2]))
+                pending.append(n[1])
+                pending_stacks.append(self._push(stack, n[2]))
             elif stack is not None:
-                todo.append(stack.ret)
-                todo_stacks.append(stack.parent)
+                pending.append(stack.ret)
+                pending_stacks.append(stack.parent)
             else:
                 accepts = True
         return LiveStates(out, out_stacks, accepts)

@@ -118,11 +118,11 @@ export class GrammarMachine {
     const out: number[] = [];
     const outStacks: (Stack | null)[] = [];
     let accepts = false;
-    const todo = nodes.slice().reverse();
-    const todoStacks = stacks.slice().reverse();
-    while (todo.length > 0) {
-      const node = todo.pop() as number;
-      const stack = todoStacks.pop() as Stack | null;
+    const pending = nodes.slice().reverse();
+    const pendingStacks = stacks.slice().reverse();
+    while (pending.length > 0) {
+      const node = pending.pop() as number;
+      const stack = pendingStacks.pop() as Stack | null;
       const key = (stack ? stack.id : 0) * size + node;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -139,18 +139,18 @@ export class GrammarMachine {
           break;
         case SPLIT:
           for (let i = n.length - 1; i >= 1; i--) {
-            todo.push(n[i]);
-            todoStacks.push(stack);
+            pending.push(n[i]);
+            pendingStacks.push(stack);
           }
           break;
         case CALL:
-          todo.push(n[1]);
-          todoStacks.push(this.push(stack, n[2]));
+          pending.push(n[1]);
+          pendingStacks.push(this.push(stack, n[2]));
           break;
         case RETURN:
           if (stack) {
-            todo.push(stack.ret);
-            todoStacks.push(stack.parent);
+            pending.push(stack.ret);
+            pendingStacks.push(stack.parent);
           } else accepts = true;
           break;
       }
