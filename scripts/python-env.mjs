@@ -3,9 +3,9 @@
 // and adds VERL's configuration from requirements-verl.txt without its dependencies (only Arc's check that its VERL
 // overrides load uses it), once: it is kept while the requirements and the Python are the same. Without python3 it
 // says so and does nothing, unless ARC_REQUIRE names python (scripts/required-parts.mjs): then it fails.
-// requirements.txt pins every package, so pip installs without resolving: torch, the rest and VERL's part as three
-// pip processes side by side (installing is mostly unpacking and compiling, one core each), then `pip check` stands in
-// for the resolver: every package requirements.txt pins must have what it requires.
+// requirements.txt pins every package, so pip installs without resolving: torch, each half of the rest and VERL's part
+// as four pip processes side by side (installing is mostly unpacking and compiling, one core each), then `pip check`
+// stands in for the resolver: every package requirements.txt pins must have what it requires.
 // Usage: node scripts/python-env.mjs        (npm test runs it first)
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -68,12 +68,17 @@ if (!torch) {
   process.exit(1);
 }
 const restDir = mkdtempSync(join(tmpdir(), "arc-python-env-"));
-const rest = join(restDir, "requirements-without-torch.txt");
-writeFileSync(rest, pins.filter((line) => line !== torch).join("\n"));
+const restPins = pins.filter((line) => /^[A-Za-z0-9]/.test(line) && line !== torch);
+/** The pins but torch, dealt alternately into halves: pip compiles each package's files on one core. */
+const halves = [0, 1].map((half) => {
+  const path = join(restDir, `requirements-without-torch-${half}.txt`);
+  writeFileSync(path, restPins.filter((_, i) => i % 2 === half).join("\n"));
+  return path;
+});
 const pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"];
 await Promise.all([
   run(python, [...pip, torch]),
-  run(python, [...pip, "-r", rest]),
+  ...halves.map((half) => run(python, [...pip, "-r", half])),
   run(python, [...pip, "-r", verlRequirements]),
 ]);
 rmSync(restDir, { recursive: true, force: true });
