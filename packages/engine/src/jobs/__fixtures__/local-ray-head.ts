@@ -29,8 +29,8 @@ const START_ATTEMPTS = 3;
 
 /**
  * Starts a Ray head in the foreground (`ray start --head --block`) in a process group of its own, every port its
- * own, token authentication off, so that tests beside it (and their heads) are untouched: `stop` ends this group
- * only, where `ray stop` would end every Ray process of the machine. Resolves once the dashboard answers.
+ * own, token authentication off, so that tests beside it (and their heads) are untouched: `stop` ends this head and
+ * its group only, where `ray stop` would end every Ray process of the machine. Resolves once the dashboard answers.
  * A free port can be taken by another process before Ray binds it (another test's head picks nine at once), so a
  * head that exits early is started again on fresh ports; the last attempt's log is in the error.
  */
@@ -84,10 +84,16 @@ async function startHeadOnce(
   );
   await log.close();
   const exited = new Promise<void>((resolve) => head.once("exit", () => resolve()));
+  // SIGTERM to the head alone: it stops its own processes in about 2 s, where SIGTERM to its whole group makes each
+  // of them shut down on its own for about 30 s; then SIGKILL to whatever of the group is left
   const stop = async () => {
-    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    const pid = head.pid as number;
+    for (const [target, signal] of [
+      [pid, "SIGTERM"],
+      [-pid, "SIGKILL"],
+    ] as const) {
       try {
-        process.kill(-(head.pid as number), signal);
+        process.kill(target, signal);
       } catch {
         break;
       }
