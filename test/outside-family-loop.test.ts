@@ -32,8 +32,15 @@ import { createTenant, findTenant } from "../packages/server/src/store/tenants.t
 import { listValidations } from "../packages/server/src/validate/validate-candidate.ts";
 
 const FAMILY = resolve("examples/unit-convert/family.ts");
+/** SFT steps of each run's warm-up: enough for the shipped base to answer some of either family's tasks. */
+const WARM_UP_STEPS = 60;
 /** The orchestrator's overrides of recipes/corrections-dpo.yaml: a shorter run than a production one. */
-const TRAINING = ["sftWarmUp.steps=100", "trainer.steps=4", "trainer.checkpointEvery=4", "data.evalCount=16"];
+const TRAINING = [
+  `sftWarmUp.steps=${WARM_UP_STEPS}`,
+  "trainer.steps=4",
+  "trainer.checkpointEvery=4",
+  "data.evalCount=16",
+];
 
 /** Every file under `dir` (node_modules left out). */
 function filesUnder(dir: string): string[] {
@@ -235,7 +242,7 @@ describe("families Arc has never seen, from production traffic to a release", ()
     const trained = await trainedRun(db, tenantId, converse);
     assert.deepEqual(trained.overrides, [...TRAINING, "data.env=unitconv"]);
     assert.equal(trained.step, 4);
-    assertWarmedUpAndBetter(trained, 100);
+    assertWarmedUpAndBetter(trained, WARM_UP_STEPS);
 
     // the validator judges the candidate with the family's verifier; the canary needs live traffic
     await waitUntil(
@@ -283,7 +290,7 @@ describe("families Arc has never seen, from production traffic to a release", ()
     // no generator: the run has no generated held-out tasks, so it is judged against the base by the validator alone,
     // on the tenant's EvalSet (below)
     assert.deepEqual(trained.overrides, [...TRAINING, "data.env=support", "data.evalCount=0"]);
-    assertWarmedUp(trained, 100);
+    assertWarmedUp(trained, WARM_UP_STEPS);
     const validation = await waitUntil(
       async () => (await listValidations(db, tenant.id, trained.candidateId))[0],
       "the validator's decision",

@@ -16,11 +16,11 @@ import { longestAgentPrompt } from "./production-agent.ts";
 import { demoPaths } from "./run-demo.ts";
 
 /**
- * `arc demo` end to end on a tiny, freshly initialised model and a one-minute budget: every phase runs for real
+ * `arc demo` end to end on a tiny, freshly initialised model and a 36-second budget: every phase runs for real
  * (server, SDK agent through the gateway, detection, datasets, `arc train` in a child process, validator, deployer),
  * only smaller. What the figures are is the real demo's business; here the plumbing and the files are checked.
  */
-describe("arc demo (tiny model, one-minute budget)", () => {
+describe("arc demo (tiny model, 36-second budget)", () => {
   let dir: string;
   let home: string;
   let stderr = "";
@@ -43,7 +43,7 @@ describe("arc demo (tiny model, one-minute budget)", () => {
         "--home",
         home,
         "--minutes",
-        "1.2",
+        "0.6",
         "--sft-steps",
         "2",
         "--train-steps",
@@ -115,7 +115,7 @@ describe("arc demo (tiny model, one-minute budget)", () => {
     assert.equal(typeof summary.base_failure_rate, "number");
     assert.ok((summary.base_failure_rate as number) >= 0 && (summary.base_failure_rate as number) <= 1);
     assert.equal(typeof summary.wall_s, "number");
-    // the budget holds: a one-minute plan plus start-up, on a machine that may be running other tests too (a
+    // the budget holds: a 36-second plan plus start-up, on a machine that may be running other tests too (a
     // demo that ignored --minutes would run its default 14)
     assert.ok((summary.wall_s as number) < 300, `wall_s ${summary.wall_s}`);
     assert.equal(typeof summary.rollbacks, "number");
