@@ -61,14 +61,17 @@ console.log(
 const started = Date.now();
 if (!existsSync(join(venv, "bin", "python"))) await run("python3", ["-m", "venv", venv]);
 const python = join(venv, "bin", "python");
-const pins = readFileSync(requirements, "utf8").split("\n");
+/** requirements.txt's pins, its comments and blank lines left out. */
+const pins = readFileSync(requirements, "utf8")
+  .split("\n")
+  .filter((line) => /^[A-Za-z0-9]/.test(line));
 const torch = pins.find((line) => /^torch==/.test(line));
 if (!torch) {
   console.error(`python-env: ${requirements} pins no torch`);
   process.exit(1);
 }
 const restDir = mkdtempSync(join(tmpdir(), "arc-python-env-"));
-const restPins = pins.filter((line) => /^[A-Za-z0-9]/.test(line) && line !== torch);
+const restPins = pins.filter((line) => line !== torch);
 /** The pins but torch, dealt alternately into halves: pip compiles each package's files on one core. */
 const halves = [0, 1].map((half) => {
   const path = join(restDir, `requirements-without-torch-${half}.txt`);
@@ -84,9 +87,7 @@ await Promise.all([
 rmSync(restDir, { recursive: true, force: true });
 /** A distribution's name as pip compares names. */
 const normalized = (name) => name.toLowerCase().replace(/[-_.]+/g, "-");
-const pinned = new Set(
-  pins.filter((line) => /^[A-Za-z0-9]/.test(line)).map((line) => normalized(line.split(/[=[<>;\s]/)[0])),
-);
+const pinned = new Set(pins.map((line) => normalized(line.split(/[=[<>;\s]/)[0])));
 const check = spawnSync(python, ["-m", "pip", "check", "--disable-pip-version-check"], { encoding: "utf8" });
 if (check.error) failIfFailed(python, ["-m", "pip", "check"], 1, check.error);
 // what requirements.txt pins must have all it requires; VERL's part and a model wheel come without theirs on purpose
