@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The checks `npm test` runs before the tests, as two chains side by side (each uses about one core): Biome then tsc,
-// and the project's venv (scripts/python-env.mjs) then pyright against it. Output shows as it comes; the first failing
-// command stops its chain, and any failure fails the checks with that command's status, naming it.
+// The checks `npm test` runs before the tests, as two chains side by side (each uses about one core): Biome, tsc and
+// the build (dist/, which the tests' processes run: scripts/test.mjs), and the project's venv (scripts/python-env.mjs)
+// then pyright against it. Output shows as it comes; the first failing command stops its chain, and any failure fails
+// the checks with that command's status, naming it.
 // Usage: node scripts/checks.mjs
 import { spawn } from "node:child_process";
 
@@ -9,6 +10,7 @@ const CHAINS = [
   [
     ["npm", ["run", "lint"]],
     ["npm", ["run", "typecheck"]],
+    ["npm", ["run", "build"]],
   ],
   [
     [process.execPath, ["scripts/python-env.mjs"]],

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { waitUntil } from "@arc/core/testing";
 import { setReleaseSettings } from "../packages/server/src/deploy/release-settings.ts";
+import { pendingDetections } from "../packages/server/src/failures/detection-queue.ts";
 import { listRuns } from "../packages/server/src/orchestrator/run-store.ts";
 import type { RunningServer } from "../packages/server/src/serve/start-server.ts";
 import { registerModelVersion } from "../packages/server/src/store/model-registry.ts";
@@ -38,10 +39,10 @@ describe("a family with no verifier: the tenant's judge detects, rewards and val
   before(async () => {
     world = await startJudgedServer({
       enabled: true,
-      minNewFailures: 24,
+      minNewFailures: 12,
       intervalMs: 300,
       pollMs: 300,
-      datasetSize: 48,
+      datasetSize: 24,
       recipe: "recipes/corrections-dpo.yaml",
       overrides: TRAINING,
     });
@@ -59,13 +60,15 @@ describe("a family with no verifier: the tenant's judge detects, rewards and val
       canary: { autoStart: false },
     });
     const converse = bookingsAgent(server, key);
+    // the agent calls while fewer than 8 of its traces wait for the judge (which is slower than the agent), so it sends
+    // about as many calls as the orchestrator needs, not as many as fit before the judge catches up
     await waitUntil(
       async () => {
-        await converse();
+        if ((await pendingDetections(db, tenantId)) < 8) await converse();
         return (await listRuns(db, tenantId)).length > 0;
       },
       "the orchestrator to start a run on the judge's failures",
-      { timeoutMs: 180_000, intervalMs: 0 },
+      { timeoutMs: 180_000, intervalMs: 50 },
     );
     const run = await waitUntil(
       async () => {
