@@ -27,7 +27,7 @@ const RUBRIC = JSON.parse(readFileSync(`${JUDGE_DIR}/rubric.json`, "utf8"));
 
 const TRACES = 5_000;
 /** How long detection runs against the judge before and while a validation runs. */
-const DETECTION_MS = 12_000;
+const DETECTION_MS = 8_000;
 /** The validation's bound on its judge calls, all together. */
 const JUDGE_WITHIN_MS = 20_000;
 
