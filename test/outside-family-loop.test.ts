@@ -33,7 +33,7 @@ import { listValidations } from "../packages/server/src/validate/validate-candid
 
 const FAMILY = resolve("examples/unit-convert/family.ts");
 /** SFT steps of each run's warm-up: enough for the shipped base to answer some of either family's tasks. */
-const WARM_UP_STEPS = 60;
+const WARM_UP_STEPS = 100;
 /** The orchestrator's overrides of recipes/corrections-dpo.yaml: a shorter run than a production one. */
 const TRAINING = [
   `sftWarmUp.steps=${WARM_UP_STEPS}`,
