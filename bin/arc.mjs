@@ -21,9 +21,10 @@ function mayLoadTypeScript(args, env) {
   const modules = [...(env.ARC_FAMILIES ?? "").split(delimiter), env.ARC_DETECTORS_MODULE ?? ""];
   if ([...args, ...modules].some((value) => TYPESCRIPT.test(value.trim()))) return true;
   const readFiles = args.filter((arg) => /\.(ya?ml|json)$/.test(arg));
-  const resumed = args[args.indexOf("--resume") + 1];
-  const runsDir = args[args.indexOf("--runs-dir") + 1];
-  if (args.includes("--resume") && resumed && runsDir) readFiles.push(join(runsDir, resumed, "recipe.yaml"));
+  const resume = args.indexOf("--resume");
+  const runsDir = args.indexOf("--runs-dir");
+  if (resume >= 0 && runsDir >= 0 && args[resume + 1] && args[runsDir + 1])
+    readFiles.push(join(args[runsDir + 1], args[resume + 1], "recipe.yaml"));
   return readFiles.some(
     (file) => existsSync(file) && statSync(file).isFile() && /\.[cm]?tsx?\b/.test(readFileSync(file, "utf8")),
   );
