@@ -3,6 +3,7 @@ import { Worker } from "node:worker_threads";
 import { lockDataDir } from "./data-dir-lock.ts";
 import type { Database, Queryable, Row } from "./database.ts";
 import type { ClusterOrigin } from "./pglite-cluster.ts";
+import { pgliteWasmModules } from "./pglite-wasm-modules.ts";
 import type { PgliteRequest, PgliteResponse, TransferredError } from "./pglite-worker-protocol.ts";
 
 /** How long the embedded database may take over one statement, unless `queryTimeoutMs` says otherwise. */
@@ -230,8 +231,9 @@ export async function openPgliteDatabase(
   const { send, refuse } = workerChannel(worker, timeoutMs);
   let origin: ClusterOrigin;
   try {
+    const wasmModules = await pgliteWasmModules();
     const [opened] = await send(
-      { op: "open", dataDir, migratedCopy: options.migratedCopy },
+      { op: "open", dataDir, migratedCopy: options.migratedCopy, wasmModules },
       { bounded: false },
     );
     origin = opened.origin as ClusterOrigin;

@@ -1,10 +1,12 @@
+import type { PgliteWasmModules } from "./pglite-wasm-modules.ts";
+
 /**
  * Messages between the main thread and the thread that owns PGlite. The thread answers every request with exactly
  * one response, in the order the requests came, so the main thread pairs them by position: a response that cannot
  * be read (a `messageerror`) still answers the oldest request waiting.
  */
 export type PgliteRequest =
-  | { op: "open"; dataDir: string; migratedCopy?: string }
+  | { op: "open"; dataDir: string; migratedCopy?: string; wasmModules?: PgliteWasmModules }
   | { op: "saveMigratedCopy"; path: string }
   | { op: "query"; sql: string; params?: unknown[] }
   | { op: "exec"; sql: string }

@@ -29,7 +29,7 @@ function transferable(error: unknown): TransferredError {
 async function handle(request: PgliteRequest): Promise<PgliteResponse> {
   try {
     if (request.op === "open") {
-      const opened = await openPgliteCluster(request.dataDir, request.migratedCopy);
+      const opened = await openPgliteCluster(request.dataDir, request.migratedCopy, request.wasmModules);
       pglite = opened.pglite;
       return { ok: true, rows: [{ origin: opened.origin }] };
     }
