@@ -17,7 +17,10 @@ let compiled: Promise<PgliteWasmModules> | undefined;
  * half of a new database's CPU time).
  */
 export function pgliteWasmModules(): Promise<PgliteWasmModules> {
-  compiled ??= compileModules();
+  compiled ??= compileModules().catch((error: Error) => {
+    compiled = undefined;
+    throw new Error(`PGlite's WebAssembly could not be compiled: ${error.message}`, { cause: error });
+  });
   return compiled;
 }
 
